@@ -1,0 +1,65 @@
+"""Settings read from ``TILLBOOK_*`` environment variables.
+
+One place so that the CLI, the API and the worker agree on every knob.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import os
+import secrets
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+log = logging.getLogger("tillbook.config")
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="TILLBOOK_", extra="ignore")
+
+    database_url: str = "sqlite:///./tillbook.db"
+    master_key: str | None = None
+    master_key_file: str = "./.tillbook-master-key"
+    redis_url: str | None = None
+    webhook_backoff_base: float = 30.0
+    webhook_backoff_cap: float = 3600.0
+    webhook_timeout: float = 10.0
+    webhook_max_age: float = 24 * 3600.0
+    log_level: str = "INFO"
+    # Seconds a request waits for a concurrent twin with the same idempotency token.
+    idempotency_wait: float = 5.0
+    db_pool_size: int = 10
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()
+
+
+def master_key_bytes(settings: Settings) -> bytes:
+    """The 32-byte key that encrypts secrets at rest.
+
+    Production sets ``TILLBOOK_MASTER_KEY``; a first local run generates one into a
+    file (with a warning) so that ``tillbook serve`` works with nothing configured.
+    """
+    raw = settings.master_key
+    if raw is None:
+        path = Path(settings.master_key_file)
+        if path.exists():
+            raw = path.read_text().strip()
+        else:
+            raw = base64.urlsafe_b64encode(secrets.token_bytes(32)).decode()
+            path.write_text(raw + "\n")
+            os.chmod(path, 0o600)
+            log.warning(
+                "TILLBOOK_MASTER_KEY is not set; generated one into %s. "
+                "Set TILLBOOK_MASTER_KEY in production and keep it safe.",
+                path,
+            )
+    key = base64.urlsafe_b64decode(raw.encode() + b"=" * (-len(raw) % 4))
+    if len(key) != 32:
+        raise ValueError("TILLBOOK_MASTER_KEY must be 32 bytes, url-safe base64 encoded")
+    return key

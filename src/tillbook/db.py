@@ -1,0 +1,164 @@
+"""Engines and the unit of work: one transaction per request, committed in one place.
+
+Services receive an ``AsyncSession``, flush, and never commit. ``Database.write``
+owns the transaction: it commits once, retries the whole unit on a lost race
+(unique violation, deadlock, serialization failure), and maps a vanished
+database to a clean 503.
+
+SQLite (the embedded default) has one writer: writes go through a dedicated
+engine with a single pooled connection and ``BEGIN IMMEDIATE``, so two writers in
+one process queue instead of failing, and several processes wait on
+``busy_timeout``. PostgreSQL takes row locks (``FOR UPDATE``) instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from sqlalchemy import event, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+
+from tillbook.errors import Conflict, ServiceUnavailable
+
+log = logging.getLogger("tillbook.db")
+T = TypeVar("T")
+
+RETRYABLE_PG_CODES = {"40001", "40P01"}  # serialization failure, deadlock
+LOCK_TIMEOUT_PG_CODE = "55P03"
+
+
+def async_url(url: str) -> str:
+    """Any SQLAlchemy URL the operator gives, with the async driver the service uses."""
+    parsed = make_url(url)
+    backend = parsed.get_backend_name()
+    if backend == "sqlite":
+        parsed = parsed.set(drivername="sqlite+aiosqlite")
+    elif backend == "postgresql":
+        parsed = parsed.set(drivername="postgresql+asyncpg")
+    else:
+        raise ValueError(f"unsupported database {backend!r}: use sqlite or postgresql")
+    return parsed.render_as_string(hide_password=False)
+
+
+def _sqlite_setup(engine: AsyncEngine, *, immediate: bool) -> None:
+    @event.listens_for(engine.sync_engine, "connect")
+    def _connect(dbapi_connection: Any, _record: Any) -> None:
+        # Let SQLAlchemy, not the driver, decide when transactions begin.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA busy_timeout=30000")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.close()
+
+    @event.listens_for(engine.sync_engine, "begin")
+    def _begin(conn: Any) -> None:
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+
+def _sqlstate(exc: DBAPIError) -> str | None:
+    orig = exc.orig
+    code = getattr(orig, "sqlstate", None) or getattr(orig, "pgcode", None)
+    if code is None and orig is not None and orig.__cause__ is not None:
+        code = getattr(orig.__cause__, "sqlstate", None)
+    return code if isinstance(code, str) else None
+
+
+class Database:
+    def __init__(self, url: str, *, pool_size: int = 10):
+        self.url = async_url(url)
+        self.is_sqlite = self.url.startswith("sqlite")
+        if self.is_sqlite:
+            self.engine = create_async_engine(self.url, pool_size=pool_size, max_overflow=0)
+            self.write_engine = create_async_engine(self.url, pool_size=1, max_overflow=0,
+                                                    pool_timeout=60)
+            _sqlite_setup(self.engine, immediate=False)
+            _sqlite_setup(self.write_engine, immediate=True)
+        else:
+            self.engine = create_async_engine(
+                self.url,
+                pool_size=pool_size,
+                max_overflow=pool_size,
+                pool_pre_ping=True,
+                pool_recycle=1800,
+            )
+            self.write_engine = self.engine
+        self._reader = async_sessionmaker(self.engine, expire_on_commit=False, autoflush=False)
+        self._writer = async_sessionmaker(
+            self.write_engine, expire_on_commit=False, autoflush=False
+        )
+
+    async def dispose(self) -> None:
+        await self.engine.dispose()
+        if self.write_engine is not self.engine:
+            await self.write_engine.dispose()
+
+    async def read(self, fn: Callable[[AsyncSession], Awaitable[T]]) -> T:
+        try:
+            async with self._reader() as session, session.begin():
+                return await fn(session)
+        except (OperationalError, DBAPIError) as exc:
+            if isinstance(exc, IntegrityError):
+                raise
+            raise self._unavailable(exc) from exc
+
+    async def write(
+        self,
+        fn: Callable[[AsyncSession], Awaitable[T]],
+        *,
+        lock_timeout_s: float = 5.0,
+        attempts: int = 4,
+    ) -> T:
+        """Run ``fn`` in one write transaction and commit it, or roll all of it back."""
+        for attempt in range(attempts):
+            try:
+                async with self._writer() as session, session.begin():
+                    if not self.is_sqlite:
+                        await session.execute(
+                            text(f"SET LOCAL lock_timeout = '{int(lock_timeout_s * 1000)}ms'")
+                        )
+                    return await fn(session)
+            except IntegrityError:
+                # A concurrent twin won a unique race (invoice number, token, counter):
+                # run again; this time the twin's committed row is visible.
+                if attempt == attempts - 1:
+                    raise
+                log.info("write lost a unique race; retrying (attempt %d)", attempt + 2)
+            except DBAPIError as exc:
+                code = _sqlstate(exc)
+                if code in RETRYABLE_PG_CODES and attempt < attempts - 1:
+                    await asyncio.sleep(0.01 * (attempt + 1))
+                    continue
+                if code == LOCK_TIMEOUT_PG_CODE:
+                    raise Conflict(
+                        "another request holds the same records; retry shortly",
+                        headers={"Retry-After": "1"},
+                    ) from exc
+                raise self._unavailable(exc) from exc
+        raise AssertionError("unreachable")
+
+    async def standalone(self, fn: Callable[[AsyncSession], Awaitable[T]]) -> T:
+        """A separate short transaction (failed-transaction records, audit)."""
+        async with self._writer() as session, session.begin():
+            return await fn(session)
+
+    @staticmethod
+    def _unavailable(exc: DBAPIError) -> Exception:
+        if isinstance(exc, OperationalError) or exc.connection_invalidated or _is_connection_error(
+            exc
+        ):
+            log.warning("database unavailable: %s", type(exc.orig).__name__)
+            return ServiceUnavailable(headers={"Retry-After": "2"})
+        return exc
+
+
+def _is_connection_error(exc: DBAPIError) -> bool:
+    name = type(exc.orig).__name__ if exc.orig is not None else ""
+    markers = ("Connection", "CannotConnectNow", "AdminShutdown", "InterfaceError")
+    return any(m in name for m in markers)

@@ -1,0 +1,64 @@
+"""Secrets at rest, constant-time digests and HMAC helpers."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import os
+import secrets
+
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
+
+from tillbook.config import get_settings, master_key_bytes
+
+
+def encrypt(plaintext: str, *, context: bytes = b"tillbook") -> str:
+    """AES-GCM under the master key; ``context`` is bound as associated data."""
+    nonce = os.urandom(12)
+    sealed = AESGCM(master_key_bytes(get_settings())).encrypt(nonce, plaintext.encode(), context)
+    return base64.urlsafe_b64encode(nonce + sealed).decode()
+
+
+def decrypt(token: str, *, context: bytes = b"tillbook") -> str:
+    raw = base64.urlsafe_b64decode(token.encode())
+    return AESGCM(master_key_bytes(get_settings())).decrypt(raw[:12], raw[12:], context).decode()
+
+
+def sha256_hex(value: str) -> str:
+    return hashlib.sha256(value.encode()).hexdigest()
+
+
+def same(a: str, b: str) -> bool:
+    """Constant-time string comparison."""
+    return hmac.compare_digest(a.encode(), b.encode())
+
+
+def hmac_hex(key: str | bytes, message: bytes) -> str:
+    key_bytes = key.encode() if isinstance(key, str) else key
+    return hmac.new(key_bytes, message, hashlib.sha256).hexdigest()
+
+
+def random_token(prefix: str, length: int) -> str:
+    """``prefix`` followed by ``length`` url-safe random characters."""
+    return prefix + secrets.token_urlsafe(length)[:length]
+
+
+def hash_password(password: str) -> str:
+    salt = os.urandom(16)
+    digest = Scrypt(salt=salt, length=32, n=2**14, r=8, p=1).derive(password.encode())
+    return "scrypt$" + base64.b64encode(salt).decode() + "$" + base64.b64encode(digest).decode()
+
+
+def verify_password(password: str, stored: str) -> bool:
+    try:
+        scheme, salt_b64, digest_b64 = stored.split("$")
+    except ValueError:
+        return False
+    if scheme != "scrypt":
+        return False
+    salt = base64.b64decode(salt_b64)
+    expected = base64.b64decode(digest_b64)
+    actual = Scrypt(salt=salt, length=32, n=2**14, r=8, p=1).derive(password.encode())
+    return hmac.compare_digest(actual, expected)

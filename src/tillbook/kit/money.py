@@ -1,0 +1,60 @@
+"""Money, quantities and rounding: the only place rounding happens (DESIGN.md §3)."""
+
+from __future__ import annotations
+
+from decimal import ROUND_HALF_UP, Decimal
+
+CENT = Decimal("0.01")
+ZERO = Decimal("0.00")
+MONEY_PLACES = 2
+PRICE_PLACES = 4
+QTY_PLACES = 4
+HUNDRED = Decimal(100)
+
+
+def money(value: Decimal | int | str) -> Decimal:
+    """Round half-up to the cent."""
+    return Decimal(value).quantize(CENT, rounding=ROUND_HALF_UP)
+
+
+def price4(value: Decimal) -> Decimal:
+    """Round half-up to 4 places: stored unit prices and costs."""
+    return value.quantize(Decimal("0.0001"), rounding=ROUND_HALF_UP)
+
+
+def places(value: Decimal) -> int:
+    """Number of decimal places a value carries (``1.50`` has 2, ``1e2`` has 0)."""
+    exponent = value.normalize().as_tuple().exponent
+    assert isinstance(exponent, int)
+    return max(0, -exponent)
+
+
+def money_str(value: Decimal) -> str:
+    """Order money on the wire: a decimal string with two places."""
+    return str(money(value))
+
+
+def number(value: Decimal) -> float | int:
+    """Product prices and stock on the wire are JSON numbers (spec)."""
+    normalized = value.normalize()
+    if normalized == normalized.to_integral_value():
+        return int(normalized)
+    return float(normalized)
+
+
+def line_amounts(
+    quantity: Decimal,
+    unit_price: Decimal,
+    discount_rate: Decimal,
+    tax_rate: Decimal,
+    tax_inclusive: bool,
+) -> tuple[Decimal, Decimal, Decimal]:
+    """(net subtotal, tax, gross) of one order line, rounded per line."""
+    gross = money(quantity * unit_price * (1 - discount_rate / HUNDRED))
+    if tax_rate == 0:
+        return gross, ZERO, gross
+    if tax_inclusive:
+        tax = money(gross * tax_rate / (HUNDRED + tax_rate))
+        return gross - tax, tax, gross
+    tax = money(gross * tax_rate / HUNDRED)
+    return gross, tax, gross + tax

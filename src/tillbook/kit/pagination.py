@@ -1,0 +1,55 @@
+"""The spec's pagination envelope and the page/limit parsing shared by list endpoints."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from tillbook.errors import invalid
+
+DEFAULT_LIMIT = 20
+MAX_LIMIT = 100
+
+
+@dataclass(frozen=True)
+class Page:
+    page: int
+    limit: int
+
+    @property
+    def offset(self) -> int:
+        return (self.page - 1) * self.limit
+
+
+def parse_int(name: str, raw: str | None, default: int) -> int:
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise invalid(name, f"must be a whole number, got {raw!r}") from None
+    return value
+
+
+def parse_page(page: str | None, limit: str | None) -> Page:
+    """Limits above the maximum are clamped (and reported in ``per_page``), not refused:
+    catalog sync clients in the field ask for 500 or 1000."""
+    p = parse_int("page", page, 1)
+    n = parse_int("limit", limit, DEFAULT_LIMIT)
+    if p < 1:
+        raise invalid("page", f"must be 1 or more, got {p}")
+    if p > 1_000_000:
+        raise invalid("page", f"must be at most 1000000, got {p}")
+    if n < 1:
+        raise invalid("limit", f"must be 1 or more, got {n}")
+    return Page(page=p, limit=min(n, MAX_LIMIT))
+
+
+def envelope(page: Page, total: int, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "current_page": page.page,
+        "per_page": page.limit,
+        "total": total,
+        "last_page": max(1, -(-total // page.limit)),
+        "data": rows,
+    }

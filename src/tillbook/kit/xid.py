@@ -1,0 +1,46 @@
+"""String hash ids (``xid``) for integer primary keys.
+
+The alphabet is shuffled per deployment from the master key, so xids of one
+installation do not decode on another.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from functools import lru_cache
+
+from sqids import Sqids
+
+from tillbook.config import get_settings, master_key_bytes
+
+_BASE_ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+
+@lru_cache
+def _codec() -> Sqids:
+    seed = hashlib.sha256(b"xid:" + master_key_bytes(get_settings())).digest()
+    letters = list(_BASE_ALPHABET)
+    random.Random(seed).shuffle(letters)
+    return Sqids(alphabet="".join(letters), min_length=8)
+
+
+def encode(id_: int) -> str:
+    return _codec().encode([id_])
+
+
+def decode(xid: str) -> int | None:
+    """The id behind an xid, or None when the string is not a canonical xid."""
+    if not xid or len(xid) > 32:
+        return None
+    try:
+        numbers = _codec().decode(xid)
+    except Exception:
+        return None
+    if len(numbers) != 1 or _codec().encode(numbers) != xid:
+        return None
+    return numbers[0]
+
+
+def reset_codec() -> None:
+    _codec.cache_clear()

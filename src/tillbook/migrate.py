@@ -1,0 +1,31 @@
+"""Apply Alembic migrations programmatically (``tillbook migrate`` and first runs)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+
+from tillbook.db import async_url
+
+MIGRATIONS = Path(__file__).parent / "migrations"
+
+
+def alembic_config(database_url: str) -> Config:
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    cfg.set_main_option("sqlalchemy.url", async_url(database_url).replace("%", "%%"))
+    cfg.set_main_option("file_template", "%%(year)d_%%(month).2d_%%(day).2d_%%(rev)s_%%(slug)s")
+    return cfg
+
+
+def upgrade(database_url: str) -> None:
+    """Blocking; runs its own event loop, so call it outside a running loop
+    (or from a worker thread)."""
+    command.upgrade(alembic_config(database_url), "head")
+
+
+async def upgrade_async(database_url: str) -> None:
+    await asyncio.to_thread(upgrade, database_url)

@@ -1,0 +1,47 @@
+"""Alembic environment: runs the migrations through the service's async engine."""
+
+from __future__ import annotations
+
+import asyncio
+
+from alembic import context
+from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import create_async_engine
+
+from tillbook.config import get_settings
+from tillbook.db import async_url
+from tillbook.models import Base
+
+config = context.config
+target_metadata = Base.metadata
+
+
+def _url() -> str:
+    return async_url(config.get_main_option("sqlalchemy.url") or get_settings().database_url)
+
+
+def _run(connection: Connection) -> None:
+    context.configure(
+        connection=connection,
+        target_metadata=target_metadata,
+        render_as_batch=connection.dialect.name == "sqlite",
+        compare_type=True,
+    )
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+async def _run_async() -> None:
+    engine = create_async_engine(_url())
+    async with engine.connect() as connection:
+        await connection.run_sync(_run)
+        await connection.commit()
+    await engine.dispose()
+
+
+if context.is_offline_mode():
+    context.configure(url=_url(), target_metadata=target_metadata, literal_binds=True)
+    with context.begin_transaction():
+        context.run_migrations()
+else:
+    asyncio.run(_run_async())

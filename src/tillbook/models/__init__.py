@@ -1,0 +1,67 @@
+"""All tables, imported in one place so metadata is complete for Alembic."""
+
+from tillbook.models.auth import AdminSession, ApiKey, IdempotencyRecord, SeenSignature
+from tillbook.models.base import Base
+from tillbook.models.catalog import Brand, Category, Product, ProductUnit, Tax, Unit
+from tillbook.models.events import (
+    DeliveryAttempt,
+    OutboxEvent,
+    TerminalCallback,
+    TerminalProvider,
+    Webhook,
+    WebhookDelivery,
+)
+from tillbook.models.inventory import StockAdjustment, StockAlert, StockBatch, StockMovement
+from tillbook.models.ledger import Account, FailedTransaction, JournalEntry, JournalLine
+from tillbook.models.orders import InvoiceCounter, Order, OrderItem
+from tillbook.models.payments import (
+    Expense,
+    ExpenseCategory,
+    Payment,
+    PaymentAllocation,
+    PaymentMode,
+    PriceAdjustmentBatch,
+    PriceHistory,
+)
+from tillbook.models.tenancy import Company, User, Warehouse
+
+__all__ = [
+    "Account",
+    "AdminSession",
+    "ApiKey",
+    "Base",
+    "Brand",
+    "Category",
+    "Company",
+    "DeliveryAttempt",
+    "Expense",
+    "ExpenseCategory",
+    "FailedTransaction",
+    "IdempotencyRecord",
+    "InvoiceCounter",
+    "JournalEntry",
+    "JournalLine",
+    "Order",
+    "OrderItem",
+    "OutboxEvent",
+    "Payment",
+    "PaymentAllocation",
+    "PaymentMode",
+    "PriceAdjustmentBatch",
+    "PriceHistory",
+    "Product",
+    "ProductUnit",
+    "SeenSignature",
+    "StockAdjustment",
+    "StockAlert",
+    "StockBatch",
+    "StockMovement",
+    "Tax",
+    "TerminalCallback",
+    "TerminalProvider",
+    "Unit",
+    "User",
+    "Warehouse",
+    "Webhook",
+    "WebhookDelivery",
+]

@@ -1,0 +1,72 @@
+"""API keys, idempotency records, seen request signatures, admin sessions."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from sqlalchemy import Boolean, DateTime, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from tillbook.models.base import BigId, Base, company_ref, created, pk, warehouse_ref
+
+
+class ApiKey(Base):
+    """A key pair bound to one warehouse. The secret is kept twice: a SHA-256 digest
+    compared in constant time on every request, and an AES-GCM ciphertext that only
+    ``keys reveal`` (with the admin password) decrypts."""
+
+    __tablename__ = "api_keys"
+
+    id: Mapped[pk]
+    company_id: Mapped[company_ref]
+    warehouse_id: Mapped[warehouse_ref]
+    user_id: Mapped[int] = mapped_column(BigId, ForeignKey("users.id"))
+    name: Mapped[str] = mapped_column(String(200))
+    public_key: Mapped[str] = mapped_column(String(100), unique=True)
+    secret_digest: Mapped[str] = mapped_column(String(64))
+    secret_encrypted: Mapped[str] = mapped_column(Text)
+    hmac_secret_encrypted: Mapped[str] = mapped_column(Text)
+    rate_limit: Mapped[str] = mapped_column(String(30), default="600/minute")
+    require_signature: Mapped[bool] = mapped_column(Boolean, default=False)
+    status: Mapped[int] = mapped_column(Integer, default=1)
+    created_at: Mapped[created]
+    revoked_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class IdempotencyRecord(Base):
+    """Inserted first in a write transaction, completed with the response at its end."""
+
+    __tablename__ = "idempotency_records"
+    __table_args__ = (UniqueConstraint("warehouse_id", "token", name="uq_idempotency_token"),)
+
+    id: Mapped[pk]
+    warehouse_id: Mapped[warehouse_ref]
+    token: Mapped[str] = mapped_column(String(255))
+    request_hash: Mapped[str] = mapped_column(String(64))
+    response_status: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    response_body: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+
+
+class SeenSignature(Base):
+    """Signatures accepted within the clock-drift window, to refuse replays."""
+
+    __tablename__ = "seen_signatures"
+
+    signature: Mapped[str] = mapped_column(String(64), primary_key=True)
+    key_id: Mapped[int] = mapped_column(BigId)
+    seen_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), index=True)
+
+
+class AdminSession(Base):
+    __tablename__ = "admin_sessions"
+
+    id: Mapped[pk]
+    company_id: Mapped[company_ref]
+    user_id: Mapped[int] = mapped_column(BigId, ForeignKey("users.id"))
+    token_digest: Mapped[str] = mapped_column(String(64), unique=True)
+    expires_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[created]
+
+
+__all__ = ["AdminSession", "ApiKey", "IdempotencyRecord", "SeenSignature"]

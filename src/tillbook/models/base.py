@@ -1,0 +1,51 @@
+"""Declarative base and the column types every table shares."""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+from typing import Annotated
+
+from sqlalchemy import BigInteger, DateTime, ForeignKey, Integer, MetaData, Numeric, String, func
+from sqlalchemy.orm import DeclarativeBase, mapped_column
+
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+# SQLite only auto-increments an INTEGER PRIMARY KEY.
+BigId = BigInteger().with_variant(Integer(), "sqlite")
+
+Money = Numeric(18, 2, asdecimal=True)
+Price = Numeric(18, 4, asdecimal=True)
+Qty = Numeric(18, 4, asdecimal=True)
+Rate = Numeric(9, 4, asdecimal=True)
+
+pk = Annotated[int, mapped_column(BigId, primary_key=True, autoincrement=True)]
+money = Annotated[Decimal, mapped_column(Money, nullable=False, default=Decimal("0.00"))]
+price = Annotated[Decimal, mapped_column(Price, nullable=False, default=Decimal("0"))]
+qty = Annotated[Decimal, mapped_column(Qty, nullable=False, default=Decimal("0"))]
+created = Annotated[
+    dt.datetime,
+    mapped_column(DateTime(timezone=True), nullable=False, server_default=func.now()),
+]
+str200 = Annotated[str, mapped_column(String(200))]
+
+
+company_ref = Annotated[int, mapped_column(BigId, ForeignKey("companies.id"), index=True)]
+warehouse_ref = Annotated[int, mapped_column(BigId, ForeignKey("warehouses.id"), index=True)]
+opt_warehouse_ref = Annotated[
+    int | None, mapped_column(BigId, ForeignKey("warehouses.id"), index=True, nullable=True)
+]
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+
+
+def utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)

@@ -1,0 +1,108 @@
+"""Stock batches (FIFO layers), stock movements, adjustments and discrepancy alerts."""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+from sqlalchemy import Date, ForeignKey, Index, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from tillbook.models.base import (
+    BigId,
+    Base,
+    Price,
+    company_ref,
+    created,
+    money,
+    pk,
+    qty,
+    warehouse_ref,
+)
+
+
+class StockBatch(Base):
+    """One FIFO layer of a product in a warehouse.
+
+    ``value_remaining`` is the money still carried in 11700 for this layer. It is
+    kept to the cent (received value minus the rounded cost of every draw), so
+    that GL 11700 equals the sum of remaining values exactly, with no rounding
+    drift between the ledger and the layers.
+    """
+
+    __tablename__ = "stock_batches"
+    __table_args__ = (Index("ix_stock_batches_product_fifo", "product_id", "id"),)
+
+    id: Mapped[pk]
+    company_id: Mapped[company_ref]
+    warehouse_id: Mapped[warehouse_ref]
+    product_id: Mapped[int] = mapped_column(BigId, ForeignKey("products.id"))
+    batch_number: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    expiry_date: Mapped[dt.date | None] = mapped_column(Date, nullable=True)
+    unit_cost: Mapped[Decimal] = mapped_column(Price)
+    quantity_received: Mapped[qty]
+    quantity_remaining: Mapped[qty]
+    value_remaining: Mapped[money]
+    source_type: Mapped[str] = mapped_column(String(30))
+    source_id: Mapped[int | None] = mapped_column(BigId, nullable=True)
+    created_at: Mapped[created]
+
+
+class StockMovement(Base):
+    """Every change to stock on hand, signed; Σ quantity = product.current_stock."""
+
+    __tablename__ = "stock_movements"
+    __table_args__ = (Index("ix_stock_movements_source", "source_type", "source_id"),)
+
+    id: Mapped[pk]
+    company_id: Mapped[company_ref]
+    warehouse_id: Mapped[warehouse_ref]
+    product_id: Mapped[int] = mapped_column(BigId, ForeignKey("products.id"), index=True)
+    batch_id: Mapped[int | None] = mapped_column(
+        BigId, ForeignKey("stock_batches.id"), nullable=True
+    )
+    quantity: Mapped[qty]
+    cost_amount: Mapped[money]
+    reason: Mapped[str] = mapped_column(String(30))
+    source_type: Mapped[str] = mapped_column(String(30))
+    source_id: Mapped[int | None] = mapped_column(BigId, nullable=True)
+    created_at: Mapped[created]
+
+
+class StockAdjustment(Base):
+    __tablename__ = "stock_adjustments"
+    __table_args__ = (Index("ix_stock_adjustments_wh_id", "warehouse_id", "id"),)
+
+    id: Mapped[pk]
+    company_id: Mapped[company_ref]
+    warehouse_id: Mapped[warehouse_ref]
+    product_id: Mapped[int] = mapped_column(BigId, ForeignKey("products.id"))
+    quantity: Mapped[qty]
+    adjustment_type: Mapped[str] = mapped_column(String(10))
+    notes: Mapped[str] = mapped_column(Text, default="")
+    batch_number: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    expiry_date: Mapped[dt.date | None] = mapped_column(Date, nullable=True)
+    cost_amount: Mapped[money]
+    created_by: Mapped[int | None] = mapped_column(BigId, ForeignKey("users.id"), nullable=True)
+    journal_entry_id: Mapped[int | None] = mapped_column(BigId, nullable=True)
+    created_at: Mapped[created]
+
+
+class StockAlert(Base):
+    """Raised when a sale is allowed to take stock below zero (DESIGN.md §6)."""
+
+    __tablename__ = "stock_alerts"
+
+    id: Mapped[pk]
+    company_id: Mapped[company_ref]
+    warehouse_id: Mapped[warehouse_ref]
+    product_id: Mapped[int] = mapped_column(BigId, ForeignKey("products.id"))
+    kind: Mapped[str] = mapped_column(String(30), default="discrepancy")
+    quantity_short: Mapped[qty]
+    stock_after: Mapped[qty]
+    source_type: Mapped[str] = mapped_column(String(30))
+    source_id: Mapped[int | None] = mapped_column(BigId, nullable=True)
+    created_at: Mapped[created]
+
+
+__all__ = ["StockAdjustment", "StockAlert", "StockBatch", "StockMovement"]

@@ -1,0 +1,97 @@
+"""Orders of every type (sales, purchases, returns), their lines and invoice counters."""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+from sqlalchemy import BigInteger, Date, DateTime, ForeignKey, Index, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from tillbook.models.base import (
+    BigId,
+    Base,
+    Price,
+    Rate,
+    company_ref,
+    created,
+    money,
+    pk,
+    qty,
+    warehouse_ref,
+)
+
+
+class Order(Base):
+    __tablename__ = "orders"
+    __table_args__ = (
+        UniqueConstraint(
+            "warehouse_id", "order_type", "invoice_number", name="uq_orders_invoice_number"
+        ),
+        Index("ix_orders_listing", "warehouse_id", "order_type", "order_date", "id"),
+        Index("ix_orders_party_due", "user_id", "order_type"),
+    )
+
+    id: Mapped[pk]
+    company_id: Mapped[company_ref]
+    warehouse_id: Mapped[warehouse_ref]
+    order_type: Mapped[str] = mapped_column(String(20))
+    unique_id: Mapped[str] = mapped_column(String(100))
+    invoice_number: Mapped[str] = mapped_column(String(100))
+    order_date: Mapped[dt.date] = mapped_column(Date)
+    order_datetime: Mapped[dt.datetime | None] = mapped_column(
+        DateTime(timezone=True), nullable=True
+    )
+    user_id: Mapped[int] = mapped_column(BigId, ForeignKey("users.id"))
+    staff_user_id: Mapped[int | None] = mapped_column(
+        BigId, ForeignKey("users.id"), nullable=True
+    )
+    original_order_id: Mapped[int | None] = mapped_column(
+        BigId, ForeignKey("orders.id"), nullable=True
+    )
+    subtotal: Mapped[money]
+    tax_amount: Mapped[money]
+    discount: Mapped[money]
+    shipping: Mapped[money]
+    total: Mapped[money]
+    paid_amount: Mapped[money]
+    due_amount: Mapped[money]
+    order_status: Mapped[str] = mapped_column(String(20))
+    payment_status: Mapped[str] = mapped_column(String(20))
+    notes: Mapped[str] = mapped_column(Text, default="")
+    journal_entry_id: Mapped[int | None] = mapped_column(BigId, nullable=True)
+    created_at: Mapped[created]
+
+
+class OrderItem(Base):
+    __tablename__ = "order_items"
+
+    id: Mapped[pk]
+    order_id: Mapped[int] = mapped_column(BigId, ForeignKey("orders.id"), index=True)
+    company_id: Mapped[company_ref]
+    product_id: Mapped[int] = mapped_column(BigId, ForeignKey("products.id"))
+    unit_id: Mapped[int | None] = mapped_column(BigId, nullable=True)
+    quantity: Mapped[qty]
+    base_quantity: Mapped[qty]
+    unit_price: Mapped[Decimal] = mapped_column(Price)
+    discount_rate: Mapped[Decimal] = mapped_column(Rate, default=Decimal("0"))
+    tax_id: Mapped[int | None] = mapped_column(BigId, nullable=True)
+    tax_rate: Mapped[Decimal] = mapped_column(Rate, default=Decimal("0"))
+    tax_amount: Mapped[money]
+    subtotal: Mapped[money]
+    total: Mapped[money]
+    cost_amount: Mapped[money]
+    returned_quantity: Mapped[qty]
+
+
+class InvoiceCounter(Base):
+    """Per warehouse and document type; locked in the issuing transaction."""
+
+    __tablename__ = "invoice_counters"
+
+    warehouse_id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    counter_type: Mapped[str] = mapped_column(String(20), primary_key=True)
+    last_value: Mapped[int] = mapped_column(BigInteger, default=0)
+
+
+__all__ = ["InvoiceCounter", "Order", "OrderItem"]

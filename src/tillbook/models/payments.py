@@ -1,0 +1,137 @@
+"""Payment modes, payments and their invoice allocations, expenses, price history."""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+from sqlalchemy import Date, ForeignKey, Index, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from tillbook.models.base import (
+    BigId,
+    Base,
+    Price,
+    company_ref,
+    created,
+    money,
+    opt_warehouse_ref,
+    pk,
+    warehouse_ref,
+)
+
+
+class PaymentMode(Base):
+    __tablename__ = "payment_modes"
+    __table_args__ = (UniqueConstraint("company_id", "code", name="uq_payment_modes_code"),)
+
+    id: Mapped[pk]
+    company_id: Mapped[company_ref]
+    code: Mapped[str] = mapped_column(String(50))
+    name: Mapped[str] = mapped_column(String(100))
+    account_id: Mapped[int] = mapped_column(BigId, ForeignKey("accounts.id"))
+
+
+class Payment(Base):
+    __tablename__ = "payments"
+    __table_args__ = (Index("ix_payments_wh_id", "warehouse_id", "id"),)
+
+    id: Mapped[pk]
+    company_id: Mapped[company_ref]
+    warehouse_id: Mapped[warehouse_ref]
+    user_id: Mapped[int] = mapped_column(BigId, ForeignKey("users.id"), index=True)
+    payment_type: Mapped[str] = mapped_column(String(5))  # in | out
+    amount: Mapped[money]
+    unallocated_amount: Mapped[money]
+    payment_mode_id: Mapped[int] = mapped_column(BigId, ForeignKey("payment_modes.id"))
+    date: Mapped[dt.date] = mapped_column(Date)
+    reference: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    notes: Mapped[str] = mapped_column(Text, default="")
+    order_id: Mapped[int | None] = mapped_column(BigId, ForeignKey("orders.id"), nullable=True)
+    journal_entry_id: Mapped[int | None] = mapped_column(BigId, nullable=True)
+    created_by: Mapped[int | None] = mapped_column(BigId, nullable=True)
+    created_at: Mapped[created]
+
+
+class PaymentAllocation(Base):
+    """The order-payment entry: how much of a payment settles one invoice."""
+
+    __tablename__ = "payment_allocations"
+
+    id: Mapped[pk]
+    company_id: Mapped[company_ref]
+    payment_id: Mapped[int] = mapped_column(BigId, ForeignKey("payments.id"), index=True)
+    order_id: Mapped[int] = mapped_column(BigId, ForeignKey("orders.id"), index=True)
+    amount: Mapped[money]
+    created_at: Mapped[created]
+
+
+class ExpenseCategory(Base):
+    __tablename__ = "expense_categories"
+
+    id: Mapped[pk]
+    company_id: Mapped[company_ref]
+    name: Mapped[str] = mapped_column(String(100))
+    account_id: Mapped[int] = mapped_column(BigId, ForeignKey("accounts.id"))
+
+
+class Expense(Base):
+    __tablename__ = "expenses"
+
+    id: Mapped[pk]
+    company_id: Mapped[company_ref]
+    warehouse_id: Mapped[opt_warehouse_ref]
+    expense_category_id: Mapped[int] = mapped_column(BigId, ForeignKey("expense_categories.id"))
+    amount: Mapped[money]
+    date: Mapped[dt.date] = mapped_column(Date)
+    payment_mode_id: Mapped[int | None] = mapped_column(
+        BigId, ForeignKey("payment_modes.id"), nullable=True
+    )
+    user_id: Mapped[int | None] = mapped_column(BigId, ForeignKey("users.id"), nullable=True)
+    status: Mapped[str] = mapped_column(String(10))  # paid | pending
+    reference: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    notes: Mapped[str] = mapped_column(Text, default="")
+    journal_entry_id: Mapped[int | None] = mapped_column(BigId, nullable=True)
+    created_by: Mapped[int | None] = mapped_column(BigId, nullable=True)
+    created_at: Mapped[created]
+
+
+class PriceAdjustmentBatch(Base):
+    __tablename__ = "price_adjustment_batches"
+    __table_args__ = (Index("ix_price_batches_wh_id", "warehouse_id", "id"),)
+
+    id: Mapped[pk]
+    company_id: Mapped[company_ref]
+    warehouse_id: Mapped[warehouse_ref]
+    invoice_number: Mapped[str] = mapped_column(String(50))
+    date: Mapped[dt.date] = mapped_column(Date)
+    notes: Mapped[str] = mapped_column(Text, default="")
+    created_by: Mapped[int | None] = mapped_column(BigId, nullable=True)
+    created_at: Mapped[created]
+
+
+class PriceHistory(Base):
+    """Immutable: inserted once per price change, never updated or deleted."""
+
+    __tablename__ = "price_history"
+
+    id: Mapped[pk]
+    company_id: Mapped[company_ref]
+    warehouse_id: Mapped[warehouse_ref]
+    batch_id: Mapped[int] = mapped_column(BigId, ForeignKey("price_adjustment_batches.id"))
+    product_id: Mapped[int] = mapped_column(BigId, ForeignKey("products.id"), index=True)
+    old_price: Mapped[Decimal] = mapped_column(Price)
+    new_price: Mapped[Decimal] = mapped_column(Price)
+    created_by: Mapped[int | None] = mapped_column(BigId, nullable=True)
+    created_at: Mapped[created]
+
+
+__all__ = [
+    "Expense",
+    "ExpenseCategory",
+    "Payment",
+    "PaymentAllocation",
+    "PaymentMode",
+    "PriceAdjustmentBatch",
+    "PriceHistory",
+]

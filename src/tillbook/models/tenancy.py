@@ -1,0 +1,61 @@
+"""Tenants (companies), their branches (warehouses) and the people they deal with."""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+from sqlalchemy import Boolean, Date, ForeignKey, Index, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from tillbook.models.base import BigId, Base, company_ref, created, money, pk
+
+
+class Company(Base):
+    __tablename__ = "companies"
+
+    id: Mapped[pk]
+    name: Mapped[str] = mapped_column(String(200))
+    base_currency: Mapped[str] = mapped_column(String(3), default="USD")
+    # None: no expiry. A date: the last day the subscription is valid.
+    subscription_expires_on: Mapped[dt.date | None] = mapped_column(Date, nullable=True)
+    created_at: Mapped[created]
+
+
+class Warehouse(Base):
+    __tablename__ = "warehouses"
+
+    id: Mapped[pk]
+    company_id: Mapped[company_ref]
+    name: Mapped[str] = mapped_column(String(200))
+    allow_negative_stock: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[created]
+
+
+class User(Base):
+    """Anyone the books name: customers, suppliers, staff and the company admin.
+
+    ``balance`` is the party's running sub-ledger balance: what a customer owes
+    (11500) or what the company owes a supplier (21100), kept in the same
+    transaction as the journal line that moves it.
+    """
+
+    __tablename__ = "users"
+    __table_args__ = (Index("ix_users_company_type_name", "company_id", "user_type", "name"),)
+
+    id: Mapped[pk]
+    company_id: Mapped[company_ref]
+    user_type: Mapped[str] = mapped_column(String(20))  # customer | supplier | staff | admin
+    name: Mapped[str] = mapped_column(String(200))
+    email: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    phone: Mapped[str | None] = mapped_column(String(50), nullable=True)
+    is_walk_in: Mapped[bool] = mapped_column(Boolean, default=False)
+    password_hash: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    balance: Mapped[money]
+    warehouse_id: Mapped[int | None] = mapped_column(
+        BigId, ForeignKey("warehouses.id"), nullable=True
+    )
+    created_at: Mapped[created]
+
+
+__all__ = ["Company", "Decimal", "User", "Warehouse"]
