@@ -1,0 +1,53 @@
+"""Request dependencies: the database, the authenticated key, JSON bodies."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from tillbook.auth.context import AuthContext
+from tillbook.auth.service import authenticate
+from tillbook.db import Database
+from tillbook.errors import RateLimited, UnsupportedMediaType
+
+
+def get_db(request: Request) -> Database:
+    db: Database = request.app.state.db
+    return db
+
+
+async def current_key(request: Request) -> AuthContext:
+    body = await request.body()
+    path = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    h = request.headers
+    ctx = await authenticate(
+        get_db(request),
+        public_key=h.get("x-service-public-key"),
+        secret_key=h.get("x-service-secret-key"),
+        signature=h.get("x-service-signature"),
+        timestamp=h.get("x-service-timestamp"),
+        method=request.method,
+        path_with_query=path,
+        body=body,
+    )
+    request.state.auth = ctx
+    verdict = await request.app.state.ratelimiter.hit(h["x-service-public-key"], ctx.rate_limit)
+    request.state.extra_headers = verdict.headers()
+    if not verdict.allowed:
+        raise RateLimited(
+            f"rate limit of {ctx.rate_limit} exceeded; retry after "
+            f"{verdict.headers()['Retry-After']} seconds",
+            headers=verdict.headers(),
+        )
+    if request.method in ("POST", "PUT", "PATCH"):
+        ctype = h.get("content-type", "")
+        if ctype.split(";")[0].strip().lower() != "application/json":
+            raise UnsupportedMediaType(
+                f"Content-Type must be application/json, got {ctype or 'none'!r}"
+            )
+    return ctx
+
+
+DB = Annotated[Database, Depends(get_db)]
+CurrentKey = Annotated[AuthContext, Depends(current_key)]

@@ -1,0 +1,107 @@
+"""create_app(): routers, middleware, exception handlers, lifespan."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from tillbook.api.body import errors_of_request
+from tillbook.api.public import router as public_router
+from tillbook.api.responses import JSON
+from tillbook.auth.ratelimit import RateLimiter
+from tillbook.config import Settings, get_settings
+from tillbook.db import Database
+from tillbook.errors import TillbookError, ValidationFailed
+
+log = logging.getLogger("tillbook.app")
+
+
+class ContextHeaders:
+    """Adds the request id and rate-limit headers to every response, errors included."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request_id = uuid.uuid4().hex[:16]
+        scope.setdefault("state", {})["request_id"] = request_id
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                headers.append((b"x-request-id", request_id.encode()))
+                extra: dict[str, str] = scope["state"].get("extra_headers") or {}
+                present = {k.lower() for k, _ in headers}
+                for name, value in extra.items():
+                    if name.lower().encode() not in present:
+                        headers.append((name.lower().encode(), value.encode()))
+                message["headers"] = headers
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+def _error_response(request: Request, exc: TillbookError) -> JSON:
+    return JSON(exc.body(), status_code=exc.status_code, headers=exc.headers)
+
+
+def create_app(settings: Settings | None = None, database: Database | None = None) -> FastAPI:
+    settings = settings or get_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        owned = database is None
+        app.state.db = database or Database(settings.database_url, pool_size=settings.db_pool_size)
+        app.state.ratelimiter = RateLimiter(settings.redis_url)
+        app.state.settings = settings
+        try:
+            yield
+        finally:
+            if owned:
+                await app.state.db.dispose()
+
+    app = FastAPI(
+        title="tillbook public API",
+        version="1.0.0",
+        default_response_class=JSON,
+        lifespan=lifespan,
+    )
+    app.add_middleware(ContextHeaders)
+
+    @app.exception_handler(TillbookError)
+    async def _tillbook(request: Request, exc: TillbookError) -> JSON:
+        return _error_response(request, exc)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(request: Request, exc: RequestValidationError) -> JSON:
+        return _error_response(request, ValidationFailed(errors_of_request(exc.errors())))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSON:
+        message = {404: "not found", 405: "method not allowed"}.get(exc.status_code, str(exc.detail))
+        return JSON({"status": "error", "message": message}, status_code=exc.status_code)
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSON:
+        request_id = request.scope.get("state", {}).get("request_id", "")
+        log.exception("unhandled error (request %s)", request_id)
+        body: dict[str, Any] = {
+            "status": "error",
+            "message": f"internal error; quote request id {request_id}",
+            "request_id": request_id,
+        }
+        return JSON(body, status_code=500)
+
+    app.include_router(public_router, prefix="/api/v1/public")
+    return app

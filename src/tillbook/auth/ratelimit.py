@@ -1,0 +1,76 @@
+"""Per-key rate limits with the ``limits`` library (moving window).
+
+Memory storage by default (one process); Redis when ``TILLBOOK_REDIS_URL`` is set,
+so every worker and host shares the counters.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from functools import lru_cache
+
+from limits import RateLimitItem, parse
+from limits.aio.storage import MemoryStorage, Storage
+from limits.aio.strategies import MovingWindowRateLimiter
+from limits.storage import storage_from_string
+
+ALLOWED_PERIODS = ("second", "minute", "hour", "day")
+
+
+def parse_rate(rate: str) -> RateLimitItem:
+    """``N/minute`` or ``N/day`` (also second/hour); ValueError otherwise."""
+    count, sep, period = rate.strip().partition("/")
+    if not sep or not count.isdigit() or int(count) < 1 or period not in ALLOWED_PERIODS:
+        raise ValueError(f"rate limit must look like 60/minute or 10000/day, got {rate!r}")
+    return parse(f"{int(count)}/{period}")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    allowed: bool
+    limit: int
+    remaining: int
+    reset_epoch: int
+
+    def headers(self) -> dict[str, str]:
+        h = {
+            "X-RateLimit-Limit": str(self.limit),
+            "X-RateLimit-Remaining": str(self.remaining),
+            "X-RateLimit-Reset": str(self.reset_epoch),
+        }
+        if not self.allowed:
+            h["Retry-After"] = str(max(1, math.ceil(self.reset_epoch - time.time())))
+        return h
+
+
+class RateLimiter:
+    def __init__(self, redis_url: str | None):
+        storage: Storage
+        if redis_url:
+            uri = redis_url if redis_url.startswith("async+") else "async+" + redis_url
+            made = storage_from_string(uri)
+            assert isinstance(made, Storage)
+            storage = made
+        else:
+            storage = MemoryStorage()
+        self.storage = storage
+        self.limiter = MovingWindowRateLimiter(storage)
+
+    async def hit(self, public_key: str, rate: str) -> Verdict:
+        item = _item(rate)
+        ident = f"tillbook:key:{public_key}"
+        allowed = await self.limiter.hit(item, ident)
+        stats = await self.limiter.get_window_stats(item, ident)
+        return Verdict(
+            allowed=allowed,
+            limit=item.amount,
+            remaining=max(0, stats.remaining),
+            reset_epoch=math.ceil(stats.reset_time),
+        )
+
+
+@lru_cache(maxsize=1024)
+def _item(rate: str) -> RateLimitItem:
+    return parse_rate(rate)

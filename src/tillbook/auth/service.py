@@ -1,0 +1,123 @@
+"""Request authentication in the spec's order of checks (spec: Authentication).
+
+1. look up the key by public key; 2. verify the secret (SHA-256 digest, constant
+time); 3. require status 1; 4. require a valid subscription (403); 5. attach the
+key's warehouse and user. Signed requests (and keys that require a signature)
+are then checked: HMAC-SHA256 over ``TIMESTAMP.METHOD.PATH.BODY``, 300 s window,
+each signature accepted once.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+
+from sqlalchemy import delete, insert, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tillbook.auth.context import AuthContext
+from tillbook.db import Database
+from tillbook.errors import Forbidden, Unauthorized
+from tillbook.kit import crypto
+from tillbook.models import ApiKey, Company, SeenSignature, User, Warehouse
+
+SIGNATURE_WINDOW_S = 300
+HMAC_CONTEXT = b"api-key-hmac"
+SECRET_CONTEXT = b"api-key-secret"
+
+
+async def authenticate(
+    db: Database,
+    *,
+    public_key: str | None,
+    secret_key: str | None,
+    signature: str | None,
+    timestamp: str | None,
+    method: str,
+    path_with_query: str,
+    body: bytes,
+) -> AuthContext:
+    if not public_key or not secret_key:
+        raise Unauthorized("authentication failed; both key headers are required")
+
+    async def lookup(session: AsyncSession) -> tuple[ApiKey, Company, Warehouse, User] | None:
+        row = (
+            await session.execute(
+                select(ApiKey, Company, Warehouse, User)
+                .join(Company, Company.id == ApiKey.company_id)
+                .join(Warehouse, Warehouse.id == ApiKey.warehouse_id)
+                .join(User, User.id == ApiKey.user_id)
+                .where(ApiKey.public_key == public_key)
+            )
+        ).first()
+        return None if row is None else (row[0], row[1], row[2], row[3])
+
+    found = await db.read(lookup)
+    if found is None:
+        crypto.same(crypto.sha256_hex(secret_key), "0" * 64)  # same work either way
+        raise Unauthorized("invalid or inactive public key")
+    key, company, warehouse, user = found
+    if not crypto.same(crypto.sha256_hex(secret_key), key.secret_digest):
+        raise Unauthorized("invalid secret key")
+    if key.status != 1:
+        raise Unauthorized("invalid or inactive public key")
+    expires = company.subscription_expires_on
+    if expires is not None and expires < dt.datetime.now(dt.UTC).date():
+        raise Forbidden("plan expired; renew to continue using API services")
+    if signature is not None or timestamp is not None or key.require_signature:
+        await _verify_signature(db, key, signature, timestamp, method, path_with_query, body)
+    return AuthContext(
+        key_id=key.id,
+        company_id=company.id,
+        warehouse_id=warehouse.id,
+        user_id=user.id,
+        user_name=user.name,
+        rate_limit=key.rate_limit,
+        allow_negative_stock=warehouse.allow_negative_stock,
+    )
+
+
+def canonical(timestamp: str, method: str, path_with_query: str, body: bytes) -> bytes:
+    return f"{timestamp}.{method.upper()}.{path_with_query}.".encode() + body
+
+
+async def _verify_signature(
+    db: Database,
+    key: ApiKey,
+    signature: str | None,
+    timestamp: str | None,
+    method: str,
+    path_with_query: str,
+    body: bytes,
+) -> None:
+    if not signature or not timestamp:
+        raise Unauthorized(
+            "this key requires signed requests: send X-Service-Signature and X-Service-Timestamp"
+        )
+    try:
+        ts = int(timestamp)
+    except ValueError:
+        raise Unauthorized(f"X-Service-Timestamp must be Unix seconds, got {timestamp!r}") from None
+    if abs(time.time() - ts) > SIGNATURE_WINDOW_S:
+        raise Unauthorized("stale request timestamp: more than 300 seconds from server time")
+    hmac_secret = crypto.decrypt(key.hmac_secret_encrypted, context=HMAC_CONTEXT)
+    expected = crypto.hmac_hex(hmac_secret, canonical(timestamp, method, path_with_query, body))
+    if not crypto.same(signature.lower(), expected):
+        raise Unauthorized("invalid request signature")
+    now = dt.datetime.now(dt.UTC)
+
+    async def remember(session: AsyncSession) -> None:
+        await session.execute(
+            delete(SeenSignature).where(
+                SeenSignature.seen_at < now - dt.timedelta(seconds=2 * SIGNATURE_WINDOW_S)
+            )
+        )
+        await session.execute(
+            insert(SeenSignature).values(signature=expected, key_id=key.id, seen_at=now)
+        )
+
+    try:
+        await db.write(remember, attempts=1)
+    except IntegrityError:
+        raise Unauthorized("replayed request signature: each signature is accepted once") from None

@@ -1,0 +1,63 @@
+"""The transactional outbox: events are rows written in the same transaction as the
+change they announce, so a rolled-back request sends nothing and a crash after
+commit loses nothing. The delivery worker fans them out to webhooks."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from typing import Any
+
+from sqlalchemy import insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tillbook.api.responses import dumps
+from tillbook.models import OutboxEvent
+
+EVENT_TYPES = (
+    "order.created",
+    "sales.created",
+    "order.paid",
+    "product.updated",
+    "purchase.created",
+    "payment.created",
+    "stock.adjusted",
+    "stock.discrepancy",
+    "return.created",
+)
+
+
+async def emit(
+    session: AsyncSession,
+    *,
+    company_id: int,
+    warehouse_id: int | None,
+    types: list[str],
+    data: dict[str, Any],
+) -> None:
+    """One outbox row per event type, all carrying the same ``data``."""
+    now = dt.datetime.now(dt.UTC)
+    rows = []
+    for event_type in types:
+        assert event_type in EVENT_TYPES, event_type
+        event_id = "evt_" + uuid.uuid4().hex
+        payload = {
+            "id": event_id,
+            "type": event_type,
+            "created_at": now.isoformat().replace("+00:00", "Z"),
+            "company_id": company_id,
+            "warehouse_id": warehouse_id,
+            "data": data,
+        }
+        rows.append(
+            {
+                "event_id": event_id,
+                "company_id": company_id,
+                "warehouse_id": warehouse_id,
+                "type": event_type,
+                "payload": dumps(payload).decode(),
+                "dispatched": False,
+                "created_at": now,
+            }
+        )
+    await session.execute(insert(OutboxEvent), rows)

@@ -1,0 +1,91 @@
+"""Posting rules as data (DESIGN.md §5): which named amount goes to which account.
+
+A rule is a tuple of legs. An operation hands ``post`` a dict of named amounts;
+every leg turns one amount into one line (or one line per account for a
+``by_account`` amount such as tenders). A negative amount flips the leg to the
+other side (the purchase-return difference on 51200 can go either way).
+Reading this file is enough to know how any operation hits the books.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from tillbook.ledger import chart as c
+
+Side = Literal["debit", "credit"]
+
+
+@dataclass(frozen=True)
+class Leg:
+    amount: str  # name of the amount in the operation's figures
+    side: Side
+    account: str | None  # fixed account code; None: the amount carries its accounts
+    party: bool = False  # the line names the order's party (sub-ledger)
+
+
+RULES: dict[str, tuple[Leg, ...]] = {
+    "sale": (
+        Leg("due", "debit", c.RECEIVABLE, party=True),
+        Leg("tenders", "debit", None),
+        Leg("discount", "debit", c.SALES_DISCOUNTS),
+        Leg("cost", "debit", c.COGS),
+        Leg("subtotal", "credit", c.SALES_REVENUE),
+        Leg("tax", "credit", c.SALES_TAX),
+        Leg("shipping", "credit", c.SHIPPING_INCOME),
+        Leg("cost", "credit", c.INVENTORY),
+    ),
+    "purchase": (
+        Leg("total", "debit", c.INVENTORY),
+        Leg("total", "credit", c.PAYABLE, party=True),
+        Leg("paid", "debit", c.PAYABLE, party=True),
+        Leg("tenders", "credit", None),
+    ),
+    "payment_in": (
+        Leg("tenders", "debit", None),
+        Leg("amount", "credit", c.RECEIVABLE, party=True),
+    ),
+    "payment_out": (
+        Leg("amount", "debit", c.PAYABLE, party=True),
+        Leg("tenders", "credit", None),
+    ),
+    "stock_add": (
+        Leg("cost", "debit", c.INVENTORY),
+        Leg("cost", "credit", c.COGS),
+    ),
+    "stock_subtract": (
+        Leg("cost", "debit", c.COGS),
+        Leg("cost", "credit", c.INVENTORY),
+    ),
+    "expense_paid": (
+        Leg("expense", "debit", None),
+        Leg("tenders", "credit", None),
+    ),
+    "expense_pending": (
+        Leg("expense", "debit", None),
+        Leg("amount", "credit", c.PAYABLE),
+    ),
+    "sales_return": (
+        Leg("total", "debit", c.SALES_RETURNS),
+        Leg("credit_due", "credit", c.RECEIVABLE, party=True),
+        Leg("tenders", "credit", None),
+        Leg("cost", "debit", c.INVENTORY),
+        Leg("cost", "credit", c.COGS),
+    ),
+    "purchase_return": (
+        Leg("total", "debit", c.PAYABLE, party=True),
+        Leg("cost", "credit", c.INVENTORY),
+        Leg("difference", "credit", c.PURCHASE_RETURNS),
+    ),
+    "opening_stock": (
+        Leg("cost", "debit", c.INVENTORY),
+        Leg("cost", "credit", c.OPENING_EQUITY),
+    ),
+    # Filling a stock deficit (negative stock sold at purchase_price) at the real
+    # cost of the units that arrived: the difference is cost of goods sold.
+    "deficit_settlement": (
+        Leg("variance", "debit", c.COGS),
+        Leg("variance", "credit", c.INVENTORY),
+    ),
+}

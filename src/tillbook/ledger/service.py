@@ -1,0 +1,160 @@
+"""Posting: the only code that writes journal lines.
+
+``post`` turns an operation's named figures into lines through ``RULES``, runs the
+pure balance check (which cannot be skipped: there is no other insert into
+``journal_lines``), writes the entry and moves party sub-ledger balances in the
+same transaction.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from decimal import Decimal
+
+from sqlalchemy import insert, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tillbook.errors import LedgerImbalance
+from tillbook.kit.money import ZERO
+from tillbook.ledger import chart
+from tillbook.ledger.balance import Line, imbalance
+from tillbook.ledger.rules import RULES
+from tillbook.models import Account, JournalEntry, JournalLine, User
+
+Figure = Decimal | Sequence[tuple[str, Decimal]]
+
+# Account ids never change once a company's chart exists; cache code -> id.
+_account_ids: dict[int, dict[str, int]] = {}
+
+
+async def account_ids(session: AsyncSession, company_id: int) -> dict[str, int]:
+    cached = _account_ids.get(company_id)
+    if cached is not None:
+        return cached
+    rows = await session.execute(
+        select(Account.code, Account.id).where(Account.company_id == company_id)
+    )
+    ids = {code: id_ for code, id_ in rows.all()}
+    if ids:
+        _account_ids[company_id] = ids
+    return ids
+
+
+def build_lines(rule: str, figures: Mapping[str, Figure], party_id: int | None) -> list[Line]:
+    """Lines of one entry, zero lines dropped, negative amounts on the other side."""
+    lines: list[Line] = []
+    for leg in RULES[rule]:
+        value = figures.get(leg.amount, ZERO)
+        if isinstance(value, Decimal):
+            if leg.account is None:
+                raise ValueError(f"leg {leg.amount!r} of {rule!r} needs (account, amount) pairs")
+            parts: Sequence[tuple[str, Decimal]] = [(leg.account, value)]
+        else:
+            parts = value
+        for account, amount in parts:
+            if amount == 0:
+                continue
+            side = leg.side if amount > 0 else ("credit" if leg.side == "debit" else "debit")
+            a = abs(amount)
+            party = party_id if leg.party else None
+            lines.append(
+                Line(account, debit=a, party_id=party)
+                if side == "debit"
+                else Line(account, credit=a, party_id=party)
+            )
+    return lines
+
+
+async def post(
+    session: AsyncSession,
+    *,
+    company_id: int,
+    warehouse_id: int | None,
+    rule: str,
+    figures: Mapping[str, Figure],
+    narration: str,
+    source_type: str,
+    source_id: int | None,
+    entry_date: dt.date,
+    party_id: int | None = None,
+    created_by: int | None = None,
+) -> int:
+    """Write one balanced journal entry and return its id, or raise LedgerImbalance."""
+    lines = build_lines(rule, figures, party_id)
+    ids = await account_ids(session, company_id)
+    problem = imbalance(lines)
+    unknown = [line.account for line in lines if line.account not in ids]
+    if unknown and problem is None:
+        problem = f"unknown account(s) {', '.join(unknown)}"
+    if problem is not None:
+        raise LedgerImbalance(
+            problem,
+            [
+                {
+                    "account_id": ids.get(line.account),
+                    "account_code": line.account,
+                    "debit_amount": str(line.debit),
+                    "credit_amount": str(line.credit),
+                }
+                for line in lines
+            ],
+            narration,
+        )
+    entry_id = (
+        await session.execute(
+            insert(JournalEntry)
+            .values(
+                company_id=company_id,
+                warehouse_id=warehouse_id,
+                entry_date=entry_date,
+                narration=narration,
+                source_type=source_type,
+                source_id=source_id,
+                created_by=created_by,
+            )
+            .returning(JournalEntry.id)
+        )
+    ).scalar_one()
+    await session.execute(
+        insert(JournalLine),
+        [
+            {
+                "entry_id": entry_id,
+                "company_id": company_id,
+                "warehouse_id": warehouse_id,
+                "account_id": ids[line.account],
+                "party_id": line.party_id,
+                "debit": line.debit,
+                "credit": line.credit,
+            }
+            for line in lines
+        ],
+    )
+    await _move_party_balances(session, lines)
+    return entry_id
+
+
+async def _move_party_balances(session: AsyncSession, lines: list[Line]) -> None:
+    """Customers' balance is what they owe (11500, debit-normal); suppliers' is what
+    we owe them (21100, credit-normal)."""
+    deltas: dict[int, Decimal] = {}
+    for line in lines:
+        if line.party_id is None:
+            continue
+        if line.account == chart.RECEIVABLE:
+            delta = line.debit - line.credit
+        elif line.account == chart.PAYABLE:
+            delta = line.credit - line.debit
+        else:
+            continue
+        deltas[line.party_id] = deltas.get(line.party_id, ZERO) + delta
+    for party_id, delta in sorted(deltas.items()):
+        if delta:
+            await session.execute(
+                update(User).where(User.id == party_id).values(balance=User.balance + delta)
+            )
+
+
+def reset_cache() -> None:
+    _account_ids.clear()

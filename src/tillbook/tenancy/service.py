@@ -1,0 +1,179 @@
+"""Setting up tenants: companies (with their chart of accounts), warehouses, keys.
+
+Used by the operator CLI, the demo data set and the tests, so that a company
+made any way is made the same way.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from sqlalchemy import insert, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tillbook.auth.ratelimit import parse_rate
+from tillbook.auth.service import HMAC_CONTEXT, SECRET_CONTEXT
+from tillbook.errors import NotFound, Unauthorized, invalid
+from tillbook.kit import crypto
+from tillbook.ledger import chart
+from tillbook.ledger.service import account_ids
+from tillbook.models import (
+    Account,
+    ApiKey,
+    Company,
+    ExpenseCategory,
+    PaymentMode,
+    User,
+    Warehouse,
+)
+
+DEFAULT_PAYMENT_MODES = (("cash", "Cash", chart.CASH_ON_HAND), ("card", "Card", chart.CARD_CLEARING))
+DEFAULT_EXPENSE_CATEGORIES = (
+    ("Fuel and Energy", chart.FUEL_ENERGY),
+    ("Bank and Gateway Charges", chart.GATEWAY_CHARGES),
+    ("General Expenses", chart.GENERAL_EXPENSES),
+)
+
+
+async def create_company(
+    session: AsyncSession,
+    name: str,
+    *,
+    admin_email: str,
+    admin_password: str,
+    subscription_expires_on: dt.date | None = None,
+) -> tuple[Company, User]:
+    """A company with its standard chart, admin, Cash and Card modes, expense categories."""
+    if not name.strip():
+        raise invalid("name", "must not be empty")
+    if len(admin_password) < 8:
+        raise invalid("admin_password", "must be at least 8 characters")
+    company = Company(name=name.strip(), subscription_expires_on=subscription_expires_on)
+    session.add(company)
+    await session.flush()
+    await session.execute(
+        insert(Account),
+        [
+            {
+                "company_id": company.id,
+                "code": a.code,
+                "name": a.name,
+                "type": a.type,
+                "parent_code": a.parent_code,
+                "is_posting": a.is_posting,
+            }
+            for a in chart.STANDARD_CHART
+        ],
+    )
+    admin = User(
+        company_id=company.id,
+        user_type="admin",
+        name=f"{company.name} admin",
+        email=admin_email,
+        password_hash=crypto.hash_password(admin_password),
+    )
+    session.add(admin)
+    ids = await account_ids(session, company.id)
+    for code, mode_name, account in DEFAULT_PAYMENT_MODES:
+        session.add(
+            PaymentMode(company_id=company.id, code=code, name=mode_name, account_id=ids[account])
+        )
+    for cat_name, account in DEFAULT_EXPENSE_CATEGORIES:
+        session.add(ExpenseCategory(company_id=company.id, name=cat_name, account_id=ids[account]))
+    await session.flush()
+    return company, admin
+
+
+async def create_warehouse(
+    session: AsyncSession, company_id: int, name: str, *, allow_negative_stock: bool = False
+) -> Warehouse:
+    if await session.get(Company, company_id) is None:
+        raise NotFound(f"company {company_id} not found")
+    warehouse = Warehouse(
+        company_id=company_id, name=name, allow_negative_stock=allow_negative_stock
+    )
+    session.add(warehouse)
+    await session.flush()
+    return warehouse
+
+
+@dataclass(frozen=True)
+class NewKey:
+    key: ApiKey
+    secret_key: str
+    hmac_secret: str
+
+
+async def create_api_key(
+    session: AsyncSession,
+    warehouse_id: int,
+    name: str,
+    *,
+    rate_limit: str = "600/minute",
+    require_signature: bool = False,
+) -> NewKey:
+    """A key pair; the secret is returned here once and stored digested and encrypted."""
+    try:
+        parse_rate(rate_limit)
+    except ValueError as exc:
+        raise invalid("rate_limit", str(exc)) from None
+    warehouse = await session.get(Warehouse, warehouse_id)
+    if warehouse is None:
+        raise NotFound(f"warehouse {warehouse_id} not found")
+    staff = User(
+        company_id=warehouse.company_id,
+        user_type="staff",
+        name=f"API: {name}",
+        warehouse_id=warehouse.id,
+    )
+    session.add(staff)
+    await session.flush()
+    secret = crypto.random_token("sk_", 48)
+    hmac_secret = crypto.random_token("hs_", 40)
+    key = ApiKey(
+        company_id=warehouse.company_id,
+        warehouse_id=warehouse.id,
+        user_id=staff.id,
+        name=name,
+        public_key=crypto.random_token("pk_", 32),
+        secret_digest=crypto.sha256_hex(secret),
+        secret_encrypted=crypto.encrypt(secret, context=SECRET_CONTEXT),
+        hmac_secret_encrypted=crypto.encrypt(hmac_secret, context=HMAC_CONTEXT),
+        rate_limit=rate_limit,
+        require_signature=require_signature,
+        status=1,
+    )
+    session.add(key)
+    await session.flush()
+    return NewKey(key=key, secret_key=secret, hmac_secret=hmac_secret)
+
+
+async def reveal_secret(session: AsyncSession, public_key: str, admin_password: str) -> str:
+    """The secret again, for the company's admin only (spec: Key management)."""
+    key = (
+        await session.execute(select(ApiKey).where(ApiKey.public_key == public_key))
+    ).scalar_one_or_none()
+    if key is None:
+        raise NotFound("no such key")
+    admins = (
+        await session.execute(
+            select(User).where(User.company_id == key.company_id, User.user_type == "admin")
+        )
+    ).scalars()
+    if not any(a.password_hash and crypto.verify_password(admin_password, a.password_hash)
+               for a in admins):
+        raise Unauthorized("wrong administrator password")
+    return crypto.decrypt(key.secret_encrypted, context=SECRET_CONTEXT)
+
+
+async def revoke_key(session: AsyncSession, public_key: str) -> ApiKey:
+    key = (
+        await session.execute(select(ApiKey).where(ApiKey.public_key == public_key))
+    ).scalar_one_or_none()
+    if key is None:
+        raise NotFound("no such key")
+    key.status = 0
+    key.revoked_at = dt.datetime.now(dt.UTC)
+    await session.flush()
+    return key
