@@ -10,10 +10,11 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.utils import get_openapi
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from tillbook.api.body import errors_of_request
+from tillbook.api.body import BODY_SCHEMAS, errors_of_request
 from tillbook.api.public import router as public_router
 from tillbook.api.responses import JSON
 from tillbook.auth.ratelimit import RateLimiter
@@ -104,4 +105,13 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
         return JSON(body, status_code=500)
 
     app.include_router(public_router, prefix="/api/v1/public")
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = get_openapi(title=app.title, version=app.version, routes=app.routes)
+            schema.setdefault("components", {}).setdefault("schemas", {}).update(BODY_SCHEMAS)
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
     return app

@@ -7,6 +7,8 @@ body error is reported.
 
 from __future__ import annotations
 
+import json
+from decimal import Decimal
 from typing import Any, TypeVar
 
 from fastapi import Request
@@ -31,26 +33,48 @@ def _message(err: Any) -> str:
     return msg
 
 
+_UNION_TAGS = {"int", "str", "constrained-str", "constrained-int", "decimal", "float", "bool"}
+
+
+def _is_branch_tag(part: int | str) -> bool:
+    """Union branches and validator wrappers show up in pydantic locations; a client
+    wants the field name only."""
+    return isinstance(part, str) and (part in _UNION_TAGS or part.startswith("function-"))
+
+
 def errors_of(exc: ValidationError) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for err in exc.errors():
-        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
-        out.setdefault(field_path(loc), []).append(_message(err))
+        loc = tuple(p for p in err["loc"] if not _is_branch_tag(p))
+        messages = out.setdefault(field_path(loc), [])
+        message = _message(err)
+        if message not in messages:
+            messages.append(message)
     return out
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def decode_json(raw: bytes) -> Any:
+    """JSON with every non-integer number as an exact Decimal (never a float)."""
+    try:
+        return json.loads(raw, parse_float=Decimal, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as exc:
+        raise BadRequest(f"malformed JSON: {exc}") from None
 
 
 async def parse_body(request: Request, model: type[M]) -> tuple[M, bytes]:
     raw = await request.body()
     if not raw.strip():
         raise BadRequest("request body is empty; send a JSON object")
+    data = decode_json(raw)
+    if not isinstance(data, dict):
+        raise ValidationFailed({"body": ["must be a JSON object"]})
     try:
-        return model.model_validate_json(raw), raw
+        return model.model_validate(data), raw
     except ValidationError as exc:
-        errs = exc.errors()
-        if errs and errs[0]["type"] == "json_invalid":
-            raise BadRequest(f"malformed JSON: {errs[0]['ctx'].get('error', 'invalid')}") from None
-        if errs and errs[0]["type"] == "model_type" and errs[0]["loc"] == ():
-            raise ValidationFailed({"body": ["must be a JSON object"]}) from None
         raise ValidationFailed(errors_of(exc)) from None
 
 
@@ -61,3 +85,21 @@ def errors_of_request(errors: Any) -> dict[str, list[str]]:
         loc = tuple(p for p in err["loc"] if p not in ("query", "path", "header"))
         out.setdefault(field_path(loc), []).append(_message(err))
     return out or {"request": ["invalid request"]}
+
+
+REF_TEMPLATE = "#/components/schemas/{model}"
+BODY_SCHEMAS: dict[str, Any] = {}
+
+
+def openapi_body(model: type[BaseModel]) -> dict[str, Any]:
+    """``openapi_extra`` documenting a body that the endpoint parses itself."""
+    schema = model.model_json_schema(ref_template=REF_TEMPLATE)
+    BODY_SCHEMAS.update(schema.pop("$defs", {}))
+    BODY_SCHEMAS[model.__name__] = schema
+    return {
+        "requestBody": {
+            "required": True,
+            "content": {"application/json": {"schema": {"$ref": REF_TEMPLATE.format(
+                model=model.__name__)}}},
+        }
+    }

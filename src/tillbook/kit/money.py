@@ -34,6 +34,12 @@ def money_str(value: Decimal) -> str:
     return str(money(value))
 
 
+def price_str(value: Decimal) -> str:
+    """A unit price as a decimal string: two places, or four when it needs them."""
+    two = money(value)
+    return str(two) if two == value else str(price4(value))
+
+
 def number(value: Decimal) -> float | int:
     """Product prices and stock on the wire are JSON numbers (spec)."""
     normalized = value.normalize()

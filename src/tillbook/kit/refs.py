@@ -12,7 +12,7 @@ def ref_to_id(value: int | str | None) -> int | None:
     if isinstance(value, int):
         return value if 0 < value < 2**63 else None
     text = value.strip()
-    if text.isdigit():
+    if text.isascii() and text.isdigit():  # "²".isdigit() is True, int("²") fails
         n = int(text)
         return n if 0 < n < 2**63 else None
     return xid.decode(text)

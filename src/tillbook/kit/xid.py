@@ -35,9 +35,10 @@ def decode(xid: str) -> int | None:
         return None
     try:
         numbers = _codec().decode(xid)
+        # Re-encoding raises for decoded numbers beyond 2**63 - 1: not an xid either.
+        if len(numbers) != 1 or _codec().encode(numbers) != xid:
+            return None
     except Exception:
-        return None
-    if len(numbers) != 1 or _codec().encode(numbers) != xid:
         return None
     return numbers[0]
 

@@ -1,4 +1,8 @@
-"""Catalog reads: warehouses, customers, products, categories, brands."""
+"""Catalog reads: warehouses, customers, products, categories, brands.
+
+Query parameters arrive as plain strings and are parsed here, so a bad value is a
+422 naming the field (never a 500); a path id that cannot name a record is a 404.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +12,107 @@ from fastapi import APIRouter
 
 from tillbook.api.deps import DB, CurrentKey
 from tillbook.catalog import queries
+from tillbook.errors import invalid
+from tillbook.kit.pagination import parse_page
+from tillbook.kit.refs import ref_to_id
 
 router = APIRouter(tags=["catalog"])
+
+MAX_SEARCH = 200
+
+
+def _shown(raw: str) -> str:
+    return repr(raw if len(raw) <= 40 else raw[:40] + "...")
+
+
+def _search(raw: str | None) -> str | None:
+    """The search text, or None when absent or blank."""
+    text = (raw or "").strip()
+    if not text:
+        return None
+    if "\x00" in text:
+        raise invalid("search", "must not contain NUL characters")
+    if len(text) > MAX_SEARCH:
+        raise invalid("search", f"must be at most {MAX_SEARCH} characters")
+    return text
+
+
+def _xid_filter(name: str, raw: str | None) -> int | None:
+    """A filter naming a record by xid (or id); one that cannot name any record is a 422.
+    A well-formed reference to another company's record simply matches nothing."""
+    if raw is None or not raw.strip():
+        return None
+    ref = ref_to_id(raw)
+    if ref is None:
+        raise invalid(name, f"must be an xid, got {_shown(raw)}")
+    return ref
+
+
+def _ok(data: Any) -> dict[str, Any]:
+    return {"status": "success", "data": data}
 
 
 @router.get("/warehouses")
 async def list_warehouses(key: CurrentKey, db: DB) -> dict[str, Any]:
-    data = await db.read(lambda s: queries.warehouses(s, key))
-    return {"status": "success", "data": data}
+    return _ok(await db.read(lambda s: queries.warehouses(s, key)))
+
+
+@router.get("/customers")
+async def list_customers(
+    key: CurrentKey,
+    db: DB,
+    page: str | None = None,
+    limit: str | None = None,
+    search: str | None = None,
+) -> dict[str, Any]:
+    pg = parse_page(page, limit)
+    text = _search(search)
+    return _ok(await db.read(lambda s: queries.customers(s, key, pg, search=text)))
+
+
+@router.get("/products")
+async def list_products(
+    key: CurrentKey,
+    db: DB,
+    page: str | None = None,
+    limit: str | None = None,
+    search: str | None = None,
+    category_id: str | None = None,
+    brand_id: str | None = None,
+) -> dict[str, Any]:
+    pg = parse_page(page, limit)
+    text = _search(search)
+    cat = _xid_filter("category_id", category_id)
+    brand = _xid_filter("brand_id", brand_id)
+    return _ok(
+        await db.read(
+            lambda s: queries.products(
+                s, key, pg, search=text, category_id=cat, brand_id=brand
+            )
+        )
+    )
+
+
+@router.get("/products/{ref}")
+async def get_product(ref: str, key: CurrentKey, db: DB) -> dict[str, Any]:
+    return _ok(await db.read(lambda s: queries.product(s, key, ref_to_id(ref))))
+
+
+@router.get("/categories")
+async def list_categories(key: CurrentKey, db: DB) -> dict[str, Any]:
+    return _ok(await db.read(lambda s: queries.categories(s, key)))
+
+
+@router.get("/categories/{ref}")
+async def get_category(ref: str, key: CurrentKey, db: DB) -> dict[str, Any]:
+    return _ok(await db.read(lambda s: queries.category(s, key, ref_to_id(ref))))
+
+
+@router.get("/brands")
+async def list_brands(key: CurrentKey, db: DB) -> dict[str, Any]:
+    return _ok(await db.read(lambda s: queries.brands(s, key)))
+
+
+@router.get("/brands/{ref}")
+async def get_brand(ref: str, key: CurrentKey, db: DB) -> dict[str, Any]:
+    return _ok(await db.read(lambda s: queries.brand(s, key, ref_to_id(ref))))

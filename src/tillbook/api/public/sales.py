@@ -1,3 +1,37 @@
-from fastapi import APIRouter
+"""Sales: record one, list them, read one."""
 
-router = APIRouter()
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+
+from tillbook.api.body import openapi_body, parse_body
+from tillbook.api.deps import DB, CurrentKey
+from tillbook.api.idempotent import run_write
+from tillbook.api.responses import JSON
+from tillbook.orders import queries
+from tillbook.orders.sales import create_sale
+from tillbook.orders.schemas import SaleIn
+
+router = APIRouter(tags=["sales"])
+
+
+@router.post("/sales", openapi_extra=openapi_body(SaleIn))
+async def post_sale(request: Request, key: CurrentKey) -> JSON:
+    body, raw = await parse_body(request, SaleIn)
+    return await run_write(request, key, raw, body.unique_id,
+                           lambda s: create_sale(s, key, body))
+
+
+@router.get("/sales")
+async def list_sales(key: CurrentKey, db: DB, dates: str | None = None, page: str | None = None,
+                     limit: str | None = None) -> dict[str, Any]:
+    data = await db.read(lambda s: queries.order_page(s, key, "sales", dates, page, limit))
+    return {"status": "success", "data": data}
+
+
+@router.get("/sales/{order_id}")
+async def get_sale(order_id: str, key: CurrentKey, db: DB) -> dict[str, Any]:
+    data = await db.read(lambda s: queries.order_detail(s, key, "sales", order_id))
+    return {"status": "success", "data": data}

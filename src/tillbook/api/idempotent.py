@@ -1,0 +1,137 @@
+"""Writes: one transaction, idempotency tokens, and the failed-transaction record.
+
+DESIGN.md §7. The token (``Idempotency-Key`` header, else body ``unique_id``) is
+claimed first inside the write transaction with ``INSERT … ON CONFLICT DO
+NOTHING``. A concurrent twin with the same token blocks on the unique index
+until the first commits, then finds the stored response (or, if the first rolled
+back, claims the token itself). Same token with another body: 422. The record
+and the work it guards commit together.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from fastapi import Request
+from sqlalchemy import delete, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tillbook.api.body import decode_json
+from tillbook.api.responses import JSON, dumps
+from tillbook.auth.context import AuthContext
+from tillbook.db import Database
+from tillbook.errors import LedgerImbalance, Unprocessable, invalid
+from tillbook.models import FailedTransaction, IdempotencyRecord
+
+WINDOW = dt.timedelta(hours=24)
+Work = Callable[[AsyncSession], Awaitable[dict[str, Any]]]
+
+
+def request_hash(method: str, path: str, raw: bytes) -> str:
+    canonical = json.dumps(decode_json(raw), sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(f"{method} {path}\n{canonical}".encode()).hexdigest()
+
+
+async def _claim(
+    session: AsyncSession, db: Database, warehouse_id: int, token: str, digest: str
+) -> tuple[int, dict[str, Any]] | None:
+    """None when this request now owns the token; else the stored (status, body)."""
+    now = dt.datetime.now(dt.UTC)
+    values = {"warehouse_id": warehouse_id, "token": token, "request_hash": digest,
+              "created_at": now}
+    for _ in range(2):
+        insert = sqlite_insert if db.is_sqlite else pg_insert
+        stmt = (
+            insert(IdempotencyRecord)
+            .values(**values)
+            .on_conflict_do_nothing(index_elements=["warehouse_id", "token"])
+            .returning(IdempotencyRecord.id)
+        )
+        if (await session.execute(stmt)).scalar_one_or_none() is not None:
+            return None
+        record = (
+            await session.execute(
+                select(IdempotencyRecord).where(
+                    IdempotencyRecord.warehouse_id == warehouse_id,
+                    IdempotencyRecord.token == token,
+                )
+            )
+        ).scalar_one()
+        created = record.created_at
+        if created.tzinfo is None:
+            created = created.replace(tzinfo=dt.UTC)
+        if created < now - WINDOW:
+            await session.execute(delete(IdempotencyRecord).where(IdempotencyRecord.id == record.id))
+            continue
+        if record.request_hash != digest:
+            raise Unprocessable(
+                f"Idempotency-Key {token!r} was already used with a different request body"
+            )
+        if record.response_status is None or record.response_body is None:
+            raise Unprocessable(f"Idempotency-Key {token!r} is in an unknown state")
+        return record.response_status, json.loads(record.response_body)
+    raise AssertionError("unreachable")
+
+
+async def run_write(
+    request: Request,
+    key: AuthContext,
+    raw: bytes,
+    body_token: str | None,
+    work: Work,
+) -> JSON:
+    db: Database = request.app.state.db
+    token = request.headers.get("idempotency-key") or body_token
+    if token is not None and not (1 <= len(token) <= 255):
+        raise invalid("Idempotency-Key", "must be 1 to 255 characters")
+    digest = request_hash(request.method, request.url.path, raw) if token else ""
+
+    async def unit(session: AsyncSession) -> tuple[int, dict[str, Any], bool]:
+        if token:
+            stored = await _claim(session, db, key.warehouse_id, token, digest)
+            if stored is not None:
+                return stored[0], stored[1], True
+        result = await work(session)
+        if token:
+            await session.execute(
+                update(IdempotencyRecord)
+                .where(IdempotencyRecord.warehouse_id == key.warehouse_id,
+                       IdempotencyRecord.token == token)
+                .values(response_status=200, response_body=dumps(result).decode())
+            )
+        return 200, result, False
+
+    wait = request.app.state.settings.idempotency_wait
+    try:
+        status, body, replayed = await db.write(unit, lock_timeout_s=wait)
+    except LedgerImbalance as exc:
+        await record_failed_transaction(db, key, exc)
+        raise
+    return JSON(body, status_code=status,
+                headers={"Idempotent-Replayed": "true"} if replayed else None)
+
+
+async def record_failed_transaction(db: Database, key: AuthContext, exc: LedgerImbalance) -> None:
+    """Spec: kept in its own transaction after the failed one rolled back."""
+
+    async def write(session: AsyncSession) -> None:
+        session.add(
+            FailedTransaction(
+                company_id=key.company_id,
+                warehouse_id=key.warehouse_id,
+                reason=exc.reason,
+                transaction_data=dumps(
+                    {"entries": exc.entries,
+                     "context": {"user_id": key.user_id, "narration": exc.narration}}
+                ).decode(),
+                timestamp=dt.datetime.now(dt.UTC),
+            )
+        )
+
+    await db.standalone(write)

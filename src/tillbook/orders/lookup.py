@@ -1,0 +1,157 @@
+"""Resolving the references a client sends (ids, numeric strings, xids, codes) to
+records of the key's company or warehouse. A reference that names nothing there
+is a 422 naming the field and the value: the record may exist elsewhere, and the
+client is never told so."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tillbook.errors import ValidationFailed
+from tillbook.kit.refs import ref_to_id
+from tillbook.models import Account, PaymentMode, ProductUnit, Tax, Unit, User
+
+RefValue = int | str
+
+
+@dataclass(frozen=True)
+class Mode:
+    id: int
+    code: str
+    name: str
+    account_code: str
+
+
+class Problems:
+    """Collects every bad reference of a request, to report them all at once."""
+
+    def __init__(self) -> None:
+        self.errors: dict[str, list[str]] = {}
+
+    def add(self, field: str, message: str) -> None:
+        self.errors.setdefault(field, []).append(message)
+
+    def raise_if_any(self) -> None:
+        if self.errors:
+            raise ValidationFailed(self.errors)
+
+
+async def party(
+    session: AsyncSession, company_id: int, ref: RefValue, user_type: str, field: str,
+    problems: Problems,
+) -> User | None:
+    id_ = ref_to_id(ref)
+    found = None
+    if id_ is not None:
+        found = (
+            await session.execute(
+                select(User).where(
+                    User.id == id_, User.company_id == company_id, User.user_type == user_type
+                )
+            )
+        ).scalar_one_or_none()
+    if found is None:
+        problems.add(field, f"unknown {user_type} {ref!r}")
+    return found
+
+
+async def payment_modes(
+    session: AsyncSession, company_id: int, refs: Sequence[tuple[str, RefValue]],
+    problems: Problems,
+) -> dict[str, Mode]:
+    """field -> Mode; a mode is named by numeric id, xid or code (``cash``, ``card``)."""
+    if not refs:
+        return {}
+    rows = (
+        await session.execute(
+            select(PaymentMode.id, PaymentMode.code, PaymentMode.name, Account.code)
+            .join(Account, Account.id == PaymentMode.account_id)
+            .where(PaymentMode.company_id == company_id)
+        )
+    ).all()
+    by_id = {r[0]: Mode(r[0], r[1], r[2], r[3]) for r in rows}
+    by_code = {m.code.lower(): m for m in by_id.values()}
+    out: dict[str, Mode] = {}
+    for field, ref in refs:
+        mode = None
+        if isinstance(ref, str) and ref.strip().lower() in by_code:
+            mode = by_code[ref.strip().lower()]
+        else:
+            id_ = ref_to_id(ref)
+            mode = by_id.get(id_) if id_ is not None else None
+        if mode is None:
+            problems.add(field, f"unknown payment mode {ref!r}")
+        else:
+            out[field] = mode
+    return out
+
+
+async def taxes(
+    session: AsyncSession, company_id: int, refs: Sequence[tuple[str, RefValue]],
+    problems: Problems,
+) -> dict[str, Tax]:
+    ids = {f: ref_to_id(r) for f, r in refs}
+    wanted = {i for i in ids.values() if i is not None}
+    found = {}
+    if wanted:
+        found = {
+            t.id: t
+            for t in (
+                await session.execute(
+                    select(Tax).where(Tax.company_id == company_id, Tax.id.in_(wanted))
+                )
+            ).scalars()
+        }
+    out: dict[str, Tax] = {}
+    for field, ref in refs:
+        tax = found.get(ids[field]) if ids[field] is not None else None
+        if tax is None:
+            problems.add(field, f"unknown tax {ref!r}")
+        else:
+            out[field] = tax
+    return out
+
+
+async def unit_factors(
+    session: AsyncSession, company_id: int, product_units: Sequence[tuple[str, int, int | None,
+                                                                          RefValue]],
+    problems: Problems,
+) -> dict[str, tuple[int, Decimal]]:
+    """field -> (unit id, base units per selected unit) for (field, product id, base unit
+    id, selected unit ref). The product's own unit has factor 1."""
+    out: dict[str, tuple[int, Decimal]] = {}
+    if not product_units:
+        return out
+    product_ids = {p for _, p, _, _ in product_units}
+    rows = (
+        await session.execute(
+            select(ProductUnit.product_id, ProductUnit.unit_id, ProductUnit.operator_value).where(
+                ProductUnit.product_id.in_(product_ids), ProductUnit.company_id == company_id
+            )
+        )
+    ).all()
+    extra = {(r[0], r[1]): Decimal(r[2]) for r in rows}
+    for field, product_id, base_unit, ref in product_units:
+        unit_id = ref_to_id(ref)
+        if unit_id is not None and unit_id == base_unit:
+            out[field] = (unit_id, Decimal(1))
+        elif unit_id is not None and (product_id, unit_id) in extra:
+            out[field] = (unit_id, extra[(product_id, unit_id)])
+        else:
+            problems.add(field, f"unit {ref!r} is not a unit of this product")
+    return out
+
+
+async def unit_names(session: AsyncSession, unit_ids: set[int]) -> dict[int, Unit]:
+    if not unit_ids:
+        return {}
+    rows = await session.execute(select(Unit).where(Unit.id.in_(unit_ids)))
+    return {u.id: u for u in rows.scalars()}
+
+
+__all__ = ["Mode", "Problems"]

@@ -1,0 +1,64 @@
+"""Read side of orders: pages with the ``dates`` filter, details by id or xid."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tillbook.auth.context import AuthContext
+from tillbook.errors import NotFound, invalid
+from tillbook.kit.pagination import envelope, parse_page
+from tillbook.kit.refs import ref_to_id
+from tillbook.models import Order
+from tillbook.orders import views
+
+NOUNS = {"sales": "sale", "purchases": "purchase", "sales-returns": "sales return",
+         "purchase-returns": "purchase return"}
+
+
+def parse_dates(dates: str | None) -> tuple[dt.date | None, dt.date | None]:
+    if dates is None or dates.strip() == "":
+        return None, None
+    parts = dates.split(",")
+    if len(parts) != 2:
+        raise invalid("dates", f"must be YYYY-MM-DD,YYYY-MM-DD, got {dates!r}")
+    try:
+        start, end = (dt.date.fromisoformat(p.strip()) if p.strip() else None for p in parts)
+    except ValueError:
+        raise invalid("dates", f"must be YYYY-MM-DD,YYYY-MM-DD, got {dates!r}") from None
+    if start and end and start > end:
+        raise invalid("dates", f"start {start} is after end {end}")
+    return start, end
+
+
+async def order_page(
+    session: AsyncSession, key: AuthContext, order_type: str, dates: str | None,
+    page: str | None, limit: str | None,
+) -> dict[str, Any]:
+    p = parse_page(page, limit)
+    start, end = parse_dates(dates)
+    total, rows = await views.page_of_orders(
+        session, key.warehouse_id, order_type, date_from=start, date_to=end,
+        offset=p.offset, limit=p.limit,
+    )
+    return envelope(p, total, rows)
+
+
+async def order_detail(
+    session: AsyncSession, key: AuthContext, order_type: str, ref: str
+) -> dict[str, Any]:
+    id_ = ref_to_id(ref)
+    order = None
+    if id_ is not None:
+        order = (
+            await session.execute(
+                select(Order).where(Order.id == id_, Order.warehouse_id == key.warehouse_id,
+                                    Order.order_type == order_type)
+            )
+        ).scalar_one_or_none()
+    if order is None:
+        raise NotFound(f"{NOUNS[order_type]} not found")
+    return await views.load_detail(session, order)

@@ -1,0 +1,287 @@
+"""POST /sales: price the lines, take the stock, take the tenders, post the books.
+
+Everything happens in the caller's one transaction: stock rows locked in id order,
+FIFO draws, the invoice number, the order and its lines, payments, the journal
+entry and the outbox events commit together or not at all.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tillbook.auth.context import AuthContext
+from tillbook.errors import ValidationFailed
+from tillbook.events.outbox import emit
+from tillbook.inventory.service import check_shortages, draw, lock_products
+from tillbook.kit.money import ZERO, money, number
+from tillbook.kit.refs import ref_to_id
+from tillbook.ledger.service import post
+from tillbook.models import Order, OrderItem, Product, Tax, User
+from tillbook.orders import lookup, numbering, views
+from tillbook.orders.schemas import SaleIn
+from tillbook.payments.tenders import payment_status, record_order_tenders
+from tillbook.kit.money import line_amounts
+
+TOLERANCE = Decimal("0.01")
+
+
+@dataclass
+class PricedLine:
+    field: str
+    product: Product
+    unit_id: int | None
+    factor: Decimal
+    quantity: Decimal
+    base_quantity: Decimal
+    unit_price: Decimal
+    discount_rate: Decimal
+    tax: Tax | None
+    net: Decimal
+    tax_amount: Decimal
+    gross: Decimal
+
+
+def sale_response(order: Order) -> dict[str, Any]:
+    return {
+        "status": "success",
+        "order_id": order.id,
+        "invoice_number": order.invoice_number,
+        "total_amount": number(order.total),
+        "unique_id": order.unique_id,
+        "payment_status": order.payment_status,
+        "paid_amount": str(order.paid_amount),
+        "due_amount": str(order.due_amount),
+    }
+
+
+async def existing_order(
+    session: AsyncSession, warehouse_id: int, order_type: str, invoice_number: str
+) -> Order | None:
+    return (
+        await session.execute(
+            select(Order).where(
+                Order.warehouse_id == warehouse_id,
+                Order.order_type == order_type,
+                Order.invoice_number == invoice_number,
+            )
+        )
+    ).scalar_one_or_none()
+
+
+async def price_lines(
+    session: AsyncSession,
+    key: AuthContext,
+    items: list[Any],
+    products: dict[int, Product],
+    problems: lookup.Problems,
+    *,
+    list_name: str,
+    with_tax: bool,
+) -> list[PricedLine]:
+    """Resolve products, units and taxes of each line and compute its amounts."""
+    tax_refs = []
+    unit_refs = []
+    resolved: list[Product | None] = []
+    for i, item in enumerate(items):
+        product = products.get(ref_to_id(item.xid) or 0)
+        if product is None:
+            problems.add(f"{list_name}.{i}.xid", f"unknown product {item.xid!r}")
+        resolved.append(product)
+        if with_tax and item.tax_id is not None:
+            tax_refs.append((f"{list_name}.{i}.tax_id", item.tax_id))
+        if item.selected_unit_id is not None and product is not None:
+            unit_refs.append(
+                (f"{list_name}.{i}.selected_unit_id", product.id, product.unit_id,
+                 item.selected_unit_id)
+            )
+    taxes = await lookup.taxes(session, key.company_id, tax_refs, problems)
+    units = await lookup.unit_factors(session, key.company_id, unit_refs, problems)
+    problems.raise_if_any()
+    lines = []
+    for i, (item, product) in enumerate(zip(items, resolved, strict=True)):
+        assert product is not None
+        field = f"{list_name}.{i}"
+        unit_id, factor = units.get(f"{field}.selected_unit_id", (product.unit_id, Decimal(1)))
+        tax = taxes.get(f"{field}.tax_id")
+        discount_rate = getattr(item, "discount_rate", ZERO)
+        net, tax_amount, gross = line_amounts(
+            item.quantity,
+            item.unit_price,
+            discount_rate,
+            tax.rate if tax else ZERO,
+            tax.inclusive if tax else False,
+        )
+        base_quantity = item.quantity * factor
+        if base_quantity != base_quantity.quantize(Decimal("0.0001")):
+            problems.add(f"{field}.quantity",
+                         f"{item.quantity} × {factor} base units has more than 4 decimal places")
+        lines.append(
+            PricedLine(field, product, unit_id, factor, item.quantity, base_quantity,
+                       item.unit_price, discount_rate, tax, net, tax_amount, gross)
+        )
+    problems.raise_if_any()
+    return lines
+
+
+def check_client_totals(body: SaleIn, subtotal: Decimal, tax: Decimal, total: Decimal) -> None:
+    """A receipt must never disagree with the books (DESIGN.md §3)."""
+    errors: dict[str, list[str]] = {}
+    for name, client, server in (
+        ("subtotal", body.subtotal, subtotal),
+        ("tax_amount", body.tax_amount, tax),
+        ("total", body.total, total),
+    ):
+        if client is not None and abs(client - server) > TOLERANCE:
+            errors[name] = [f"client sent {client}, the server computes {server}"]
+    if errors:
+        raise ValidationFailed(errors)
+
+
+async def create_sale(session: AsyncSession, key: AuthContext, body: SaleIn) -> dict[str, Any]:
+    if body.invoice_number is not None:
+        earlier = await existing_order(session, key.warehouse_id, "sales", body.invoice_number)
+        if earlier is not None:
+            return sale_response(earlier)
+
+    problems = lookup.Problems()
+    customer = await lookup.party(session, key.company_id, body.user_id, "customer", "user_id",
+                                  problems)
+    wanted = [i for i in (ref_to_id(item.xid) for item in body.product_items) if i is not None]
+    products = await lock_products(session, key.warehouse_id, wanted)
+    modes = await lookup.payment_modes(
+        session, key.company_id,
+        [(f"all_payments.{i}.payment_mode_id", t.payment_mode_id)
+         for i, t in enumerate(body.all_payments)],
+        problems,
+    )
+    lines = await price_lines(session, key, body.product_items, products, problems,
+                              list_name="product_items", with_tax=True)
+    assert customer is not None
+
+    subtotal = sum((line.net for line in lines), ZERO)
+    tax_amount = sum((line.tax_amount for line in lines), ZERO)
+    gross = subtotal + tax_amount + body.shipping
+    if body.discount > gross:
+        raise ValidationFailed(
+            {"discount": [f"discount {body.discount} exceeds the order value {gross}"]}
+        )
+    total = gross - body.discount
+    check_client_totals(body, subtotal, tax_amount, total)
+    paid = sum((t.amount for t in body.all_payments), ZERO)
+    if paid > total:
+        raise ValidationFailed(
+            {"all_payments": [f"tenders add up to {paid}, more than the total {total}; "
+                              "record the amount applied, not the cash handed over"]}
+        )
+
+    needed: dict[int, Decimal] = {}
+    field_of: dict[int, str] = {}
+    for line in lines:
+        needed[line.product.id] = needed.get(line.product.id, ZERO) + line.base_quantity
+        field_of.setdefault(line.product.id, f"{line.field}.quantity")
+    check_shortages(products, needed, allow_negative=key.allow_negative_stock, field_of=field_of)
+
+    invoice_number = body.invoice_number or await numbering.issue(
+        session, key.warehouse_id, "sales"
+    )
+    order = Order(
+        company_id=key.company_id,
+        warehouse_id=key.warehouse_id,
+        order_type="sales",
+        unique_id=body.unique_id or uuid.uuid4().hex,
+        invoice_number=invoice_number,
+        order_date=body.order_date.date,
+        order_datetime=body.order_date.datetime,
+        user_id=customer.id,
+        staff_user_id=key.user_id,
+        subtotal=subtotal,
+        tax_amount=tax_amount,
+        discount=body.discount,
+        shipping=body.shipping,
+        total=total,
+        paid_amount=paid,
+        due_amount=total - paid,
+        order_status="delivered",
+        payment_status=payment_status(total, paid),
+        notes=body.notes or "",
+    )
+    session.add(order)
+    await session.flush()
+
+    cost = ZERO
+    items: list[tuple[OrderItem, Product]] = []
+    shortages: list[tuple[Product, Decimal]] = []
+    for line in lines:
+        alloc = await draw(
+            session, line.product, line.base_quantity, reason="sale", source_type="sale",
+            source_id=order.id, allow_negative=key.allow_negative_stock,
+        )
+        cost += alloc.cost
+        if alloc.shortfall:
+            shortages.append((line.product, alloc.shortfall))
+        item = OrderItem(
+            order_id=order.id, company_id=key.company_id, product_id=line.product.id,
+            unit_id=line.unit_id, quantity=line.quantity, base_quantity=line.base_quantity,
+            unit_price=line.unit_price, discount_rate=line.discount_rate,
+            tax_id=line.tax.id if line.tax else None,
+            tax_rate=line.tax.rate if line.tax else ZERO, tax_amount=line.tax_amount,
+            subtotal=line.net, total=line.gross, cost_amount=alloc.cost,
+            returned_quantity=ZERO,
+        )
+        session.add(item)
+        items.append((item, line.product))
+
+    payments, tender_postings = await record_order_tenders(
+        session, key, order, [(t, modes[f"all_payments.{i}.payment_mode_id"])
+                              for i, t in enumerate(body.all_payments)],
+        payment_type="in", date=order.order_date,
+    )
+    order.journal_entry_id = await post(
+        session,
+        company_id=key.company_id,
+        warehouse_id=key.warehouse_id,
+        rule="sale",
+        figures={
+            "due": order.due_amount,
+            "tenders": tender_postings,
+            "discount": order.discount,
+            "cost": money(cost),
+            "subtotal": subtotal,
+            "tax": tax_amount,
+            "shipping": order.shipping,
+        },
+        narration=f"Sale {invoice_number} to {customer.name}",
+        source_type="sale",
+        source_id=order.id,
+        entry_date=order.order_date,
+        party_id=customer.id,
+        created_by=key.user_id,
+    )
+    await session.flush()
+
+    staff = await session.get(User, key.user_id)
+    data = views.detail(order, customer, staff, items, payments)
+    events = ["order.created", "sales.created"]
+    if order.payment_status == "paid":
+        events.append("order.paid")
+    await emit(session, company_id=key.company_id, warehouse_id=key.warehouse_id,
+               types=events, data=data)
+    for product, short in shortages:
+        await emit(
+            session, company_id=key.company_id, warehouse_id=key.warehouse_id,
+            types=["stock.discrepancy"],
+            data={"product_id": product.id, "name": product.name,
+                  "item_code": product.item_code, "quantity_short": number(short),
+                  "current_stock": number(product.current_stock), "order_id": order.id,
+                  "invoice_number": invoice_number},
+        )
+    return sale_response(order)
+
+

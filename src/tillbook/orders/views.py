@@ -1,0 +1,131 @@
+"""The wire shapes of orders: list items and details (also the ``data`` of events)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
+
+from tillbook.kit import xid
+from tillbook.kit.money import money_str, number, price_str
+from tillbook.models import Order, OrderItem, Payment, Product, User
+
+MONEY_FIELDS = ("subtotal", "tax_amount", "discount", "shipping", "total", "paid_amount",
+                "due_amount")
+
+
+def list_item(order: Order, party: User, staff: User | None) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": order.id,
+        "xid": xid.encode(order.id),
+        "unique_id": order.unique_id,
+        "invoice_number": order.invoice_number,
+        "order_type": order.order_type,
+        "order_date": order.order_date.isoformat(),
+    }
+    for f in MONEY_FIELDS:
+        out[f] = money_str(getattr(order, f))
+    out.update(
+        order_status=order.order_status,
+        payment_status=order.payment_status,
+        notes=order.notes,
+        user={"id": party.id, "name": party.name},
+        staff_member={"id": staff.id, "name": staff.name} if staff else None,
+    )
+    return out
+
+
+def detail(
+    order: Order,
+    party: User,
+    staff: User | None,
+    items: Sequence[tuple[OrderItem, Product]],
+    payments: Sequence[Payment],
+) -> dict[str, Any]:
+    out = list_item(order, party, staff)
+    out["user"] = {"id": party.id, "name": party.name, "phone": party.phone}
+    out["original_order_id"] = order.original_order_id
+    out["items"] = [
+        {
+            "id": item.id,
+            "product_id": item.product_id,
+            "quantity": number(item.quantity),
+            "unit_id": item.unit_id,
+            "base_quantity": number(item.base_quantity),
+            "unit_price": price_str(item.unit_price),
+            "discount_rate": number(item.discount_rate),
+            "tax_rate": number(item.tax_rate),
+            "tax_amount": money_str(item.tax_amount),
+            "subtotal": money_str(item.subtotal),
+            "total": money_str(item.total),
+            "product": {"id": product.id, "xid": xid.encode(product.id), "name": product.name,
+                        "item_code": product.item_code},
+        }
+        for item, product in items
+    ]
+    out["payments"] = [
+        {
+            "id": p.id,
+            "amount": money_str(p.amount),
+            "payment_type": p.payment_type,
+            "payment_mode_id": p.payment_mode_id,
+            "date": p.date.isoformat(),
+            "reference": p.reference,
+        }
+        for p in payments
+    ]
+    return out
+
+
+async def load_detail(session: AsyncSession, order: Order) -> dict[str, Any]:
+    party = await session.get(User, order.user_id)
+    assert party is not None
+    staff = await session.get(User, order.staff_user_id) if order.staff_user_id else None
+    items = (
+        await session.execute(
+            select(OrderItem, Product)
+            .join(Product, Product.id == OrderItem.product_id)
+            .where(OrderItem.order_id == order.id)
+            .order_by(OrderItem.id)
+        )
+    ).all()
+    payments = (
+        await session.execute(
+            select(Payment).where(Payment.order_id == order.id).order_by(Payment.id)
+        )
+    ).scalars().all()
+    return detail(order, party, staff, [(i, p) for i, p in items], payments)
+
+
+async def page_of_orders(
+    session: AsyncSession,
+    warehouse_id: int,
+    order_type: str,
+    *,
+    date_from: Any,
+    date_to: Any,
+    offset: int,
+    limit: int,
+) -> tuple[int, list[dict[str, Any]]]:
+    conditions = [Order.warehouse_id == warehouse_id, Order.order_type == order_type]
+    if date_from is not None:
+        conditions.append(Order.order_date >= date_from)
+    if date_to is not None:
+        conditions.append(Order.order_date <= date_to)
+    total = (await session.execute(select(func.count()).where(*conditions))).scalar_one()
+    staff = aliased(User)
+    rows = (
+        await session.execute(
+            select(Order, User, staff)
+            .join(User, User.id == Order.user_id)
+            .outerjoin(staff, staff.id == Order.staff_user_id)
+            .where(*conditions)
+            .order_by(Order.order_date.desc(), Order.id.desc())
+            .offset(offset)
+            .limit(limit)
+        )
+    ).all()
+    return total, [list_item(o, u, s) for o, u, s in rows]

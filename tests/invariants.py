@@ -1,0 +1,180 @@
+"""The books of DESIGN.md §5, checked after every scenario, per company."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tillbook.db import Database
+from tillbook.models import (
+    Account,
+    Expense,
+    JournalEntry,
+    JournalLine,
+    Order,
+    PaymentAllocation,
+    Product,
+    StockBatch,
+    StockMovement,
+    User,
+)
+
+D = Decimal
+CENT = D("0.01")
+
+
+def q(value: object) -> Decimal:
+    return D(str(value if value is not None else 0)).quantize(D("0.0001"))
+
+
+async def gl_balance(session: AsyncSession, company_id: int, code: str,
+                     warehouse_id: int | None = None) -> Decimal:
+    """debit − credit of one account."""
+    stmt = (
+        select(func.coalesce(func.sum(JournalLine.debit - JournalLine.credit), 0))
+        .join(Account, Account.id == JournalLine.account_id)
+        .where(JournalLine.company_id == company_id, Account.code == code)
+    )
+    if warehouse_id is not None:
+        stmt = stmt.where(JournalLine.warehouse_id == warehouse_id)
+    return q((await session.execute(stmt)).scalar_one())
+
+
+async def check_books(db: Database, company_id: int) -> None:
+    async def run(session: AsyncSession) -> None:
+        # 1. every entry balances to the cent and has lines
+        rows = (
+            await session.execute(
+                select(JournalEntry.id, func.sum(JournalLine.debit), func.sum(JournalLine.credit))
+                .join(JournalLine, JournalLine.entry_id == JournalEntry.id)
+                .where(JournalEntry.company_id == company_id)
+                .group_by(JournalEntry.id)
+            )
+        ).all()
+        for entry_id, debit, credit in rows:
+            assert q(debit) == q(credit), f"entry {entry_id} unbalanced: {debit} != {credit}"
+        entries = (
+            await session.execute(
+                select(func.count()).select_from(JournalEntry).where(
+                    JournalEntry.company_id == company_id)
+            )
+        ).scalar_one()
+        assert entries == len(rows), "an entry without lines"
+
+        # 2. GL 11700 = Σ batch values, per warehouse and in total
+        layer_values = dict(
+            (
+                await session.execute(
+                    select(StockBatch.warehouse_id, func.sum(StockBatch.value_remaining))
+                    .where(StockBatch.company_id == company_id)
+                    .group_by(StockBatch.warehouse_id)
+                )
+            ).all()
+        )
+        for wh, value in layer_values.items():
+            gl = await gl_balance(session, company_id, "11700", wh)
+            assert gl == q(value), f"warehouse {wh}: GL 11700 {gl} != layers {value}"
+        total_layers = sum((q(v) for v in layer_values.values()), D(0))
+        assert await gl_balance(session, company_id, "11700") == total_layers
+
+        # 3. stock = Σ movements = Σ batch remaining, per product
+        products = (
+            await session.execute(
+                select(Product.id, Product.current_stock).where(Product.company_id == company_id)
+            )
+        ).all()
+        moves = dict(
+            (
+                await session.execute(
+                    select(StockMovement.product_id, func.sum(StockMovement.quantity))
+                    .where(StockMovement.company_id == company_id)
+                    .group_by(StockMovement.product_id)
+                )
+            ).all()
+        )
+        layers = dict(
+            (
+                await session.execute(
+                    select(StockBatch.product_id, func.sum(StockBatch.quantity_remaining))
+                    .where(StockBatch.company_id == company_id)
+                    .group_by(StockBatch.product_id)
+                )
+            ).all()
+        )
+        for pid, stock in products:
+            assert q(stock) == q(moves.get(pid)), f"product {pid}: stock {stock} != movements"
+            assert q(stock) == q(layers.get(pid)), f"product {pid}: stock {stock} != layers"
+
+        # 4. sub-ledgers: 11500 = Σ customer balances; 21100 = Σ suppliers + pending expenses
+        balances = dict(
+            (
+                await session.execute(
+                    select(User.user_type, func.sum(User.balance))
+                    .where(User.company_id == company_id)
+                    .group_by(User.user_type)
+                )
+            ).all()
+        )
+        ar = await gl_balance(session, company_id, "11500")
+        assert ar == q(balances.get("customer")), f"GL 11500 {ar} != customers {balances}"
+        pending = (
+            await session.execute(
+                select(func.coalesce(func.sum(Expense.amount), 0)).where(
+                    Expense.company_id == company_id, Expense.status == "pending")
+            )
+        ).scalar_one()
+        ap = -(await gl_balance(session, company_id, "21100"))
+        assert ap == q(balances.get("supplier")) + q(pending), (
+            f"GL 21100 {ap} != suppliers {balances.get('supplier')} + pending {pending}"
+        )
+        # party balance = its sub-ledger lines
+        party_lines = dict(
+            (
+                await session.execute(
+                    select(JournalLine.party_id,
+                           func.sum(JournalLine.debit - JournalLine.credit))
+                    .join(Account, Account.id == JournalLine.account_id)
+                    .where(JournalLine.company_id == company_id,
+                           JournalLine.party_id.is_not(None),
+                           Account.code.in_(["11500", "21100"]))
+                    .group_by(JournalLine.party_id)
+                )
+            ).all()
+        )
+        parties = (
+            await session.execute(
+                select(User.id, User.user_type, User.balance).where(
+                    User.company_id == company_id, User.user_type.in_(["customer", "supplier"]))
+            )
+        ).all()
+        for pid, kind, balance in parties:
+            lines = q(party_lines.get(pid))
+            expected = lines if kind == "customer" else -lines
+            assert q(balance) == expected, f"party {pid} balance {balance} != lines {expected}"
+
+        # 5. orders: due = total − paid ≥ 0; paid = Σ allocations
+        orders = (
+            await session.execute(
+                select(Order.id, Order.order_type, Order.total, Order.paid_amount,
+                       Order.due_amount).where(Order.company_id == company_id)
+            )
+        ).all()
+        allocated = dict(
+            (
+                await session.execute(
+                    select(PaymentAllocation.order_id, func.sum(PaymentAllocation.amount))
+                    .where(PaymentAllocation.company_id == company_id)
+                    .group_by(PaymentAllocation.order_id)
+                )
+            ).all()
+        )
+        for oid, otype, total, paid, due in orders:
+            assert q(due) == q(total) - q(paid), f"order {oid}: due != total - paid"
+            assert q(due) >= 0 and q(paid) >= 0, f"order {oid}: negative due or paid"
+            if otype in ("sales", "purchases"):
+                assert q(paid) == q(allocated.get(oid)), (
+                    f"order {oid}: paid {paid} != allocations {allocated.get(oid)}")
+
+    await db.read(run)
