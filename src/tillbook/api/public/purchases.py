@@ -1,3 +1,37 @@
-from fastapi import APIRouter
+"""Purchases: record one, list them, read one."""
 
-router = APIRouter()
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+
+from tillbook.api.body import openapi_body, parse_body
+from tillbook.api.deps import DB, CurrentKey
+from tillbook.api.idempotent import run_write
+from tillbook.api.responses import JSON
+from tillbook.orders import queries
+from tillbook.orders.purchases import create_purchase
+from tillbook.orders.schemas import PurchaseIn
+
+router = APIRouter(tags=["purchases"])
+
+
+@router.post("/purchases", openapi_extra=openapi_body(PurchaseIn))
+async def post_purchase(request: Request, key: CurrentKey) -> JSON:
+    body, raw = await parse_body(request, PurchaseIn)
+    return await run_write(request, key, raw, body.unique_id,
+                           lambda s: create_purchase(s, key, body))
+
+
+@router.get("/purchases")
+async def list_purchases(key: CurrentKey, db: DB, dates: str | None = None,
+                         page: str | None = None, limit: str | None = None) -> dict[str, Any]:
+    data = await db.read(lambda s: queries.order_page(s, key, "purchases", dates, page, limit))
+    return {"status": "success", "data": data}
+
+
+@router.get("/purchases/{order_id}")
+async def get_purchase(order_id: str, key: CurrentKey, db: DB) -> dict[str, Any]:
+    data = await db.read(lambda s: queries.order_detail(s, key, "purchases", order_id))
+    return {"status": "success", "data": data}
