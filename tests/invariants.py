@@ -158,7 +158,7 @@ async def check_books(db: Database, company_id: int) -> None:
         orders = (
             await session.execute(
                 select(Order.id, Order.order_type, Order.total, Order.paid_amount,
-                       Order.due_amount).where(Order.company_id == company_id)
+                       Order.due_amount, Order.credited_amount).where(Order.company_id == company_id)
             )
         ).all()
         allocated = dict(
@@ -170,8 +170,8 @@ async def check_books(db: Database, company_id: int) -> None:
                 )
             ).all()
         )
-        for oid, otype, total, paid, due in orders:
-            assert q(due) == q(total) - q(paid), f"order {oid}: due != total - paid"
+        for oid, otype, total, paid, due, credited in orders:
+            assert q(due) == q(total) - q(paid) - q(credited), f"order {oid}: due != total - paid - credited"
             assert q(due) >= 0 and q(paid) >= 0, f"order {oid}: negative due or paid"
             if otype in ("sales", "purchases"):
                 assert q(paid) == q(allocated.get(oid)), (

@@ -56,6 +56,9 @@ class Order(Base):
     total: Mapped[money]
     paid_amount: Mapped[money]
     due_amount: Mapped[money]
+    # Part of the total settled by returns against this invoice (not by payments):
+    # due_amount = total - paid_amount - credited_amount.
+    credited_amount: Mapped[money]
     order_status: Mapped[str] = mapped_column(String(20))
     payment_status: Mapped[str] = mapped_column(String(20))
     notes: Mapped[str] = mapped_column(Text, default="")

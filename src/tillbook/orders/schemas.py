@@ -129,3 +129,23 @@ class PurchaseIn(Strict):
     all_payments: Annotated[list[Tender], Field(max_length=20)] = []
     unique_id: Token | None = None
     notes: Text | None = None
+
+
+class ReturnItem(Strict):
+    product_id: Ref
+    quantity: MinQty
+    unit_price: UnitPrice
+
+
+class ReturnIn(Strict):
+    user_id: Ref
+    order_date: DateIn
+    items: Annotated[list[ReturnItem], Field(min_length=1, max_length=500)]
+    notes: Text | None = None
+    invoice_number: InvoiceNo | None = Field(
+        default=None, description="the original sale (or purchase) being returned against"
+    )
+    all_payments: Annotated[list[Tender], Field(max_length=20)] = Field(
+        default=[], description="immediate refunds (sales returns only)"
+    )
+    unique_id: Token | None = None
