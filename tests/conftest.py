@@ -20,11 +20,11 @@ from sqlalchemy import text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 
+from tests.factories import Shop, make_shop
 from tillbook.app import create_app
 from tillbook.config import Settings
 from tillbook.db import Database, async_url
 from tillbook.migrate import upgrade
-from tests.factories import Shop, make_shop
 
 os.environ.setdefault("TILLBOOK_MASTER_KEY", "dGlsbGJvb2stdGVzdC1tYXN0ZXIta2V5LTMyLWJ5dGU=")
 

@@ -65,18 +65,22 @@ class Shop:
         return self.key.headers
 
 
-async def make_shop(db: Database, *, rate_limit: str = "100000/minute",
-                    allow_negative_stock: bool = False) -> Shop:
+async def make_shop(
+    db: Database, *, rate_limit: str = "100000/minute", allow_negative_stock: bool = False
+) -> Shop:
     tag = uuid.uuid4().hex[:6]
 
     async def build(session: AsyncSession) -> Shop:
         company, _admin = await tenancy.create_company(
-            session, f"Shop {tag}", admin_email=f"admin-{tag}@example.com",
+            session,
+            f"Shop {tag}",
+            admin_email=f"admin-{tag}@example.com",
             admin_password="correct horse battery",
         )
         cid = company.id
-        wh = await tenancy.create_warehouse(session, cid, "Main street",
-                                            allow_negative_stock=allow_negative_stock)
+        wh = await tenancy.create_warehouse(
+            session, cid, "Main street", allow_negative_stock=allow_negative_stock
+        )
         wh2 = await tenancy.create_warehouse(session, cid, "Harbour")
         k1 = await tenancy.create_api_key(session, wh.id, "till 1", rate_limit=rate_limit)
         k2 = await tenancy.create_api_key(session, wh2.id, "till 2", rate_limit=rate_limit)
@@ -87,48 +91,84 @@ async def make_shop(db: Database, *, rate_limit: str = "100000/minute",
         brand = await catalog.create_brand(session, cid, "Acme")
         tax10 = await catalog.create_tax(session, cid, "VAT 10%", D("10"))
         tax_incl = await catalog.create_tax(session, cid, "VAT 20% incl", D("20"), True)
-        customer = await catalog.create_party(session, cid, "customer", "Ada Customer",
-                                              phone="555-0100")
+        customer = await catalog.create_party(
+            session, cid, "customer", "Ada Customer", phone="555-0100"
+        )
         walk_in = await catalog.create_party(session, cid, "customer", "Walk-in", walk_in=True)
-        supplier = await catalog.create_party(session, cid, "supplier", "Sam Supplier",
-                                              phone="555-0200")
+        supplier = await catalog.create_party(
+            session, cid, "supplier", "Sam Supplier", phone="555-0200"
+        )
         products: dict[str, int] = {}
         apple = await catalog.create_product(
-            session, company_id=cid, warehouse_id=wh.id, name="Apple juice",
-            item_code=f"AJ-{tag}", barcode=f"400{tag}", sales_price=D("3.50"),
-            purchase_price=D("2.00"), unit_id=piece.id, category_id=child.id,
+            session,
+            company_id=cid,
+            warehouse_id=wh.id,
+            name="Apple juice",
+            item_code=f"AJ-{tag}",
+            barcode=f"400{tag}",
+            sales_price=D("3.50"),
+            purchase_price=D("2.00"),
+            unit_id=piece.id,
+            category_id=child.id,
             brand_id=brand.id,
             opening_batches=[(D("10"), D("1.50")), (D("10"), D("2.00"))],
         )
         products["apple"] = apple.id
         water = await catalog.create_product(
-            session, company_id=cid, warehouse_id=wh.id, name="Still water",
-            item_code=f"SW-{tag}", sales_price=D("1.00"), purchase_price=D("0.40"),
-            unit_id=piece.id, category_id=root.id,
+            session,
+            company_id=cid,
+            warehouse_id=wh.id,
+            name="Still water",
+            item_code=f"SW-{tag}",
+            sales_price=D("1.00"),
+            purchase_price=D("0.40"),
+            unit_id=piece.id,
+            category_id=root.id,
             opening_batches=[(D("100"), D("0.3333"))],
         )
         products["water"] = water.id
         await catalog.add_product_unit(session, water, box.id, D("12"), D("10.00"))
         empty = await catalog.create_product(
-            session, company_id=cid, warehouse_id=wh.id, name="Rare tea",
-            item_code=f"RT-{tag}", sales_price=D("9.99"), purchase_price=D("5.00"),
+            session,
+            company_id=cid,
+            warehouse_id=wh.id,
+            name="Rare tea",
+            item_code=f"RT-{tag}",
+            sales_price=D("9.99"),
+            purchase_price=D("5.00"),
         )
         products["tea"] = empty.id
         other = await catalog.create_product(
-            session, company_id=cid, warehouse_id=wh2.id, name="Harbour coffee",
-            item_code=f"HC-{tag}", sales_price=D("4.00"), purchase_price=D("2.50"),
+            session,
+            company_id=cid,
+            warehouse_id=wh2.id,
+            name="Harbour coffee",
+            item_code=f"HC-{tag}",
+            sales_price=D("4.00"),
+            purchase_price=D("2.50"),
             opening_batches=[(D("5"), D("2.50"))],
         )
         modes = await _modes(session, cid)
         return Shop(
-            company_id=cid, warehouse_id=wh.id, other_warehouse_id=wh2.id,
+            company_id=cid,
+            warehouse_id=wh.id,
+            other_warehouse_id=wh2.id,
             key=Key(k1.key.public_key, k1.secret_key, k1.hmac_secret, wh.id),
             other_key=Key(k2.key.public_key, k2.secret_key, k2.hmac_secret, wh2.id),
-            customer_id=customer.id, walk_in_id=walk_in.id, supplier_id=supplier.id,
-            cash_mode_id=modes["cash"], card_mode_id=modes["card"],
-            tax10_id=tax10.id, tax_incl_id=tax_incl.id, box_unit_id=box.id,
-            piece_unit_id=piece.id, category_id=root.id, child_category_id=child.id,
-            brand_id=brand.id, products=products, other_products={"coffee": other.id},
+            customer_id=customer.id,
+            walk_in_id=walk_in.id,
+            supplier_id=supplier.id,
+            cash_mode_id=modes["cash"],
+            card_mode_id=modes["card"],
+            tax10_id=tax10.id,
+            tax_incl_id=tax_incl.id,
+            box_unit_id=box.id,
+            piece_unit_id=piece.id,
+            category_id=root.id,
+            child_category_id=child.id,
+            brand_id=brand.id,
+            products=products,
+            other_products={"coffee": other.id},
         )
 
     return await db.write(build)

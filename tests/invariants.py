@@ -29,8 +29,9 @@ def q(value: object) -> Decimal:
     return D(str(value if value is not None else 0)).quantize(D("0.0001"))
 
 
-async def gl_balance(session: AsyncSession, company_id: int, code: str,
-                     warehouse_id: int | None = None) -> Decimal:
+async def gl_balance(
+    session: AsyncSession, company_id: int, code: str, warehouse_id: int | None = None
+) -> Decimal:
     """debit − credit of one account."""
     stmt = (
         select(func.coalesce(func.sum(JournalLine.debit - JournalLine.credit), 0))
@@ -57,8 +58,9 @@ async def check_books(db: Database, company_id: int) -> None:
             assert q(debit) == q(credit), f"entry {entry_id} unbalanced: {debit} != {credit}"
         entries = (
             await session.execute(
-                select(func.count()).select_from(JournalEntry).where(
-                    JournalEntry.company_id == company_id)
+                select(func.count())
+                .select_from(JournalEntry)
+                .where(JournalEntry.company_id == company_id)
             )
         ).scalar_one()
         assert entries == len(rows), "an entry without lines"
@@ -122,7 +124,8 @@ async def check_books(db: Database, company_id: int) -> None:
         pending = (
             await session.execute(
                 select(func.coalesce(func.sum(Expense.amount), 0)).where(
-                    Expense.company_id == company_id, Expense.status == "pending")
+                    Expense.company_id == company_id, Expense.status == "pending"
+                )
             )
         ).scalar_one()
         ap = -(await gl_balance(session, company_id, "21100"))
@@ -133,12 +136,13 @@ async def check_books(db: Database, company_id: int) -> None:
         party_lines = dict(
             (
                 await session.execute(
-                    select(JournalLine.party_id,
-                           func.sum(JournalLine.debit - JournalLine.credit))
+                    select(JournalLine.party_id, func.sum(JournalLine.debit - JournalLine.credit))
                     .join(Account, Account.id == JournalLine.account_id)
-                    .where(JournalLine.company_id == company_id,
-                           JournalLine.party_id.is_not(None),
-                           Account.code.in_(["11500", "21100"]))
+                    .where(
+                        JournalLine.company_id == company_id,
+                        JournalLine.party_id.is_not(None),
+                        Account.code.in_(["11500", "21100"]),
+                    )
                     .group_by(JournalLine.party_id)
                 )
             ).all()
@@ -146,7 +150,8 @@ async def check_books(db: Database, company_id: int) -> None:
         parties = (
             await session.execute(
                 select(User.id, User.user_type, User.balance).where(
-                    User.company_id == company_id, User.user_type.in_(["customer", "supplier"]))
+                    User.company_id == company_id, User.user_type.in_(["customer", "supplier"])
+                )
             )
         ).all()
         for pid, kind, balance in parties:
@@ -157,8 +162,14 @@ async def check_books(db: Database, company_id: int) -> None:
         # 5. orders: due = total − paid ≥ 0; paid = Σ allocations
         orders = (
             await session.execute(
-                select(Order.id, Order.order_type, Order.total, Order.paid_amount,
-                       Order.due_amount, Order.credited_amount).where(Order.company_id == company_id)
+                select(
+                    Order.id,
+                    Order.order_type,
+                    Order.total,
+                    Order.paid_amount,
+                    Order.due_amount,
+                    Order.credited_amount,
+                ).where(Order.company_id == company_id)
             )
         ).all()
         allocated = dict(
@@ -171,10 +182,13 @@ async def check_books(db: Database, company_id: int) -> None:
             ).all()
         )
         for oid, otype, total, paid, due, credited in orders:
-            assert q(due) == q(total) - q(paid) - q(credited), f"order {oid}: due != total - paid - credited"
+            assert q(due) == q(total) - q(paid) - q(credited), (
+                f"order {oid}: due != total - paid - credited"
+            )
             assert q(due) >= 0 and q(paid) >= 0, f"order {oid}: negative due or paid"
             if otype in ("sales", "purchases"):
                 assert q(paid) == q(allocated.get(oid)), (
-                    f"order {oid}: paid {paid} != allocations {allocated.get(oid)}")
+                    f"order {oid}: paid {paid} != allocations {allocated.get(oid)}"
+                )
 
     await db.read(run)

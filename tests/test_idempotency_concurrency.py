@@ -17,15 +17,21 @@ D = Decimal
 
 
 def one_apple(shop, **extra):
-    body = {"user_id": shop.customer_id, "order_date": "2026-11-20",
-            "product_items": [{"xid": shop.xid("apple"), "quantity": 1, "unit_price": 3.5}]}
+    body = {
+        "user_id": shop.customer_id,
+        "order_date": "2026-11-20",
+        "product_items": [{"xid": shop.xid("apple"), "quantity": 1, "unit_price": 3.5}],
+    }
     body.update(extra)
     return body
 
 
 async def count(db, model, company_id):
-    return await db.read(lambda s: s.scalar(
-        select(func.count()).select_from(model).where(model.company_id == company_id)))
+    return await db.read(
+        lambda s: s.scalar(
+            select(func.count()).select_from(model).where(model.company_id == company_id)
+        )
+    )
 
 
 async def test_same_token_replays_without_new_effects(client, shop, db):
@@ -56,14 +62,18 @@ async def test_unique_id_in_body_is_a_token(client, shop, db):
 async def test_same_client_invoice_number_returns_earlier_sale(client, shop, db):
     body = one_apple(shop, invoice_number="T7-000123")
     a = await client.post("/sales", json=body, headers=shop.headers)
-    b = await client.post("/sales", json=one_apple(shop, invoice_number="T7-000123", discount=0.5),
-                          headers=shop.headers)
+    b = await client.post(
+        "/sales",
+        json=one_apple(shop, invoice_number="T7-000123", discount=0.5),
+        headers=shop.headers,
+    )
     assert a.status_code == b.status_code == 200
     assert a.json()["order_id"] == b.json()["order_id"]
     assert await count(db, Order, shop.company_id) == 1
     # a generated number skips one a client took by hand
-    c = await client.post("/sales", json=one_apple(shop, invoice_number="SAL-00001"),
-                          headers=shop.headers)
+    c = await client.post(
+        "/sales", json=one_apple(shop, invoice_number="SAL-00001"), headers=shop.headers
+    )
     d = await client.post("/sales", json=one_apple(shop), headers=shop.headers)
     assert c.json()["invoice_number"] == "SAL-00001"
     assert d.json()["invoice_number"] == "SAL-00002"
@@ -78,8 +88,11 @@ async def test_concurrent_same_token_creates_one_sale(client, shop, db):
     assert all(r.status_code == 200 for r in results), [r.text for r in results]
     assert len({r.json()["order_id"] for r in results}) == 1
     assert await count(db, Order, shop.company_id) == 1
-    stock = await db.read(lambda s: s.scalar(
-        select(Product.current_stock).where(Product.id == shop.products["apple"])))
+    stock = await db.read(
+        lambda s: s.scalar(
+            select(Product.current_stock).where(Product.id == shop.products["apple"])
+        )
+    )
     assert stock == D("19")
     await check_books(db, shop.company_id)
 
@@ -95,8 +108,11 @@ async def test_thirty_clients_buy_the_last_twenty(client, db):
     assert codes.count(422) == 10
     refused = [r.json() for r in results if r.status_code == 422]
     assert all("insufficient stock" in str(r["errors"]) for r in refused)
-    stock = await db.read(lambda s: s.scalar(
-        select(Product.current_stock).where(Product.id == shop.products["apple"])))
+    stock = await db.read(
+        lambda s: s.scalar(
+            select(Product.current_stock).where(Product.id == shop.products["apple"])
+        )
+    )
     assert stock == 0
     numbers = sorted(r.json()["invoice_number"] for r in results if r.status_code == 200)
     assert numbers == [f"SAL-{n:05d}" for n in range(1, 21)]
@@ -114,12 +130,17 @@ async def test_forced_imbalance_rolls_back_and_records_failure(client, shop, db,
     assert await count(db, Order, shop.company_id) == 0
     assert await count(db, JournalEntry, shop.company_id) == 4  # opening stock only
     assert await count(db, OutboxEvent, shop.company_id) == 0
-    stock = await db.read(lambda s: s.scalar(
-        select(Product.current_stock).where(Product.id == shop.products["apple"])))
+    stock = await db.read(
+        lambda s: s.scalar(
+            select(Product.current_stock).where(Product.id == shop.products["apple"])
+        )
+    )
     assert stock == D("20")
+
     async def failures(s):
-        rows = await s.scalars(select(FailedTransaction).where(
-            FailedTransaction.company_id == shop.company_id))
+        rows = await s.scalars(
+            select(FailedTransaction).where(FailedTransaction.company_id == shop.company_id)
+        )
         return rows.all()
 
     failed = await db.read(failures)

@@ -21,16 +21,22 @@ async def gl(db, shop, code):
 
 
 async def credit_sale(client, shop, qty=12):
-    body = {"user_id": shop.customer_id, "order_date": "2026-11-20",
-            "product_items": [{"xid": shop.xid("apple"), "quantity": qty, "unit_price": 3.5}]}
+    body = {
+        "user_id": shop.customer_id,
+        "order_date": "2026-11-20",
+        "product_items": [{"xid": shop.xid("apple"), "quantity": qty, "unit_price": 3.5}],
+    }
     r = await client.post("/sales", json=body, headers=shop.headers)
     assert r.status_code == 200, r.text
     return r.json()
 
 
 def ret(shop, qty, invoice=None, **extra):
-    body = {"user_id": shop.customer_id, "order_date": "2026-11-21",
-            "items": [{"product_id": shop.xid("apple"), "quantity": qty, "unit_price": 3.5}]}
+    body = {
+        "user_id": shop.customer_id,
+        "order_date": "2026-11-21",
+        "items": [{"product_id": shop.xid("apple"), "quantity": qty, "unit_price": 3.5}],
+    }
     if invoice:
         body["invoice_number"] = invoice
     body.update(extra)
@@ -39,8 +45,9 @@ def ret(shop, qty, invoice=None, **extra):
 
 async def test_return_against_invoice_at_original_cost(client, shop, db):
     sale = await credit_sale(client, shop)  # 12 apples: 10 @ 1.50 + 2 @ 2.00 = 19.00
-    r = await client.post("/sales-returns", json=ret(shop, 6, sale["invoice_number"]),
-                          headers=shop.headers)
+    r = await client.post(
+        "/sales-returns", json=ret(shop, 6, sale["invoice_number"]), headers=shop.headers
+    )
     assert r.status_code == 200, r.text
     out = r.json()
     assert out["invoice_number"] == "SRET-00001" and isinstance(out["return_id"], int)
@@ -51,12 +58,14 @@ async def test_return_against_invoice_at_original_cost(client, shop, db):
     original = await db.read(lambda s: s.get(Order, sale["order_id"]))
     assert original.due_amount == D("21.00") and original.credited_amount == D("21.00")
     assert original.payment_status == "unpaid"  # nothing paid on what remains
-    balance = await db.read(lambda s: s.scalar(select(User.balance).where(
-        User.id == shop.customer_id)))
+    balance = await db.read(
+        lambda s: s.scalar(select(User.balance).where(User.id == shop.customer_id))
+    )
     assert balance == D("21.00")
     # more than remains returnable on the invoice is refused
-    too_many = await client.post("/sales-returns", json=ret(shop, 7, sale["invoice_number"]),
-                                 headers=shop.headers)
+    too_many = await client.post(
+        "/sales-returns", json=ret(shop, 7, sale["invoice_number"]), headers=shop.headers
+    )
     assert too_many.status_code == 422 and "items.0.quantity" in too_many.json()["errors"]
     listing = (await client.get("/sales-returns", headers=shop.headers)).json()["data"]
     assert listing["total"] == 1
@@ -76,9 +85,11 @@ async def test_return_with_cash_refund_and_no_invoice(client, shop, db):
 
 
 async def test_purchase_return_fifo_and_difference(client, shop, db):
-    body = {"user_id": shop.supplier_id, "order_date": "2026-11-21",
-            "items": [{"product_id": shop.products["apple"], "quantity": 12,
-                       "unit_price": "1.80"}]}
+    body = {
+        "user_id": shop.supplier_id,
+        "order_date": "2026-11-21",
+        "items": [{"product_id": shop.products["apple"], "quantity": 12, "unit_price": "1.80"}],
+    }
     r = await client.post("/purchase-returns", json=body, headers=shop.headers)
     assert r.status_code == 200, r.text
     assert r.json()["invoice_number"] == "PRET-00001"
@@ -86,8 +97,10 @@ async def test_purchase_return_fifo_and_difference(client, shop, db):
     # credit 21.60 against FIFO cost 19.00: 2.60 to 51200 (credit)
     assert await gl(db, shop, "21100") == D("21.60")
     assert await gl(db, shop, "51200") == D("-2.60")
-    too_many = {**body, "items": [{"product_id": shop.products["apple"], "quantity": 9,
-                                   "unit_price": 1}]}
+    too_many = {
+        **body,
+        "items": [{"product_id": shop.products["apple"], "quantity": 9, "unit_price": 1}],
+    }
     r = await client.post("/purchase-returns", json=too_many, headers=shop.headers)
     assert r.status_code == 422 and "available 8" in str(r.json()["errors"])
     listing = (await client.get("/purchase-returns", headers=shop.headers)).json()["data"]
@@ -99,14 +112,27 @@ async def test_return_bad_input_changes_nothing(client, shop, db):
     sale = await credit_sale(client, shop, qty=1)
     cases = [
         ({"items": []}, "items"),
-        ({"items": [{"product_id": shop.xid("apple"), "quantity": 0.001, "unit_price": 1}]},
-         "items.0.quantity"),
-        ({"items": [{"product_id": shop.other_products["coffee"], "quantity": 1,
-                     "unit_price": 1}]}, "items.0.product_id"),
+        (
+            {"items": [{"product_id": shop.xid("apple"), "quantity": 0.001, "unit_price": 1}]},
+            "items.0.quantity",
+        ),
+        (
+            {
+                "items": [
+                    {"product_id": shop.other_products["coffee"], "quantity": 1, "unit_price": 1}
+                ]
+            },
+            "items.0.product_id",
+        ),
         ({"user_id": shop.supplier_id}, "user_id"),
         ({"invoice_number": "SAL-99999"}, "invoice_number"),
-        ({"items": [{"product_id": shop.xid("water"), "quantity": 1, "unit_price": 1}],
-          "invoice_number": sale["invoice_number"]}, "items.0.product_id"),
+        (
+            {
+                "items": [{"product_id": shop.xid("water"), "quantity": 1, "unit_price": 1}],
+                "invoice_number": sale["invoice_number"],
+            },
+            "items.0.product_id",
+        ),
         ({"all_payments": [{"amount": 99, "payment_mode_id": "cash"}]}, "all_payments"),
     ]
     for patch, field in cases:

@@ -20,7 +20,8 @@ def sale(shop, items, **extra):
 
 async def stock_of(db, product_id):
     return await db.read(
-        lambda s: s.scalar(select(Product.current_stock).where(Product.id == product_id)))
+        lambda s: s.scalar(select(Product.current_stock).where(Product.id == product_id))
+    )
 
 
 async def test_credit_sale_posts_fifo_cost(client, shop, db):
@@ -55,36 +56,63 @@ async def test_split_tender_tax_discount_shipping(client, shop, db):
         {"xid": shop.xid("apple"), "quantity": 3, "unit_price": "3.50", "tax_id": shop.tax10_id},
         {"xid": shop.products["water"], "quantity": 2, "unit_price": 1, "discount_rate": 10},
     ]
-    body = sale(shop, items, discount=0.35, shipping=2, total=15.00, subtotal=12.30,
-                tax_amount=1.05,
-                all_payments=[{"amount": 10, "payment_mode_id": "cash"},
-                              {"amount": "5.00", "payment_mode_id": shop.card_mode_id,
-                               "reference": "T-1"}])
+    body = sale(
+        shop,
+        items,
+        discount=0.35,
+        shipping=2,
+        total=15.00,
+        subtotal=12.30,
+        tax_amount=1.05,
+        all_payments=[
+            {"amount": 10, "payment_mode_id": "cash"},
+            {"amount": "5.00", "payment_mode_id": shop.card_mode_id, "reference": "T-1"},
+        ],
+    )
     r = await client.post("/sales", json=body, headers=shop.headers)
     assert r.status_code == 200, r.text
     assert r.json()["total_amount"] == 15
     detail = (await client.get(f"/sales/{r.json()['order_id']}", headers=shop.headers)).json()
     d = detail["data"]
     assert (d["subtotal"], d["tax_amount"], d["discount"], d["shipping"], d["total"]) == (
-        "12.30", "1.05", "0.35", "2.00", "15.00")
+        "12.30",
+        "1.05",
+        "0.35",
+        "2.00",
+        "15.00",
+    )
     assert d["payment_status"] == "paid" and d["due_amount"] == "0.00"
     assert len(d["payments"]) == 2
+
     async def figures(s):
-        return {c: await gl_balance(s, shop.company_id, c)
-                for c in ("11101", "11105", "11500", "41100", "21200", "41300", "41400")}
+        return {
+            c: await gl_balance(s, shop.company_id, c)
+            for c in ("11101", "11105", "11500", "41100", "21200", "41300", "41400")
+        }
+
     f = await db.read(figures)
-    assert f == {"11101": D("10.00"), "11105": D("5.00"), "11500": D("0.00"),
-                 "41100": D("-12.30"), "21200": D("-1.05"), "41300": D("0.35"),
-                 "41400": D("-2.00")}
-    events = await db.read(lambda s: s.scalars(
-        select(OutboxEvent.type).where(OutboxEvent.company_id == shop.company_id)))
+    assert f == {
+        "11101": D("10.00"),
+        "11105": D("5.00"),
+        "11500": D("0.00"),
+        "41100": D("-12.30"),
+        "21200": D("-1.05"),
+        "41300": D("0.35"),
+        "41400": D("-2.00"),
+    }
+    events = await db.read(
+        lambda s: s.scalars(
+            select(OutboxEvent.type).where(OutboxEvent.company_id == shop.company_id)
+        )
+    )
     assert sorted(events) == ["order.created", "order.paid", "sales.created"]
     await check_books(db, shop.company_id)
 
 
 async def test_inclusive_tax_and_partial_tender(client, shop, db):
-    items = [{"xid": shop.xid("apple"), "quantity": 1, "unit_price": "12.00",
-              "tax_id": shop.tax_incl_id}]
+    items = [
+        {"xid": shop.xid("apple"), "quantity": 1, "unit_price": "12.00", "tax_id": shop.tax_incl_id}
+    ]
     body = sale(shop, items, all_payments=[{"amount": 5, "payment_mode_id": "cash"}])
     r = await client.post("/sales", json=body, headers=shop.headers)
     assert r.status_code == 200, r.text
@@ -96,8 +124,14 @@ async def test_inclusive_tax_and_partial_tender(client, shop, db):
 
 
 async def test_multi_unit_line(client, shop, db):
-    items = [{"xid": shop.xid("water"), "quantity": 2, "unit_price": 10,
-              "selected_unit_id": shop.box_unit_id}]
+    items = [
+        {
+            "xid": shop.xid("water"),
+            "quantity": 2,
+            "unit_price": 10,
+            "selected_unit_id": shop.box_unit_id,
+        }
+    ]
     r = await client.post("/sales", json=sale(shop, items), headers=shop.headers)
     assert r.status_code == 200, r.text
     assert r.json()["total_amount"] == 20
@@ -106,31 +140,45 @@ async def test_multi_unit_line(client, shop, db):
 
 
 async def test_oversell_refused_and_nothing_recorded(client, shop, db):
-    items = [{"xid": shop.xid("apple"), "quantity": 21, "unit_price": 3.5},
-             {"xid": shop.xid("tea"), "quantity": 1, "unit_price": 9.99}]
+    items = [
+        {"xid": shop.xid("apple"), "quantity": 21, "unit_price": 3.5},
+        {"xid": shop.xid("tea"), "quantity": 1, "unit_price": 9.99},
+    ]
     r = await client.post("/sales", json=sale(shop, items), headers=shop.headers)
     assert r.status_code == 422
     errors = r.json()["errors"]
     assert "requested 21, available 20" in errors["product_items.0.quantity"][0]
     assert "requested 1, available 0" in errors["product_items.1.quantity"][0]
     assert await stock_of(db, shop.products["apple"]) == D("20")
-    n = await db.read(lambda s: s.scalar(select(func.count()).select_from(OutboxEvent).where(
-        OutboxEvent.company_id == shop.company_id)))
+    n = await db.read(
+        lambda s: s.scalar(
+            select(func.count())
+            .select_from(OutboxEvent)
+            .where(OutboxEvent.company_id == shop.company_id)
+        )
+    )
     assert n == 0
     # the counter did not move either
-    ok = await client.post("/sales", json=sale(shop, items[:1][:1] and [
-        {"xid": shop.xid("apple"), "quantity": 1, "unit_price": 3.5}]), headers=shop.headers)
+    ok = await client.post(
+        "/sales",
+        json=sale(
+            shop, items[:1][:1] and [{"xid": shop.xid("apple"), "quantity": 1, "unit_price": 3.5}]
+        ),
+        headers=shop.headers,
+    )
     assert ok.json()["invoice_number"] == "SAL-00001"
     await check_books(db, shop.company_id)
 
 
 async def test_list_sales_dates_and_pagination(client, shop, db):
     for day in ("2026-01-01", "2026-01-05", "2026-02-01"):
-        body = sale(shop, [{"xid": shop.xid("water"), "quantity": 1, "unit_price": 1}],
-                    order_date=day)
+        body = sale(
+            shop, [{"xid": shop.xid("water"), "quantity": 1, "unit_price": 1}], order_date=day
+        )
         assert (await client.post("/sales", json=body, headers=shop.headers)).status_code == 200
-    r = await client.get("/sales", params={"dates": "2026-01-01,2026-01-31", "limit": 1},
-                         headers=shop.headers)
+    r = await client.get(
+        "/sales", params={"dates": "2026-01-01,2026-01-31", "limit": 1}, headers=shop.headers
+    )
     data = r.json()["data"]
     assert data["total"] == 2 and data["current_page"] == 1 and len(data["data"]) == 1
     row = data["data"][0]

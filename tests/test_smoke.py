@@ -8,5 +8,7 @@ async def test_warehouses(client, shop):
 async def test_missing_keys(client):
     r = await client.get("/warehouses")
     assert r.status_code == 401
-    assert r.json() == {"status": "error",
-                        "message": "authentication failed; both key headers are required"}
+    assert r.json() == {
+        "status": "error",
+        "message": "authentication failed; both key headers are required",
+    }

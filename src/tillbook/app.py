@@ -90,7 +90,9 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSON:
-        message = {404: "not found", 405: "method not allowed"}.get(exc.status_code, str(exc.detail))
+        message = {404: "not found", 405: "method not allowed"}.get(
+            exc.status_code, str(exc.detail)
+        )
         return JSON({"status": "error", "message": message}, status_code=exc.status_code)
 
     @app.exception_handler(Exception)

@@ -21,7 +21,12 @@ from typing import Any, TypeVar
 from sqlalchemy import event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+from sqlalchemy.ext.asyncio import (
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
 
 from tillbook.errors import Conflict, ServiceUnavailable
 
@@ -76,8 +81,9 @@ class Database:
         self.is_sqlite = self.url.startswith("sqlite")
         if self.is_sqlite:
             self.engine = create_async_engine(self.url, pool_size=pool_size, max_overflow=0)
-            self.write_engine = create_async_engine(self.url, pool_size=1, max_overflow=0,
-                                                    pool_timeout=60)
+            self.write_engine = create_async_engine(
+                self.url, pool_size=1, max_overflow=0, pool_timeout=60
+            )
             _sqlite_setup(self.engine, immediate=False)
             _sqlite_setup(self.write_engine, immediate=True)
         else:
@@ -150,8 +156,10 @@ class Database:
 
     @staticmethod
     def _unavailable(exc: DBAPIError) -> Exception:
-        if isinstance(exc, OperationalError) or exc.connection_invalidated or _is_connection_error(
-            exc
+        if (
+            isinstance(exc, OperationalError)
+            or exc.connection_invalidated
+            or _is_connection_error(exc)
         ):
             log.warning("database unavailable: %s", type(exc.orig).__name__)
             return ServiceUnavailable(headers={"Retry-After": "2"})

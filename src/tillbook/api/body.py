@@ -26,8 +26,10 @@ def field_path(loc: tuple[int | str, ...]) -> str:
 
 def _message(err: Any) -> str:
     msg = str(err["msg"])
-    if err["type"] not in ("missing",) and "input" in err and not isinstance(
-        err["input"], dict | list
+    if (
+        err["type"] not in ("missing",)
+        and "input" in err
+        and not isinstance(err["input"], dict | list)
     ):
         msg += f" (got {err['input']!r})"
     return msg
@@ -99,7 +101,8 @@ def openapi_body(model: type[BaseModel]) -> dict[str, Any]:
     return {
         "requestBody": {
             "required": True,
-            "content": {"application/json": {"schema": {"$ref": REF_TEMPLATE.format(
-                model=model.__name__)}}},
+            "content": {
+                "application/json": {"schema": {"$ref": REF_TEMPLATE.format(model=model.__name__)}}
+            },
         }
     }

@@ -43,8 +43,12 @@ async def _claim(
 ) -> tuple[int, dict[str, Any]] | None:
     """None when this request now owns the token; else the stored (status, body)."""
     now = dt.datetime.now(dt.UTC)
-    values = {"warehouse_id": warehouse_id, "token": token, "request_hash": digest,
-              "created_at": now}
+    values = {
+        "warehouse_id": warehouse_id,
+        "token": token,
+        "request_hash": digest,
+        "created_at": now,
+    }
     for _ in range(2):
         insert = sqlite_insert if db.is_sqlite else pg_insert
         stmt = (
@@ -67,7 +71,9 @@ async def _claim(
         if created.tzinfo is None:
             created = created.replace(tzinfo=dt.UTC)
         if created < now - WINDOW:
-            await session.execute(delete(IdempotencyRecord).where(IdempotencyRecord.id == record.id))
+            await session.execute(
+                delete(IdempotencyRecord).where(IdempotencyRecord.id == record.id)
+            )
             continue
         if record.request_hash != digest:
             raise Unprocessable(
@@ -101,8 +107,10 @@ async def run_write(
         if token:
             await session.execute(
                 update(IdempotencyRecord)
-                .where(IdempotencyRecord.warehouse_id == key.warehouse_id,
-                       IdempotencyRecord.token == token)
+                .where(
+                    IdempotencyRecord.warehouse_id == key.warehouse_id,
+                    IdempotencyRecord.token == token,
+                )
                 .values(response_status=200, response_body=dumps(result).decode())
             )
         return 200, result, False
@@ -113,8 +121,9 @@ async def run_write(
     except LedgerImbalance as exc:
         await record_failed_transaction(db, key, exc)
         raise
-    return JSON(body, status_code=status,
-                headers={"Idempotent-Replayed": "true"} if replayed else None)
+    return JSON(
+        body, status_code=status, headers={"Idempotent-Replayed": "true"} if replayed else None
+    )
 
 
 async def record_failed_transaction(db: Database, key: AuthContext, exc: LedgerImbalance) -> None:
@@ -127,8 +136,10 @@ async def record_failed_transaction(db: Database, key: AuthContext, exc: LedgerI
                 warehouse_id=key.warehouse_id,
                 reason=exc.reason,
                 transaction_data=dumps(
-                    {"entries": exc.entries,
-                     "context": {"user_id": key.user_id, "narration": exc.narration}}
+                    {
+                        "entries": exc.entries,
+                        "context": {"user_id": key.user_id, "narration": exc.narration},
+                    }
                 ).decode(),
                 timestamp=dt.datetime.now(dt.UTC),
             )

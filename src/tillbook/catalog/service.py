@@ -26,11 +26,15 @@ async def create_unit(session: AsyncSession, company_id: int, name: str, short: 
 
 
 async def create_category(
-    session: AsyncSession, company_id: int, name: str, parent_id: int | None = None,
+    session: AsyncSession,
+    company_id: int,
+    name: str,
+    parent_id: int | None = None,
     image: str | None = None,
 ) -> Category:
-    cat = Category(company_id=company_id, name=name, slug=slugify(name), parent_id=parent_id,
-                   image=image)
+    cat = Category(
+        company_id=company_id, name=name, slug=slugify(name), parent_id=parent_id, image=image
+    )
     session.add(cat)
     await session.flush()
     return cat
@@ -65,8 +69,14 @@ async def create_party(
     walk_in: bool = False,
 ) -> User:
     assert user_type in ("customer", "supplier")
-    party = User(company_id=company_id, user_type=user_type, name=name, phone=phone,
-                 email=email, is_walk_in=walk_in)
+    party = User(
+        company_id=company_id,
+        user_type=user_type,
+        name=name,
+        phone=phone,
+        email=email,
+        is_walk_in=walk_in,
+    )
     session.add(party)
     await session.flush()
     return party
@@ -112,8 +122,16 @@ async def create_product(
     await session.flush()
     for qty, cost in opening_batches or []:
         value = money(qty * cost)
-        await receive(session, product, qty, unit_cost=price4(cost), value=value,
-                      reason="opening", source_type="opening", source_id=product.id)
+        await receive(
+            session,
+            product,
+            qty,
+            unit_cost=price4(cost),
+            value=value,
+            reason="opening",
+            source_type="opening",
+            source_id=product.id,
+        )
         await post(
             session,
             company_id=company_id,
@@ -136,9 +154,14 @@ async def add_product_unit(
     operator_value: Decimal,
     alternative_price: Decimal,
 ) -> ProductUnit:
-    pu = ProductUnit(company_id=product.company_id, product_id=product.id, unit_id=unit_id,
-                     operator="*", operator_value=operator_value,
-                     alternative_price=alternative_price)
+    pu = ProductUnit(
+        company_id=product.company_id,
+        product_id=product.id,
+        unit_id=unit_id,
+        operator="*",
+        operator_value=operator_value,
+        alternative_price=alternative_price,
+    )
     session.add(pu)
     await session.flush()
     return pu

@@ -156,8 +156,9 @@ async def draw(
         alloc.draws.append(Draw(deficit.id, left, cost))
         alloc.cost += cost
         alloc.shortfall = left
-        movements.append(_movement(product, deficit.id, -left, -cost, reason, source_type,
-                                   source_id))
+        movements.append(
+            _movement(product, deficit.id, -left, -cost, reason, source_type, source_id)
+        )
     product.current_stock -= quantity
     if alloc.shortfall:
         session.add(

@@ -7,7 +7,7 @@ import datetime as dt
 from sqlalchemy import Boolean, DateTime, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from tillbook.models.base import BigId, Base, company_ref, created, pk, warehouse_ref
+from tillbook.models.base import Base, BigId, company_ref, created, pk, warehouse_ref
 
 
 class ApiKey(Base):

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import datetime as dt
+from decimal import Decimal
 
 from sqlalchemy import Boolean, DateTime, ForeignKey, Index, String, Text, UniqueConstraint, func
 from sqlalchemy.orm import Mapped, mapped_column
 
 from tillbook.models.base import (
-    BigId,
     Base,
+    BigId,
     Price,
     Qty,
     Rate,
@@ -20,7 +21,6 @@ from tillbook.models.base import (
     qty,
     warehouse_ref,
 )
-from decimal import Decimal
 
 
 class Unit(Base):
@@ -39,9 +39,7 @@ class Category(Base):
     company_id: Mapped[company_ref]
     name: Mapped[str] = mapped_column(String(200))
     slug: Mapped[str] = mapped_column(String(200))
-    parent_id: Mapped[int | None] = mapped_column(
-        BigId, ForeignKey("categories.id"), nullable=True
-    )
+    parent_id: Mapped[int | None] = mapped_column(BigId, ForeignKey("categories.id"), nullable=True)
     image: Mapped[str | None] = mapped_column(String(500), nullable=True)
 
 

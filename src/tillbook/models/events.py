@@ -17,7 +17,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from tillbook.models.base import BigId, Base, company_ref, created, money, opt_warehouse_ref, pk
+from tillbook.models.base import Base, BigId, company_ref, created, money, opt_warehouse_ref, pk
 
 
 class OutboxEvent(Base):
@@ -63,14 +63,10 @@ class WebhookDelivery(Base):
     status: Mapped[str] = mapped_column(String(20), default="pending")
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     next_attempt_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
-    locked_until: Mapped[dt.datetime | None] = mapped_column(
-        DateTime(timezone=True), nullable=True
-    )
+    locked_until: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     last_status_code: Mapped[int | None] = mapped_column(Integer, nullable=True)
     last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
-    delivered_at: Mapped[dt.datetime | None] = mapped_column(
-        DateTime(timezone=True), nullable=True
-    )
+    delivered_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     created_at: Mapped[created]
 
 
@@ -78,9 +74,7 @@ class DeliveryAttempt(Base):
     __tablename__ = "delivery_attempts"
 
     id: Mapped[pk]
-    delivery_id: Mapped[int] = mapped_column(
-        BigId, ForeignKey("webhook_deliveries.id"), index=True
-    )
+    delivery_id: Mapped[int] = mapped_column(BigId, ForeignKey("webhook_deliveries.id"), index=True)
     attempted_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
     status_code: Mapped[int | None] = mapped_column(Integer, nullable=True)
     latency_ms: Mapped[float] = mapped_column(Float, default=0.0)

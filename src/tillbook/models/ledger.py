@@ -7,7 +7,7 @@ import datetime as dt
 from sqlalchemy import Boolean, Date, DateTime, ForeignKey, Index, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from tillbook.models.base import BigId, Base, company_ref, created, money, opt_warehouse_ref, pk
+from tillbook.models.base import Base, BigId, company_ref, created, money, opt_warehouse_ref, pk
 
 
 class Account(Base):

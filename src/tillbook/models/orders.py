@@ -9,8 +9,8 @@ from sqlalchemy import BigInteger, Date, DateTime, ForeignKey, Index, String, Te
 from sqlalchemy.orm import Mapped, mapped_column
 
 from tillbook.models.base import (
-    BigId,
     Base,
+    BigId,
     Price,
     Rate,
     company_ref,
@@ -43,9 +43,7 @@ class Order(Base):
         DateTime(timezone=True), nullable=True
     )
     user_id: Mapped[int] = mapped_column(BigId, ForeignKey("users.id"))
-    staff_user_id: Mapped[int | None] = mapped_column(
-        BigId, ForeignKey("users.id"), nullable=True
-    )
+    staff_user_id: Mapped[int | None] = mapped_column(BigId, ForeignKey("users.id"), nullable=True)
     original_order_id: Mapped[int | None] = mapped_column(
         BigId, ForeignKey("orders.id"), nullable=True
     )

@@ -9,8 +9,8 @@ from sqlalchemy import Date, ForeignKey, Index, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from tillbook.models.base import (
-    BigId,
     Base,
+    BigId,
     Price,
     company_ref,
     created,

@@ -8,7 +8,7 @@ from decimal import Decimal
 from sqlalchemy import Boolean, Date, ForeignKey, Index, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from tillbook.models.base import BigId, Base, company_ref, created, money, pk
+from tillbook.models.base import Base, BigId, company_ref, created, money, pk
 
 
 class Company(Base):

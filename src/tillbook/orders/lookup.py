@@ -42,7 +42,11 @@ class Problems:
 
 
 async def party(
-    session: AsyncSession, company_id: int, ref: RefValue, user_type: str, field: str,
+    session: AsyncSession,
+    company_id: int,
+    ref: RefValue,
+    user_type: str,
+    field: str,
     problems: Problems,
 ) -> User | None:
     id_ = ref_to_id(ref)
@@ -61,7 +65,9 @@ async def party(
 
 
 async def payment_modes(
-    session: AsyncSession, company_id: int, refs: Sequence[tuple[str, RefValue]],
+    session: AsyncSession,
+    company_id: int,
+    refs: Sequence[tuple[str, RefValue]],
     problems: Problems,
 ) -> dict[str, Mode]:
     """field -> Mode; a mode is named by numeric id, xid or code (``cash``, ``card``)."""
@@ -92,7 +98,9 @@ async def payment_modes(
 
 
 async def taxes(
-    session: AsyncSession, company_id: int, refs: Sequence[tuple[str, RefValue]],
+    session: AsyncSession,
+    company_id: int,
+    refs: Sequence[tuple[str, RefValue]],
     problems: Problems,
 ) -> dict[str, Tax]:
     ids = {f: ref_to_id(r) for f, r in refs}
@@ -109,7 +117,8 @@ async def taxes(
         }
     out: dict[str, Tax] = {}
     for field, ref in refs:
-        tax = found.get(ids[field]) if ids[field] is not None else None
+        tax_id = ids[field]
+        tax = found.get(tax_id) if tax_id is not None else None
         if tax is None:
             problems.add(field, f"unknown tax {ref!r}")
         else:
@@ -118,8 +127,9 @@ async def taxes(
 
 
 async def unit_factors(
-    session: AsyncSession, company_id: int, product_units: Sequence[tuple[str, int, int | None,
-                                                                          RefValue]],
+    session: AsyncSession,
+    company_id: int,
+    product_units: Sequence[tuple[str, int, int | None, RefValue]],
     problems: Problems,
 ) -> dict[str, tuple[int, Decimal]]:
     """field -> (unit id, base units per selected unit) for (field, product id, base unit

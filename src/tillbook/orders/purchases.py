@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.auth.context import AuthContext
+from tillbook.errors import ValidationFailed
 from tillbook.events.outbox import emit
 from tillbook.inventory.service import lock_products, receive
 from tillbook.kit.money import ZERO, price4
@@ -20,7 +21,6 @@ from tillbook.orders import lookup, numbering, views
 from tillbook.orders.sales import existing_order, price_lines
 from tillbook.orders.schemas import PurchaseIn
 from tillbook.payments.tenders import payment_status, record_order_tenders
-from tillbook.errors import ValidationFailed
 
 
 def purchase_response(order: Order) -> dict[str, Any]:
@@ -29,7 +29,7 @@ def purchase_response(order: Order) -> dict[str, Any]:
         "purchase_id": order.id,
         "invoice_number": order.invoice_number,
         "current_status": f"purchase {order.invoice_number} received; "
-                          f"payment {order.payment_status.replace('_', ' ')}",
+        f"payment {order.payment_status.replace('_', ' ')}",
         "order_status": order.order_status,
         "payment_status": order.payment_status,
         "total": str(order.total),
@@ -41,23 +41,33 @@ async def create_purchase(
     session: AsyncSession, key: AuthContext, body: PurchaseIn
 ) -> dict[str, Any]:
     if body.invoice_number is not None:
-        earlier = await existing_order(session, key.warehouse_id, "purchases",
-                                       body.invoice_number)
+        earlier = await existing_order(session, key.warehouse_id, "purchases", body.invoice_number)
         if earlier is not None:
             return purchase_response(earlier)
     problems = lookup.Problems()
-    supplier = await lookup.party(session, key.company_id, body.user_id, "supplier", "user_id",
-                                  problems)
+    supplier = await lookup.party(
+        session, key.company_id, body.user_id, "supplier", "user_id", problems
+    )
     wanted = [i for i in (ref_to_id(item.xid) for item in body.product_items) if i is not None]
     products = await lock_products(session, key.warehouse_id, wanted)
     modes = await lookup.payment_modes(
-        session, key.company_id,
-        [(f"all_payments.{i}.payment_mode_id", t.payment_mode_id)
-         for i, t in enumerate(body.all_payments)],
+        session,
+        key.company_id,
+        [
+            (f"all_payments.{i}.payment_mode_id", t.payment_mode_id)
+            for i, t in enumerate(body.all_payments)
+        ],
         problems,
     )
-    lines = await price_lines(session, key, body.product_items, products, problems,
-                              list_name="product_items", with_tax=False)
+    lines = await price_lines(
+        session,
+        key,
+        body.product_items,
+        products,
+        problems,
+        list_name="product_items",
+        with_tax=False,
+    )
     assert supplier is not None
     total = sum((line.net for line in lines), ZERO)
     paid = sum((t.amount for t in body.all_payments), ZERO)
@@ -69,12 +79,24 @@ async def create_purchase(
         session, key.warehouse_id, "purchases"
     )
     order = Order(
-        company_id=key.company_id, warehouse_id=key.warehouse_id, order_type="purchases",
-        unique_id=body.unique_id or uuid.uuid4().hex, invoice_number=invoice_number,
-        order_date=body.order_date.date, order_datetime=body.order_date.datetime,
-        user_id=supplier.id, staff_user_id=key.user_id, subtotal=total, tax_amount=ZERO,
-        discount=ZERO, shipping=ZERO, total=total, paid_amount=paid, due_amount=total - paid,
-        order_status="received", payment_status=payment_status(total, paid),
+        company_id=key.company_id,
+        warehouse_id=key.warehouse_id,
+        order_type="purchases",
+        unique_id=body.unique_id or uuid.uuid4().hex,
+        invoice_number=invoice_number,
+        order_date=body.order_date.date,
+        order_datetime=body.order_date.datetime,
+        user_id=supplier.id,
+        staff_user_id=key.user_id,
+        subtotal=total,
+        tax_amount=ZERO,
+        discount=ZERO,
+        shipping=ZERO,
+        total=total,
+        paid_amount=paid,
+        due_amount=total - paid,
+        order_status="received",
+        payment_status=payment_status(total, paid),
         notes=body.notes or "",
     )
     session.add(order)
@@ -84,41 +106,76 @@ async def create_purchase(
     for line in lines:
         unit_cost = price4(line.net / line.base_quantity)
         receipt = await receive(
-            session, line.product, line.base_quantity, unit_cost=unit_cost, value=line.net,
-            reason="purchase", source_type="purchase", source_id=order.id,
+            session,
+            line.product,
+            line.base_quantity,
+            unit_cost=unit_cost,
+            value=line.net,
+            reason="purchase",
+            source_type="purchase",
+            source_id=order.id,
         )
         variance += receipt.deficit_variance
         item = OrderItem(
-            order_id=order.id, company_id=key.company_id, product_id=line.product.id,
-            unit_id=line.unit_id, quantity=line.quantity, base_quantity=line.base_quantity,
-            unit_price=line.unit_price, discount_rate=ZERO, tax_id=None, tax_rate=ZERO,
-            tax_amount=ZERO, subtotal=line.net, total=line.net, cost_amount=line.net,
+            order_id=order.id,
+            company_id=key.company_id,
+            product_id=line.product.id,
+            unit_id=line.unit_id,
+            quantity=line.quantity,
+            base_quantity=line.base_quantity,
+            unit_price=line.unit_price,
+            discount_rate=ZERO,
+            tax_id=None,
+            tax_rate=ZERO,
+            tax_amount=ZERO,
+            subtotal=line.net,
+            total=line.net,
+            cost_amount=line.net,
             returned_quantity=ZERO,
         )
         session.add(item)
         items.append((item, line.product))
     payments, tender_postings = await record_order_tenders(
-        session, key, order, [(t, modes[f"all_payments.{i}.payment_mode_id"])
-                              for i, t in enumerate(body.all_payments)],
-        payment_type="out", date=order.order_date,
+        session,
+        key,
+        order,
+        [(t, modes[f"all_payments.{i}.payment_mode_id"]) for i, t in enumerate(body.all_payments)],
+        payment_type="out",
+        date=order.order_date,
     )
-    common = dict(company_id=key.company_id, warehouse_id=key.warehouse_id,
-                  source_type="purchase", source_id=order.id, entry_date=order.order_date,
-                  party_id=supplier.id, created_by=key.user_id)
+    common: dict[str, Any] = dict(
+        company_id=key.company_id,
+        warehouse_id=key.warehouse_id,
+        source_type="purchase",
+        source_id=order.id,
+        entry_date=order.order_date,
+        party_id=supplier.id,
+        created_by=key.user_id,
+    )
     order.journal_entry_id = await post(
-        session, rule="purchase",
+        session,
+        rule="purchase",
         figures={"total": total, "paid": paid, "tenders": tender_postings},
-        narration=f"Purchase {invoice_number} from {supplier.name}", **common,  # type: ignore[arg-type]
+        narration=f"Purchase {invoice_number} from {supplier.name}",
+        **common,
     )
     if variance:
-        await post(session, rule="deficit_settlement", figures={"variance": variance},
-                   narration=f"Stock deficit settled at cost by purchase {invoice_number}",
-                   **common)  # type: ignore[arg-type]
+        await post(
+            session,
+            rule="deficit_settlement",
+            figures={"variance": variance},
+            narration=f"Stock deficit settled at cost by purchase {invoice_number}",
+            **common,
+        )
     await session.flush()
     staff = await session.get(User, key.user_id)
-    await emit(session, company_id=key.company_id, warehouse_id=key.warehouse_id,
-               types=["purchase.created"],
-               data=views.detail(order, supplier, staff, items, payments))
+    await emit(
+        session,
+        company_id=key.company_id,
+        warehouse_id=key.warehouse_id,
+        types=["purchase.created"],
+        data=views.detail(order, supplier, staff, items, payments),
+    )
     return purchase_response(order)
 
 

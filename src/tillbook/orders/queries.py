@@ -15,8 +15,12 @@ from tillbook.kit.refs import ref_to_id
 from tillbook.models import Order
 from tillbook.orders import views
 
-NOUNS = {"sales": "sale", "purchases": "purchase", "sales-returns": "sales return",
-         "purchase-returns": "purchase return"}
+NOUNS = {
+    "sales": "sale",
+    "purchases": "purchase",
+    "sales-returns": "sales return",
+    "purchase-returns": "purchase return",
+}
 
 
 def parse_dates(dates: str | None) -> tuple[dt.date | None, dt.date | None]:
@@ -35,14 +39,23 @@ def parse_dates(dates: str | None) -> tuple[dt.date | None, dt.date | None]:
 
 
 async def order_page(
-    session: AsyncSession, key: AuthContext, order_type: str, dates: str | None,
-    page: str | None, limit: str | None,
+    session: AsyncSession,
+    key: AuthContext,
+    order_type: str,
+    dates: str | None,
+    page: str | None,
+    limit: str | None,
 ) -> dict[str, Any]:
     p = parse_page(page, limit)
     start, end = parse_dates(dates)
     total, rows = await views.page_of_orders(
-        session, key.warehouse_id, order_type, date_from=start, date_to=end,
-        offset=p.offset, limit=p.limit,
+        session,
+        key.warehouse_id,
+        order_type,
+        date_from=start,
+        date_to=end,
+        offset=p.offset,
+        limit=p.limit,
     )
     return envelope(p, total, rows)
 
@@ -55,8 +68,11 @@ async def order_detail(
     if id_ is not None:
         order = (
             await session.execute(
-                select(Order).where(Order.id == id_, Order.warehouse_id == key.warehouse_id,
-                                    Order.order_type == order_type)
+                select(Order).where(
+                    Order.id == id_,
+                    Order.warehouse_id == key.warehouse_id,
+                    Order.order_type == order_type,
+                )
             )
         ).scalar_one_or_none()
     if order is None:

@@ -45,16 +45,20 @@ def return_response(order: Order) -> dict[str, Any]:
 
 
 async def _original(
-    session: AsyncSession, key: AuthContext, kind: str, body: ReturnIn, party: User,
+    session: AsyncSession,
+    key: AuthContext,
+    kind: str,
+    body: ReturnIn,
+    party: User,
     problems: lookup.Problems,
 ) -> Order | None:
     if body.invoice_number is None:
         return None
-    original = await existing_order(session, key.warehouse_id, ORIGINAL[kind],
-                                    body.invoice_number)
+    original = await existing_order(session, key.warehouse_id, ORIGINAL[kind], body.invoice_number)
     if original is None or original.user_id != party.id:
-        problems.add("invoice_number",
-                     f"no {ORIGINAL[kind][:-1]} {body.invoice_number!r} of this party here")
+        problems.add(
+            "invoice_number", f"no {ORIGINAL[kind][:-1]} {body.invoice_number!r} of this party here"
+        )
         return None
     # Lock the original so two returns against it cannot both pass the quantity check.
     await session.execute(select(Order.id).where(Order.id == original.id).with_for_update())
@@ -67,14 +71,18 @@ async def create_return(
     assert kind in ORIGINAL
     problems = lookup.Problems()
     party_type = "customer" if kind == "sales-returns" else "supplier"
-    party = await lookup.party(session, key.company_id, body.user_id, party_type, "user_id",
-                               problems)
+    party = await lookup.party(
+        session, key.company_id, body.user_id, party_type, "user_id", problems
+    )
     if kind == "purchase-returns" and body.all_payments:
         problems.add("all_payments", "refund tenders apply to sales returns only")
     modes = await lookup.payment_modes(
-        session, key.company_id,
-        [(f"all_payments.{i}.payment_mode_id", t.payment_mode_id)
-         for i, t in enumerate(body.all_payments)],
+        session,
+        key.company_id,
+        [
+            (f"all_payments.{i}.payment_mode_id", t.payment_mode_id)
+            for i, t in enumerate(body.all_payments)
+        ],
         problems,
     )
     ids = [i for i in (ref_to_id(item.product_id) for item in body.items) if i is not None]
@@ -108,14 +116,26 @@ async def create_return(
 
     number = await numbering.issue(session, key.warehouse_id, kind)
     order = Order(
-        company_id=key.company_id, warehouse_id=key.warehouse_id, order_type=kind,
-        unique_id=body.unique_id or uuid.uuid4().hex, invoice_number=number,
-        order_date=body.order_date.date, order_datetime=body.order_date.datetime,
-        user_id=party.id, staff_user_id=key.user_id,
+        company_id=key.company_id,
+        warehouse_id=key.warehouse_id,
+        order_type=kind,
+        unique_id=body.unique_id or uuid.uuid4().hex,
+        invoice_number=number,
+        order_date=body.order_date.date,
+        order_datetime=body.order_date.datetime,
+        user_id=party.id,
+        staff_user_id=key.user_id,
         original_order_id=original.id if original else None,
-        subtotal=total, tax_amount=ZERO, discount=ZERO, shipping=ZERO, total=total,
-        paid_amount=refunds, due_amount=total - refunds, order_status="returned",
-        payment_status=payment_status(total, refunds), notes=body.notes or "",
+        subtotal=total,
+        tax_amount=ZERO,
+        discount=ZERO,
+        shipping=ZERO,
+        total=total,
+        paid_amount=refunds,
+        due_amount=total - refunds,
+        order_status="returned",
+        payment_status=payment_status(total, refunds),
+        notes=body.notes or "",
     )
     session.add(order)
     await session.flush()
@@ -129,65 +149,114 @@ async def create_return(
             unit_cost = unit_costs.get(product.id, product.purchase_price)
             value = money(item.quantity * unit_cost)
             receipt = await receive(
-                session, product, item.quantity, unit_cost=price4(unit_cost), value=value,
-                reason="sales_return", source_type="sales_return", source_id=order.id,
+                session,
+                product,
+                item.quantity,
+                unit_cost=price4(unit_cost),
+                value=value,
+                reason="sales_return",
+                source_type="sales_return",
+                source_id=order.id,
             )
             variance += receipt.deficit_variance
             line_cost = value
         else:
             alloc = await draw(
-                session, product, item.quantity, reason="purchase_return",
-                source_type="purchase_return", source_id=order.id, allow_negative=False,
+                session,
+                product,
+                item.quantity,
+                reason="purchase_return",
+                source_type="purchase_return",
+                source_id=order.id,
+                allow_negative=False,
             )
             line_cost = alloc.cost
         cost += line_cost
         row = OrderItem(
-            order_id=order.id, company_id=key.company_id, product_id=product.id,
-            unit_id=product.unit_id, quantity=item.quantity, base_quantity=item.quantity,
-            unit_price=item.unit_price, discount_rate=ZERO, tax_id=None, tax_rate=ZERO,
-            tax_amount=ZERO, subtotal=line_total, total=line_total, cost_amount=line_cost,
+            order_id=order.id,
+            company_id=key.company_id,
+            product_id=product.id,
+            unit_id=product.unit_id,
+            quantity=item.quantity,
+            base_quantity=item.quantity,
+            unit_price=item.unit_price,
+            discount_rate=ZERO,
+            tax_id=None,
+            tax_rate=ZERO,
+            tax_amount=ZERO,
+            subtotal=line_total,
+            total=line_total,
+            cost_amount=line_cost,
             returned_quantity=ZERO,
         )
         session.add(row)
         items.append((row, product))
 
     payments, refund_postings = await record_order_tenders(
-        session, key, order, [(t, modes[f"all_payments.{i}.payment_mode_id"])
-                              for i, t in enumerate(body.all_payments)],
-        payment_type="out", date=order.order_date,
+        session,
+        key,
+        order,
+        [(t, modes[f"all_payments.{i}.payment_mode_id"]) for i, t in enumerate(body.all_payments)],
+        payment_type="out",
+        date=order.order_date,
     )
     credit = total - refunds
     if original is not None and credit > 0 and original.due_amount > 0:
         applied = min(credit, original.due_amount)
         original.credited_amount += applied
         original.due_amount -= applied
-        original.payment_status = payment_status(original.total - original.credited_amount,
-                                                  original.paid_amount)
+        original.payment_status = payment_status(
+            original.total - original.credited_amount, original.paid_amount
+        )
     common: dict[str, Any] = dict(
-        company_id=key.company_id, warehouse_id=key.warehouse_id, entry_date=order.order_date,
-        source_id=order.id, party_id=party.id, created_by=key.user_id,
+        company_id=key.company_id,
+        warehouse_id=key.warehouse_id,
+        entry_date=order.order_date,
+        source_id=order.id,
+        party_id=party.id,
+        created_by=key.user_id,
     )
     if kind == "sales-returns":
         order.journal_entry_id = await post(
-            session, rule="sales_return", source_type="sales_return",
-            figures={"total": total, "credit_due": credit, "tenders": refund_postings,
-                     "cost": cost},
-            narration=f"Sales return {number} from {party.name}", **common,
+            session,
+            rule="sales_return",
+            source_type="sales_return",
+            figures={
+                "total": total,
+                "credit_due": credit,
+                "tenders": refund_postings,
+                "cost": cost,
+            },
+            narration=f"Sales return {number} from {party.name}",
+            **common,
         )
     else:
         order.journal_entry_id = await post(
-            session, rule="purchase_return", source_type="purchase_return",
+            session,
+            rule="purchase_return",
+            source_type="purchase_return",
             figures={"total": total, "cost": cost, "difference": total - cost},
-            narration=f"Purchase return {number} to {party.name}", **common,
+            narration=f"Purchase return {number} to {party.name}",
+            **common,
         )
     if variance:
-        await post(session, rule="deficit_settlement", source_type="sales_return",
-                   figures={"variance": variance},
-                   narration=f"Stock deficit settled at cost by return {number}", **common)
+        await post(
+            session,
+            rule="deficit_settlement",
+            source_type="sales_return",
+            figures={"variance": variance},
+            narration=f"Stock deficit settled at cost by return {number}",
+            **common,
+        )
     await session.flush()
     staff = await session.get(User, key.user_id)
-    await emit(session, company_id=key.company_id, warehouse_id=key.warehouse_id,
-               types=["return.created"], data=views.detail(order, party, staff, items, payments))
+    await emit(
+        session,
+        company_id=key.company_id,
+        warehouse_id=key.warehouse_id,
+        types=["return.created"],
+        data=views.detail(order, party, staff, items, payments),
+    )
     return return_response(order)
 
 
@@ -197,10 +266,14 @@ async def _returnable(
     """Check quantities against what the original order still has to return, mark
     them returned, and give each product's original cost per base unit."""
     lines = (
-        await session.execute(
-            select(OrderItem).where(OrderItem.order_id == original.id).order_by(OrderItem.id)
+        (
+            await session.execute(
+                select(OrderItem).where(OrderItem.order_id == original.id).order_by(OrderItem.id)
+            )
         )
-    ).scalars().all()
+        .scalars()
+        .all()
+    )
     by_product: dict[int, list[OrderItem]] = {}
     for line in lines:
         by_product.setdefault(line.product_id, []).append(line)
@@ -211,12 +284,14 @@ async def _returnable(
         left = sum((ln.base_quantity - ln.returned_quantity for ln in candidates), ZERO)
         if not candidates:
             errors[f"items.{i}.product_id"] = [
-                f"{product.name!r} is not on {original.invoice_number}"]
+                f"{product.name!r} is not on {original.invoice_number}"
+            ]
             continue
         if item.quantity > left:
             errors[f"items.{i}.quantity"] = [
                 f"returning {item.quantity} of {product.name!r} but only {left} of "
-                f"{original.invoice_number} remain returnable"]
+                f"{original.invoice_number} remain returnable"
+            ]
             continue
         sold = sum((ln.base_quantity for ln in candidates), ZERO)
         sold_cost = sum((ln.cost_amount for ln in candidates), ZERO)

@@ -7,7 +7,6 @@ entry and the outbox events commit together or not at all.
 
 from __future__ import annotations
 
-import datetime as dt
 import uuid
 from dataclasses import dataclass
 from decimal import Decimal
@@ -20,14 +19,13 @@ from tillbook.auth.context import AuthContext
 from tillbook.errors import ValidationFailed
 from tillbook.events.outbox import emit
 from tillbook.inventory.service import check_shortages, draw, lock_products
-from tillbook.kit.money import ZERO, money, number
+from tillbook.kit.money import ZERO, line_amounts, money, number
 from tillbook.kit.refs import ref_to_id
 from tillbook.ledger.service import post
 from tillbook.models import Order, OrderItem, Product, Tax, User
 from tillbook.orders import lookup, numbering, views
 from tillbook.orders.schemas import SaleIn
 from tillbook.payments.tenders import payment_status, record_order_tenders
-from tillbook.kit.money import line_amounts
 
 TOLERANCE = Decimal("0.01")
 
@@ -98,8 +96,12 @@ async def price_lines(
             tax_refs.append((f"{list_name}.{i}.tax_id", item.tax_id))
         if item.selected_unit_id is not None and product is not None:
             unit_refs.append(
-                (f"{list_name}.{i}.selected_unit_id", product.id, product.unit_id,
-                 item.selected_unit_id)
+                (
+                    f"{list_name}.{i}.selected_unit_id",
+                    product.id,
+                    product.unit_id,
+                    item.selected_unit_id,
+                )
             )
     taxes = await lookup.taxes(session, key.company_id, tax_refs, problems)
     units = await lookup.unit_factors(session, key.company_id, unit_refs, problems)
@@ -120,11 +122,25 @@ async def price_lines(
         )
         base_quantity = item.quantity * factor
         if base_quantity != base_quantity.quantize(Decimal("0.0001")):
-            problems.add(f"{field}.quantity",
-                         f"{item.quantity} × {factor} base units has more than 4 decimal places")
+            problems.add(
+                f"{field}.quantity",
+                f"{item.quantity} × {factor} base units has more than 4 decimal places",
+            )
         lines.append(
-            PricedLine(field, product, unit_id, factor, item.quantity, base_quantity,
-                       item.unit_price, discount_rate, tax, net, tax_amount, gross)
+            PricedLine(
+                field,
+                product,
+                unit_id,
+                factor,
+                item.quantity,
+                base_quantity,
+                item.unit_price,
+                discount_rate,
+                tax,
+                net,
+                tax_amount,
+                gross,
+            )
         )
     problems.raise_if_any()
     return lines
@@ -151,18 +167,29 @@ async def create_sale(session: AsyncSession, key: AuthContext, body: SaleIn) -> 
             return sale_response(earlier)
 
     problems = lookup.Problems()
-    customer = await lookup.party(session, key.company_id, body.user_id, "customer", "user_id",
-                                  problems)
+    customer = await lookup.party(
+        session, key.company_id, body.user_id, "customer", "user_id", problems
+    )
     wanted = [i for i in (ref_to_id(item.xid) for item in body.product_items) if i is not None]
     products = await lock_products(session, key.warehouse_id, wanted)
     modes = await lookup.payment_modes(
-        session, key.company_id,
-        [(f"all_payments.{i}.payment_mode_id", t.payment_mode_id)
-         for i, t in enumerate(body.all_payments)],
+        session,
+        key.company_id,
+        [
+            (f"all_payments.{i}.payment_mode_id", t.payment_mode_id)
+            for i, t in enumerate(body.all_payments)
+        ],
         problems,
     )
-    lines = await price_lines(session, key, body.product_items, products, problems,
-                              list_name="product_items", with_tax=True)
+    lines = await price_lines(
+        session,
+        key,
+        body.product_items,
+        products,
+        problems,
+        list_name="product_items",
+        with_tax=True,
+    )
     assert customer is not None
 
     subtotal = sum((line.net for line in lines), ZERO)
@@ -177,8 +204,12 @@ async def create_sale(session: AsyncSession, key: AuthContext, body: SaleIn) -> 
     paid = sum((t.amount for t in body.all_payments), ZERO)
     if paid > total:
         raise ValidationFailed(
-            {"all_payments": [f"tenders add up to {paid}, more than the total {total}; "
-                              "record the amount applied, not the cash handed over"]}
+            {
+                "all_payments": [
+                    f"tenders add up to {paid}, more than the total {total}; "
+                    "record the amount applied, not the cash handed over"
+                ]
+            }
         )
 
     needed: dict[int, Decimal] = {}
@@ -220,28 +251,44 @@ async def create_sale(session: AsyncSession, key: AuthContext, body: SaleIn) -> 
     shortages: list[tuple[Product, Decimal]] = []
     for line in lines:
         alloc = await draw(
-            session, line.product, line.base_quantity, reason="sale", source_type="sale",
-            source_id=order.id, allow_negative=key.allow_negative_stock,
+            session,
+            line.product,
+            line.base_quantity,
+            reason="sale",
+            source_type="sale",
+            source_id=order.id,
+            allow_negative=key.allow_negative_stock,
         )
         cost += alloc.cost
         if alloc.shortfall:
             shortages.append((line.product, alloc.shortfall))
         item = OrderItem(
-            order_id=order.id, company_id=key.company_id, product_id=line.product.id,
-            unit_id=line.unit_id, quantity=line.quantity, base_quantity=line.base_quantity,
-            unit_price=line.unit_price, discount_rate=line.discount_rate,
+            order_id=order.id,
+            company_id=key.company_id,
+            product_id=line.product.id,
+            unit_id=line.unit_id,
+            quantity=line.quantity,
+            base_quantity=line.base_quantity,
+            unit_price=line.unit_price,
+            discount_rate=line.discount_rate,
             tax_id=line.tax.id if line.tax else None,
-            tax_rate=line.tax.rate if line.tax else ZERO, tax_amount=line.tax_amount,
-            subtotal=line.net, total=line.gross, cost_amount=alloc.cost,
+            tax_rate=line.tax.rate if line.tax else ZERO,
+            tax_amount=line.tax_amount,
+            subtotal=line.net,
+            total=line.gross,
+            cost_amount=alloc.cost,
             returned_quantity=ZERO,
         )
         session.add(item)
         items.append((item, line.product))
 
     payments, tender_postings = await record_order_tenders(
-        session, key, order, [(t, modes[f"all_payments.{i}.payment_mode_id"])
-                              for i, t in enumerate(body.all_payments)],
-        payment_type="in", date=order.order_date,
+        session,
+        key,
+        order,
+        [(t, modes[f"all_payments.{i}.payment_mode_id"]) for i, t in enumerate(body.all_payments)],
+        payment_type="in",
+        date=order.order_date,
     )
     order.journal_entry_id = await post(
         session,
@@ -271,17 +318,23 @@ async def create_sale(session: AsyncSession, key: AuthContext, body: SaleIn) -> 
     events = ["order.created", "sales.created"]
     if order.payment_status == "paid":
         events.append("order.paid")
-    await emit(session, company_id=key.company_id, warehouse_id=key.warehouse_id,
-               types=events, data=data)
+    await emit(
+        session, company_id=key.company_id, warehouse_id=key.warehouse_id, types=events, data=data
+    )
     for product, short in shortages:
         await emit(
-            session, company_id=key.company_id, warehouse_id=key.warehouse_id,
+            session,
+            company_id=key.company_id,
+            warehouse_id=key.warehouse_id,
             types=["stock.discrepancy"],
-            data={"product_id": product.id, "name": product.name,
-                  "item_code": product.item_code, "quantity_short": number(short),
-                  "current_stock": number(product.current_stock), "order_id": order.id,
-                  "invoice_number": invoice_number},
+            data={
+                "product_id": product.id,
+                "name": product.name,
+                "item_code": product.item_code,
+                "quantity_short": number(short),
+                "current_stock": number(product.current_stock),
+                "order_id": order.id,
+                "invoice_number": invoice_number,
+            },
         )
     return sale_response(order)
-
-

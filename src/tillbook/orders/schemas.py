@@ -20,15 +20,19 @@ from pydantic import (
     WithJsonSchema,
 )
 
-Ref = Annotated[StrictInt | Annotated[StrictStr, Field(min_length=1, max_length=64)],
-                Field(description="numeric id, numeric string or xid")]
+Ref = Annotated[
+    StrictInt | Annotated[StrictStr, Field(min_length=1, max_length=64)],
+    Field(description="numeric id, numeric string or xid"),
+]
 Qty = Annotated[Decimal, Field(gt=0, max_digits=18, decimal_places=4, allow_inf_nan=False)]
-MinQty = Annotated[Decimal, Field(ge=Decimal("0.01"), max_digits=18, decimal_places=4,
-                                  allow_inf_nan=False)]
+MinQty = Annotated[
+    Decimal, Field(ge=Decimal("0.01"), max_digits=18, decimal_places=4, allow_inf_nan=False)
+]
 UnitPrice = Annotated[Decimal, Field(ge=0, max_digits=18, decimal_places=4, allow_inf_nan=False)]
 Money = Annotated[Decimal, Field(ge=0, max_digits=16, decimal_places=2, allow_inf_nan=False)]
-PositiveMoney = Annotated[Decimal, Field(gt=0, max_digits=16, decimal_places=2,
-                                         allow_inf_nan=False)]
+PositiveMoney = Annotated[
+    Decimal, Field(gt=0, max_digits=16, decimal_places=2, allow_inf_nan=False)
+]
 Percent = Annotated[Decimal, Field(ge=0, le=100, decimal_places=4, allow_inf_nan=False)]
 Text = Annotated[str, Field(max_length=2000)]
 Token = Annotated[str, Field(min_length=1, max_length=255)]
@@ -65,7 +69,9 @@ class OrderDate:
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, OrderDate) and (self.date, self.datetime) == (
-            other.date, other.datetime)
+            other.date,
+            other.datetime,
+        )
 
     def __hash__(self) -> int:
         return hash((self.date, self.datetime))
@@ -74,8 +80,13 @@ class OrderDate:
 DateIn = Annotated[
     OrderDate,
     BeforeValidator(_order_date),
-    WithJsonSchema({"type": "string", "description": "YYYY-MM-DD or ISO 8601 date-time",
-                    "examples": ["2026-11-20"]}),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "description": "YYYY-MM-DD or ISO 8601 date-time",
+            "examples": ["2026-11-20"],
+        }
+    ),
 ]
 
 

@@ -13,8 +13,15 @@ from tillbook.kit import xid
 from tillbook.kit.money import money_str, number, price_str
 from tillbook.models import Order, OrderItem, Payment, Product, User
 
-MONEY_FIELDS = ("subtotal", "tax_amount", "discount", "shipping", "total", "paid_amount",
-                "due_amount")
+MONEY_FIELDS = (
+    "subtotal",
+    "tax_amount",
+    "discount",
+    "shipping",
+    "total",
+    "paid_amount",
+    "due_amount",
+)
 
 
 def list_item(order: Order, party: User, staff: User | None) -> dict[str, Any]:
@@ -61,8 +68,12 @@ def detail(
             "tax_amount": money_str(item.tax_amount),
             "subtotal": money_str(item.subtotal),
             "total": money_str(item.total),
-            "product": {"id": product.id, "xid": xid.encode(product.id), "name": product.name,
-                        "item_code": product.item_code},
+            "product": {
+                "id": product.id,
+                "xid": xid.encode(product.id),
+                "name": product.name,
+                "item_code": product.item_code,
+            },
         }
         for item, product in items
     ]
@@ -93,10 +104,14 @@ async def load_detail(session: AsyncSession, order: Order) -> dict[str, Any]:
         )
     ).all()
     payments = (
-        await session.execute(
-            select(Payment).where(Payment.order_id == order.id).order_by(Payment.id)
+        (
+            await session.execute(
+                select(Payment).where(Payment.order_id == order.id).order_by(Payment.id)
+            )
         )
-    ).scalars().all()
+        .scalars()
+        .all()
+    )
     return detail(order, party, staff, [(i, p) for i, p in items], payments)
 
 

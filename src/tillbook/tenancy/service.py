@@ -28,7 +28,10 @@ from tillbook.models import (
     Warehouse,
 )
 
-DEFAULT_PAYMENT_MODES = (("cash", "Cash", chart.CASH_ON_HAND), ("card", "Card", chart.CARD_CLEARING))
+DEFAULT_PAYMENT_MODES = (
+    ("cash", "Cash", chart.CASH_ON_HAND),
+    ("card", "Card", chart.CARD_CLEARING),
+)
 DEFAULT_EXPENSE_CATEGORIES = (
     ("Fuel and Energy", chart.FUEL_ENERGY),
     ("Bank and Gateway Charges", chart.GATEWAY_CHARGES),
@@ -161,8 +164,9 @@ async def reveal_secret(session: AsyncSession, public_key: str, admin_password: 
             select(User).where(User.company_id == key.company_id, User.user_type == "admin")
         )
     ).scalars()
-    if not any(a.password_hash and crypto.verify_password(admin_password, a.password_hash)
-               for a in admins):
+    if not any(
+        a.password_hash and crypto.verify_password(admin_password, a.password_hash) for a in admins
+    ):
         raise Unauthorized("wrong administrator password")
     return crypto.decrypt(key.secret_encrypted, context=SECRET_CONTEXT)
 

@@ -20,13 +20,19 @@ router = APIRouter(tags=["purchases"])
 @router.post("/purchases", openapi_extra=openapi_body(PurchaseIn))
 async def post_purchase(request: Request, key: CurrentKey) -> JSON:
     body, raw = await parse_body(request, PurchaseIn)
-    return await run_write(request, key, raw, body.unique_id,
-                           lambda s: create_purchase(s, key, body))
+    return await run_write(
+        request, key, raw, body.unique_id, lambda s: create_purchase(s, key, body)
+    )
 
 
 @router.get("/purchases")
-async def list_purchases(key: CurrentKey, db: DB, dates: str | None = None,
-                         page: str | None = None, limit: str | None = None) -> dict[str, Any]:
+async def list_purchases(
+    key: CurrentKey,
+    db: DB,
+    dates: str | None = None,
+    page: str | None = None,
+    limit: str | None = None,
+) -> dict[str, Any]:
     data = await db.read(lambda s: queries.order_page(s, key, "purchases", dates, page, limit))
     return {"status": "success", "data": data}
 

@@ -20,28 +20,40 @@ router = APIRouter(tags=["returns"])
 @router.post("/sales-returns", openapi_extra=openapi_body(ReturnIn))
 async def post_sales_return(request: Request, key: CurrentKey) -> JSON:
     body, raw = await parse_body(request, ReturnIn)
-    return await run_write(request, key, raw, body.unique_id,
-                           lambda s: create_return(s, key, body, "sales-returns"))
+    return await run_write(
+        request, key, raw, body.unique_id, lambda s: create_return(s, key, body, "sales-returns")
+    )
 
 
 @router.post("/purchase-returns", openapi_extra=openapi_body(ReturnIn))
 async def post_purchase_return(request: Request, key: CurrentKey) -> JSON:
     body, raw = await parse_body(request, ReturnIn)
-    return await run_write(request, key, raw, body.unique_id,
-                           lambda s: create_return(s, key, body, "purchase-returns"))
+    return await run_write(
+        request, key, raw, body.unique_id, lambda s: create_return(s, key, body, "purchase-returns")
+    )
 
 
 @router.get("/sales-returns")
-async def list_sales_returns(key: CurrentKey, db: DB, dates: str | None = None,
-                             page: str | None = None, limit: str | None = None) -> dict[str, Any]:
+async def list_sales_returns(
+    key: CurrentKey,
+    db: DB,
+    dates: str | None = None,
+    page: str | None = None,
+    limit: str | None = None,
+) -> dict[str, Any]:
     data = await db.read(lambda s: queries.order_page(s, key, "sales-returns", dates, page, limit))
     return {"status": "success", "data": data}
 
 
 @router.get("/purchase-returns")
-async def list_purchase_returns(key: CurrentKey, db: DB, dates: str | None = None,
-                                page: str | None = None,
-                                limit: str | None = None) -> dict[str, Any]:
+async def list_purchase_returns(
+    key: CurrentKey,
+    db: DB,
+    dates: str | None = None,
+    page: str | None = None,
+    limit: str | None = None,
+) -> dict[str, Any]:
     data = await db.read(
-        lambda s: queries.order_page(s, key, "purchase-returns", dates, page, limit))
+        lambda s: queries.order_page(s, key, "purchase-returns", dates, page, limit)
+    )
     return {"status": "success", "data": data}

@@ -20,13 +20,17 @@ router = APIRouter(tags=["sales"])
 @router.post("/sales", openapi_extra=openapi_body(SaleIn))
 async def post_sale(request: Request, key: CurrentKey) -> JSON:
     body, raw = await parse_body(request, SaleIn)
-    return await run_write(request, key, raw, body.unique_id,
-                           lambda s: create_sale(s, key, body))
+    return await run_write(request, key, raw, body.unique_id, lambda s: create_sale(s, key, body))
 
 
 @router.get("/sales")
-async def list_sales(key: CurrentKey, db: DB, dates: str | None = None, page: str | None = None,
-                     limit: str | None = None) -> dict[str, Any]:
+async def list_sales(
+    key: CurrentKey,
+    db: DB,
+    dates: str | None = None,
+    page: str | None = None,
+    limit: str | None = None,
+) -> dict[str, Any]:
     data = await db.read(lambda s: queries.order_page(s, key, "sales", dates, page, limit))
     return {"status": "success", "data": data}
 

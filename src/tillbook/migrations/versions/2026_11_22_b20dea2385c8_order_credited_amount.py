@@ -12,21 +12,24 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-
-revision: str = 'b20dea2385c8'
-down_revision: str | None = '4bf18087e394'
+revision: str = "b20dea2385c8"
+down_revision: str | None = "4bf18087e394"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    with op.batch_alter_table('orders', schema=None) as batch_op:
-        batch_op.add_column(sa.Column('credited_amount', sa.Numeric(precision=18, scale=2), nullable=False,
-                                      server_default='0'))
-
+    with op.batch_alter_table("orders", schema=None) as batch_op:
+        batch_op.add_column(
+            sa.Column(
+                "credited_amount",
+                sa.Numeric(precision=18, scale=2),
+                nullable=False,
+                server_default="0",
+            )
+        )
 
 
 def downgrade() -> None:
-    with op.batch_alter_table('orders', schema=None) as batch_op:
-        batch_op.drop_column('credited_amount')
-
+    with op.batch_alter_table("orders", schema=None) as batch_op:
+        batch_op.drop_column("credited_amount")
