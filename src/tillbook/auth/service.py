@@ -99,7 +99,7 @@ async def _verify_signature(
         ts = int(timestamp)
     except ValueError:
         raise Unauthorized(f"X-Service-Timestamp must be Unix seconds, got {timestamp!r}") from None
-    if abs(time.time() - ts) > SIGNATURE_WINDOW_S:
+    if abs(int(time.time()) - ts) > SIGNATURE_WINDOW_S:  # ints: a huge ts must not overflow
         raise Unauthorized("stale request timestamp: more than 300 seconds from server time")
     hmac_secret = crypto.decrypt(key.hmac_secret_encrypted, context=HMAC_CONTEXT)
     expected = crypto.hmac_hex(hmac_secret, canonical(timestamp, method, path_with_query, body))

@@ -86,9 +86,7 @@ async def list_products(
     brand = _xid_filter("brand_id", brand_id)
     return _ok(
         await db.read(
-            lambda s: queries.products(
-                s, key, pg, search=text, category_id=cat, brand_id=brand
-            )
+            lambda s: queries.products(s, key, pg, search=text, category_id=cat, brand_id=brand)
         )
     )
 

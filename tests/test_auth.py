@@ -1,0 +1,291 @@
+"""Authentication (spec: Authentication, Errors): keys, subscription, HMAC signing,
+rate limits (in memory and in Redis), and secrets kept out of the logs."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import httpx
+import pytest
+from sqlalchemy import update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tests.factories import Key, Shop, make_shop
+from tillbook.app import create_app
+from tillbook.config import Settings
+from tillbook.db import Database
+from tillbook.kit import crypto
+from tillbook.models import Company
+from tillbook.tenancy import service as tenancy
+
+BOTH_REQUIRED = "authentication failed; both key headers are required"
+INVALID_PUBLIC = "invalid or inactive public key"
+INVALID_SECRET = "invalid secret key"
+PREFIX = "/api/v1/public"
+REDIS_URL = "redis://127.0.0.1:6379/0"
+
+
+def error(r: httpx.Response, status: int, message: str | None = None) -> None:
+    assert r.status_code == status, r.text
+    body = r.json()
+    assert body["status"] == "error"
+    assert isinstance(body["message"], str)
+    if message is not None:
+        assert body == {"status": "error", "message": message}
+
+
+# --- keys -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "drop",
+    [
+        ("X-Service-Public-Key",),
+        ("X-Service-Secret-Key",),
+        ("X-Service-Public-Key", "X-Service-Secret-Key"),
+    ],
+)
+async def test_missing_key_header(
+    client: httpx.AsyncClient, shop: Shop, drop: tuple[str, ...]
+) -> None:
+    headers = {k: v for k, v in shop.headers.items() if k not in drop}
+    error(await client.get("/products", headers=headers), 401, BOTH_REQUIRED)
+    blank = {**shop.headers, **dict.fromkeys(drop, "")}
+    error(await client.get("/products", headers=blank), 401, BOTH_REQUIRED)
+
+
+async def test_unknown_public_key(client: httpx.AsyncClient, shop: Shop) -> None:
+    for public in ("pk_" + "x" * 32, "nonsense", "x" * 500):
+        headers = {**shop.headers, "X-Service-Public-Key": public}
+        error(await client.get("/products", headers=headers), 401, INVALID_PUBLIC)
+
+
+async def test_wrong_secret(client: httpx.AsyncClient, shop: Shop) -> None:
+    for secret in ("sk_wrong", shop.other_key.secret_key, shop.key.secret_key + "x"):
+        headers = {**shop.headers, "X-Service-Secret-Key": secret}
+        error(await client.get("/products", headers=headers), 401, INVALID_SECRET)
+
+
+async def test_revoked_key(client: httpx.AsyncClient, db: Database) -> None:
+    shop = await make_shop(db)
+    assert (await client.get("/products", headers=shop.headers)).status_code == 200
+    await db.write(lambda s: tenancy.revoke_key(s, shop.key.public_key))
+    error(await client.get("/products", headers=shop.headers), 401, INVALID_PUBLIC)
+    # The same warehouse's other keys are untouched.
+    assert (await client.get("/products", headers=shop.other_key.headers)).status_code == 200
+
+
+async def set_expiry(db: Database, company_id: int, day: dt.date | None) -> None:
+    async def change(session: AsyncSession) -> None:
+        await session.execute(
+            update(Company).where(Company.id == company_id).values(subscription_expires_on=day)
+        )
+
+    await db.write(change)
+
+
+async def test_expired_subscription(client: httpx.AsyncClient, db: Database) -> None:
+    shop = await make_shop(db)
+    today = dt.datetime.now(dt.UTC).date()
+    await set_expiry(db, shop.company_id, today)  # the last valid day
+    assert (await client.get("/products", headers=shop.headers)).status_code == 200
+    await set_expiry(db, shop.company_id, today - dt.timedelta(days=1))
+    for key in (shop.key, shop.other_key):
+        r = await client.get("/products", headers=key.headers)
+        error(r, 403)
+        assert r.json()["message"].startswith("plan expired; renew to continue using API services")
+    # A wrong secret is still a 401: the subscription is checked after the key.
+    headers = {**shop.headers, "X-Service-Secret-Key": "sk_wrong"}
+    error(await client.get("/products", headers=headers), 401, INVALID_SECRET)
+    await set_expiry(db, shop.company_id, None)
+    assert (await client.get("/products", headers=shop.headers)).status_code == 200
+
+
+# --- HMAC signing -----------------------------------------------------------------------
+
+
+def signed(
+    key: Key, method: str, path: str, body: bytes = b"", *, timestamp: int | None = None
+) -> dict[str, str]:
+    """Headers of a request signed as the spec says: ``TIMESTAMP.METHOD.PATH.BODY``."""
+    ts = str(int(time.time()) if timestamp is None else timestamp)
+    message = f"{ts}.{method.upper()}.{PREFIX}{path}.".encode() + body
+    return {
+        **key.headers,
+        "X-Service-Timestamp": ts,
+        "X-Service-Signature": crypto.hmac_hex(key.hmac_secret, message),
+    }
+
+
+async def test_signed_request_accepted(client: httpx.AsyncClient, shop: Shop) -> None:
+    path = "/products?limit=5&search=apple"
+    headers = signed(shop.key, "GET", path)
+    assert headers["X-Service-Signature"] == headers["X-Service-Signature"].lower()
+    r = await client.get(path, headers=headers)
+    assert r.status_code == 200, r.text
+    assert r.json()["data"]["per_page"] == 5
+    # Without a query string the path is signed as is.
+    r = await client.get("/brands", headers=signed(shop.key, "GET", "/brands"))
+    assert r.status_code == 200, r.text
+
+
+async def test_bad_signatures_refused(client: httpx.AsyncClient, shop: Shop) -> None:
+    path = "/products?limit=5"
+    good = signed(shop.key, "GET", path)
+    cases = {
+        "wrong signature": {**good, "X-Service-Signature": "0" * 64},
+        "not hex": {**good, "X-Service-Signature": "not-a-signature"},
+        "signed another path": signed(shop.key, "GET", "/products?limit=6"),
+        "signed another method": signed(shop.key, "POST", path),
+        "signed with another key's secret": {
+            **signed(shop.other_key, "GET", path),
+            **shop.key.headers,
+        },
+        "stale": signed(shop.key, "GET", path, timestamp=int(time.time()) - 301),
+        "future": signed(shop.key, "GET", path, timestamp=int(time.time()) + 301),
+        "timestamp not a number": {**good, "X-Service-Timestamp": "yesterday"},
+        "timestamp huge": {**good, "X-Service-Timestamp": "9" * 400},
+        "signature without timestamp": {
+            k: v for k, v in good.items() if k != "X-Service-Timestamp"
+        },
+        "timestamp without signature": {
+            k: v for k, v in good.items() if k != "X-Service-Signature"
+        },
+    }
+    for name, headers in cases.items():
+        r = await client.get(path, headers=headers)
+        assert r.status_code == 401, (name, r.text)
+        error(r, 401)
+    # None of those burned the good signature.
+    assert (await client.get(path, headers=good)).status_code == 200
+
+
+async def test_signature_within_window_accepted(client: httpx.AsyncClient, shop: Shop) -> None:
+    path = "/categories"
+    for drift in (-290, 290):
+        headers = signed(shop.key, "GET", path, timestamp=int(time.time()) + drift)
+        assert (await client.get(path, headers=headers)).status_code == 200
+
+
+async def test_replayed_signature_refused(client: httpx.AsyncClient, shop: Shop) -> None:
+    path = "/products?page=1"
+    headers = signed(shop.key, "GET", path)
+    assert (await client.get(path, headers=headers)).status_code == 200
+    r = await client.get(path, headers=headers)
+    error(r, 401)
+    assert "replay" in r.json()["message"]
+
+
+async def test_key_requiring_signature(client: httpx.AsyncClient, db: Database) -> None:
+    shop = await make_shop(db)
+    new = await db.write(
+        lambda s: tenancy.create_api_key(
+            s, shop.warehouse_id, "signed till", require_signature=True
+        )
+    )
+    key = Key(new.key.public_key, new.secret_key, new.hmac_secret, shop.warehouse_id)
+    error(await client.get("/products", headers=key.headers), 401)
+    r = await client.get("/products", headers=signed(key, "GET", "/products"))
+    assert r.status_code == 200, r.text
+    assert r.json()["data"]["total"] == 3
+
+
+# --- rate limits ------------------------------------------------------------------------
+
+
+def assert_rate_headers(r: httpx.Response, limit: int, remaining: int) -> None:
+    assert r.headers["X-RateLimit-Limit"] == str(limit)
+    assert r.headers["X-RateLimit-Remaining"] == str(remaining)
+    reset = int(r.headers["X-RateLimit-Reset"])
+    assert time.time() - 1 <= reset <= time.time() + 61
+
+
+def assert_limited(r: httpx.Response) -> None:
+    error(r, 429)
+    assert r.json()["message"].startswith("rate limit of 3/minute exceeded")
+    assert 1 <= int(r.headers["Retry-After"]) <= 61
+    assert_rate_headers(r, 3, 0)
+
+
+async def test_rate_limit_in_memory(client: httpx.AsyncClient, db: Database) -> None:
+    shop = await make_shop(db, rate_limit="3/minute")
+    paths = ["/products", "/products/abc", "/products?limit=abc"]  # 200, 404, 422
+    statuses = []
+    for n, path in enumerate(paths):
+        r = await client.get(path, headers=shop.headers)
+        statuses.append(r.status_code)
+        assert_rate_headers(r, 3, 2 - n)
+        assert "Retry-After" not in r.headers
+    assert statuses == [200, 404, 422]
+    assert_limited(await client.get("/products", headers=shop.headers))
+    assert_limited(await client.get("/brands", headers=shop.headers))
+    # Limits are per key: the same warehouse's other key is not affected.
+    r = await client.get("/products", headers=shop.other_key.headers)
+    assert r.status_code == 200
+    assert_rate_headers(r, 3, 2)
+
+
+async def redis_available() -> bool:
+    from redis.asyncio import Redis
+
+    conn = Redis.from_url(REDIS_URL)
+    try:
+        return bool(await conn.ping())
+    except Exception:
+        return False
+    finally:
+        await conn.aclose()
+
+
+@asynccontextmanager
+async def app_client(settings: Settings, db: Database) -> AsyncIterator[httpx.AsyncClient]:
+    app = create_app(settings, database=db)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://testserver" + PREFIX
+        ) as c:
+            yield c
+
+
+async def test_rate_limit_in_redis_shared_by_processes(database_url: str, db: Database) -> None:
+    if not await redis_available():
+        pytest.skip(f"no Redis at {REDIS_URL}")
+    shop = await make_shop(db, rate_limit="3/minute")
+    settings = Settings(database_url=database_url, redis_url=REDIS_URL)
+    async with app_client(settings, db) as one, app_client(settings, db) as two:
+        for n, c in enumerate((one, two, one)):
+            r = await c.get("/products", headers=shop.headers)
+            assert r.status_code == 200, r.text
+            assert_rate_headers(r, 3, 2 - n)
+        assert_limited(await two.get("/products", headers=shop.headers))
+        assert_limited(await one.get("/products", headers=shop.headers))
+
+
+# --- secrets stay out of the logs ---------------------------------------------------------
+
+
+async def test_secrets_never_logged(
+    client: httpx.AsyncClient, shop: Shop, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    wrong = "sk_" + "w" * 48
+    requests = [
+        {**shop.headers, "X-Service-Secret-Key": wrong},  # wrong secret
+        {**shop.headers, "X-Service-Public-Key": "pk_unknown"},  # unknown key, real secret
+        {
+            **shop.headers,
+            "X-Service-Signature": "0" * 64,
+            "X-Service-Timestamp": str(int(time.time())),
+        },  # bad signature
+        signed(shop.key, "GET", "/products"),  # fine
+    ]
+    for headers in requests:
+        await client.get("/products", headers=headers)
+    logged = caplog.text + "".join(repr(rec.args) for rec in caplog.records)
+    for secret in (shop.key.secret_key, shop.key.hmac_secret, wrong):
+        assert secret not in logged

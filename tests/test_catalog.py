@@ -1,0 +1,597 @@
+"""Catalog reads: exact fields and JSON types, pagination, search, filters, isolation."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from decimal import Decimal
+from typing import Any
+
+import httpx
+from sqlalchemy import event, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tests.factories import Shop, make_shop
+from tillbook.catalog import service as catalog
+from tillbook.db import Database
+from tillbook.inventory.service import draw
+from tillbook.kit import xid
+from tillbook.models import Product, StockBatch
+
+D = Decimal
+ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+
+LIST_FIELDS = {
+    "id",
+    "xid",
+    "name",
+    "slug",
+    "item_code",
+    "product_type",
+    "sales_price",
+    "purchase_price",
+    "mrp",
+    "current_stock",
+    "category",
+    "brand",
+    "unit",
+}
+DETAIL_FIELDS = LIST_FIELDS | {"description", "additional_units", "batches"}
+CATEGORY_FIELDS = {"id", "xid", "name", "slug", "parent_id", "image", "children"}
+
+
+def is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+async def get_ok(client: httpx.AsyncClient, shop: Shop, url: str, **params: Any) -> Any:
+    r = await client.get(url, headers=shop.headers, params=params)
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["status"] == "success"
+    return body["data"]
+
+
+async def product_page(client: httpx.AsyncClient, shop: Shop, **params: Any) -> dict[str, Any]:
+    page: dict[str, Any] = await get_ok(client, shop, "/products", **params)
+    return page
+
+
+def codes(page: dict[str, Any]) -> list[str]:
+    return [p["item_code"] for p in page["data"]]
+
+
+def code(shop: Shop, name: str) -> str:
+    """The factory's item code of a product (prefix + the shop's random tag)."""
+    prefix = {"apple": "AJ", "water": "SW", "tea": "RT", "coffee": "HC"}[name]
+    return f"{prefix}-{shop_tag(shop)}"
+
+
+def shop_tag(shop: Shop) -> str:
+    return str(shop.extra["tag"])
+
+
+async def tagged(db: Database) -> Shop:
+    shop = await make_shop(db)
+
+    async def tag(session: AsyncSession) -> str:
+        item_code = await session.scalar(
+            select(Product.item_code).where(Product.id == shop.products["apple"])
+        )
+        assert item_code is not None
+        return item_code.removeprefix("AJ-")
+
+    shop.extra["tag"] = await db.read(tag)
+    return shop
+
+
+# --- warehouses and customers ---------------------------------------------------------
+
+
+async def test_warehouses_only_the_keys_own(client: httpx.AsyncClient, shop: Shop) -> None:
+    data = await get_ok(client, shop, "/warehouses")
+    assert data == [
+        {
+            "id": shop.warehouse_id,
+            "xid": xid.encode(shop.warehouse_id),
+            "name": "Main street",
+            "allow_negative_stock": False,
+        }
+    ]
+    other = await client.get("/warehouses", headers=shop.other_key.headers)
+    assert [w["id"] for w in other.json()["data"]] == [shop.other_warehouse_id]
+
+
+async def test_customers_fields_and_search(client: httpx.AsyncClient, shop: Shop) -> None:
+    page = await get_ok(client, shop, "/customers")
+    assert page["current_page"] == 1
+    assert page["per_page"] == 20
+    assert page["total"] == 2  # the supplier, the admin and the API users are not customers
+    ada, walk_in = page["data"]
+    assert ada == {
+        "id": shop.customer_id,
+        "xid": xid.encode(shop.customer_id),
+        "name": "Ada Customer",
+        "phone": "555-0100",
+        "email": None,
+        "is_walk_in": False,
+        "balance": "0.00",
+    }
+    assert walk_in["id"] == shop.walk_in_id
+    assert walk_in["is_walk_in"] is True
+
+    by_name = await get_ok(client, shop, "/customers", search="ADA")
+    assert [c["id"] for c in by_name["data"]] == [shop.customer_id]
+    by_phone = await get_ok(client, shop, "/customers", search="0100")
+    assert [c["id"] for c in by_phone["data"]] == [shop.customer_id]
+    none = await get_ok(client, shop, "/customers", search="Sam Supplier")
+    assert none["total"] == 0 and none["data"] == []
+    paged = await get_ok(client, shop, "/customers", limit=1, page=2)
+    assert [c["id"] for c in paged["data"]] == [shop.walk_in_id]
+    assert paged["total"] == 2 and paged["per_page"] == 1
+
+
+async def test_customers_are_company_wide_and_isolated(
+    client: httpx.AsyncClient, db: Database
+) -> None:
+    a, b = await make_shop(db), await make_shop(db)
+    seen_a = await get_ok(client, a, "/customers")
+    # Customers are company-wide: the other warehouse's key sees the same ones.
+    other_wh = await client.get("/customers", headers=a.other_key.headers)
+    assert other_wh.json()["data"] == seen_a
+    ids_a = {c["id"] for c in seen_a["data"]}
+    assert b.customer_id not in ids_a and b.walk_in_id not in ids_a
+
+
+# --- products: list -------------------------------------------------------------------
+
+
+async def test_product_list_fields_and_types(client: httpx.AsyncClient, db: Database) -> None:
+    shop = await tagged(db)
+    page = await product_page(client, shop)
+    assert set(page) == {"current_page", "per_page", "total", "last_page", "data"}
+    assert (page["current_page"], page["per_page"], page["total"], page["last_page"]) == (
+        1,
+        20,
+        3,
+        1,
+    )
+    assert codes(page) == [code(shop, "apple"), code(shop, "water"), code(shop, "tea")]
+    apple, water, tea = page["data"]
+    for item in page["data"]:
+        assert set(item) == LIST_FIELDS
+        assert isinstance(item["id"], int)
+        for name in ("xid", "name", "slug", "item_code", "product_type"):
+            assert isinstance(item[name], str)
+        for name in ("sales_price", "purchase_price", "current_stock"):
+            assert is_number(item[name]), (name, item[name])
+        assert item["product_type"] == "single"
+        assert xid.decode(item["xid"]) == item["id"]
+    assert apple == {
+        "id": shop.products["apple"],
+        "xid": shop.xid("apple"),
+        "name": "Apple juice",
+        "slug": "apple-juice",
+        "item_code": code(shop, "apple"),
+        "product_type": "single",
+        "sales_price": 3.5,
+        "purchase_price": 2,
+        "mrp": None,
+        "current_stock": 20,
+        "category": {"xid": xid.encode(shop.child_category_id), "name": "Juice"},
+        "brand": {"xid": xid.encode(shop.brand_id), "name": "Acme"},
+        "unit": {"xid": xid.encode(shop.piece_unit_id), "name": "Piece", "short_name": "pc"},
+    }
+    assert water["category"] == {"xid": xid.encode(shop.category_id), "name": "Drinks"}
+    assert water["brand"] is None
+    assert water["current_stock"] == 100
+    assert (water["sales_price"], water["purchase_price"]) == (1, 0.4)
+    assert tea["category"] is None and tea["brand"] is None and tea["unit"] is None
+    assert tea["current_stock"] == 0 and tea["sales_price"] == 9.99
+
+
+async def test_product_mrp_is_a_number_when_set(client: httpx.AsyncClient, db: Database) -> None:
+    shop = await make_shop(db)
+
+    async def add(session: AsyncSession) -> int:
+        p = await catalog.create_product(
+            session,
+            company_id=shop.company_id,
+            warehouse_id=shop.warehouse_id,
+            name="Mango nectar",
+            item_code=f"MN-{shop.company_id}",
+            sales_price=D("2.25"),
+            purchase_price=D("1.10"),
+            mrp=D("2.50"),
+        )
+        return p.id
+
+    pid = await db.write(add)
+    page = await product_page(client, shop, search="mango")
+    assert [p["id"] for p in page["data"]] == [pid]
+    assert page["data"][0]["mrp"] == 2.5
+
+
+async def test_product_pagination(client: httpx.AsyncClient, db: Database) -> None:
+    shop = await tagged(db)
+
+    async def add_many(session: AsyncSession) -> None:
+        for n in range(102):
+            await catalog.create_product(
+                session,
+                company_id=shop.company_id,
+                warehouse_id=shop.warehouse_id,
+                name=f"Bulk item {n:03d}",
+                item_code=f"BULK-{shop_tag(shop)}-{n:03d}",
+                sales_price=D("1"),
+                purchase_price=D("0.5"),
+            )
+
+    await db.write(add_many)
+    total = 105
+
+    first = await product_page(client, shop)
+    assert (first["per_page"], first["total"], len(first["data"])) == (20, total, 20)
+    assert first["last_page"] == 6
+
+    two = await product_page(client, shop, limit=2, page=2)
+    assert (two["current_page"], two["per_page"], two["total"]) == (2, 2, total)
+    assert codes(two) == [code(shop, "tea"), f"BULK-{shop_tag(shop)}-000"]
+
+    clamped = await product_page(client, shop, limit=500)
+    assert clamped["per_page"] == 100
+    assert len(clamped["data"]) == 100
+    rest = await product_page(client, shop, limit=1000, page=2)
+    assert rest["per_page"] == 100 and len(rest["data"]) == 5
+
+    ids = [p["id"] for p in clamped["data"] + rest["data"]]
+    assert ids == sorted(ids) and len(set(ids)) == total  # ordered by id, no overlap
+
+    beyond = await product_page(client, shop, limit=100, page=9)
+    assert beyond["data"] == [] and beyond["total"] == total and beyond["current_page"] == 9
+
+    exact = await product_page(client, shop, limit=100)
+    assert exact["per_page"] == 100
+    blank = await product_page(client, shop, limit="", page="")
+    assert (blank["current_page"], blank["per_page"]) == (1, 20)
+
+
+async def test_product_search(client: httpx.AsyncClient, db: Database) -> None:
+    shop = await tagged(db)
+    tag = shop_tag(shop)
+    apple = [code(shop, "apple")]
+    assert codes(await product_page(client, shop, search="apple")) == apple
+    assert codes(await product_page(client, shop, search="APPLE JUICE")) == apple
+    assert codes(await product_page(client, shop, search="e jui")) == apple  # substring
+    assert codes(await product_page(client, shop, search=f"aj-{tag}")) == apple  # SKU
+    assert codes(await product_page(client, shop, search=code(shop, "water"))) == [
+        code(shop, "water")
+    ]
+    assert codes(await product_page(client, shop, search=f"400{tag}")) == apple  # barcode
+    assert codes(await product_page(client, shop, search=f"400{tag}".upper())) == apple
+    assert codes(await product_page(client, shop, search="  apple  ")) == apple
+    # LIKE wildcards in the search text are literal characters.
+    assert (await product_page(client, shop, search="%"))["total"] == 0
+    assert (await product_page(client, shop, search="_"))["total"] == 0
+    assert (await product_page(client, shop, search="\\"))["total"] == 0
+    # The other warehouse's product is not found by search either.
+    assert (await product_page(client, shop, search="coffee"))["total"] == 0
+    assert (await product_page(client, shop, search=code(shop, "coffee")))["total"] == 0
+    # Blank search means no filter.
+    assert (await product_page(client, shop, search=""))["total"] == 3
+    page = await product_page(client, shop, search="e", limit=1)
+    assert page["total"] == 3 and len(page["data"]) == 1  # apple, water, tea all have an "e"
+
+
+async def test_product_category_and_brand_filters(client: httpx.AsyncClient, db: Database) -> None:
+    shop = await tagged(db)
+    other = await make_shop(db)
+    juice = xid.encode(shop.child_category_id)
+    drinks = xid.encode(shop.category_id)
+    acme = xid.encode(shop.brand_id)
+    assert codes(await product_page(client, shop, category_id=juice)) == [code(shop, "apple")]
+    assert codes(await product_page(client, shop, category_id=drinks)) == [code(shop, "water")]
+    assert codes(await product_page(client, shop, brand_id=acme)) == [code(shop, "apple")]
+    both = await product_page(client, shop, brand_id=acme, category_id=drinks)
+    assert both["total"] == 0
+    assert (await product_page(client, shop, brand_id=acme, search="apple"))["total"] == 1
+    # A valid xid of another company's category or brand matches nothing.
+    foreign_cat = await product_page(client, shop, category_id=xid.encode(other.category_id))
+    assert foreign_cat["total"] == 0 and foreign_cat["data"] == []
+    foreign_brand = await product_page(client, shop, brand_id=xid.encode(other.brand_id))
+    assert foreign_brand["total"] == 0
+    # A value that cannot be an xid is a 422 naming the field.
+    for name in ("category_id", "brand_id"):
+        r = await client.get("/products", headers=shop.headers, params={name: "not an xid!"})
+        assert r.status_code == 422, r.text
+        body = r.json()
+        assert body["status"] == "error" and name in body["errors"]
+
+
+# --- products: one --------------------------------------------------------------------
+
+
+async def test_product_detail_fields_units_and_batches(
+    client: httpx.AsyncClient, db: Database
+) -> None:
+    shop = await tagged(db)
+    apple = await get_ok(client, shop, f"/products/{shop.xid('apple')}")
+    assert set(apple) == DETAIL_FIELDS
+    assert apple["id"] == shop.products["apple"]
+    assert apple["description"] == ""
+    assert apple["additional_units"] == []
+    assert apple["current_stock"] == 20
+    batches = apple["batches"]
+    assert [set(b) for b in batches] == [
+        {"id", "batch_number", "expiry_date", "quantity_remaining", "unit_cost", "received_at"}
+    ] * 2
+    assert [(b["quantity_remaining"], b["unit_cost"]) for b in batches] == [(10, 1.5), (10, 2)]
+    assert batches[0]["id"] < batches[1]["id"]  # FIFO: oldest first
+    for b in batches:
+        assert isinstance(b["id"], int)
+        assert b["batch_number"] is None and b["expiry_date"] is None
+        assert ISO_UTC.match(b["received_at"]), b["received_at"]
+
+    # The same product by numeric id, with the list item's fields unchanged.
+    by_id = await get_ok(client, shop, f"/products/{shop.products['apple']}")
+    assert by_id == apple
+    listed = (await product_page(client, shop, search=code(shop, "apple")))["data"][0]
+    assert {k: apple[k] for k in LIST_FIELDS} == listed
+
+    water = await get_ok(client, shop, f"/products/{shop.xid('water')}")
+    assert water["additional_units"] == [
+        {
+            "child_unit_id": xid.encode(shop.box_unit_id),
+            "operator": "*",
+            "operator_value": 12,
+            "alternative_price": 10,
+            "unit": {"name": "Box", "short_name": "box"},
+        }
+    ]
+    assert [(b["quantity_remaining"], b["unit_cost"]) for b in water["batches"]] == [(100, 0.3333)]
+
+    tea = await get_ok(client, shop, f"/products/{shop.xid('tea')}")
+    assert tea["batches"] == [] and tea["additional_units"] == []
+    assert tea["unit"] is None
+
+
+async def test_product_detail_hides_empty_batches(client: httpx.AsyncClient, db: Database) -> None:
+    shop = await make_shop(db)
+
+    async def sell_first_batch(session: AsyncSession) -> None:
+        product = await session.get(Product, shop.products["apple"])
+        assert product is not None
+        await draw(
+            session,
+            product,
+            D("10"),
+            reason="sale",
+            source_type="test",
+            source_id=None,
+            allow_negative=False,
+        )
+
+    await db.write(sell_first_batch)
+    apple = await get_ok(client, shop, f"/products/{shop.xid('apple')}")
+    assert apple["current_stock"] == 10
+    assert [(b["quantity_remaining"], b["unit_cost"]) for b in apple["batches"]] == [(10, 2)]
+
+
+async def test_product_batch_number_and_expiry(client: httpx.AsyncClient, db: Database) -> None:
+    shop = await make_shop(db)
+
+    async def label(session: AsyncSession) -> None:
+        batch = (
+            await session.execute(
+                select(StockBatch).where(StockBatch.product_id == shop.products["water"])
+            )
+        ).scalar_one()
+        batch.batch_number = "LOT-7"
+        batch.expiry_date = dt.date(2031, 2, 3)
+
+    await db.write(label)
+    water = await get_ok(client, shop, f"/products/{shop.xid('water')}")
+    assert water["batches"][0]["batch_number"] == "LOT-7"
+    assert water["batches"][0]["expiry_date"] == "2031-02-03"
+
+
+# --- isolation ------------------------------------------------------------------------
+
+
+async def test_cross_warehouse_isolation(client: httpx.AsyncClient, db: Database) -> None:
+    shop = await tagged(db)
+    coffee_id = shop.other_products["coffee"]
+    other = await client.get("/products", headers=shop.other_key.headers)
+    assert codes(other.json()["data"]) == [code(shop, "coffee")]
+    assert other.json()["data"]["total"] == 1
+    for ref in (str(coffee_id), xid.encode(coffee_id)):
+        r = await client.get(f"/products/{ref}", headers=shop.headers)
+        assert r.status_code == 404
+        assert r.json() == {"status": "error", "message": "product not found"}
+        ok = await client.get(f"/products/{ref}", headers=shop.other_key.headers)
+        assert ok.status_code == 200 and ok.json()["data"]["id"] == coffee_id
+    # And the other way round.
+    r = await client.get(f"/products/{shop.xid('apple')}", headers=shop.other_key.headers)
+    assert r.status_code == 404
+    # Categories and brands are company-wide: both warehouses see the same ones.
+    for path in (
+        "/categories",
+        "/brands",
+        f"/categories/{shop.category_id}",
+        f"/brands/{shop.brand_id}",
+    ):
+        a = await client.get(path, headers=shop.headers)
+        b = await client.get(path, headers=shop.other_key.headers)
+        assert a.status_code == b.status_code == 200
+        assert a.json() == b.json()
+
+
+async def test_cross_company_isolation(client: httpx.AsyncClient, db: Database) -> None:
+    shop = await make_shop(db)
+    other = await make_shop(db)
+    not_found = {
+        "/products/": "product not found",
+        "/categories/": "category not found",
+        "/brands/": "brand not found",
+    }
+    refs = {
+        "/products/": [other.products["apple"], other.other_products["coffee"]],
+        "/categories/": [other.category_id, other.child_category_id],
+        "/brands/": [other.brand_id],
+    }
+    for prefix, ids in refs.items():
+        for id_ in ids:
+            for ref in (str(id_), xid.encode(id_)):
+                r = await client.get(prefix + ref, headers=shop.headers)
+                assert r.status_code == 404, (prefix, ref, r.text)
+                assert r.json() == {"status": "error", "message": not_found[prefix]}
+    products = await product_page(client, shop, limit=100)
+    assert not {p["id"] for p in products["data"]} & set(other.products.values())
+    cats = await get_ok(client, shop, "/categories")
+    assert [c["id"] for c in cats] == [shop.category_id]
+    brands = await get_ok(client, shop, "/brands")
+    assert [b["id"] for b in brands] == [shop.brand_id]
+
+
+# --- categories and brands ------------------------------------------------------------
+
+
+async def test_category_tree(client: httpx.AsyncClient, db: Database) -> None:
+    shop = await make_shop(db)
+
+    async def more(session: AsyncSession) -> dict[str, int]:
+        apple = await catalog.create_category(
+            session,
+            shop.company_id,
+            "Apple juice",
+            parent_id=shop.child_category_id,
+            image="https://img.example.com/apple.png",
+        )
+        snacks = await catalog.create_category(session, shop.company_id, "Snacks")
+        return {"apple": apple.id, "snacks": snacks.id}
+
+    ids = await db.write(more)
+    tree = await get_ok(client, shop, "/categories")
+    assert isinstance(tree, list)
+    assert tree == [
+        {
+            "id": shop.category_id,
+            "xid": xid.encode(shop.category_id),
+            "name": "Drinks",
+            "slug": "drinks",
+            "parent_id": None,
+            "image": None,
+            "children": [
+                {
+                    "id": shop.child_category_id,
+                    "xid": xid.encode(shop.child_category_id),
+                    "name": "Juice",
+                    "slug": "juice",
+                    "parent_id": shop.category_id,
+                    "image": None,
+                    "children": [
+                        {
+                            "id": ids["apple"],
+                            "xid": xid.encode(ids["apple"]),
+                            "name": "Apple juice",
+                            "slug": "apple-juice",
+                            "parent_id": shop.child_category_id,
+                            "image": "https://img.example.com/apple.png",
+                            "children": [],
+                        }
+                    ],
+                }
+            ],
+        },
+        {
+            "id": ids["snacks"],
+            "xid": xid.encode(ids["snacks"]),
+            "name": "Snacks",
+            "slug": "snacks",
+            "parent_id": None,
+            "image": None,
+            "children": [],
+        },
+    ]
+
+    juice = await get_ok(client, shop, f"/categories/{shop.child_category_id}")
+    assert set(juice) == CATEGORY_FIELDS
+    assert juice == tree[0]["children"][0]
+    by_xid = await get_ok(client, shop, f"/categories/{xid.encode(shop.child_category_id)}")
+    assert by_xid == juice
+    leaf = await get_ok(client, shop, f"/categories/{xid.encode(ids['apple'])}")
+    assert leaf["children"] == [] and leaf["parent_id"] == shop.child_category_id
+    root = await get_ok(client, shop, f"/categories/{shop.category_id}")
+    assert root == tree[0]
+
+
+async def test_brands(client: httpx.AsyncClient, db: Database) -> None:
+    shop = await make_shop(db)
+
+    async def more(session: AsyncSession) -> int:
+        b = await catalog.create_brand(
+            session, shop.company_id, "Zest Co", image="https://img.example.com/zest.png"
+        )
+        return b.id
+
+    zest = await db.write(more)
+    brands = await get_ok(client, shop, "/brands")
+    assert brands == [
+        {
+            "id": shop.brand_id,
+            "xid": xid.encode(shop.brand_id),
+            "name": "Acme",
+            "slug": "acme",
+            "image": None,
+        },
+        {
+            "id": zest,
+            "xid": xid.encode(zest),
+            "name": "Zest Co",
+            "slug": "zest-co",
+            "image": "https://img.example.com/zest.png",
+        },
+    ]
+    one = await get_ok(client, shop, f"/brands/{xid.encode(zest)}")
+    assert one == brands[1]
+    assert await get_ok(client, shop, f"/brands/{shop.brand_id}") == brands[0]
+
+
+async def test_unknown_ids_are_404(client: httpx.AsyncClient, shop: Shop) -> None:
+    for path, message in (
+        ("/products/", "product not found"),
+        ("/categories/", "category not found"),
+        ("/brands/", "brand not found"),
+    ):
+        for ref in (
+            "999999999",
+            "0",
+            "-5",
+            "abc",
+            "99999999999999999999999",
+            str(2**63),
+            str(2**63 - 1),
+            "a" * 32,
+        ):
+            r = await client.get(path + ref, headers=shop.headers)
+            assert r.status_code == 404, (path, ref, r.text)
+            assert r.json() == {"status": "error", "message": message}
+
+
+async def test_product_list_is_two_queries(client: httpx.AsyncClient, db: Database) -> None:
+    """One count and one page query with category, brand and unit joined (no N+1)."""
+    shop = await make_shop(db)
+    statements: list[str] = []
+
+    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        if "products" in statement and "api_keys" not in statement:
+            statements.append(statement)
+
+    engine = db.engine.sync_engine
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        page = await product_page(client, shop, limit=100)
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
+    assert page["total"] == 3
+    assert len(statements) == 2, statements
