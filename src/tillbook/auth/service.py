@@ -64,7 +64,9 @@ async def authenticate(
         raise Unauthorized("invalid or inactive public key")
     expires = company.subscription_expires_on
     if expires is not None and expires < dt.datetime.now(dt.UTC).date():
-        raise Forbidden("plan expired; renew to continue using API services")
+        raise Forbidden(
+            "plan expired; renew to continue using API services; external writes are blocked"
+        )
     if signature is not None or timestamp is not None or key.require_signature:
         await _verify_signature(db, key, signature, timestamp, method, path_with_query, body)
     return AuthContext(
