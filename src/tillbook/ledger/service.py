@@ -79,9 +79,14 @@ async def post(
     entry_date: dt.date,
     party_id: int | None = None,
     created_by: int | None = None,
-) -> int:
-    """Write one balanced journal entry and return its id, or raise LedgerImbalance."""
+) -> int | None:
+    """Write one balanced journal entry and return its id, or raise LedgerImbalance.
+
+    When every figure is zero (free goods received, a free sample whose cost rounds
+    to 0.00) nothing moves: no entry is written and None is returned."""
     lines = build_lines(rule, figures, party_id)
+    if not lines:
+        return None
     ids = await account_ids(session, company_id)
     problem = imbalance(lines)
     unknown = [line.account for line in lines if line.account not in ids]

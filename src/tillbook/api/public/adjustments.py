@@ -1,0 +1,50 @@
+"""Stock adjustments and price adjustments: record one, list them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+
+from tillbook.api.body import openapi_body, parse_body
+from tillbook.api.deps import DB, CurrentKey
+from tillbook.api.idempotent import run_write
+from tillbook.api.responses import JSON
+from tillbook.catalog import prices
+from tillbook.catalog.schemas import PriceAdjustmentIn
+from tillbook.inventory import adjustments
+from tillbook.inventory.schemas import StockAdjustmentIn
+
+router = APIRouter(tags=["adjustments"])
+
+
+@router.post("/stock-adjustments", openapi_extra=openapi_body(StockAdjustmentIn))
+async def post_stock_adjustment(request: Request, key: CurrentKey) -> JSON:
+    body, raw = await parse_body(request, StockAdjustmentIn)
+    return await run_write(
+        request, key, raw, body.unique_id, lambda s: adjustments.create_adjustment(s, key, body)
+    )
+
+
+@router.get("/stock-adjustments")
+async def list_stock_adjustments(
+    key: CurrentKey, db: DB, page: str | None = None, limit: str | None = None
+) -> dict[str, Any]:
+    data = await db.read(lambda s: adjustments.adjustment_page(s, key, page, limit))
+    return {"status": "success", "data": data}
+
+
+@router.post("/price-adjustments", openapi_extra=openapi_body(PriceAdjustmentIn))
+async def post_price_adjustment(request: Request, key: CurrentKey) -> JSON:
+    body, raw = await parse_body(request, PriceAdjustmentIn)
+    return await run_write(
+        request, key, raw, body.unique_id, lambda s: prices.create_price_adjustment(s, key, body)
+    )
+
+
+@router.get("/price-adjustments")
+async def list_price_adjustments(
+    key: CurrentKey, db: DB, page: str | None = None, limit: str | None = None
+) -> dict[str, Any]:
+    data = await db.read(lambda s: prices.price_adjustment_page(s, key, page, limit))
+    return {"status": "success", "data": data}

@@ -1,0 +1,155 @@
+"""Price adjustments: a new sales price for one product of the key's warehouse.
+
+Each change is a batch (``ADJ-BATCH-N``) with one immutable price-history row:
+history rows are inserted here and nowhere updated or deleted. A price change
+moves no money, so no journal entry is posted.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tillbook.auth.context import AuthContext
+from tillbook.catalog.schemas import PriceAdjustmentIn
+from tillbook.events.outbox import emit
+from tillbook.inventory.service import lock_products
+from tillbook.kit import xid
+from tillbook.kit.money import number
+from tillbook.kit.pagination import envelope, parse_page
+from tillbook.kit.refs import ref_to_id
+from tillbook.models import PriceAdjustmentBatch, PriceHistory, Product, User
+from tillbook.orders import lookup, numbering
+
+
+def product_updated(product: Product) -> dict[str, Any]:
+    """The ``data`` of a ``product.updated`` event."""
+    return {
+        "id": product.id,
+        "xid": xid.encode(product.id),
+        "name": product.name,
+        "item_code": product.item_code,
+        "sales_price": number(product.sales_price),
+        "purchase_price": number(product.purchase_price),
+        "current_stock": number(product.current_stock),
+    }
+
+
+async def create_price_adjustment(
+    session: AsyncSession, key: AuthContext, body: PriceAdjustmentIn
+) -> dict[str, Any]:
+    problems = lookup.Problems()
+    product_id = ref_to_id(body.product_id)
+    products = await lock_products(session, key.warehouse_id, [product_id] if product_id else [])
+    product = products.get(product_id or 0)
+    if product is None:
+        problems.add("product_id", f"unknown product {body.product_id!r}")
+    problems.raise_if_any()
+    assert product is not None
+
+    now = dt.datetime.now(dt.UTC)
+    invoice_number = await numbering.issue(session, key.warehouse_id, "price-adjustments")
+    batch = PriceAdjustmentBatch(
+        company_id=key.company_id,
+        warehouse_id=key.warehouse_id,
+        invoice_number=invoice_number,
+        date=now.date(),
+        notes=body.notes or "",
+        created_by=key.user_id,
+        created_at=now,
+    )
+    session.add(batch)
+    await session.flush()
+    session.add(
+        PriceHistory(
+            company_id=key.company_id,
+            warehouse_id=key.warehouse_id,
+            batch_id=batch.id,
+            product_id=product.id,
+            old_price=product.sales_price,
+            new_price=body.new_sales_price,
+            created_by=key.user_id,
+            created_at=now,
+        )
+    )
+    product.sales_price = body.new_sales_price
+    await session.flush()
+    await emit(
+        session,
+        company_id=key.company_id,
+        warehouse_id=key.warehouse_id,
+        types=["product.updated"],
+        data=product_updated(product),
+    )
+    return {
+        "status": "success",
+        "batch_invoice": invoice_number,
+        "new_price": number(body.new_sales_price),
+        "batch_id": batch.id,
+    }
+
+
+async def price_adjustment_page(
+    session: AsyncSession, key: AuthContext, page: str | None, limit: str | None
+) -> dict[str, Any]:
+    """The key's warehouse's price-adjustment batches, newest first, with their items."""
+    p = parse_page(page, limit)
+    where = (
+        PriceAdjustmentBatch.company_id == key.company_id,
+        PriceAdjustmentBatch.warehouse_id == key.warehouse_id,
+    )
+    total = (
+        await session.execute(select(func.count()).select_from(PriceAdjustmentBatch).where(*where))
+    ).scalar_one()
+    if p.offset >= total:
+        return envelope(p, total, [])
+    batches = (
+        await session.execute(
+            select(PriceAdjustmentBatch, User)
+            .outerjoin(User, User.id == PriceAdjustmentBatch.created_by)
+            .where(*where)
+            .order_by(PriceAdjustmentBatch.id.desc())
+            .offset(p.offset)
+            .limit(p.limit)
+        )
+    ).all()
+    items: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    history = await session.execute(
+        select(PriceHistory, Product)
+        .join(Product, Product.id == PriceHistory.product_id)
+        .where(
+            PriceHistory.warehouse_id == key.warehouse_id,
+            PriceHistory.batch_id.in_([b.id for b, _ in batches]),
+        )
+        .order_by(PriceHistory.id)
+    )
+    for h, product in history:
+        items[h.batch_id].append(
+            {
+                "product_id": h.product_id,
+                "product": {
+                    "id": product.id,
+                    "xid": xid.encode(product.id),
+                    "name": product.name,
+                    "item_code": product.item_code,
+                },
+                "old_price": number(h.old_price),
+                "new_price": number(h.new_price),
+            }
+        )
+    rows = [
+        {
+            "id": b.id,
+            "invoice_number": b.invoice_number,
+            "date": b.date.isoformat(),
+            "notes": b.notes,
+            "creator": None if u is None else {"id": u.id, "name": u.name},
+            "items": items.get(b.id, []),
+        }
+        for b, u in batches
+    ]
+    return envelope(p, total, rows)

@@ -1,0 +1,215 @@
+"""Stock adjustments: counted stock in or out, outside any order.
+
+``add`` receives a new batch at the product's purchase_price and books the
+gain (Dr 11700 / Cr 51100); ``subtract`` draws FIFO and books the loss at the
+cost of the units removed (Dr 51100 / Cr 11700). Everything happens in the
+caller's one transaction: the product row locked, the stock change, the
+adjustment record, the journal entry and the outbox events.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tillbook.auth.context import AuthContext
+from tillbook.events.outbox import emit
+from tillbook.inventory.schemas import StockAdjustmentIn
+from tillbook.inventory.service import check_shortages, draw, lock_products, receive
+from tillbook.kit import xid
+from tillbook.kit.money import ZERO, money, money_str, number, price4
+from tillbook.kit.pagination import envelope, parse_page
+from tillbook.kit.refs import ref_to_id
+from tillbook.ledger.service import post
+from tillbook.models import Product, StockAdjustment, User
+from tillbook.orders import lookup
+
+
+def utc_iso(value: dt.datetime) -> str:
+    """ISO 8601 in UTC with a ``Z``; SQLite hands back naive UTC timestamps."""
+    aware = value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value.astimezone(dt.UTC)
+    return aware.replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def quantity_str(value: Decimal) -> str:
+    """A quantity on the wire as a decimal string with the 4 places it is stored with."""
+    return format(price4(value), "f")
+
+
+def list_item(adj: StockAdjustment, product: Product, creator: User | None) -> dict[str, Any]:
+    return {
+        "id": adj.id,
+        "product_id": adj.product_id,
+        "quantity": quantity_str(adj.quantity),
+        "adjustment_type": adj.adjustment_type,
+        "notes": adj.notes,
+        "batch_number": adj.batch_number,
+        "expiry_date": None if adj.expiry_date is None else adj.expiry_date.isoformat(),
+        "cost_amount": money_str(adj.cost_amount),
+        "created_at": utc_iso(adj.created_at),
+        "product": {
+            "id": product.id,
+            "xid": xid.encode(product.id),
+            "name": product.name,
+            "item_code": product.item_code,
+        },
+        "creator": None if creator is None else {"id": creator.id, "name": creator.name},
+    }
+
+
+async def create_adjustment(
+    session: AsyncSession, key: AuthContext, body: StockAdjustmentIn
+) -> dict[str, Any]:
+    problems = lookup.Problems()
+    product_id = ref_to_id(body.product_id)
+    products = await lock_products(session, key.warehouse_id, [product_id] if product_id else [])
+    product = products.get(product_id or 0)
+    if product is None:
+        problems.add("product_id", f"unknown product {body.product_id!r}")
+    problems.raise_if_any()
+    assert product is not None
+    if body.adjustment_type == "subtract":
+        check_shortages(
+            products,
+            {product.id: body.quantity},
+            allow_negative=key.allow_negative_stock,
+            field_of={product.id: "quantity"},
+        )
+
+    now = dt.datetime.now(dt.UTC)
+    adj = StockAdjustment(
+        company_id=key.company_id,
+        warehouse_id=key.warehouse_id,
+        product_id=product.id,
+        quantity=body.quantity,
+        adjustment_type=body.adjustment_type,
+        notes=body.notes or "",
+        batch_number=body.batch_number,
+        expiry_date=body.expiry_date,
+        cost_amount=ZERO,
+        created_by=key.user_id,
+        created_at=now,
+    )
+    session.add(adj)
+    await session.flush()
+
+    common: dict[str, Any] = dict(
+        company_id=key.company_id,
+        warehouse_id=key.warehouse_id,
+        source_type="stock_adjustment",
+        source_id=adj.id,
+        entry_date=now.date(),
+        created_by=key.user_id,
+    )
+    what = f"{body.quantity.normalize():f} x {product.name} ({product.item_code})"
+    reason = f": {body.notes}" if body.notes else ""
+    shortfall = ZERO
+    variance = ZERO
+    if body.adjustment_type == "add":
+        cost = money(body.quantity * product.purchase_price)
+        receipt = await receive(
+            session,
+            product,
+            body.quantity,
+            unit_cost=product.purchase_price,
+            value=cost,
+            reason="adjustment",
+            source_type="stock_adjustment",
+            source_id=adj.id,
+            batch_number=body.batch_number,
+            expiry_date=body.expiry_date,
+        )
+        variance = receipt.deficit_variance
+        rule, narration = "stock_add", f"Stock adjustment #{adj.id}: add {what}{reason}"
+    else:
+        alloc = await draw(
+            session,
+            product,
+            body.quantity,
+            reason="adjustment",
+            source_type="stock_adjustment",
+            source_id=adj.id,
+            allow_negative=key.allow_negative_stock,
+        )
+        cost = money(alloc.cost)
+        shortfall = alloc.shortfall
+        rule, narration = "stock_subtract", f"Stock adjustment #{adj.id}: subtract {what}{reason}"
+    adj.cost_amount = cost
+    # The ledger refuses an entry without lines: a zero-cost change moves no money.
+    if cost != 0:
+        adj.journal_entry_id = await post(
+            session,
+            rule=rule,
+            figures={"cost": cost},
+            narration=narration,
+            **common,
+        )
+    if variance:
+        await post(
+            session,
+            rule="deficit_settlement",
+            figures={"variance": variance},
+            narration=f"Stock deficit settled at cost by stock adjustment #{adj.id}",
+            **common,
+        )
+    await session.flush()
+
+    creator = await session.get(User, key.user_id)
+    await emit(
+        session,
+        company_id=key.company_id,
+        warehouse_id=key.warehouse_id,
+        types=["stock.adjusted"],
+        data=list_item(adj, product, creator),
+    )
+    if shortfall:
+        await emit(
+            session,
+            company_id=key.company_id,
+            warehouse_id=key.warehouse_id,
+            types=["stock.discrepancy"],
+            data={
+                "product_id": product.id,
+                "name": product.name,
+                "item_code": product.item_code,
+                "quantity_short": number(shortfall),
+                "current_stock": number(product.current_stock),
+                "adjustment_id": adj.id,
+            },
+        )
+    return {
+        "status": "success",
+        "adjustment_id": adj.id,
+        "new_stock_level": number(product.current_stock),
+    }
+
+
+async def adjustment_page(
+    session: AsyncSession, key: AuthContext, page: str | None, limit: str | None
+) -> dict[str, Any]:
+    """The key's warehouse's adjustments, newest first."""
+    p = parse_page(page, limit)
+    where = (
+        StockAdjustment.company_id == key.company_id,
+        StockAdjustment.warehouse_id == key.warehouse_id,
+    )
+    total = (
+        await session.execute(select(func.count()).select_from(StockAdjustment).where(*where))
+    ).scalar_one()
+    rows: list[dict[str, Any]] = []
+    if p.offset < total:
+        result = await session.execute(
+            select(StockAdjustment, Product, User)
+            .join(Product, Product.id == StockAdjustment.product_id)
+            .outerjoin(User, User.id == StockAdjustment.created_by)
+            .where(*where)
+            .order_by(StockAdjustment.id.desc())
+            .offset(p.offset)
+            .limit(p.limit)
+        )
+        rows = [list_item(a, prod, u) for a, prod, u in result]
+    return envelope(p, total, rows)
