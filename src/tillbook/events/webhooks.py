@@ -1,0 +1,178 @@
+"""Webhook endpoints and their deliveries: register, list, disable, remove, rotate the
+secret, list deliveries and redeliver. Services flush, never commit.
+
+``Webhook.events`` holds ``*`` or a comma-separated list of event types; the
+secret is stored encrypted under the master key (context ``webhook-secret``) and
+shown once, when created or rotated.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from urllib.parse import urlsplit
+
+from sqlalchemy import delete, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tillbook.errors import NotFound, ValidationFailed
+from tillbook.events.outbox import EVENT_TYPES
+from tillbook.kit import crypto
+from tillbook.models import DeliveryAttempt, Webhook, WebhookDelivery
+
+SECRET_CONTEXT = b"webhook-secret"
+DELIVERY_STATUSES = ("pending", "delivering", "retrying", "delivered", "dead")
+
+
+def new_secret() -> str:
+    return crypto.random_token("whsec_", 32)
+
+
+def webhook_secret(webhook: Webhook) -> str:
+    return crypto.decrypt(webhook.secret_encrypted, context=SECRET_CONTEXT)
+
+
+def subscribed(webhook_events: str, event_type: str) -> bool:
+    names = {name.strip() for name in webhook_events.split(",")}
+    return "*" in names or event_type in names
+
+
+def _check(url: str, events: Sequence[str] | None) -> str:
+    errors: dict[str, list[str]] = {}
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        errors["url"] = [f"{url!r} is not an http(s) URL"]
+    elif len(url) > 2000:
+        errors["url"] = ["must be at most 2000 characters"]
+    names = list(events) if events else ["*"]
+    unknown = [name for name in names if name != "*" and name not in EVENT_TYPES]
+    if unknown:
+        errors["events"] = [
+            f"unknown event {name!r}; use * or one of {', '.join(EVENT_TYPES)}" for name in unknown
+        ]
+    if errors:
+        raise ValidationFailed(errors)
+    return "*" if "*" in names else ",".join(dict.fromkeys(names))
+
+
+async def add_webhook(
+    session: AsyncSession, company_id: int, url: str, events: list[str] | None = None
+) -> tuple[Webhook, str]:
+    """Register an endpoint; returns it and its secret (shown only now)."""
+    stored_events = _check(url, events)
+    secret = new_secret()
+    webhook = Webhook(
+        company_id=company_id,
+        url=url,
+        events=stored_events,
+        secret_encrypted=crypto.encrypt(secret, context=SECRET_CONTEXT),
+        active=True,
+        created_at=dt.datetime.now(dt.UTC),
+    )
+    session.add(webhook)
+    await session.flush()
+    return webhook, secret
+
+
+async def get_webhook(session: AsyncSession, company_id: int, webhook_id: int) -> Webhook:
+    found = await session.scalar(
+        select(Webhook).where(Webhook.id == webhook_id, Webhook.company_id == company_id)
+    )
+    if found is None:
+        raise NotFound(f"webhook {webhook_id} not found")
+    return found
+
+
+async def list_webhooks(session: AsyncSession, company_id: int) -> list[Webhook]:
+    rows = await session.scalars(
+        select(Webhook).where(Webhook.company_id == company_id).order_by(Webhook.id)
+    )
+    return list(rows)
+
+
+async def disable_webhook(session: AsyncSession, company_id: int, webhook_id: int) -> Webhook:
+    """No new deliveries; ones already due are still attempted."""
+    webhook = await get_webhook(session, company_id, webhook_id)
+    webhook.active = False
+    await session.flush()
+    return webhook
+
+
+async def enable_webhook(session: AsyncSession, company_id: int, webhook_id: int) -> Webhook:
+    webhook = await get_webhook(session, company_id, webhook_id)
+    webhook.active = True
+    await session.flush()
+    return webhook
+
+
+async def remove_webhook(session: AsyncSession, company_id: int, webhook_id: int) -> None:
+    """Delete the endpoint with its deliveries and their attempts."""
+    webhook = await get_webhook(session, company_id, webhook_id)
+    delivery_ids = select(WebhookDelivery.id).where(WebhookDelivery.webhook_id == webhook.id)
+    await session.execute(
+        delete(DeliveryAttempt).where(DeliveryAttempt.delivery_id.in_(delivery_ids))
+    )
+    await session.execute(delete(WebhookDelivery).where(WebhookDelivery.webhook_id == webhook.id))
+    await session.delete(webhook)
+    await session.flush()
+
+
+async def rotate_secret(
+    session: AsyncSession, company_id: int, webhook_id: int
+) -> tuple[Webhook, str]:
+    """A new secret, effective for every send from now on; the old one stops working."""
+    webhook = await get_webhook(session, company_id, webhook_id)
+    secret = new_secret()
+    webhook.secret_encrypted = crypto.encrypt(secret, context=SECRET_CONTEXT)
+    await session.flush()
+    return webhook, secret
+
+
+async def list_deliveries(
+    session: AsyncSession,
+    company_id: int,
+    status: str | None = None,
+    *,
+    webhook_id: int | None = None,
+    limit: int = 100,
+) -> list[WebhookDelivery]:
+    if status is not None and status not in DELIVERY_STATUSES:
+        raise ValidationFailed(
+            {"status": [f"{status!r} is not one of {', '.join(DELIVERY_STATUSES)}"]}
+        )
+    query = select(WebhookDelivery).where(WebhookDelivery.company_id == company_id)
+    if status is not None:
+        query = query.where(WebhookDelivery.status == status)
+    if webhook_id is not None:
+        query = query.where(WebhookDelivery.webhook_id == webhook_id)
+    rows = await session.scalars(query.order_by(WebhookDelivery.id.desc()).limit(limit))
+    return list(rows)
+
+
+async def list_attempts(session: AsyncSession, delivery_id: int) -> list[DeliveryAttempt]:
+    rows = await session.scalars(
+        select(DeliveryAttempt)
+        .where(DeliveryAttempt.delivery_id == delivery_id)
+        .order_by(DeliveryAttempt.id)
+    )
+    return list(rows)
+
+
+async def redeliver(
+    session: AsyncSession, delivery_id: int, *, company_id: int | None = None
+) -> WebhookDelivery:
+    """Queue a delivery again now, whatever its state (a dead one gets a fresh 24 h)."""
+    query = select(WebhookDelivery).where(WebhookDelivery.id == delivery_id)
+    if company_id is not None:
+        query = query.where(WebhookDelivery.company_id == company_id)
+    delivery = await session.scalar(query)
+    if delivery is None:
+        raise NotFound(f"delivery {delivery_id} not found")
+    now = dt.datetime.now(dt.UTC)
+    delivery.status = "pending"
+    delivery.next_attempt_at = now
+    delivery.locked_until = None
+    delivery.attempts = 0
+    delivery.created_at = now
+    await session.flush()
+    return delivery
