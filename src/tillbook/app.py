@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from collections.abc import AsyncIterator
@@ -21,6 +22,7 @@ from tillbook.auth.ratelimit import RateLimiter
 from tillbook.config import Settings, get_settings
 from tillbook.db import Database
 from tillbook.errors import TillbookError, ValidationFailed
+from tillbook.events.worker import DeliveryWorker
 
 log = logging.getLogger("tillbook.app")
 
@@ -66,9 +68,17 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
         app.state.db = database or Database(settings.database_url, pool_size=settings.db_pool_size)
         app.state.ratelimiter = RateLimiter(settings.redis_url)
         app.state.settings = settings
+        stop = asyncio.Event()
+        worker_task = None
+        if settings.run_worker:
+            worker = DeliveryWorker(app.state.db, settings)
+            worker_task = asyncio.create_task(worker.run_forever(stop))
         try:
             yield
         finally:
+            stop.set()
+            if worker_task is not None:
+                await worker_task
             if owned:
                 await app.state.db.dispose()
 

@@ -32,6 +32,9 @@ class Settings(BaseSettings):
     # Seconds a request waits for a concurrent twin with the same idempotency token.
     idempotency_wait: float = 5.0
     db_pool_size: int = 10
+    # Run the webhook delivery worker inside the API process (``tillbook serve``
+    # sets it unless --no-worker; ``tillbook worker`` runs it alone).
+    run_worker: bool = False
 
 
 @lru_cache

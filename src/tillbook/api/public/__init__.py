@@ -2,9 +2,12 @@
 
 from fastapi import APIRouter
 
-from tillbook.api.public import catalog, purchases, sales
+from tillbook.api.public import adjustments, catalog, payments, purchases, returns, sales
 
 router = APIRouter()
 router.include_router(catalog.router)
 router.include_router(sales.router)
 router.include_router(purchases.router)
+router.include_router(adjustments.router)
+router.include_router(payments.router)
+router.include_router(returns.router)

@@ -1,0 +1,50 @@
+"""Payments (with invoice allocations), a party's outstanding invoices, expenses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+
+from tillbook.api.body import openapi_body, parse_body
+from tillbook.api.deps import DB, CurrentKey
+from tillbook.api.idempotent import run_write
+from tillbook.api.responses import JSON
+from tillbook.payments import expenses, service
+from tillbook.payments.schemas import ExpenseIn, PaymentIn
+
+router = APIRouter(tags=["payments"])
+
+
+@router.post("/payments", openapi_extra=openapi_body(PaymentIn))
+async def post_payment(request: Request, key: CurrentKey) -> JSON:
+    body, raw = await parse_body(request, PaymentIn)
+    return await run_write(
+        request, key, raw, body.unique_id, lambda s: service.create_payment(s, key, body)
+    )
+
+
+@router.get("/payments/user-invoices")
+async def get_user_invoices(key: CurrentKey, db: DB, user_id: str | None = None) -> dict[str, Any]:
+    data = await db.read(lambda s: service.user_invoices(s, key, user_id))
+    return {"status": "success", "data": data}
+
+
+@router.post("/expenses", openapi_extra=openapi_body(ExpenseIn))
+async def post_expense(request: Request, key: CurrentKey) -> JSON:
+    body, raw = await parse_body(request, ExpenseIn)
+    return await run_write(
+        request, key, raw, body.unique_id, lambda s: expenses.create_expense(s, key, body)
+    )
+
+
+@router.get("/expenses")
+async def list_expenses(
+    key: CurrentKey,
+    db: DB,
+    dates: str | None = None,
+    page: str | None = None,
+    limit: str | None = None,
+) -> dict[str, Any]:
+    data = await db.read(lambda s: expenses.expense_page(s, key, dates, page, limit))
+    return {"status": "success", "data": data}

@@ -1,0 +1,272 @@
+"""POST /payments and GET /payments/user-invoices.
+
+A payment ``in`` comes from a customer, a payment ``out`` goes to a supplier. It
+may settle some of the party's invoices (allocations); whatever is not allocated
+stays with the party as a credit. The party's balance moves by the full amount
+through the ledger (rule ``payment_in`` / ``payment_out``), and every order keeps
+``paid_amount`` = Σ its allocations.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tillbook.auth.context import AuthContext
+from tillbook.errors import NotFound, invalid
+from tillbook.events.outbox import emit
+from tillbook.kit import xid
+from tillbook.kit.money import ZERO, money_str
+from tillbook.kit.refs import ref_to_id
+from tillbook.ledger.service import post
+from tillbook.models import Order, Payment, PaymentAllocation, User
+from tillbook.orders import lookup, views
+from tillbook.payments.schemas import PaymentIn
+from tillbook.payments.tenders import payment_status
+
+# payment_type -> (party type, order type it settles, noun of that order)
+KINDS = {
+    "in": ("customer", "sales", "sale"),
+    "out": ("supplier", "purchases", "purchase"),
+}
+ORDER_TYPE_OF_PARTY = {"customer": "sales", "supplier": "purchases"}
+
+
+async def lock_orders(
+    session: AsyncSession, warehouse_id: int, order_ids: Iterable[int]
+) -> dict[int, Order]:
+    """Orders of this warehouse, locked in id order (two payments never both settle
+    the same due amount, and never deadlock)."""
+    ids = sorted(set(order_ids))
+    if not ids:
+        return {}
+    rows = (
+        await session.execute(
+            select(Order)
+            .where(Order.id.in_(ids), Order.warehouse_id == warehouse_id)
+            .order_by(Order.id)
+            .with_for_update()
+        )
+    ).scalars()
+    return {o.id: o for o in rows}
+
+
+def payment_data(payment: Payment, allocations: list[tuple[Order, Decimal]]) -> dict[str, Any]:
+    """The shape of a payment: the POST response (with ``status``) and the event data."""
+    return {
+        "payment_id": payment.id,
+        "payment_type": payment.payment_type,
+        "user_id": payment.user_id,
+        "amount": money_str(payment.amount),
+        "unallocated_amount": money_str(payment.unallocated_amount),
+        "payment_mode_id": payment.payment_mode_id,
+        "date": payment.date.isoformat(),
+        "reference": payment.reference,
+        "notes": payment.notes,
+        "journal_entry_id": payment.journal_entry_id,
+        "allocations": [
+            {
+                "order_id": order.id,
+                "invoice_number": order.invoice_number,
+                "amount": money_str(amount),
+                "due_amount": money_str(order.due_amount),
+                "payment_status": order.payment_status,
+            }
+            for order, amount in allocations
+        ],
+    }
+
+
+async def create_payment(
+    session: AsyncSession, key: AuthContext, body: PaymentIn
+) -> dict[str, Any]:
+    party_type, order_type, noun = KINDS[body.payment_type]
+    problems = lookup.Problems()
+    party = await lookup.party(
+        session, key.company_id, body.user_id, party_type, "user_id", problems
+    )
+    modes = await lookup.payment_modes(
+        session, key.company_id, [("payment_mode_id", body.payment_mode_id)], problems
+    )
+    invoices = body.invoices or []
+
+    first_seen: dict[int, int] = {}
+    wanted: list[int | None] = []
+    for i, inv in enumerate(invoices):
+        id_ = ref_to_id(inv.order_id)
+        if id_ is not None and id_ in first_seen:
+            problems.add(
+                f"invoices.{i}.order_id",
+                f"order {inv.order_id!r} is already listed as invoices.{first_seen[id_]}",
+            )
+            id_ = None
+        elif id_ is not None:
+            first_seen[id_] = i
+        wanted.append(id_)
+    orders = await lock_orders(session, key.warehouse_id, [i for i in wanted if i is not None])
+
+    allocations: list[tuple[Order, Decimal]] = []
+    for i, (inv, id_) in enumerate(zip(invoices, wanted, strict=True)):
+        if id_ is None:
+            if f"invoices.{i}.order_id" not in problems.errors:
+                problems.add(f"invoices.{i}.order_id", f"unknown {noun} {inv.order_id!r}")
+            continue
+        order = orders.get(id_)
+        if order is None or order.order_type != order_type:
+            problems.add(f"invoices.{i}.order_id", f"unknown {noun} {inv.order_id!r}")
+            continue
+        if party is not None and order.user_id != party.id:
+            problems.add(
+                f"invoices.{i}.order_id",
+                f"{noun} {order.invoice_number} is not an invoice of this {party_type}",
+            )
+            continue
+        if inv.amount > order.due_amount:
+            problems.add(
+                f"invoices.{i}.amount",
+                f"allocation {inv.amount} exceeds the due amount {order.due_amount} "
+                f"of {order.invoice_number}",
+            )
+            continue
+        allocations.append((order, inv.amount))
+    allocated = sum((inv.amount for inv in invoices), ZERO)
+    if allocated > body.amount:
+        problems.add(
+            "invoices",
+            f"allocations add up to {allocated}, more than the payment amount {body.amount}",
+        )
+    problems.raise_if_any()
+    assert party is not None
+    mode = modes["payment_mode_id"]
+
+    payment = Payment(
+        company_id=key.company_id,
+        warehouse_id=key.warehouse_id,
+        user_id=party.id,
+        payment_type=body.payment_type,
+        amount=body.amount,
+        unallocated_amount=body.amount - allocated,
+        payment_mode_id=mode.id,
+        date=body.date or dt.date.today(),
+        reference=body.reference,
+        notes=body.notes or "",
+        order_id=None,
+        created_by=key.user_id,
+    )
+    session.add(payment)
+    await session.flush()
+
+    settled: list[Order] = []
+    for order, amount in allocations:
+        was_paid = order.payment_status == "paid"
+        order.paid_amount += amount
+        order.due_amount -= amount
+        order.payment_status = payment_status(order.total, order.paid_amount)
+        if order.order_type == "sales" and order.payment_status == "paid" and not was_paid:
+            settled.append(order)
+        session.add(
+            PaymentAllocation(
+                company_id=key.company_id, payment_id=payment.id, order_id=order.id, amount=amount
+            )
+        )
+
+    rule = "payment_in" if body.payment_type == "in" else "payment_out"
+    direction = "from" if body.payment_type == "in" else "to"
+    payment.journal_entry_id = await post(
+        session,
+        company_id=key.company_id,
+        warehouse_id=key.warehouse_id,
+        rule=rule,
+        figures={"tenders": [(mode.account_code, body.amount)], "amount": body.amount},
+        narration=f"Payment {body.payment_type} {direction} {party.name} ({mode.name})",
+        source_type="payment",
+        source_id=payment.id,
+        entry_date=payment.date,
+        party_id=party.id,
+        created_by=key.user_id,
+    )
+    await session.flush()
+
+    data = payment_data(payment, allocations)
+    await emit(
+        session,
+        company_id=key.company_id,
+        warehouse_id=key.warehouse_id,
+        types=["payment.created"],
+        data=data,
+    )
+    for order in settled:
+        await emit(
+            session,
+            company_id=key.company_id,
+            warehouse_id=key.warehouse_id,
+            types=["order.paid"],
+            data=await views.load_detail(session, order),
+        )
+    return {"status": "success", **data}
+
+
+async def user_invoices(
+    session: AsyncSession, key: AuthContext, user_id: str | None
+) -> dict[str, Any]:
+    """The party's outstanding invoices in the key's warehouse, oldest first."""
+    if user_id is None or not user_id.strip():
+        raise invalid("user_id", "is required: a customer or supplier id")
+    id_ = ref_to_id(user_id)
+    party = None
+    if id_ is not None:
+        party = (
+            await session.execute(
+                select(User).where(
+                    User.id == id_,
+                    User.company_id == key.company_id,
+                    User.user_type.in_(tuple(ORDER_TYPE_OF_PARTY)),
+                )
+            )
+        ).scalar_one_or_none()
+    if party is None:
+        raise NotFound("party not found")
+    orders = (
+        (
+            await session.execute(
+                select(Order)
+                .where(
+                    Order.warehouse_id == key.warehouse_id,
+                    Order.user_id == party.id,
+                    Order.order_type == ORDER_TYPE_OF_PARTY[party.user_type],
+                    Order.due_amount > 0,
+                )
+                .order_by(Order.order_date, Order.id)
+            )
+        )
+        .scalars()
+        .all()
+    )
+    return {
+        "user": {
+            "id": party.id,
+            "name": party.name,
+            "user_type": party.user_type,
+            "balance": money_str(party.balance),
+        },
+        "invoices": [
+            {
+                "order_id": o.id,
+                "xid": xid.encode(o.id),
+                "invoice_number": o.invoice_number,
+                "order_type": o.order_type,
+                "order_date": o.order_date.isoformat(),
+                "total": money_str(o.total),
+                "paid_amount": money_str(o.paid_amount),
+                "due_amount": money_str(o.due_amount),
+                "payment_status": o.payment_status,
+            }
+            for o in orders
+        ],
+        "total_due": money_str(sum((o.due_amount for o in orders), ZERO)),
+    }
