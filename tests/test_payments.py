@@ -189,6 +189,12 @@ async def test_partial_then_full_payment_of_a_credit_sale(client, shop, db):
     assert json.loads(pay_event)["data"]["date"] == "2026-11-25"
     detail = (await client.get(f"/sales/{sale_id}", headers=shop.headers)).json()["data"]
     assert detail["paid_amount"] == "14.00" and detail["payment_status"] == "paid"
+    # later payments show on the invoice with the amount applied to it
+    assert [(p["amount"], p["reference"]) for p in detail["payments"]] == [
+        ("5.00", "RCPT-1"),
+        ("9.00", None),
+    ]
+    assert data["payments"] and len(data["payments"]) == 2
     await check_books(db, shop.company_id)
 
 

@@ -174,7 +174,7 @@ async def create_purchase(
         company_id=key.company_id,
         warehouse_id=key.warehouse_id,
         types=["purchase.created"],
-        data=views.detail(order, supplier, staff, items, payments),
+        data=views.detail(order, supplier, staff, items, [(p, p.amount) for p in payments]),
     )
     return purchase_response(order)
 

@@ -255,7 +255,7 @@ async def create_return(
         company_id=key.company_id,
         warehouse_id=key.warehouse_id,
         types=["return.created"],
-        data=views.detail(order, party, staff, items, payments),
+        data=views.detail(order, party, staff, items, [(p, p.amount) for p in payments]),
     )
     return return_response(order)
 

@@ -314,7 +314,7 @@ async def create_sale(session: AsyncSession, key: AuthContext, body: SaleIn) -> 
     await session.flush()
 
     staff = await session.get(User, key.user_id)
-    data = views.detail(order, customer, staff, items, payments)
+    data = views.detail(order, customer, staff, items, [(p, p.amount) for p in payments])
     events = ["order.created", "sales.created"]
     if order.payment_status == "paid":
         events.append("order.paid")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import func, select
@@ -11,7 +12,7 @@ from sqlalchemy.orm import aliased
 
 from tillbook.kit import xid
 from tillbook.kit.money import money_str, number, price_str
-from tillbook.models import Order, OrderItem, Payment, Product, User
+from tillbook.models import Order, OrderItem, Payment, PaymentAllocation, Product, User
 
 MONEY_FIELDS = (
     "subtotal",
@@ -50,7 +51,7 @@ def detail(
     party: User,
     staff: User | None,
     items: Sequence[tuple[OrderItem, Product]],
-    payments: Sequence[Payment],
+    payments: Sequence[tuple[Payment, Decimal]],
 ) -> dict[str, Any]:
     out = list_item(order, party, staff)
     out["user"] = {"id": party.id, "name": party.name, "phone": party.phone}
@@ -80,13 +81,14 @@ def detail(
     out["payments"] = [
         {
             "id": p.id,
-            "amount": money_str(p.amount),
+            "amount": money_str(applied),
+            "payment_amount": money_str(p.amount),
             "payment_type": p.payment_type,
             "payment_mode_id": p.payment_mode_id,
             "date": p.date.isoformat(),
             "reference": p.reference,
         }
-        for p in payments
+        for p, applied in payments
     ]
     return out
 
@@ -103,16 +105,17 @@ async def load_detail(session: AsyncSession, order: Order) -> dict[str, Any]:
             .order_by(OrderItem.id)
         )
     ).all()
+    # Tenders taken with the order and later payments allocated to it alike: the
+    # allocation says how much of each payment settles this order.
     payments = (
-        (
-            await session.execute(
-                select(Payment).where(Payment.order_id == order.id).order_by(Payment.id)
-            )
+        await session.execute(
+            select(Payment, PaymentAllocation.amount)
+            .join(PaymentAllocation, PaymentAllocation.payment_id == Payment.id)
+            .where(PaymentAllocation.order_id == order.id)
+            .order_by(Payment.id)
         )
-        .scalars()
-        .all()
-    )
-    return detail(order, party, staff, [(i, p) for i, p in items], payments)
+    ).all()
+    return detail(order, party, staff, [(i, p) for i, p in items], [(p, a) for p, a in payments])
 
 
 async def page_of_orders(
