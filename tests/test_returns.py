@@ -144,3 +144,27 @@ async def test_return_bad_input_changes_nothing(client, shop, db):
     ok = await client.post("/sales-returns", json=ret(shop, 1), headers=shop.headers)
     assert ok.json()["invoice_number"] == "SRET-00001"
     await check_books(db, shop.company_id)
+
+
+async def test_payment_after_return_credit_settles_the_invoice(client, shop, db):
+    sale = await credit_sale(client, shop)  # 42.00 due
+    r = await client.post(
+        "/sales-returns", json=ret(shop, 6, sale["invoice_number"]), headers=shop.headers
+    )
+    assert r.status_code == 200, r.text
+    pay = {
+        "user_id": shop.customer_id,
+        "payment_type": "in",
+        "amount": 21,
+        "payment_mode_id": "cash",
+        "invoices": [{"order_id": sale["order_id"], "amount": 21}],
+    }
+    r = await client.post("/payments", json=pay, headers=shop.headers)
+    assert r.status_code == 200, r.text
+    assert r.json()["allocations"][0]["payment_status"] == "paid"
+    original = await db.read(lambda s: s.get(Order, sale["order_id"]))
+    assert (original.due_amount, original.payment_status) == (D("0.00"), "paid")
+    assert await db.read(
+        lambda s: s.scalar(select(User.balance).where(User.id == shop.customer_id))
+    ) == D("0.00")
+    await check_books(db, shop.company_id)

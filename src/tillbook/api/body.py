@@ -30,6 +30,7 @@ def _message(err: Any) -> str:
         err["type"] not in ("missing",)
         and "input" in err
         and not isinstance(err["input"], dict | list)
+        and repr(err["input"]) not in msg
     ):
         msg += f" (got {err['input']!r})"
     return msg

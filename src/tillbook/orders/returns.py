@@ -29,7 +29,7 @@ from tillbook.models import Order, OrderItem, Product, User
 from tillbook.orders import lookup, numbering, views
 from tillbook.orders.sales import existing_order
 from tillbook.orders.schemas import ReturnIn
-from tillbook.payments.tenders import payment_status, record_order_tenders
+from tillbook.payments.tenders import payment_status, record_order_tenders, settle_status
 
 ORIGINAL = {"sales-returns": "sales", "purchase-returns": "purchases"}
 
@@ -205,9 +205,7 @@ async def create_return(
         applied = min(credit, original.due_amount)
         original.credited_amount += applied
         original.due_amount -= applied
-        original.payment_status = payment_status(
-            original.total - original.credited_amount, original.paid_amount
-        )
+        original.payment_status = settle_status(original)
     common: dict[str, Any] = dict(
         company_id=key.company_id,
         warehouse_id=key.warehouse_id,

@@ -27,7 +27,7 @@ from tillbook.ledger.service import post
 from tillbook.models import Order, Payment, PaymentAllocation, User
 from tillbook.orders import lookup, views
 from tillbook.payments.schemas import PaymentIn
-from tillbook.payments.tenders import payment_status
+from tillbook.payments.tenders import settle_status
 
 # payment_type -> (party type, order type it settles, noun of that order)
 KINDS = {
@@ -166,7 +166,7 @@ async def create_payment(
         was_paid = order.payment_status == "paid"
         order.paid_amount += amount
         order.due_amount -= amount
-        order.payment_status = payment_status(order.total, order.paid_amount)
+        order.payment_status = settle_status(order)
         if order.order_type == "sales" and order.payment_status == "paid" and not was_paid:
             settled.append(order)
         session.add(

@@ -61,3 +61,11 @@ def payment_status(total: Decimal, paid: Decimal) -> str:
     if paid >= total:
         return "paid"
     return "partially_paid" if paid > 0 else "unpaid"
+
+
+def settle_status(order: Order) -> str:
+    """An invoice's payment status from what is still due on it (payments and
+    return credits both reduce the due balance)."""
+    if order.due_amount <= 0:
+        return "paid"
+    return "partially_paid" if order.paid_amount > 0 else "unpaid"
