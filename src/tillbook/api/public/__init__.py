@@ -2,7 +2,7 @@
 
 from fastapi import APIRouter
 
-from tillbook.api.public import adjustments, catalog, payments, purchases, returns, sales
+from tillbook.api.public import adjustments, catalog, payments, purchases, returns, sales, terminals
 
 router = APIRouter()
 router.include_router(catalog.router)
@@ -11,3 +11,4 @@ router.include_router(purchases.router)
 router.include_router(adjustments.router)
 router.include_router(payments.router)
 router.include_router(returns.router)
+router.include_router(terminals.router)

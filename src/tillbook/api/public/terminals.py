@@ -1,0 +1,30 @@
+"""Inbound terminal callbacks: authenticated by the provider's signature, not API keys."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tillbook.api.body import openapi_body
+from tillbook.api.deps import DB
+from tillbook.api.responses import JSON
+from tillbook.errors import BadRequest
+from tillbook.events import terminals
+
+router = APIRouter(tags=["terminal callbacks"])
+
+
+@router.post("/terminal-callbacks/{provider}", openapi_extra=openapi_body(terminals.CallbackIn))
+async def terminal_callback(provider: str, request: Request, db: DB) -> JSON:
+    raw = await request.body()
+    found = await db.read(lambda s: terminals.find_provider(s, provider))
+    terminals.verify_signature(found, raw, request.headers.get("x-service-signature"))
+    if not raw.strip():
+        raise BadRequest("request body is empty; send a JSON object")
+    body = terminals.parse_callback(raw)
+
+    async def work(session: AsyncSession) -> dict[str, object]:
+        fresh = await terminals.find_provider(session, provider)
+        return await terminals.handle_callback(session, fresh, body)
+
+    return JSON(await db.write(work))

@@ -1,0 +1,207 @@
+"""Inbound terminal / payment-provider callbacks (DESIGN.md §10).
+
+A provider is registered per warehouse with a payment mode (Card → 11105
+clearing) and a secret. Its callback is signed over the raw body; ``confirmed``
+records the payment through the same path as POST /payments (allocation, books,
+``order.paid``); ``failed`` leaves the order as it is; each provider
+``reference`` is processed once.
+"""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, ValidationError, model_validator
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tillbook.api.body import errors_of
+from tillbook.auth.context import AuthContext
+from tillbook.errors import NotFound, Unauthorized, Unprocessable, ValidationFailed, invalid
+from tillbook.kit import crypto, xid
+from tillbook.kit.refs import ref_to_id
+from tillbook.models import Order, TerminalCallback, TerminalProvider, User, Warehouse
+from tillbook.orders import lookup
+from tillbook.orders.schemas import InvoiceNo, PositiveMoney, Ref, Strict
+from tillbook.payments.schemas import AllocationIn, PaymentIn
+from tillbook.payments.service import create_payment
+
+SECRET_CONTEXT = b"terminal-secret"
+
+
+class CallbackIn(Strict):
+    order_id: Ref | None = None
+    invoice_number: InvoiceNo | None = None
+    status: Literal["confirmed", "failed"]
+    amount: PositiveMoney
+    reference: Annotated[str, Field(min_length=1, max_length=200)]
+
+    @model_validator(mode="after")
+    def _names_an_order(self) -> CallbackIn:
+        if self.order_id is None and self.invoice_number is None:
+            raise ValueError("send order_id or invoice_number")
+        return self
+
+
+async def add_provider(
+    session: AsyncSession, warehouse_id: int, name: str, payment_mode: str
+) -> tuple[TerminalProvider, str]:
+    """Register a provider; the secret is returned once and kept encrypted."""
+    warehouse = await session.get(Warehouse, warehouse_id)
+    if warehouse is None:
+        raise NotFound(f"warehouse {warehouse_id} not found")
+    if not name.strip() or len(name) > 100:
+        raise invalid("name", "must be 1 to 100 characters")
+    problems = lookup.Problems()
+    modes = await lookup.payment_modes(
+        session, warehouse.company_id, [("payment_mode", payment_mode)], problems
+    )
+    problems.raise_if_any()
+    secret = crypto.random_token("tps_", 40)
+    provider = TerminalProvider(
+        company_id=warehouse.company_id,
+        warehouse_id=warehouse.id,
+        name=name.strip(),
+        payment_mode_id=modes["payment_mode"].id,
+        secret_encrypted=crypto.encrypt(secret, context=SECRET_CONTEXT),
+        active=True,
+    )
+    session.add(provider)
+    await session.flush()
+    return provider, secret
+
+
+def callback_path(provider: TerminalProvider) -> str:
+    return f"/api/v1/public/terminal-callbacks/{xid.encode(provider.id)}"
+
+
+async def find_provider(session: AsyncSession, provider_ref: str) -> TerminalProvider:
+    id_ = xid.decode(provider_ref)
+    provider = await session.get(TerminalProvider, id_) if id_ is not None else None
+    if provider is None or not provider.active:
+        raise NotFound("terminal provider not found")
+    return provider
+
+
+def verify_signature(provider: TerminalProvider, raw: bytes, signature: str | None) -> None:
+    if not signature:
+        raise Unauthorized("missing X-Service-Signature")
+    secret = crypto.decrypt(provider.secret_encrypted, context=SECRET_CONTEXT)
+    if not crypto.same(signature.strip().lower(), crypto.hmac_hex(secret, raw)):
+        raise Unauthorized("invalid callback signature")
+
+
+def parse_callback(raw: bytes) -> CallbackIn:
+    from tillbook.api.body import decode_json
+
+    data = decode_json(raw)
+    if not isinstance(data, dict):
+        raise ValidationFailed({"body": ["must be a JSON object"]})
+    try:
+        return CallbackIn.model_validate(data)
+    except ValidationError as exc:
+        raise ValidationFailed(errors_of(exc)) from None
+
+
+async def handle_callback(
+    session: AsyncSession, provider: TerminalProvider, body: CallbackIn
+) -> dict[str, Any]:
+    earlier = (
+        await session.execute(
+            select(TerminalCallback).where(
+                TerminalCallback.provider_id == provider.id,
+                TerminalCallback.reference == body.reference,
+            )
+        )
+    ).scalar_one_or_none()
+    if earlier is not None:
+        return {**json.loads(earlier.outcome), "duplicate": True}
+
+    order = await _order(session, provider, body)
+    result: dict[str, Any] = {
+        "status": "success",
+        "order_id": order.id,
+        "invoice_number": order.invoice_number,
+        "callback_status": body.status,
+        "reference": body.reference,
+    }
+    if body.status == "confirmed":
+        if order.due_amount <= 0:
+            raise Unprocessable(f"order {order.invoice_number} has nothing due")
+        if body.amount != order.due_amount:
+            raise ValidationFailed(
+                {
+                    "amount": [
+                        f"{body.amount} does not match the due balance {order.due_amount} "
+                        f"of {order.invoice_number}"
+                    ]
+                }
+            )
+        key = await _acting_context(session, provider, order)
+        payment = await create_payment(
+            session,
+            key,
+            PaymentIn(
+                user_id=order.user_id,
+                payment_type="in",
+                amount=body.amount,
+                payment_mode_id=provider.payment_mode_id,
+                reference=body.reference,
+                notes=f"terminal {provider.name}",
+                invoices=[AllocationIn(order_id=order.id, amount=body.amount)],
+            ),
+        )
+        result.update(payment_id=payment["payment_id"], payment_status="paid")
+    else:
+        result.update(payment_status=order.payment_status)
+    session.add(
+        TerminalCallback(
+            provider_id=provider.id,
+            reference=body.reference,
+            order_id=order.id,
+            status=body.status,
+            amount=body.amount,
+            outcome=json.dumps(result),
+        )
+    )
+    await session.flush()
+    return result
+
+
+async def _order(session: AsyncSession, provider: TerminalProvider, body: CallbackIn) -> Order:
+    conditions = [Order.warehouse_id == provider.warehouse_id, Order.order_type == "sales"]
+    if body.order_id is not None:
+        id_ = ref_to_id(body.order_id)
+        conditions.append(Order.id == (id_ or 0))
+        field = "order_id"
+    else:
+        conditions.append(Order.invoice_number == body.invoice_number)
+        field = "invoice_number"
+    order = (
+        await session.execute(select(Order).where(*conditions).with_for_update())
+    ).scalar_one_or_none()
+    if order is None:
+        raise invalid(field, f"no sale {body.order_id or body.invoice_number!r} at this terminal")
+    return order
+
+
+async def _acting_context(
+    session: AsyncSession, provider: TerminalProvider, order: Order
+) -> AuthContext:
+    """The provider acts for the warehouse; the payment is credited to the staff member
+    who rang up the sale."""
+    staff = await session.get(User, order.staff_user_id) if order.staff_user_id else None
+    return AuthContext(
+        key_id=0,
+        company_id=provider.company_id,
+        warehouse_id=provider.warehouse_id,
+        user_id=staff.id if staff else order.user_id,
+        user_name=staff.name if staff else provider.name,
+        rate_limit="",
+        allow_negative_stock=False,
+    )
+
+
+__all__ = ["Decimal"]
