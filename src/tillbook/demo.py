@@ -1,0 +1,333 @@
+"""The demo data set (``tillbook demo``), built through the same services as
+everything else, so the books it leaves behind are real: opening stock is posted
+Dr 11700 / Cr 31100 per batch, every warehouse gets an API key.
+
+Two companies: a grocer with two stores and a hardware shop with one. Every run
+creates new companies (with a fresh admin password), independent of earlier runs.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tillbook.catalog import service as catalog
+from tillbook.kit import xid
+from tillbook.kit.money import number
+from tillbook.models import Account, ExpenseCategory, PaymentMode, Product
+from tillbook.tenancy import service as tenancy
+
+D = Decimal
+DEMO_RATE_LIMIT = "600/minute"
+
+
+@dataclass(frozen=True)
+class ProductSpec:
+    name: str
+    item_code: str
+    sales_price: str
+    purchase_price: str
+    batches: tuple[tuple[str, str], ...]  # (quantity, unit cost), oldest first
+    category: str
+    brand: str | None = None
+    barcode: str | None = None
+    unit: str = "pc"
+    box_of: int | None = None  # an extra "Box" unit of this many pieces
+    box_price: str | None = None
+
+
+@dataclass(frozen=True)
+class WarehouseSpec:
+    name: str
+    products: tuple[ProductSpec, ...]
+
+
+@dataclass(frozen=True)
+class CompanySpec:
+    name: str
+    domain: str
+    categories: tuple[tuple[str, str | None], ...]  # (name, parent name)
+    brands: tuple[str, ...]
+    customers: tuple[tuple[str, str], ...]  # (name, phone)
+    suppliers: tuple[tuple[str, str], ...]
+    warehouses: tuple[WarehouseSpec, ...]
+    units: tuple[tuple[str, str], ...] = (("Piece", "pc"), ("Box", "box"), ("Kilogram", "kg"))
+
+
+P = ProductSpec
+
+GROCER = CompanySpec(
+    name="Green Basket Grocers",
+    domain="greenbasket.example",
+    categories=(
+        ("Beverages", None),
+        ("Soft drinks", "Beverages"),
+        ("Coffee & tea", "Beverages"),
+        ("Dairy", None),
+        ("Bakery", None),
+        ("Produce", None),
+        ("Pantry", None),
+    ),
+    brands=("Fresh Farms", "Sunny Valley", "Brewhouse", "Golden Mill"),
+    customers=(("Maria Lopez", "555-0101"), ("Northwind Cafe", "555-0102")),
+    suppliers=(("Valley Wholesale Foods", "555-0201"), ("City Beverage Distributors", "555-0202")),
+    warehouses=(
+        WarehouseSpec(
+            "Downtown store",
+            (
+                P("Sparkling water 500ml", "GB-1001", "0.90", "0.40",
+                  (("48", "0.35"), ("48", "0.40")), "Soft drinks", "Sunny Valley",
+                  "2000000010012", box_of=12, box_price="9.50"),
+                P("Orange juice 1L", "GB-1002", "2.49", "1.30",
+                  (("20", "1.20"), ("20", "1.30")), "Soft drinks", "Sunny Valley",
+                  "2000000010029"),
+                P("Ground coffee 250g", "GB-1003", "5.99", "3.60",
+                  (("15", "3.40"), ("15", "3.60")), "Coffee & tea", "Brewhouse",
+                  "2000000010036"),
+                P("Whole milk 1L", "GB-1004", "1.19", "0.70",
+                  (("30", "0.65"), ("30", "0.70")), "Dairy", "Fresh Farms"),
+                P("Cheddar cheese 200g", "GB-1005", "3.49", "2.05",
+                  (("12", "1.95"), ("12", "2.05")), "Dairy", "Fresh Farms"),
+                P("Sourdough loaf", "GB-1006", "3.80", "1.60",
+                  (("10", "1.50"), ("10", "1.60")), "Bakery", "Golden Mill"),
+                P("Bananas", "GB-1007", "1.29", "0.58",
+                  (("25", "0.55"), ("25", "0.5833")), "Produce", None, unit="kg"),
+                P("Basmati rice 1kg", "GB-1008", "2.99", "1.75",
+                  (("20", "1.70"), ("20", "1.75")), "Pantry", "Golden Mill",
+                  "2000000010081"),
+            ),
+        ),
+        WarehouseSpec(
+            "Riverside store",
+            (
+                P("Cola 330ml can", "GB-2001", "0.99", "0.45",
+                  (("72", "0.42"), ("48", "0.45")), "Soft drinks", "Sunny Valley",
+                  "2000000020011", box_of=12, box_price="10.50"),
+                P("Green tea, 20 bags", "GB-2002", "2.79", "1.40",
+                  (("18", "1.35"), ("18", "1.40")), "Coffee & tea", "Brewhouse",
+                  "2000000020028"),
+                P("Greek yoghurt 500g", "GB-2003", "2.29", "1.25",
+                  (("16", "1.20"), ("16", "1.25")), "Dairy", "Fresh Farms"),
+                P("Free-range eggs, 6", "GB-2004", "2.59", "1.50",
+                  (("24", "1.45"), ("24", "1.50")), "Dairy", "Fresh Farms",
+                  "2000000020042"),
+                P("Croissant", "GB-2005", "1.10", "0.42",
+                  (("30", "0.40"), ("30", "0.4167")), "Bakery", "Golden Mill"),
+                P("Apples, Gala", "GB-2006", "2.20", "1.10",
+                  (("20", "1.00"), ("20", "1.10")), "Produce", None, unit="kg"),
+                P("Olive oil 500ml", "GB-2007", "6.49", "4.10",
+                  (("10", "3.90"), ("10", "4.10")), "Pantry", None, "2000000020073"),
+            ),
+        ),
+    ),
+)  # fmt: skip
+
+HARDWARE = CompanySpec(
+    name="Oak & Iron Hardware",
+    domain="oakiron.example",
+    categories=(
+        ("Tools", None),
+        ("Hand tools", "Tools"),
+        ("Fasteners", None),
+        ("Electrical", None),
+        ("Paint", None),
+    ),
+    brands=("Stanwick", "BrightLite", "FixRight"),
+    customers=(("Tom Becker", "555-0301"), ("Riverside Builders Ltd", "555-0302")),
+    suppliers=(("Metro Tool Supply", "555-0401"),),
+    warehouses=(
+        WarehouseSpec(
+            "High Street shop",
+            (
+                P("Claw hammer 16oz", "OI-3001", "14.99", "7.80",
+                  (("8", "7.50"), ("8", "7.80")), "Hand tools", "Stanwick", "2000000030010"),
+                P("Screwdriver set, 6 pcs", "OI-3002", "12.49", "6.20",
+                  (("10", "6.00"), ("10", "6.20")), "Hand tools", "Stanwick",
+                  "2000000030027"),
+                P("LED bulb E27 9W", "OI-3003", "2.99", "1.10",
+                  (("36", "1.05"), ("36", "1.10")), "Electrical", "BrightLite",
+                  "2000000030034", box_of=12, box_price="30.00"),
+                P("Extension cord 5m", "OI-3004", "9.99", "5.25",
+                  (("6", "5.10"), ("6", "5.25")), "Electrical", "BrightLite"),
+                P("Wood screws 4x40, 100 pcs", "OI-3005", "4.49", "1.90",
+                  (("25", "1.80"), ("25", "1.90")), "Fasteners", "FixRight",
+                  "2000000030058"),
+                P("Wall plugs 6mm, 50 pcs", "OI-3006", "2.49", "0.95",
+                  (("30", "0.90"), ("30", "0.95")), "Fasteners", "FixRight"),
+                P("Interior paint white 2.5L", "OI-3007", "24.90", "13.40",
+                  (("5", "13.00"), ("5", "13.40")), "Paint", None, "2000000030072"),
+            ),
+        ),
+    ),
+)  # fmt: skip
+
+DEMO_COMPANIES = (GROCER, HARDWARE)
+
+
+@dataclass
+class _Names:
+    """Ids of the records made so far, by the names the specs use."""
+
+    units: dict[str, int] = field(default_factory=dict)
+    categories: dict[str, int] = field(default_factory=dict)
+    brands: dict[str, int] = field(default_factory=dict)
+
+
+def _party(user_id: int, name: str) -> dict[str, Any]:
+    return {"id": user_id, "xid": xid.encode(user_id), "name": name}
+
+
+async def _build_company(session: AsyncSession, spec: CompanySpec) -> dict[str, Any]:
+    tag = secrets.token_hex(3)
+    email = f"admin+{tag}@{spec.domain}"
+    password = secrets.token_urlsafe(12)
+    company, admin = await tenancy.create_company(
+        session, spec.name, admin_email=email, admin_password=password
+    )
+    cid = company.id
+    out = _Names()
+    for unit_name, short in spec.units:
+        out.units[short] = (await catalog.create_unit(session, cid, unit_name, short)).id
+    categories = []
+    for cat_name, parent in spec.categories:
+        parent_id = out.categories[parent] if parent else None
+        cat = await catalog.create_category(session, cid, cat_name, parent_id=parent_id)
+        out.categories[cat_name] = cat.id
+        categories.append(
+            {"id": cat.id, "xid": xid.encode(cat.id), "name": cat.name, "parent_id": parent_id}
+        )
+    brands = []
+    for brand_name in spec.brands:
+        brand = await catalog.create_brand(session, cid, brand_name)
+        out.brands[brand_name] = brand.id
+        brands.append({"id": brand.id, "xid": xid.encode(brand.id), "name": brand.name})
+    taxes = []
+    for tax_name, rate, inclusive in (
+        ("VAT 10%", D("10"), False),
+        ("VAT 20% incl.", D("20"), True),
+    ):
+        tax = await catalog.create_tax(session, cid, tax_name, rate, inclusive)
+        taxes.append({"id": tax.id, "name": tax.name, "rate": number(rate), "inclusive": inclusive})
+    customers = []
+    for name, phone in spec.customers:
+        party = await catalog.create_party(session, cid, "customer", name, phone=phone)
+        customers.append(_party(party.id, party.name))
+    walk_in = await catalog.create_party(session, cid, "customer", "Walk-in customer", walk_in=True)
+    customers.append(_party(walk_in.id, walk_in.name))
+    suppliers = []
+    for name, phone in spec.suppliers:
+        party = await catalog.create_party(session, cid, "supplier", name, phone=phone)
+        suppliers.append(_party(party.id, party.name))
+
+    warehouses = []
+    products: list[dict[str, Any]] = []
+    for wh_spec in spec.warehouses:
+        warehouse = await tenancy.create_warehouse(session, cid, wh_spec.name)
+        new_key = await tenancy.create_api_key(
+            session, warehouse.id, f"{wh_spec.name} till", rate_limit=DEMO_RATE_LIMIT
+        )
+        warehouses.append(
+            {
+                "id": warehouse.id,
+                "xid": xid.encode(warehouse.id),
+                "name": warehouse.name,
+                "keys": [
+                    {
+                        "name": new_key.key.name,
+                        "public_key": new_key.key.public_key,
+                        "secret_key": new_key.secret_key,
+                        "hmac_secret": new_key.hmac_secret,
+                        "rate_limit": new_key.key.rate_limit,
+                    }
+                ],
+            }
+        )
+        for p in wh_spec.products:
+            product = await _build_product(session, out, cid, warehouse.id, p, admin.id)
+            products.append(
+                {
+                    "id": product.id,
+                    "xid": xid.encode(product.id),
+                    "name": product.name,
+                    "item_code": product.item_code,
+                    "warehouse_id": warehouse.id,
+                    "sales_price": number(product.sales_price),
+                    "purchase_price": number(product.purchase_price),
+                    "current_stock": number(product.current_stock),
+                }
+            )
+
+    modes = await session.execute(
+        select(PaymentMode.id, PaymentMode.code, PaymentMode.name, Account.code)
+        .join(Account, Account.id == PaymentMode.account_id)
+        .where(PaymentMode.company_id == cid)
+        .order_by(PaymentMode.id)
+    )
+    expense_categories = await session.execute(
+        select(ExpenseCategory.id, ExpenseCategory.name, Account.code)
+        .join(Account, Account.id == ExpenseCategory.account_id)
+        .where(ExpenseCategory.company_id == cid)
+        .order_by(ExpenseCategory.id)
+    )
+    return {
+        "id": cid,
+        "name": company.name,
+        "admin": {"email": email, "password": password},
+        "warehouses": warehouses,
+        "customers": customers,
+        "walk_in_customer_id": walk_in.id,
+        "suppliers": suppliers,
+        "payment_modes": [
+            {"id": i, "xid": xid.encode(i), "code": code, "name": name, "account_code": acc}
+            for i, code, name, acc in modes.all()
+        ],
+        "taxes": taxes,
+        "expense_categories": [
+            {"id": i, "name": name, "account_code": acc}
+            for i, name, acc in expense_categories.all()
+        ],
+        "categories": categories,
+        "brands": brands,
+        "products": products,
+    }
+
+
+async def _build_product(
+    session: AsyncSession,
+    built: _Names,
+    company_id: int,
+    warehouse_id: int,
+    spec: ProductSpec,
+    admin_id: int,
+) -> Product:
+    product = await catalog.create_product(
+        session,
+        company_id=company_id,
+        warehouse_id=warehouse_id,
+        name=spec.name,
+        item_code=spec.item_code,
+        barcode=spec.barcode,
+        sales_price=D(spec.sales_price),
+        purchase_price=D(spec.purchase_price),
+        unit_id=built.units[spec.unit],
+        category_id=built.categories[spec.category],
+        brand_id=built.brands[spec.brand] if spec.brand else None,
+        opening_batches=[(D(q), D(c)) for q, c in spec.batches],
+        created_by=admin_id,
+    )
+    if spec.box_of is not None and spec.box_price is not None:
+        await catalog.add_product_unit(
+            session, product, built.units["box"], D(spec.box_of), D(spec.box_price)
+        )
+    return product
+
+
+async def create_demo(session: AsyncSession) -> dict[str, Any]:
+    """Build the whole demo set in the caller's transaction and return it in the
+    ``tillbook demo --json`` shape (DESIGN.md §11)."""
+    return {"companies": [await _build_company(session, spec) for spec in DEMO_COMPANIES]}

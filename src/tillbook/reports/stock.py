@@ -1,0 +1,109 @@
+"""Stock valuation: the FIFO layers of each product against GL 11700.
+
+``value`` is Σ ``stock_batches.value_remaining`` of the product. Layers carry
+their value to the cent (DESIGN.md §3), so the total equals the 11700 balance of
+the warehouse's journal lines exactly; a difference means the books and the
+layers disagree.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tillbook.kit import xid
+from tillbook.kit.money import ZERO, money_str, number
+from tillbook.ledger import chart
+from tillbook.models import Account, JournalLine, Product, StockBatch, Warehouse
+from tillbook.reports.common import check_scope, to_money
+
+
+async def _inventory_gl(
+    session: AsyncSession, company_id: int, warehouse_id: int | None
+) -> Decimal:
+    query = (
+        select(func.sum(JournalLine.debit), func.sum(JournalLine.credit))
+        .join(Account, Account.id == JournalLine.account_id)
+        .where(
+            JournalLine.company_id == company_id,
+            Account.company_id == company_id,
+            Account.code == chart.INVENTORY,
+        )
+    )
+    if warehouse_id is not None:
+        query = query.where(JournalLine.warehouse_id == warehouse_id)
+    debit, credit = (await session.execute(query)).one()
+    return to_money(debit) - to_money(credit)
+
+
+async def _valuation(session: AsyncSession, company_id: int, warehouse_id: int) -> dict[str, Any]:
+    layers = (
+        select(
+            StockBatch.product_id.label("product_id"),
+            func.sum(StockBatch.value_remaining).label("value"),
+        )
+        .where(StockBatch.warehouse_id == warehouse_id)
+        .group_by(StockBatch.product_id)
+        .subquery()
+    )
+    rows = await session.execute(
+        select(Product.id, Product.name, Product.current_stock, layers.c.value)
+        .outerjoin(layers, layers.c.product_id == Product.id)
+        .where(Product.company_id == company_id, Product.warehouse_id == warehouse_id)
+        .order_by(Product.id)
+    )
+    products = []
+    total = ZERO
+    for product_id, name, stock, value in rows.all():
+        amount = to_money(value)
+        total += amount
+        products.append(
+            {
+                "product_id": product_id,
+                "xid": xid.encode(product_id),
+                "name": name,
+                "current_stock": number(Decimal(str(stock))),
+                "value": money_str(amount),
+            }
+        )
+    gl = await _inventory_gl(session, company_id, warehouse_id)
+    return {
+        "warehouse_id": warehouse_id,
+        "products": products,
+        "total_value": money_str(total),
+        "gl_inventory_balance": money_str(gl),
+    }
+
+
+async def stock_valuation(
+    session: AsyncSession, company_id: int, warehouse_id: int
+) -> dict[str, Any]:
+    """``{"warehouse_id", "products": [{"product_id", "xid", "name", "current_stock",
+    "value"}], "total_value", "gl_inventory_balance"}``, every product of the
+    warehouse, in id order."""
+    await check_scope(session, company_id, warehouse_id)
+    return await _valuation(session, company_id, warehouse_id)
+
+
+async def stock_valuation_company(session: AsyncSession, company_id: int) -> dict[str, Any]:
+    """Every warehouse of the company: ``{"company_id", "warehouses": [<stock_valuation>
+    ...], "total_value", "gl_inventory_balance"}``; the company-wide GL figure takes
+    every 11700 line of the company, with or without a warehouse."""
+    await check_scope(session, company_id)
+    ids = (
+        await session.execute(
+            select(Warehouse.id).where(Warehouse.company_id == company_id).order_by(Warehouse.id)
+        )
+    ).scalars()
+    warehouses = [await _valuation(session, company_id, wid) for wid in ids.all()]
+    total = sum((Decimal(w["total_value"]) for w in warehouses), ZERO)
+    gl = await _inventory_gl(session, company_id, None)
+    return {
+        "company_id": company_id,
+        "warehouses": warehouses,
+        "total_value": money_str(total),
+        "gl_inventory_balance": money_str(gl),
+    }

@@ -1,0 +1,405 @@
+"""The operator command line, run as an operator runs it: a separate process with
+``TILLBOOK_DATABASE_URL`` pointing at the test database (SQLite, and PostgreSQL
+when ``TILLBOOK_TEST_DATABASE_URL`` is set). The keys it prints are then used
+against the API, in-process and through a real ``tillbook serve``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tillbook.app import create_app
+from tillbook.config import Settings
+
+Run = Callable[..., subprocess.CompletedProcess[str]]
+CLI = [sys.executable, "-m", "tillbook.cli"]
+
+
+def _env(database_url: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env["TILLBOOK_DATABASE_URL"] = database_url
+    env["TILLBOOK_MASTER_KEY"] = os.environ["TILLBOOK_MASTER_KEY"]
+    env.pop("TILLBOOK_REDIS_URL", None)
+    return env
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("cli")
+
+
+@pytest.fixture(scope="module")
+def cli(database_url: str, workdir: Path) -> Run:
+    def run(*args: str, code: int = 0) -> subprocess.CompletedProcess[str]:
+        result = subprocess.run(
+            [*CLI, *args],
+            env=_env(database_url),
+            cwd=workdir,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert result.returncode == code, (args, result.stdout, result.stderr)
+        assert "Traceback" not in result.stderr, result.stderr
+        return result
+
+    return run
+
+
+def as_json(result: subprocess.CompletedProcess[str]) -> Any:
+    return json.loads(result.stdout)  # exactly one JSON document on stdout
+
+
+@pytest.fixture(scope="module")
+def demo(cli: Run) -> dict[str, Any]:
+    data: dict[str, Any] = as_json(cli("demo", "--json"))
+    return data
+
+
+def _key_headers(key: dict[str, Any]) -> dict[str, str]:
+    return {
+        "X-Service-Public-Key": key["public_key"],
+        "X-Service-Secret-Key": key["secret_key"],
+        "Accept": "application/json",
+    }
+
+
+async def _get(database_url: str, path: str, headers: dict[str, str]) -> httpx.Response:
+    """GET against the app in-process, with the settings an operator would use."""
+    app = create_app(Settings(database_url=database_url))
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://testserver/api/v1/public"
+        ) as client:
+            return await client.get(path, headers=headers)
+
+
+# ---------------------------------------------------------------- demo
+
+
+def test_demo_json_shape(demo: dict[str, Any]) -> None:
+    companies = demo["companies"]
+    assert len(companies) == 2
+    assert len(companies[0]["warehouses"]) == 2
+    for company in companies:
+        assert set(company) >= {
+            "id", "name", "admin", "warehouses", "customers", "walk_in_customer_id",
+            "suppliers", "payment_modes", "taxes", "expense_categories", "categories",
+            "brands", "products",
+        }  # fmt: skip
+        assert set(company["admin"]) == {"email", "password"}
+        assert len(company["admin"]["password"]) >= 8
+        for wh in company["warehouses"]:
+            assert set(wh) >= {"id", "xid", "name", "keys"}
+            (key,) = wh["keys"]
+            assert key["public_key"].startswith("pk_")
+            assert key["secret_key"].startswith("sk_")
+            assert key["hmac_secret"]
+            assert key["rate_limit"] == "600/minute"
+            products = [p for p in company["products"] if p["warehouse_id"] == wh["id"]]
+            assert 6 <= len(products) <= 10
+            codes = [p["item_code"] for p in products]
+            assert len(set(codes)) == len(codes)
+            for p in products:
+                assert set(p) == {
+                    "id", "xid", "name", "item_code", "warehouse_id", "sales_price",
+                    "purchase_price", "current_stock",
+                }  # fmt: skip
+                assert isinstance(p["sales_price"], int | float)
+                assert p["current_stock"] > 0
+        customers = {c["id"]: c for c in company["customers"]}
+        assert company["walk_in_customer_id"] in customers
+        assert len(customers) >= 2
+        assert all(set(c) == {"id", "xid", "name"} for c in company["customers"])
+        assert company["suppliers"]
+        modes = {m["code"]: m for m in company["payment_modes"]}
+        assert modes["cash"]["account_code"] == "11101"
+        assert modes["card"]["account_code"] == "11105"
+        assert all(set(m) == {"id", "xid", "code", "name", "account_code"} for m in modes.values())
+        taxes = {(t["rate"], t["inclusive"]) for t in company["taxes"]}
+        assert (10, False) in taxes
+        assert (20, True) in taxes
+        assert all(e["account_code"].startswith("52") for e in company["expense_categories"])
+        parents = {c["parent_id"] for c in company["categories"]}
+        assert parents & {c["id"] for c in company["categories"]}  # a category with a child
+        assert company["brands"]
+
+
+def test_demo_again_readable_output(cli: Run, demo: dict[str, Any]) -> None:
+    """A second run prints keys readably and makes a second, independent data set."""
+    text = cli("demo").stdout
+    assert "X-Service-Public-Key: pk_" in text
+    assert "X-Service-Secret-Key: sk_" in text
+    assert "admin password" in text
+    listed = as_json(cli("company", "list", "--json"))["companies"]
+    by_id = {c["id"]: c for c in listed}
+    first = demo["companies"][0]
+    assert [w["id"] for w in by_id[first["id"]]["warehouses"]] == [
+        w["id"] for w in first["warehouses"]
+    ]
+    newer = [c for c in listed if c["id"] > demo["companies"][1]["id"]]
+    assert [c["name"] for c in newer][:2] == [c["name"] for c in demo["companies"]]
+
+
+async def test_demo_key_works_in_process(database_url: str, demo: dict[str, Any]) -> None:
+    for company in demo["companies"]:
+        for wh in company["warehouses"]:
+            r = await _get(database_url, "/warehouses", _key_headers(wh["keys"][0]))
+            assert r.status_code == 200, r.text
+            assert r.json()["data"][0]["id"] == wh["id"]
+            assert r.headers["x-ratelimit-limit"] == "600"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def test_serve_with_demo_key(database_url: str, workdir: Path, demo: dict[str, Any]) -> None:
+    """The real path: ``tillbook serve`` in its own process, hit over TCP."""
+    port = _free_port()
+    log = (workdir / f"serve-{port}.log").open("w")
+    proc = subprocess.Popen(
+        [*CLI, "serve", "--host", "127.0.0.1", "--port", str(port), "--no-worker"],
+        env=_env(database_url),
+        cwd=workdir,
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        wh = demo["companies"][0]["warehouses"][1]
+        base = f"http://127.0.0.1:{port}/api/v1/public"
+        deadline = time.monotonic() + 60
+        while True:
+            assert proc.poll() is None, (workdir / f"serve-{port}.log").read_text()
+            try:
+                r = httpx.get(f"{base}/warehouses", headers=_key_headers(wh["keys"][0]))
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "tillbook serve did not start"
+                time.sleep(0.2)
+        assert r.status_code == 200, r.text
+        assert r.json()["data"] == [
+            {"id": wh["id"], "xid": wh["xid"], "name": wh["name"], "allow_negative_stock": False}
+        ]
+        bad = dict(_key_headers(wh["keys"][0]), **{"X-Service-Secret-Key": "sk_wrong"})
+        r = httpx.get(f"{base}/warehouses", headers=bad)
+        assert r.status_code == 401
+        assert r.json() == {"status": "error", "message": "invalid secret key"}
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+# ---------------------------------------------------------------- operator tasks
+
+
+def test_migrate(cli: Run) -> None:
+    assert "is at revision" in cli("migrate").stdout
+
+
+async def test_company_warehouse_and_keys(cli: Run, database_url: str) -> None:
+    company = as_json(
+        cli("company", "create", "Test Traders", "--admin-email", "boss@test.example",
+            "--admin-password", "s3cret-pass", "--json")
+    )  # fmt: skip
+    assert set(company) == {"id", "name", "admin_email"}
+    assert company["name"] == "Test Traders"
+    assert company["admin_email"] == "boss@test.example"
+    cid = str(company["id"])
+
+    wh = as_json(cli("warehouse", "create", cid, "Back store", "--allow-negative-stock", "--json"))
+    assert set(wh) == {"id", "xid", "company_id", "name", "allow_negative_stock"}
+    assert wh["company_id"] == company["id"]
+    assert wh["allow_negative_stock"] is True
+
+    key = as_json(
+        cli("keys", "create", "--warehouse", str(wh["id"]), "--name", "till 7",
+            "--rate-limit", "60/minute", "--json")
+    )  # fmt: skip
+    assert set(key) == {
+        "id", "name", "warehouse_id", "public_key", "secret_key", "hmac_secret", "rate_limit",
+        "require_signature",
+    }  # fmt: skip
+    assert key["warehouse_id"] == wh["id"]
+    assert key["rate_limit"] == "60/minute"
+    assert key["require_signature"] is False
+    signed = as_json(
+        cli("keys", "create", "--warehouse", str(wh["id"]), "--name", "web shop",
+            "--rate-limit", "10000/day", "--require-signature", "--json")
+    )  # fmt: skip
+    assert signed["require_signature"] is True
+    assert signed["rate_limit"] == "10000/day"
+
+    r = await _get(database_url, "/warehouses", _key_headers(key))
+    assert r.status_code == 200, r.text
+    assert r.headers["x-ratelimit-limit"] == "60"
+    r = await _get(database_url, "/warehouses", _key_headers(signed))
+    assert r.status_code == 401  # unsigned request with a key that requires signing
+
+    listing = cli("keys", "list", "--company", cid, "--json")
+    assert key["secret_key"] not in listing.stdout
+    assert key["hmac_secret"] not in listing.stdout
+    keys = {k["public_key"]: k for k in as_json(listing)["keys"]}
+    assert set(keys) == {key["public_key"], signed["public_key"]}
+    listed = keys[key["public_key"]]
+    assert listed["name"] == "till 7"
+    assert listed["warehouse_id"] == wh["id"]
+    assert listed["status"] == 1
+    assert listed["rate_limit"] == "60/minute"
+    assert listed["created_at"]
+    assert not {"secret_key", "hmac_secret"} & set(listed)
+    table = cli("keys", "list", "--company", cid).stdout
+    assert key["public_key"] in table
+    assert key["secret_key"] not in table
+
+    wrong = cli("keys", "reveal", key["public_key"], "--admin-password", "not-it", code=1)
+    assert "wrong administrator password" in wrong.stderr
+    assert key["secret_key"] not in wrong.stdout + wrong.stderr
+    shown = cli("keys", "reveal", key["public_key"], "--admin-password", "s3cret-pass")
+    assert shown.stdout.strip() == key["secret_key"]
+
+    revoked = as_json(cli("keys", "revoke", key["public_key"], "--json"))
+    assert revoked["status"] == 0
+    assert revoked["revoked_at"]
+    keys = {k["public_key"]: k for k in as_json(cli("keys", "list", "--company", cid, "--json"))
+            ["keys"]}  # fmt: skip
+    assert keys[key["public_key"]]["status"] == 0
+    assert keys[signed["public_key"]]["status"] == 1
+    r = await _get(database_url, "/warehouses", _key_headers(key))
+    assert r.status_code == 401
+    assert r.json()["message"] == "invalid or inactive public key"
+
+
+async def test_subscription(cli: Run, database_url: str, demo: dict[str, Any]) -> None:
+    company = demo["companies"][1]
+    key = company["warehouses"][0]["keys"][0]
+    cid = str(company["id"])
+    expired = as_json(cli("company", "subscription", cid, "--expires", "2001-01-31", "--json"))
+    assert expired == {
+        "id": company["id"],
+        "name": company["name"],
+        "subscription_expires_on": "2001-01-31",
+    }
+    r = await _get(database_url, "/warehouses", _key_headers(key))
+    assert r.status_code == 403
+    cli("company", "subscription", cid, "--expires", "2999-12-31")
+    r = await _get(database_url, "/warehouses", _key_headers(key))
+    assert r.status_code == 200
+    cleared = as_json(cli("company", "subscription", cid, "--expires", "never", "--json"))
+    assert cleared["subscription_expires_on"] is None
+    bad = cli("company", "subscription", cid, "--expires", "31/12/2030", code=2)
+    assert "YYYY-MM-DD" in bad.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["warehouse", "create", "987654321", "Nowhere"], "company 987654321 not found"),
+        (["keys", "create", "--warehouse", "987654321", "--name", "x"], "warehouse 987654321"),
+        (["keys", "revoke", "pk_does_not_exist"], "no such key"),
+        (["keys", "reveal", "pk_does_not_exist", "--admin-password", "whatever1"], "no such key"),
+        (["company", "create", "X", "--admin-email", "a@b.c", "--admin-password", "short"],
+         "at least 8 characters"),
+        (["report", "trial-balance", "--company", "987654321"], "company 987654321 not found"),
+        (["keys", "create", "--warehouse", "1", "--name", "x", "--rate-limit", "5/week"],
+         "rate limit must look like 60/minute"),
+    ],
+)  # fmt: skip
+def test_user_mistakes_exit_1_without_traceback(cli: Run, args: list[str], message: str) -> None:
+    result = cli(*args, code=1)
+    assert message in result.stderr
+    assert result.stdout == ""
+
+
+# ---------------------------------------------------------------- reports
+
+
+def _check_valuation(sv: dict[str, Any], company: dict[str, Any]) -> Decimal:
+    assert set(sv) == {"warehouse_id", "products", "total_value", "gl_inventory_balance"}
+    assert sv["total_value"] == sv["gl_inventory_balance"]
+    assert Decimal(sv["total_value"]) == sum(Decimal(p["value"]) for p in sv["products"])
+    assert {p["product_id"] for p in sv["products"]} == {
+        p["id"] for p in company["products"] if p["warehouse_id"] == sv["warehouse_id"]
+    }
+    assert all(set(p) == {"product_id", "xid", "name", "current_stock", "value"}
+               for p in sv["products"])  # fmt: skip
+    return Decimal(sv["total_value"])
+
+
+def test_report_json_shapes_after_demo(cli: Run, demo: dict[str, Any]) -> None:
+    for company in demo["companies"]:
+        cid = str(company["id"])
+        tb = as_json(cli("report", "trial-balance", "--company", cid, "--json"))
+        assert set(tb) >= {"company_id", "as_of", "accounts", "total_debit", "total_credit"}
+        assert tb["company_id"] == company["id"]
+        assert tb["total_debit"] == tb["total_credit"]
+        accounts = {a["code"]: a for a in tb["accounts"]}
+        assert all(set(a) == {"code", "name", "type", "debit", "credit", "balance"}
+                   for a in tb["accounts"])  # fmt: skip
+        assert "11100" not in accounts
+        inventory = Decimal(accounts["11700"]["balance"])
+        assert inventory > 0
+        assert accounts["31100"]["balance"] == str(-inventory)
+
+        whole = as_json(cli("report", "stock-valuation", "--company", cid, "--json"))
+        assert whole["company_id"] == company["id"]
+        assert whole["total_value"] == whole["gl_inventory_balance"] == str(inventory)
+        assert [w["warehouse_id"] for w in whole["warehouses"]] == [
+            w["id"] for w in company["warehouses"]
+        ]
+        assert sum(_check_valuation(w, company) for w in whole["warehouses"]) == inventory
+
+    company = demo["companies"][0]
+    cid, wid = str(company["id"]), str(company["warehouses"][1]["id"])
+    sv = as_json(cli("report", "stock-valuation", "--company", cid, "--warehouse", wid, "--json"))
+    assert sv["warehouse_id"] == company["warehouses"][1]["id"]
+    _check_valuation(sv, company)
+    tb_wh = as_json(cli("report", "trial-balance", "--company", cid, "--warehouse", wid, "--json"))
+    wh_accounts = {a["code"]: a for a in tb_wh["accounts"]}
+    assert wh_accounts["11700"]["balance"] == sv["gl_inventory_balance"]
+    assert tb_wh["total_debit"] == tb_wh["total_credit"] == sv["total_value"]
+
+    pl = as_json(cli("report", "profit-loss", "--company", cid, "--json"))
+    assert pl["net_profit"] == "0.00"
+    assert set(pl) >= {"income", "expenses", "net_profit"}
+    bs = as_json(cli("report", "balance-sheet", "--company", cid, "--json"))
+    assert bs["balanced"] is True
+    assert bs["assets"]["total"] == bs["total_liabilities_and_equity"]
+    assert Decimal(bs["assets"]["total"]) > 0
+
+
+def test_report_period_and_readable_output(cli: Run, demo: dict[str, Any]) -> None:
+    cid = str(demo["companies"][1]["id"])
+    old = as_json(
+        cli("report", "trial-balance", "--company", cid, "--from", "2000-01-01", "--to",
+            "2000-12-31", "--json")
+    )  # fmt: skip
+    assert old["as_of"] == "2000-12-31"
+    assert old["total_debit"] == old["total_credit"] == "0.00"
+    assert "Trial balance" in cli("report", "trial-balance", "--company", cid).stdout
+    assert "Stock valuation" in cli("report", "stock-valuation", "--company", cid).stdout
+    bad = cli("report", "profit-loss", "--company", cid, "--from", "2000-02-30", code=2)
+    assert "YYYY-MM-DD" in bad.stderr
