@@ -15,6 +15,7 @@ from fastapi.openapi.utils import get_openapi
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from tillbook.api.admin import router as admin_router
 from tillbook.api.body import BODY_SCHEMAS, errors_of_request
 from tillbook.api.public import router as public_router
 from tillbook.api.responses import JSON
@@ -117,6 +118,7 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
         return JSON(body, status_code=500)
 
     app.include_router(public_router, prefix="/api/v1/public")
+    app.include_router(admin_router, prefix="/api/v1/admin")
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:

@@ -17,6 +17,12 @@ def get_db(request: Request) -> Database:
     return db
 
 
+async def _db_dependency(request: Request) -> Database:
+    """``get_db`` as a dependency: FastAPI runs a plain ``def`` dependency in a worker
+    thread, a thread hop per request for one attribute read."""
+    return get_db(request)
+
+
 async def current_key(request: Request) -> AuthContext:
     body = await request.body()
     path = request.url.path + (f"?{request.url.query}" if request.url.query else "")
@@ -49,5 +55,5 @@ async def current_key(request: Request) -> AuthContext:
     return ctx
 
 
-DB = Annotated[Database, Depends(get_db)]
+DB = Annotated[Database, Depends(_db_dependency)]
 CurrentKey = Annotated[AuthContext, Depends(current_key)]

@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tillbook.errors import NotFound, ValidationFailed
 from tillbook.events.outbox import EVENT_TYPES
 from tillbook.kit import crypto
-from tillbook.models import DeliveryAttempt, Webhook, WebhookDelivery
+from tillbook.models import DeliveryAttempt, OutboxEvent, Webhook, WebhookDelivery
 
 SECRET_CONTEXT = b"webhook-secret"
 DELIVERY_STATUSES = ("pending", "delivering", "retrying", "delivered", "dead")
@@ -147,6 +147,32 @@ async def list_deliveries(
         query = query.where(WebhookDelivery.webhook_id == webhook_id)
     rows = await session.scalars(query.order_by(WebhookDelivery.id.desc()).limit(limit))
     return list(rows)
+
+
+async def get_delivery(session: AsyncSession, company_id: int, delivery_id: int) -> WebhookDelivery:
+    found = await session.scalar(
+        select(WebhookDelivery).where(
+            WebhookDelivery.id == delivery_id, WebhookDelivery.company_id == company_id
+        )
+    )
+    if found is None:
+        raise NotFound(f"delivery {delivery_id} not found")
+    return found
+
+
+async def event_refs(
+    session: AsyncSession, deliveries: Sequence[WebhookDelivery]
+) -> dict[int, tuple[str, str]]:
+    """Outbox row id -> (public event id ``evt_...``, event type) for these deliveries."""
+    ids = {d.event_id for d in deliveries}
+    if not ids:
+        return {}
+    rows = await session.execute(
+        select(OutboxEvent.id, OutboxEvent.event_id, OutboxEvent.type).where(
+            OutboxEvent.id.in_(ids)
+        )
+    )
+    return {row_id: (event_id, type_) for row_id, event_id, type_ in rows.all()}
 
 
 async def list_attempts(session: AsyncSession, delivery_id: int) -> list[DeliveryAttempt]:

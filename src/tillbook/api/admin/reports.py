@@ -1,0 +1,52 @@
+"""The books over HTTP, for the accountant: trial balance and stock valuation."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+
+from tillbook.api.admin.deps import CurrentAdmin, query_id
+from tillbook.api.deps import DB
+from tillbook.errors import invalid
+from tillbook.reports import stock_valuation, stock_valuation_company, trial_balance
+
+router = APIRouter(prefix="/reports", tags=["admin: reports"])
+
+
+def _date(value: str | None, field: str) -> dt.date | None:
+    if value is None or value.strip() == "":
+        return None
+    try:
+        return dt.date.fromisoformat(value.strip())
+    except ValueError:
+        raise invalid(field, f"must be a date as YYYY-MM-DD (got {value!r})") from None
+
+
+@router.get("/trial-balance")
+async def get_trial_balance(
+    ctx: CurrentAdmin,
+    db: DB,
+    warehouse_id: str | None = None,
+    date_from: Annotated[str | None, Query(alias="from")] = None,
+    date_to: Annotated[str | None, Query(alias="to")] = None,
+) -> dict[str, Any]:
+    wid = query_id(warehouse_id, "warehouse_id")
+    start, end = _date(date_from, "from"), _date(date_to, "to")
+    if start is not None and end is not None and start > end:
+        raise invalid("from", f"{start} is after to ({end})")
+    data = await db.read(lambda s: trial_balance(s, ctx.company_id, wid, start, end))
+    return {"status": "success", "data": data}
+
+
+@router.get("/stock-valuation")
+async def get_stock_valuation(
+    ctx: CurrentAdmin, db: DB, warehouse_id: str | None = None
+) -> dict[str, Any]:
+    wid = query_id(warehouse_id, "warehouse_id")
+    if wid is None:
+        data = await db.read(lambda s: stock_valuation_company(s, ctx.company_id))
+    else:
+        data = await db.read(lambda s: stock_valuation(s, ctx.company_id, wid))
+    return {"status": "success", "data": data}

@@ -1,0 +1,35 @@
+"""Logging in and out of the back office."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+
+from tillbook.api.admin.deps import CurrentAdmin, require_json
+from tillbook.api.admin.schemas import LoginIn
+from tillbook.api.body import openapi_body, parse_body
+from tillbook.api.deps import DB
+from tillbook.auth import admin
+
+router = APIRouter(tags=["admin: session"])
+
+
+@router.post("/login", openapi_extra=openapi_body(LoginIn))
+async def login(request: Request, db: DB) -> dict[str, Any]:
+    require_json(request)
+    body, _raw = await parse_body(request, LoginIn)
+    opened = await admin.login(db, request.app.state.ratelimiter, body.email, body.password)
+    return {
+        "status": "success",
+        "token": opened.token,
+        "token_type": "Bearer",
+        "expires_at": admin.iso_utc(opened.expires_at),
+        "company_id": opened.company_id,
+    }
+
+
+@router.post("/logout")
+async def logout(ctx: CurrentAdmin, db: DB) -> dict[str, Any]:
+    await db.write(lambda s: admin.logout(s, ctx))
+    return {"status": "success", "message": "logged out"}

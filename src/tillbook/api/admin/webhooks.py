@@ -1,0 +1,175 @@
+"""Webhook endpoints and their deliveries, for the session's company only.
+
+A webhook's secret is shown twice in its life: in the answer that creates it and in
+the one that rotates it. Ids of another company's records are simply not found.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from fastapi import APIRouter, Request
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tillbook.api.admin.deps import CurrentAdmin, path_id, query_id, require_json
+from tillbook.api.admin.schemas import WebhookIn
+from tillbook.api.body import openapi_body, parse_body
+from tillbook.api.deps import DB
+from tillbook.auth.admin import iso_utc
+from tillbook.errors import invalid
+from tillbook.events import webhooks as service
+from tillbook.models import DeliveryAttempt, Webhook, WebhookDelivery
+
+router = APIRouter(prefix="/webhooks", tags=["admin: webhooks"])
+
+MAX_LIMIT = 500
+
+
+def webhook_view(webhook: Webhook, secret: str | None = None) -> dict[str, Any]:
+    view: dict[str, Any] = {
+        "id": webhook.id,
+        "url": webhook.url,
+        "events": [name.strip() for name in webhook.events.split(",") if name.strip()],
+        "active": webhook.active,
+        "created_at": iso_utc(webhook.created_at),
+    }
+    if secret is not None:
+        view["secret"] = secret
+    return view
+
+
+def delivery_view(d: WebhookDelivery, events: dict[int, tuple[str, str]]) -> dict[str, Any]:
+    event_id, event_type = events.get(d.event_id, (None, None))
+    return {
+        "id": d.id,
+        "webhook_id": d.webhook_id,
+        "event_id": event_id,
+        "event_type": event_type,
+        "delivery_uid": d.delivery_uid,
+        "status": d.status,
+        "attempts": d.attempts,
+        "next_attempt_at": iso_utc(d.next_attempt_at),
+        "last_status_code": d.last_status_code,
+        "last_error": d.last_error,
+        "delivered_at": None if d.delivered_at is None else iso_utc(d.delivered_at),
+        "created_at": iso_utc(d.created_at),
+    }
+
+
+def attempt_view(a: DeliveryAttempt) -> dict[str, Any]:
+    return {
+        "id": a.id,
+        "attempted_at": iso_utc(a.attempted_at),
+        "status_code": a.status_code,
+        "latency_ms": round(a.latency_ms, 1),
+        "error": a.error,
+    }
+
+
+def _limit(value: str | None) -> int:
+    if value is None or value == "":
+        return 100
+    text = value.strip()
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_LIMIT:
+        raise invalid("limit", f"must be an integer from 1 to {MAX_LIMIT} (got {value!r})")
+    return int(text)
+
+
+async def _with_events(
+    session: AsyncSession, deliveries: Sequence[WebhookDelivery]
+) -> list[dict[str, Any]]:
+    events = await service.event_refs(session, deliveries)
+    return [delivery_view(d, events) for d in deliveries]
+
+
+@router.post("", openapi_extra=openapi_body(WebhookIn))
+async def add_webhook(request: Request, ctx: CurrentAdmin, db: DB) -> dict[str, Any]:
+    require_json(request)
+    body, _raw = await parse_body(request, WebhookIn)
+    webhook, secret = await db.write(
+        lambda s: service.add_webhook(s, ctx.company_id, body.url, body.events)
+    )
+    return {"status": "success", "data": webhook_view(webhook, secret)}
+
+
+@router.get("")
+async def list_webhooks(ctx: CurrentAdmin, db: DB) -> dict[str, Any]:
+    hooks = await db.read(lambda s: service.list_webhooks(s, ctx.company_id))
+    return {"status": "success", "data": [webhook_view(w) for w in hooks]}
+
+
+@router.get("/deliveries")
+async def list_deliveries(
+    ctx: CurrentAdmin,
+    db: DB,
+    status: str | None = None,
+    webhook_id: str | None = None,
+    limit: str | None = None,
+) -> dict[str, Any]:
+    hook_id = query_id(webhook_id, "webhook_id")
+    count = _limit(limit)
+    state = status or None
+
+    async def read(s: AsyncSession) -> list[dict[str, Any]]:
+        if hook_id is not None:
+            await service.get_webhook(s, ctx.company_id, hook_id)
+        rows = await service.list_deliveries(
+            s, ctx.company_id, state, webhook_id=hook_id, limit=count
+        )
+        return await _with_events(s, rows)
+
+    return {"status": "success", "data": await db.read(read)}
+
+
+@router.get("/deliveries/{delivery_id}/attempts")
+async def list_attempts(delivery_id: str, ctx: CurrentAdmin, db: DB) -> dict[str, Any]:
+    did = path_id(delivery_id, "delivery")
+
+    async def read(s: AsyncSession) -> dict[str, Any]:
+        delivery = await service.get_delivery(s, ctx.company_id, did)
+        attempts = await service.list_attempts(s, delivery.id)
+        view = (await _with_events(s, [delivery]))[0]
+        view["attempt_log"] = [attempt_view(a) for a in attempts]
+        return view
+
+    return {"status": "success", "data": await db.read(read)}
+
+
+@router.post("/deliveries/{delivery_id}/redeliver")
+async def redeliver(delivery_id: str, ctx: CurrentAdmin, db: DB) -> dict[str, Any]:
+    did = path_id(delivery_id, "delivery")
+
+    async def write(s: AsyncSession) -> dict[str, Any]:
+        delivery = await service.redeliver(s, did, company_id=ctx.company_id)
+        return (await _with_events(s, [delivery]))[0]
+
+    return {"status": "success", "data": await db.write(write)}
+
+
+@router.post("/{webhook_id}/disable")
+async def disable_webhook(webhook_id: str, ctx: CurrentAdmin, db: DB) -> dict[str, Any]:
+    wid = path_id(webhook_id, "webhook")
+    webhook = await db.write(lambda s: service.disable_webhook(s, ctx.company_id, wid))
+    return {"status": "success", "data": webhook_view(webhook)}
+
+
+@router.post("/{webhook_id}/enable")
+async def enable_webhook(webhook_id: str, ctx: CurrentAdmin, db: DB) -> dict[str, Any]:
+    wid = path_id(webhook_id, "webhook")
+    webhook = await db.write(lambda s: service.enable_webhook(s, ctx.company_id, wid))
+    return {"status": "success", "data": webhook_view(webhook)}
+
+
+@router.post("/{webhook_id}/rotate-secret")
+async def rotate_secret(webhook_id: str, ctx: CurrentAdmin, db: DB) -> dict[str, Any]:
+    wid = path_id(webhook_id, "webhook")
+    webhook, secret = await db.write(lambda s: service.rotate_secret(s, ctx.company_id, wid))
+    return {"status": "success", "data": webhook_view(webhook, secret)}
+
+
+@router.delete("/{webhook_id}")
+async def remove_webhook(webhook_id: str, ctx: CurrentAdmin, db: DB) -> dict[str, Any]:
+    wid = path_id(webhook_id, "webhook")
+    await db.write(lambda s: service.remove_webhook(s, ctx.company_id, wid))
+    return {"status": "success", "message": f"webhook {wid} removed"}

@@ -1,0 +1,219 @@
+"""Back-office sessions for the company administrator.
+
+``login`` checks an email and password against the company's admin user and opens
+an ``AdminSession``: a random bearer token handed out once, of which only the
+SHA-256 digest is stored, valid for 12 hours. ``authenticate`` turns a bearer token
+into the session's company and user; ``logout`` ends the session.
+
+Guessing is made expensive and uninformative:
+
+- an unknown email and a wrong password get the same 401 message after the same
+  scrypt work (a dummy hash stands in for a missing user);
+- ten failed logins for one email within 15 minutes block that email (429 with
+  ``Retry-After``), whatever the password of the next try, so a blocked attacker
+  cannot tell a right guess from a wrong one. The count lives in the app's rate
+  limiter storage (shared through Redis when configured); within one process the
+  check and the count are serialised per email, so parallel guesses cannot slip
+  past the limit.
+
+Passwords and tokens are never logged; emails are logged as a short digest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+import math
+import time
+import weakref
+from dataclasses import dataclass
+
+from limits import RateLimitItem, parse
+from sqlalchemy import delete, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tillbook.auth.ratelimit import RateLimiter
+from tillbook.db import Database
+from tillbook.errors import RateLimited, Unauthorized
+from tillbook.kit import crypto
+from tillbook.models import AdminSession, User
+
+log = logging.getLogger("tillbook.auth.admin")
+
+TOKEN_PREFIX = "adm_"
+TOKEN_LENGTH = 40
+SESSION_TTL = dt.timedelta(hours=12)
+LOGIN_FAILURES: RateLimitItem = parse("10 per 15 minutes")
+BAD_CREDENTIALS = "invalid email or password"
+
+_email_locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+
+
+@dataclass(frozen=True)
+class AdminLogin:
+    token: str
+    expires_at: dt.datetime
+    company_id: int
+    user_id: int
+
+
+@dataclass(frozen=True)
+class AdminContext:
+    session_id: int
+    company_id: int
+    user_id: int
+    expires_at: dt.datetime
+
+
+def utc(value: dt.datetime) -> dt.datetime:
+    """SQLite hands back naive datetimes; every stored time is UTC."""
+    return value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
+
+
+def iso_utc(value: dt.datetime) -> str:
+    return utc(value).astimezone(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+# A real scrypt hash (same parameters as ``crypto.hash_password``) of a random
+# password that was thrown away: verified when no admin has the email, so that an
+# unknown email costs exactly the work of a wrong password.
+DUMMY_HASH = "scrypt$+2ueEfdy2/cHOO+tPfcyaw==$3VtAlrvtKPXEhclftrtR0J9yZt+37U1O/6RG6orkBsE="
+
+
+def _email_digest(email: str) -> str:
+    return crypto.sha256_hex(email)[:16]
+
+
+def _lock_for(email_digest: str) -> asyncio.Lock:
+    lock = _email_locks.get(email_digest)
+    if lock is None:
+        lock = asyncio.Lock()
+        _email_locks[email_digest] = lock
+    return lock
+
+
+async def _blocked(limiter: RateLimiter, ident: str) -> RateLimited | None:
+    if await limiter.limiter.test(LOGIN_FAILURES, ident):
+        return None
+    stats = await limiter.limiter.get_window_stats(LOGIN_FAILURES, ident)
+    retry_after = max(1, math.ceil(stats.reset_time - time.time()))
+    return RateLimited(
+        f"too many failed logins for this email; retry after {retry_after} seconds",
+        headers={"Retry-After": str(retry_after)},
+    )
+
+
+async def _admins_with_email(session: AsyncSession, email: str) -> list[tuple[int, int, str]]:
+    rows = await session.execute(
+        select(User.id, User.company_id, User.password_hash)
+        .where(
+            User.user_type == "admin",
+            func.lower(User.email) == email,
+            User.password_hash.is_not(None),
+        )
+        .order_by(User.id)
+    )
+    return [(uid, cid, str(pw)) for uid, cid, pw in rows.all()]
+
+
+async def _verify(password: str, stored: str) -> bool:
+    # scrypt takes tens of milliseconds of CPU: keep it off the event loop.
+    return await asyncio.to_thread(crypto.verify_password, password, stored)
+
+
+async def _open_session(session: AsyncSession, company_id: int, user_id: int) -> AdminLogin:
+    now = dt.datetime.now(dt.UTC)
+    # Expired sessions of this user are swept on the way in.
+    await session.execute(
+        delete(AdminSession).where(AdminSession.user_id == user_id, AdminSession.expires_at < now)
+    )
+    token = crypto.random_token(TOKEN_PREFIX, TOKEN_LENGTH)
+    expires_at = now + SESSION_TTL
+    session.add(
+        AdminSession(
+            company_id=company_id,
+            user_id=user_id,
+            token_digest=crypto.sha256_hex(token),
+            expires_at=expires_at,
+            created_at=now,
+        )
+    )
+    await session.flush()
+    return AdminLogin(token=token, expires_at=expires_at, company_id=company_id, user_id=user_id)
+
+
+async def login(db: Database, limiter: RateLimiter, email: str, password: str) -> AdminLogin:
+    """A new session for the admin with this email and password; 401 otherwise."""
+    normalized = email.strip().lower()
+    digest = _email_digest(normalized)
+    ident = f"tillbook:admin-login:{crypto.sha256_hex(normalized)}"
+    async with _lock_for(digest):
+        refused = await _blocked(limiter, ident)
+        if refused is not None:
+            log.warning("admin login refused: too many failures (email %s)", digest)
+            raise refused
+        candidates = await db.read(lambda s: _admins_with_email(s, normalized))
+        matched: tuple[int, int] | None = None
+        if not candidates:
+            await _verify(password, DUMMY_HASH)  # the same work as a real check
+        for user_id, company_id, stored in candidates:
+            if await _verify(password, stored):
+                matched = (user_id, company_id)
+                break
+        if matched is None:
+            await limiter.limiter.hit(LOGIN_FAILURES, ident)
+            log.info("admin login failed (email %s)", digest)
+            raise Unauthorized(BAD_CREDENTIALS)
+    user_id, company_id = matched
+    opened = await db.write(lambda s: _open_session(s, company_id, user_id))
+    log.info("admin login: company %s user %s", company_id, user_id)
+    return opened
+
+
+def _well_formed(token: str) -> bool:
+    return (
+        token.startswith(TOKEN_PREFIX)
+        and len(token) == len(TOKEN_PREFIX) + TOKEN_LENGTH
+        and token.isascii()
+    )
+
+
+async def authenticate(db: Database, authorization: str | None) -> AdminContext:
+    """The session an ``Authorization: Bearer <token>`` header names; 401 otherwise."""
+    scheme, _, token = (authorization or "").strip().partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Unauthorized(
+            "authentication required; log in at /api/v1/admin/login and send "
+            "Authorization: Bearer <token>",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+    token = token.strip()
+    if not _well_formed(token):
+        raise Unauthorized("invalid session token", headers={"WWW-Authenticate": "Bearer"})
+    digest = crypto.sha256_hex(token)
+    found = await db.read(
+        lambda s: s.scalar(select(AdminSession).where(AdminSession.token_digest == digest))
+    )
+    if found is None:
+        raise Unauthorized("invalid session token", headers={"WWW-Authenticate": "Bearer"})
+    if utc(found.expires_at) <= dt.datetime.now(dt.UTC):
+        session_id = found.id
+        await db.write(
+            lambda s: s.execute(delete(AdminSession).where(AdminSession.id == session_id))
+        )
+        raise Unauthorized(
+            "session expired; log in again",
+            headers={"WWW-Authenticate": 'Bearer error="invalid_token"'},
+        )
+    return AdminContext(
+        session_id=found.id,
+        company_id=found.company_id,
+        user_id=found.user_id,
+        expires_at=utc(found.expires_at),
+    )
+
+
+async def logout(session: AsyncSession, ctx: AdminContext) -> None:
+    await session.execute(delete(AdminSession).where(AdminSession.id == ctx.session_id))
+    await session.flush()
