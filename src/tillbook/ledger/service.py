@@ -12,7 +12,7 @@ import datetime as dt
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import Engine, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.errors import LedgerImbalance
@@ -24,12 +24,17 @@ from tillbook.models import Account, JournalEntry, JournalLine, User
 
 Figure = Decimal | Sequence[tuple[str, Decimal]]
 
-# Account ids never change once a company's chart exists; cache code -> id.
-_account_ids: dict[int, dict[str, int]] = {}
+# Account ids never change once a company's chart exists; cache code -> id per
+# (database, company), so one process talking to two databases never mixes them.
+_account_ids: dict[tuple[str, int], dict[str, int]] = {}
 
 
 async def account_ids(session: AsyncSession, company_id: int) -> dict[str, int]:
-    cached = _account_ids.get(company_id)
+    bind = session.get_bind()
+    engine = bind if isinstance(bind, Engine) else bind.engine
+    url = engine.url.render_as_string()
+    cache_key = (url, company_id)
+    cached = _account_ids.get(cache_key)
     if cached is not None:
         return cached
     rows = await session.execute(
@@ -37,7 +42,7 @@ async def account_ids(session: AsyncSession, company_id: int) -> dict[str, int]:
     )
     ids = {code: id_ for code, id_ in rows.all()}
     if ids:
-        _account_ids[company_id] = ids
+        _account_ids[cache_key] = ids
     return ids
 
 
