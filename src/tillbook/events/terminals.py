@@ -10,7 +10,6 @@ records the payment through the same path as POST /payments (allocation, books,
 from __future__ import annotations
 
 import json
-from decimal import Decimal
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, model_validator
@@ -59,6 +58,13 @@ async def add_provider(
         session, warehouse.company_id, [("payment_mode", payment_mode)], problems
     )
     problems.raise_if_any()
+    taken = await session.scalar(
+        select(TerminalProvider.id).where(
+            TerminalProvider.warehouse_id == warehouse.id, TerminalProvider.name == name.strip()
+        )
+    )
+    if taken is not None:
+        raise invalid("name", f"a provider named {name.strip()!r} already exists here")
     secret = crypto.random_token("tps_", 40)
     provider = TerminalProvider(
         company_id=warehouse.company_id,
@@ -71,6 +77,18 @@ async def add_provider(
     session.add(provider)
     await session.flush()
     return provider, secret
+
+
+async def list_providers(session: AsyncSession, warehouse_id: int) -> list[TerminalProvider]:
+    """A warehouse's providers, oldest first (secrets stay encrypted)."""
+    if await session.get(Warehouse, warehouse_id) is None:
+        raise NotFound(f"warehouse {warehouse_id} not found")
+    rows = await session.scalars(
+        select(TerminalProvider)
+        .where(TerminalProvider.warehouse_id == warehouse_id)
+        .order_by(TerminalProvider.id)
+    )
+    return list(rows)
 
 
 def callback_path(provider: TerminalProvider) -> str:
@@ -202,6 +220,3 @@ async def _acting_context(
         rate_limit="",
         allow_negative_stock=False,
     )
-
-
-__all__ = ["Decimal"]

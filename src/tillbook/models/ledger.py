@@ -73,4 +73,4 @@ class FailedTransaction(Base):
     timestamp: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
 
 
-__all__ = ["Account", "FailedTransaction", "JournalEntry", "JournalLine", "created"]
+__all__ = ["Account", "FailedTransaction", "JournalEntry", "JournalLine"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-from decimal import Decimal
 
 from sqlalchemy import Boolean, Date, ForeignKey, Index, String
 from sqlalchemy.orm import Mapped, mapped_column
@@ -58,4 +57,4 @@ class User(Base):
     created_at: Mapped[created]
 
 
-__all__ = ["Company", "Decimal", "User", "Warehouse"]
+__all__ = ["Company", "User", "Warehouse"]

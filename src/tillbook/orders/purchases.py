@@ -4,21 +4,18 @@ supplier, outward tenders paid at once."""
 from __future__ import annotations
 
 import uuid
-from decimal import Decimal
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.auth.context import AuthContext
 from tillbook.errors import ValidationFailed
-from tillbook.events.outbox import emit
-from tillbook.inventory.service import lock_products, receive
+from tillbook.inventory.service import receive
 from tillbook.kit.money import ZERO, price4
-from tillbook.kit.refs import ref_to_id
 from tillbook.ledger.service import post
-from tillbook.models import Order, OrderItem, Product, User
-from tillbook.orders import lookup, numbering, views
-from tillbook.orders.sales import existing_order, price_lines
+from tillbook.models import Order, OrderItem, Product
+from tillbook.orders import numbering
+from tillbook.orders.intake import announce, existing_order, take_in
 from tillbook.orders.schemas import PurchaseIn
 from tillbook.payments.tenders import payment_status, record_order_tenders
 
@@ -40,35 +37,11 @@ def purchase_response(order: Order) -> dict[str, Any]:
 async def create_purchase(
     session: AsyncSession, key: AuthContext, body: PurchaseIn
 ) -> dict[str, Any]:
-    if body.invoice_number is not None:
-        earlier = await existing_order(session, key.warehouse_id, "purchases", body.invoice_number)
-        if earlier is not None:
-            return purchase_response(earlier)
-    problems = lookup.Problems()
-    supplier = await lookup.party(
-        session, key.company_id, body.user_id, "supplier", "user_id", problems
-    )
-    wanted = [i for i in (ref_to_id(item.xid) for item in body.product_items) if i is not None]
-    products = await lock_products(session, key.warehouse_id, wanted)
-    modes = await lookup.payment_modes(
-        session,
-        key.company_id,
-        [
-            (f"all_payments.{i}.payment_mode_id", t.payment_mode_id)
-            for i, t in enumerate(body.all_payments)
-        ],
-        problems,
-    )
-    lines = await price_lines(
-        session,
-        key,
-        body.product_items,
-        products,
-        problems,
-        list_name="product_items",
-        with_tax=False,
-    )
-    assert supplier is not None
+    earlier = await existing_order(session, key.warehouse_id, "purchases", body.invoice_number)
+    if earlier is not None:
+        return purchase_response(earlier)
+    intake = await take_in(session, key, body, party_type="supplier", with_tax=False)
+    supplier, lines = intake.party, intake.lines
     total = sum((line.net for line in lines), ZERO)
     paid = sum((t.amount for t in body.all_payments), ZERO)
     if paid > total:
@@ -139,7 +112,7 @@ async def create_purchase(
         session,
         key,
         order,
-        [(t, modes[f"all_payments.{i}.payment_mode_id"]) for i, t in enumerate(body.all_payments)],
+        intake.tenders,
         payment_type="out",
         date=order.order_date,
     )
@@ -168,15 +141,5 @@ async def create_purchase(
             **common,
         )
     await session.flush()
-    staff = await session.get(User, key.user_id)
-    await emit(
-        session,
-        company_id=key.company_id,
-        warehouse_id=key.warehouse_id,
-        types=["purchase.created"],
-        data=views.detail(order, supplier, staff, items, [(p, p.amount) for p in payments]),
-    )
+    await announce(session, key, order, supplier, items, payments, ["purchase.created"])
     return purchase_response(order)
-
-
-__all__ = ["Decimal", "create_purchase"]

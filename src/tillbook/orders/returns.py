@@ -20,14 +20,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.auth.context import AuthContext
 from tillbook.errors import ValidationFailed
-from tillbook.events.outbox import emit
 from tillbook.inventory.service import check_shortages, draw, lock_products, receive
 from tillbook.kit.money import ZERO, money, price4
 from tillbook.kit.refs import ref_to_id
 from tillbook.ledger.service import post
 from tillbook.models import Order, OrderItem, Product, User
-from tillbook.orders import lookup, numbering, views
-from tillbook.orders.sales import existing_order
+from tillbook.orders import lookup, numbering
+from tillbook.orders.intake import announce, existing_order
 from tillbook.orders.schemas import ReturnIn
 from tillbook.payments.tenders import payment_status, record_order_tenders, settle_status
 
@@ -247,14 +246,7 @@ async def create_return(
             **common,
         )
     await session.flush()
-    staff = await session.get(User, key.user_id)
-    await emit(
-        session,
-        company_id=key.company_id,
-        warehouse_id=key.warehouse_id,
-        types=["return.created"],
-        data=views.detail(order, party, staff, items, [(p, p.amount) for p in payments]),
-    )
+    await announce(session, key, order, party, items, payments, ["return.created"])
     return return_response(order)
 
 

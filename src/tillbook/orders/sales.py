@@ -8,42 +8,24 @@ entry and the outbox events commit together or not at all.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.auth.context import AuthContext
 from tillbook.errors import ValidationFailed
 from tillbook.events.outbox import emit
-from tillbook.inventory.service import check_shortages, draw, lock_products
-from tillbook.kit.money import ZERO, line_amounts, money, number
-from tillbook.kit.refs import ref_to_id
+from tillbook.inventory.service import check_shortages, draw
+from tillbook.kit.money import ZERO, money, number
 from tillbook.ledger.service import post
-from tillbook.models import Order, OrderItem, Product, Tax, User
-from tillbook.orders import lookup, numbering, views
+from tillbook.models import Order, OrderItem, Product
+from tillbook.orders import numbering
+from tillbook.orders.intake import announce, existing_order, take_in
 from tillbook.orders.schemas import SaleIn
 from tillbook.payments.tenders import payment_status, record_order_tenders
 
 TOLERANCE = Decimal("0.01")
-
-
-@dataclass
-class PricedLine:
-    field: str
-    product: Product
-    unit_id: int | None
-    factor: Decimal
-    quantity: Decimal
-    base_quantity: Decimal
-    unit_price: Decimal
-    discount_rate: Decimal
-    tax: Tax | None
-    net: Decimal
-    tax_amount: Decimal
-    gross: Decimal
 
 
 def sale_response(order: Order) -> dict[str, Any]:
@@ -57,93 +39,6 @@ def sale_response(order: Order) -> dict[str, Any]:
         "paid_amount": str(order.paid_amount),
         "due_amount": str(order.due_amount),
     }
-
-
-async def existing_order(
-    session: AsyncSession, warehouse_id: int, order_type: str, invoice_number: str
-) -> Order | None:
-    return (
-        await session.execute(
-            select(Order).where(
-                Order.warehouse_id == warehouse_id,
-                Order.order_type == order_type,
-                Order.invoice_number == invoice_number,
-            )
-        )
-    ).scalar_one_or_none()
-
-
-async def price_lines(
-    session: AsyncSession,
-    key: AuthContext,
-    items: list[Any],
-    products: dict[int, Product],
-    problems: lookup.Problems,
-    *,
-    list_name: str,
-    with_tax: bool,
-) -> list[PricedLine]:
-    """Resolve products, units and taxes of each line and compute its amounts."""
-    tax_refs = []
-    unit_refs = []
-    resolved: list[Product | None] = []
-    for i, item in enumerate(items):
-        product = products.get(ref_to_id(item.xid) or 0)
-        if product is None:
-            problems.add(f"{list_name}.{i}.xid", f"unknown product {item.xid!r}")
-        resolved.append(product)
-        if with_tax and item.tax_id is not None:
-            tax_refs.append((f"{list_name}.{i}.tax_id", item.tax_id))
-        if item.selected_unit_id is not None and product is not None:
-            unit_refs.append(
-                (
-                    f"{list_name}.{i}.selected_unit_id",
-                    product.id,
-                    product.unit_id,
-                    item.selected_unit_id,
-                )
-            )
-    taxes = await lookup.taxes(session, key.company_id, tax_refs, problems)
-    units = await lookup.unit_factors(session, key.company_id, unit_refs, problems)
-    problems.raise_if_any()
-    lines = []
-    for i, (item, product) in enumerate(zip(items, resolved, strict=True)):
-        assert product is not None
-        field = f"{list_name}.{i}"
-        unit_id, factor = units.get(f"{field}.selected_unit_id", (product.unit_id, Decimal(1)))
-        tax = taxes.get(f"{field}.tax_id")
-        discount_rate = getattr(item, "discount_rate", ZERO)
-        net, tax_amount, gross = line_amounts(
-            item.quantity,
-            item.unit_price,
-            discount_rate,
-            tax.rate if tax else ZERO,
-            tax.inclusive if tax else False,
-        )
-        base_quantity = item.quantity * factor
-        if base_quantity != base_quantity.quantize(Decimal("0.0001")):
-            problems.add(
-                f"{field}.quantity",
-                f"{item.quantity} × {factor} base units has more than 4 decimal places",
-            )
-        lines.append(
-            PricedLine(
-                field,
-                product,
-                unit_id,
-                factor,
-                item.quantity,
-                base_quantity,
-                item.unit_price,
-                discount_rate,
-                tax,
-                net,
-                tax_amount,
-                gross,
-            )
-        )
-    problems.raise_if_any()
-    return lines
 
 
 def check_client_totals(body: SaleIn, subtotal: Decimal, tax: Decimal, total: Decimal) -> None:
@@ -161,36 +56,12 @@ def check_client_totals(body: SaleIn, subtotal: Decimal, tax: Decimal, total: De
 
 
 async def create_sale(session: AsyncSession, key: AuthContext, body: SaleIn) -> dict[str, Any]:
-    if body.invoice_number is not None:
-        earlier = await existing_order(session, key.warehouse_id, "sales", body.invoice_number)
-        if earlier is not None:
-            return sale_response(earlier)
+    earlier = await existing_order(session, key.warehouse_id, "sales", body.invoice_number)
+    if earlier is not None:
+        return sale_response(earlier)
 
-    problems = lookup.Problems()
-    customer = await lookup.party(
-        session, key.company_id, body.user_id, "customer", "user_id", problems
-    )
-    wanted = [i for i in (ref_to_id(item.xid) for item in body.product_items) if i is not None]
-    products = await lock_products(session, key.warehouse_id, wanted)
-    modes = await lookup.payment_modes(
-        session,
-        key.company_id,
-        [
-            (f"all_payments.{i}.payment_mode_id", t.payment_mode_id)
-            for i, t in enumerate(body.all_payments)
-        ],
-        problems,
-    )
-    lines = await price_lines(
-        session,
-        key,
-        body.product_items,
-        products,
-        problems,
-        list_name="product_items",
-        with_tax=True,
-    )
-    assert customer is not None
+    intake = await take_in(session, key, body, party_type="customer", with_tax=True)
+    customer, products, lines = intake.party, intake.products, intake.lines
 
     subtotal = sum((line.net for line in lines), ZERO)
     tax_amount = sum((line.tax_amount for line in lines), ZERO)
@@ -286,7 +157,7 @@ async def create_sale(session: AsyncSession, key: AuthContext, body: SaleIn) -> 
         session,
         key,
         order,
-        [(t, modes[f"all_payments.{i}.payment_mode_id"]) for i, t in enumerate(body.all_payments)],
+        intake.tenders,
         payment_type="in",
         date=order.order_date,
     )
@@ -313,14 +184,10 @@ async def create_sale(session: AsyncSession, key: AuthContext, body: SaleIn) -> 
     )
     await session.flush()
 
-    staff = await session.get(User, key.user_id)
-    data = views.detail(order, customer, staff, items, [(p, p.amount) for p in payments])
     events = ["order.created", "sales.created"]
     if order.payment_status == "paid":
         events.append("order.paid")
-    await emit(
-        session, company_id=key.company_id, warehouse_id=key.warehouse_id, types=events, data=data
-    )
+    await announce(session, key, order, customer, items, payments, events)
     for product, short in shortages:
         await emit(
             session,

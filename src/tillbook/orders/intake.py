@@ -1,0 +1,191 @@
+"""Taking in an order request: the steps sales, purchases and returns share.
+
+Resolve the party, lock the products (in id order), resolve payment modes, price
+every line (units, taxes, discounts) — collecting every bad reference into one
+422 — and, once the order is written, announce it on the outbox.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tillbook.auth.context import AuthContext
+from tillbook.events.outbox import emit
+from tillbook.inventory.service import lock_products
+from tillbook.kit.money import ZERO, line_amounts
+from tillbook.kit.refs import ref_to_id
+from tillbook.models import Order, OrderItem, Payment, Product, Tax, User
+from tillbook.orders import lookup, views
+from tillbook.orders.schemas import PurchaseIn, SaleIn, Tender
+
+
+@dataclass
+class PricedLine:
+    field: str
+    product: Product
+    unit_id: int | None
+    factor: Decimal
+    quantity: Decimal
+    base_quantity: Decimal
+    unit_price: Decimal
+    discount_rate: Decimal
+    tax: Tax | None
+    net: Decimal
+    tax_amount: Decimal
+    gross: Decimal
+
+
+@dataclass
+class Intake:
+    party: User
+    products: dict[int, Product]
+    lines: list[PricedLine]
+    tenders: list[tuple[Tender, lookup.Mode]]
+
+
+async def take_in(
+    session: AsyncSession,
+    key: AuthContext,
+    body: SaleIn | PurchaseIn,
+    *,
+    party_type: str,
+    with_tax: bool,
+) -> Intake:
+    problems = lookup.Problems()
+    party = await lookup.party(
+        session, key.company_id, body.user_id, party_type, "user_id", problems
+    )
+    wanted = [i for i in (ref_to_id(item.xid) for item in body.product_items) if i is not None]
+    products = await lock_products(session, key.warehouse_id, wanted)
+    fields = [f"all_payments.{i}.payment_mode_id" for i in range(len(body.all_payments))]
+    modes = await lookup.payment_modes(
+        session,
+        key.company_id,
+        [(f, t.payment_mode_id) for f, t in zip(fields, body.all_payments, strict=True)],
+        problems,
+    )
+    lines = await price_lines(
+        session,
+        key,
+        body.product_items,
+        products,
+        problems,
+        list_name="product_items",
+        with_tax=with_tax,
+    )
+    assert party is not None
+    tenders = [(t, modes[f]) for f, t in zip(fields, body.all_payments, strict=True)]
+    return Intake(party=party, products=products, lines=lines, tenders=tenders)
+
+
+async def announce(
+    session: AsyncSession,
+    key: AuthContext,
+    order: Order,
+    party: User,
+    items: Sequence[tuple[OrderItem, Product]],
+    payments: Sequence[Payment],
+    types: list[str],
+) -> None:
+    """Outbox events carrying the order's detail shape."""
+    staff = await session.get(User, key.user_id)
+    data = views.detail(order, party, staff, items, [(p, p.amount) for p in payments])
+    await emit(
+        session, company_id=key.company_id, warehouse_id=key.warehouse_id, types=types, data=data
+    )
+
+
+async def existing_order(
+    session: AsyncSession, warehouse_id: int, order_type: str, invoice_number: str | None
+) -> Order | None:
+    """The earlier order a client invoice number names (spec: same number, same order)."""
+    if invoice_number is None:
+        return None
+    return (
+        await session.execute(
+            select(Order).where(
+                Order.warehouse_id == warehouse_id,
+                Order.order_type == order_type,
+                Order.invoice_number == invoice_number,
+            )
+        )
+    ).scalar_one_or_none()
+
+
+async def price_lines(
+    session: AsyncSession,
+    key: AuthContext,
+    items: list[Any],
+    products: dict[int, Product],
+    problems: lookup.Problems,
+    *,
+    list_name: str,
+    with_tax: bool,
+) -> list[PricedLine]:
+    """Resolve products, units and taxes of each line and compute its amounts."""
+    tax_refs = []
+    unit_refs = []
+    resolved: list[Product | None] = []
+    for i, item in enumerate(items):
+        product = products.get(ref_to_id(item.xid) or 0)
+        if product is None:
+            problems.add(f"{list_name}.{i}.xid", f"unknown product {item.xid!r}")
+        resolved.append(product)
+        if with_tax and item.tax_id is not None:
+            tax_refs.append((f"{list_name}.{i}.tax_id", item.tax_id))
+        if item.selected_unit_id is not None and product is not None:
+            unit_refs.append(
+                (
+                    f"{list_name}.{i}.selected_unit_id",
+                    product.id,
+                    product.unit_id,
+                    item.selected_unit_id,
+                )
+            )
+    taxes = await lookup.taxes(session, key.company_id, tax_refs, problems)
+    units = await lookup.unit_factors(session, key.company_id, unit_refs, problems)
+    problems.raise_if_any()
+    lines = []
+    for i, (item, product) in enumerate(zip(items, resolved, strict=True)):
+        assert product is not None
+        field = f"{list_name}.{i}"
+        unit_id, factor = units.get(f"{field}.selected_unit_id", (product.unit_id, Decimal(1)))
+        tax = taxes.get(f"{field}.tax_id")
+        discount_rate = getattr(item, "discount_rate", ZERO)
+        net, tax_amount, gross = line_amounts(
+            item.quantity,
+            item.unit_price,
+            discount_rate,
+            tax.rate if tax else ZERO,
+            tax.inclusive if tax else False,
+        )
+        base_quantity = item.quantity * factor
+        if base_quantity != base_quantity.quantize(Decimal("0.0001")):
+            problems.add(
+                f"{field}.quantity",
+                f"{item.quantity} × {factor} base units has more than 4 decimal places",
+            )
+        lines.append(
+            PricedLine(
+                field,
+                product,
+                unit_id,
+                factor,
+                item.quantity,
+                base_quantity,
+                item.unit_price,
+                discount_rate,
+                tax,
+                net,
+                tax_amount,
+                gross,
+            )
+        )
+    problems.raise_if_any()
+    return lines
