@@ -155,3 +155,32 @@ async def test_forced_imbalance_rolls_back_and_records_failure(client, shop, db,
 
 
 assert Leg  # the rule type the imbalance test edits
+
+
+async def test_token_older_than_24_hours_starts_afresh(client, shop, db):
+    import datetime as dt
+
+    from sqlalchemy import update
+
+    from tillbook.models import IdempotencyRecord
+
+    headers = {**shop.headers, "Idempotency-Key": "old-token"}
+    first = await client.post("/sales", json=one_apple(shop), headers=headers)
+    assert first.status_code == 200
+
+    async def age(s):
+        await s.execute(
+            update(IdempotencyRecord)
+            .where(
+                IdempotencyRecord.warehouse_id == shop.warehouse_id,
+                IdempotencyRecord.token == "old-token",
+            )
+            .values(created_at=dt.datetime.now(dt.UTC) - dt.timedelta(hours=25))
+        )
+
+    await db.write(age)
+    later = await client.post("/sales", json=one_apple(shop), headers=headers)
+    assert later.status_code == 200 and "idempotent-replayed" not in later.headers
+    assert later.json()["order_id"] != first.json()["order_id"]
+    assert await count(db, Order, shop.company_id) == 2
+    await check_books(db, shop.company_id)
