@@ -18,6 +18,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from tillbook.api.admin import router as admin_router
 from tillbook.api.body import BODY_SCHEMAS, errors_of_request
 from tillbook.api.public import router as public_router
+from tillbook.api.public.responses import finish_openapi
 from tillbook.api.responses import JSON
 from tillbook.auth.ratelimit import RateLimiter
 from tillbook.config import Settings, get_settings
@@ -124,7 +125,7 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
         if app.openapi_schema is None:
             schema = get_openapi(title=app.title, version=app.version, routes=app.routes)
             schema.setdefault("components", {}).setdefault("schemas", {}).update(BODY_SCHEMAS)
-            app.openapi_schema = schema
+            app.openapi_schema = finish_openapi(schema)
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]

@@ -710,6 +710,302 @@ def report_stock_valuation(
         )
 
 
+# ---------------------------------------------------------------- webhooks
+
+webhooks_app = typer.Typer(help="Webhook endpoints and their deliveries.", no_args_is_help=True)
+terminals_app = typer.Typer(
+    help="Payment terminal providers that call back (per warehouse).", no_args_is_help=True
+)
+app.add_typer(webhooks_app, name="webhooks")
+app.add_typer(terminals_app, name="terminals")
+
+WebhookCompany = Annotated[int, typer.Option("--company", help="Company id.")]
+WebhookId = Annotated[int, typer.Argument(help="Webhook id.")]
+
+
+def _event_names(events: str | None) -> list[str] | None:
+    """``a,b`` -> ["a", "b"]; omitted, empty or ``*`` -> every event."""
+    if events is None:
+        return None
+    names = [name.strip() for name in events.split(",") if name.strip()]
+    return names or None
+
+
+def _every_problem(exc: Exception) -> Exception:
+    """A 422 names only its first field; on the command line say every one."""
+    from tillbook.errors import ValidationFailed
+
+    if not isinstance(exc, ValidationFailed):
+        return exc
+    lines = [f"{field}: {msg}" for field, msgs in exc.errors.items() for msg in msgs]
+    return ValidationFailed(exc.errors, "; ".join(lines))
+
+
+def _webhook_secret_view(data: dict[str, Any]) -> dict[str, Any]:
+    return {key: data[key] for key in ("id", "url", "events", "secret")}
+
+
+def _print_webhook(data: dict[str, Any], what: str) -> None:
+    state = "active" if data.get("active", True) else "disabled"
+    out.print(f"Webhook {data['id']} {what}: {data['url']} ({', '.join(data['events'])}; {state})")
+
+
+@webhooks_app.command("add")
+def webhooks_add(
+    company: WebhookCompany,
+    url: Annotated[str, typer.Option("--url", help="http(s) URL to POST events to.")],
+    events: Annotated[
+        str | None,
+        typer.Option("--events", help="Comma-separated event types; every event when omitted."),
+    ] = None,
+    json_: JsonFlag = False,
+) -> None:
+    """Register a webhook endpoint; its signing secret is printed once."""
+    from tillbook.api.admin.webhooks import webhook_view
+    from tillbook.events import webhooks as service
+
+    async def work(session: AsyncSession) -> dict[str, Any]:
+        await check_scope(session, company)
+        try:
+            webhook, secret = await service.add_webhook(session, company, url, _event_names(events))
+        except TillbookError as exc:
+            raise _every_problem(exc) from None
+        return webhook_view(webhook, secret)
+
+    data = _write(work)
+    if json_:
+        _print_json(_webhook_secret_view(data))
+        return
+    _print_webhook(data, "added")
+    out.print(f"  secret  {data['secret']}", highlight=False)
+    out.print("The secret is shown once (`tillbook webhooks rotate` issues a new one).")
+
+
+@webhooks_app.command("list")
+def webhooks_list(company: WebhookCompany, json_: JsonFlag = False) -> None:
+    """List a company's webhooks (never their secrets)."""
+    from tillbook.api.admin.webhooks import webhook_view
+    from tillbook.events import webhooks as service
+
+    async def work(session: AsyncSession) -> dict[str, Any]:
+        await check_scope(session, company)
+        hooks = await service.list_webhooks(session, company)
+        return {"company_id": company, "webhooks": [webhook_view(w) for w in hooks]}
+
+    data = _read(work)
+    if json_:
+        _print_json(data)
+        return
+    table = Table("id", "url", "events", "active", "created", box=None)
+    for w in data["webhooks"]:
+        table.add_row(
+            str(w["id"]), w["url"], ",".join(w["events"]), "yes" if w["active"] else "no",
+            w["created_at"],
+        )  # fmt: skip
+    out.print(table)
+
+
+def _set_webhook(company: int, webhook_id: int, active: bool, json_: bool) -> None:
+    from tillbook.api.admin.webhooks import webhook_view
+    from tillbook.events import webhooks as service
+
+    change = service.enable_webhook if active else service.disable_webhook
+
+    async def work(session: AsyncSession) -> dict[str, Any]:
+        return webhook_view(await change(session, company, webhook_id))
+
+    data = _write(work)
+    if json_:
+        _print_json(data)
+    else:
+        _print_webhook(data, "enabled" if active else "disabled")
+
+
+@webhooks_app.command("disable")
+def webhooks_disable(
+    webhook_id: WebhookId, company: WebhookCompany, json_: JsonFlag = False
+) -> None:
+    """Stop sending to a webhook; its deliveries wait until it is enabled again."""
+    _set_webhook(company, webhook_id, False, json_)
+
+
+@webhooks_app.command("enable")
+def webhooks_enable(
+    webhook_id: WebhookId, company: WebhookCompany, json_: JsonFlag = False
+) -> None:
+    """Send to a disabled webhook again."""
+    _set_webhook(company, webhook_id, True, json_)
+
+
+@webhooks_app.command("remove")
+def webhooks_remove(
+    webhook_id: WebhookId, company: WebhookCompany, json_: JsonFlag = False
+) -> None:
+    """Delete a webhook with its deliveries and their attempts."""
+    from tillbook.events import webhooks as service
+
+    async def work(session: AsyncSession) -> dict[str, Any]:
+        await service.remove_webhook(session, company, webhook_id)
+        return {"id": webhook_id, "removed": True}
+
+    data = _write(work)
+    if json_:
+        _print_json(data)
+    else:
+        out.print(f"Webhook {webhook_id} removed")
+
+
+@webhooks_app.command("rotate")
+def webhooks_rotate(
+    webhook_id: WebhookId, company: WebhookCompany, json_: JsonFlag = False
+) -> None:
+    """Issue a new signing secret (printed once); the old one stops working at once."""
+    from tillbook.api.admin.webhooks import webhook_view
+    from tillbook.events import webhooks as service
+
+    async def work(session: AsyncSession) -> dict[str, Any]:
+        webhook, secret = await service.rotate_secret(session, company, webhook_id)
+        return webhook_view(webhook, secret)
+
+    data = _write(work)
+    if json_:
+        _print_json(_webhook_secret_view(data))
+        return
+    _print_webhook(data, "has a new secret")
+    out.print(f"  secret  {data['secret']}", highlight=False)
+
+
+@webhooks_app.command("deliveries")
+def webhooks_deliveries(
+    company: WebhookCompany,
+    status: Annotated[
+        str | None,
+        typer.Option("--status", help="pending, delivering, retrying, delivered or dead."),
+    ] = None,
+    webhook: Annotated[int | None, typer.Option("--webhook", help="One webhook's only.")] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=1000, help="Newest N.")] = 100,
+    json_: JsonFlag = False,
+) -> None:
+    """List a company's deliveries, newest first."""
+    from tillbook.api.admin.webhooks import delivery_view
+    from tillbook.events import webhooks as service
+
+    async def work(session: AsyncSession) -> dict[str, Any]:
+        await check_scope(session, company)
+        if webhook is not None:
+            await service.get_webhook(session, company, webhook)
+        rows = await service.list_deliveries(
+            session, company, status, webhook_id=webhook, limit=limit
+        )
+        events = await service.event_refs(session, rows)
+        return {"company_id": company, "deliveries": [delivery_view(d, events) for d in rows]}
+
+    data = _read(work)
+    if json_:
+        _print_json(data)
+        return
+    table = Table("id", "webhook", "event", "status", "attempts", "last", "next attempt", box=None)
+    for d in data["deliveries"]:
+        last = str(d["last_status_code"] or d["last_error"] or "-")[:40]
+        table.add_row(
+            str(d["id"]), str(d["webhook_id"]), f"{d['event_type']} {d['event_id']}",
+            d["status"], str(d["attempts"]), last, d["next_attempt_at"],
+        )  # fmt: skip
+    out.print(table)
+
+
+@webhooks_app.command("redeliver")
+def webhooks_redeliver(
+    delivery_id: Annotated[int, typer.Argument(help="Delivery id (from `deliveries`).")],
+    company: WebhookCompany,
+    json_: JsonFlag = False,
+) -> None:
+    """Queue a delivery again now, whatever its state (a dead one gets a fresh 24 h)."""
+    from tillbook.api.admin.webhooks import delivery_view
+    from tillbook.events import webhooks as service
+
+    async def work(session: AsyncSession) -> dict[str, Any]:
+        delivery = await service.redeliver(session, delivery_id, company_id=company)
+        return delivery_view(delivery, await service.event_refs(session, [delivery]))
+
+    data = _write(work)
+    if json_:
+        _print_json(data)
+    else:
+        out.print(f"Delivery {data['id']} ({data['event_type']}) queued again")
+
+
+# ---------------------------------------------------------------- terminals
+
+
+def _provider_view(provider: Any, secret: str | None = None) -> dict[str, Any]:
+    from tillbook.events.terminals import callback_path
+
+    view: dict[str, Any] = {
+        "id": provider.id,
+        "name": provider.name,
+        "warehouse_id": provider.warehouse_id,
+        "payment_mode_id": provider.payment_mode_id,
+        "callback_path": callback_path(provider),
+    }
+    if secret is not None:
+        view["secret"] = secret
+    else:
+        view["active"] = provider.active
+    return view
+
+
+@terminals_app.command("add")
+def terminals_add(
+    warehouse: Annotated[int, typer.Option("--warehouse", help="Warehouse id.")],
+    name: Annotated[str, typer.Option("--name", help="Provider name, unique per warehouse.")],
+    payment_mode: Annotated[
+        str, typer.Option("--payment-mode", help="Payment mode code (card) or id.")
+    ],
+    json_: JsonFlag = False,
+) -> None:
+    """Register a terminal provider; its callback path and secret are printed once."""
+    from tillbook.events import terminals
+
+    async def work(session: AsyncSession) -> dict[str, Any]:
+        provider, secret = await terminals.add_provider(session, warehouse, name, payment_mode)
+        return _provider_view(provider, secret)
+
+    data = _write(work)
+    if json_:
+        _print_json(data)
+        return
+    out.print(f"Terminal provider {data['id']} {data['name']!r} for warehouse {warehouse}")
+    out.print(f"  callback  POST {data['callback_path']}", highlight=False)
+    out.print(f"  secret    {data['secret']}", highlight=False)
+    out.print("Callbacks are signed: X-Service-Signature = hex HMAC-SHA256(secret, raw body).")
+
+
+@terminals_app.command("list")
+def terminals_list(
+    warehouse: Annotated[int, typer.Option("--warehouse", help="Warehouse id.")],
+    json_: JsonFlag = False,
+) -> None:
+    """List a warehouse's terminal providers (never their secrets)."""
+    from tillbook.events import terminals
+
+    async def work(session: AsyncSession) -> dict[str, Any]:
+        providers = await terminals.list_providers(session, warehouse)
+        return {"warehouse_id": warehouse, "providers": [_provider_view(p) for p in providers]}
+
+    data = _read(work)
+    if json_:
+        _print_json(data)
+        return
+    table = Table("id", "name", "payment mode", "callback path", "active", box=None)
+    for p in data["providers"]:
+        table.add_row(
+            str(p["id"]), p["name"], str(p["payment_mode_id"]), p["callback_path"],
+            "yes" if p["active"] else "no",
+        )  # fmt: skip
+    out.print(table)
+
+
 def main() -> None:
     try:
         settings = get_settings()

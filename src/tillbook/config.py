@@ -28,6 +28,9 @@ class Settings(BaseSettings):
     webhook_backoff_cap: float = 3600.0
     webhook_timeout: float = 10.0
     webhook_max_age: float = 24 * 3600.0
+    # A claimed delivery stays locked for webhook_timeout + this many seconds; a worker
+    # that dies mid-send leaves it to be sent again by another once the lock expires.
+    webhook_lock_grace: float = 30.0
     log_level: str = "INFO"
     # Seconds a request waits for a concurrent twin with the same idempotency token.
     idempotency_wait: float = 5.0

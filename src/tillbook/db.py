@@ -35,6 +35,9 @@ T = TypeVar("T")
 
 RETRYABLE_PG_CODES = {"40001", "40P01"}  # serialization failure, deadlock
 LOCK_TIMEOUT_PG_CODE = "55P03"
+# admin shutdown, crash shutdown, cannot connect now (starting up or shutting down),
+# too many connections; and every code of class 08, connection exception
+UNAVAILABLE_PG_CODES = {"57P01", "57P02", "57P03", "53300"}
 
 
 def async_url(url: str) -> str:
@@ -113,6 +116,8 @@ class Database:
             if isinstance(exc, IntegrityError):
                 raise
             raise self._unavailable(exc) from exc
+        except OSError as exc:  # the driver's connect: refused, reset, timed out
+            raise _down(exc) from exc
 
     async def write(
         self,
@@ -147,6 +152,8 @@ class Database:
                         headers={"Retry-After": "1"},
                     ) from exc
                 raise self._unavailable(exc) from exc
+            except OSError as exc:  # the driver's connect: refused, reset, timed out
+                raise _down(exc) from exc
         raise AssertionError("unreachable")
 
     async def standalone(self, fn: Callable[[AsyncSession], Awaitable[T]]) -> T:
@@ -161,12 +168,21 @@ class Database:
             or exc.connection_invalidated
             or _is_connection_error(exc)
         ):
-            log.warning("database unavailable: %s", type(exc.orig).__name__)
-            return ServiceUnavailable(headers={"Retry-After": "2"})
+            return _down(exc.orig or exc)
         return exc
 
 
+def _down(cause: BaseException) -> ServiceUnavailable:
+    log.warning("database unavailable: %s: %s", type(cause).__name__, cause)
+    return ServiceUnavailable(headers={"Retry-After": "2"})
+
+
 def _is_connection_error(exc: DBAPIError) -> bool:
-    name = type(exc.orig).__name__ if exc.orig is not None else ""
+    code = _sqlstate(exc)
+    if code is not None and (code.startswith("08") or code in UNAVAILABLE_PG_CODES):
+        return True
+    # the driver's own exception: SQLAlchemy's asyncpg adapter keeps it as the cause
+    causes = (exc.orig, exc.orig.__cause__ if exc.orig is not None else None)
+    names = [type(c).__name__ for c in causes if c is not None]
     markers = ("Connection", "CannotConnectNow", "AdminShutdown", "InterfaceError")
-    return any(m in name for m in markers)
+    return any(m in name for name in names for m in markers)

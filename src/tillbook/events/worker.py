@@ -40,7 +40,6 @@ from tillbook.models import DeliveryAttempt, OutboxEvent, Webhook, WebhookDelive
 
 log = logging.getLogger("tillbook.worker")
 
-LOCK_GRACE_S = 30.0
 IDLE_SLEEP_S = 0.5
 
 
@@ -233,7 +232,8 @@ class DeliveryWorker:
         deliveries = list(await session.scalars(query))
         if not deliveries:
             return []
-        locked_until = now + dt.timedelta(seconds=self.settings.webhook_timeout + LOCK_GRACE_S)
+        lease = self.settings.webhook_timeout + self.settings.webhook_lock_grace
+        locked_until = now + dt.timedelta(seconds=lease)
         await session.execute(
             update(WebhookDelivery)
             .where(WebhookDelivery.id.in_([d.id for d in deliveries]))

@@ -7,7 +7,7 @@ signed stock movement, so Σ movements = ``products.current_stock`` always.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -98,84 +98,127 @@ async def draw(
     purchase_price in a deficit layer with negative quantity and value, and
     raises a stock-discrepancy alert.
     """
+    allocations = await draw_many(
+        session,
+        [(product, quantity)],
+        reason=reason,
+        source_type=source_type,
+        source_id=source_id,
+        allow_negative=allow_negative,
+        today=today,
+    )
+    return allocations[0]
+
+
+async def draw_many(
+    session: AsyncSession,
+    takes: Sequence[tuple[Product, Decimal]],
+    *,
+    reason: str,
+    source_type: str,
+    source_id: int | None,
+    allow_negative: bool,
+    today: dt.date | None = None,
+) -> list[Allocation]:
+    """``draw`` for several lines of one operation, in order, with the same result as
+    one ``draw`` after the other (a product named twice draws twice), in three round
+    trips instead of three per line: one SELECT of every open batch of the products,
+    one flush, one insert of the movements."""
     today = today or dt.date.today()
-    alloc = Allocation(product_id=product.id, quantity=quantity)
-    batches = (
-        await session.execute(
-            select(StockBatch)
-            .where(StockBatch.product_id == product.id, StockBatch.quantity_remaining > 0)
-            .order_by(
-                case(
-                    (StockBatch.expiry_date.is_not(None) & (StockBatch.expiry_date < today), 1),
-                    else_=0,
-                ),
-                StockBatch.id,
+    ids = sorted({product.id for product, _ in takes})
+    open_batches: dict[int, list[StockBatch]] = {}
+    if ids:
+        rows = (
+            await session.execute(
+                select(StockBatch)
+                .where(StockBatch.product_id.in_(ids), StockBatch.quantity_remaining > 0)
+                .order_by(
+                    StockBatch.product_id,
+                    case(
+                        (
+                            StockBatch.expiry_date.is_not(None) & (StockBatch.expiry_date < today),
+                            1,
+                        ),
+                        else_=0,
+                    ),
+                    StockBatch.id,
+                )
             )
-        )
-    ).scalars()
-    left = quantity
+        ).scalars()
+        for batch in rows:
+            open_batches.setdefault(batch.product_id, []).append(batch)
+    allocations: list[Allocation] = []
     movements: list[dict[str, object]] = []
-    for batch in batches:
-        if left <= 0:
-            break
-        take = min(left, batch.quantity_remaining)
-        if take == batch.quantity_remaining:
-            cost = batch.value_remaining
-        else:
-            cost = min(money(take * batch.unit_cost), batch.value_remaining)
-        batch.quantity_remaining -= take
-        batch.value_remaining -= cost
-        alloc.draws.append(Draw(batch.id, take, cost))
-        alloc.cost += cost
-        left -= take
-        movements.append(_movement(product, batch.id, -take, -cost, reason, source_type, source_id))
-    if left > 0:
-        if not allow_negative:
-            raise ValidationFailed(
-                {
-                    f"product {product.id}": [
-                        f"insufficient stock for {product.name!r}: requested {_q(quantity)}, "
-                        f"available {_q(quantity - left)}"
-                    ]
-                }
+    for product, quantity in takes:
+        alloc = Allocation(product_id=product.id, quantity=quantity)
+        left = quantity
+        for batch in open_batches.get(product.id, []):
+            if left <= 0:
+                break
+            if batch.quantity_remaining <= 0:  # emptied by an earlier line
+                continue
+            take = min(left, batch.quantity_remaining)
+            if take == batch.quantity_remaining:
+                cost = batch.value_remaining
+            else:
+                cost = min(money(take * batch.unit_cost), batch.value_remaining)
+            batch.quantity_remaining -= take
+            batch.value_remaining -= cost
+            alloc.draws.append(Draw(batch.id, take, cost))
+            alloc.cost += cost
+            left -= take
+            movements.append(
+                _movement(product, batch.id, -take, -cost, reason, source_type, source_id)
             )
-        cost = money(left * product.purchase_price)
-        deficit = StockBatch(
-            company_id=product.company_id,
-            warehouse_id=product.warehouse_id,
-            product_id=product.id,
-            unit_cost=product.purchase_price,
-            quantity_received=ZERO,
-            quantity_remaining=-left,
-            value_remaining=-cost,
-            source_type="deficit",
-            source_id=source_id,
-        )
-        session.add(deficit)
-        await session.flush()
-        alloc.draws.append(Draw(deficit.id, left, cost))
-        alloc.cost += cost
-        alloc.shortfall = left
-        movements.append(
-            _movement(product, deficit.id, -left, -cost, reason, source_type, source_id)
-        )
-    product.current_stock -= quantity
-    if alloc.shortfall:
-        session.add(
-            StockAlert(
+        if left > 0:
+            if not allow_negative:
+                raise ValidationFailed(
+                    {
+                        f"product {product.id}": [
+                            f"insufficient stock for {product.name!r}: requested "
+                            f"{_q(quantity)}, available {_q(quantity - left)}"
+                        ]
+                    }
+                )
+            cost = money(left * product.purchase_price)
+            deficit = StockBatch(
                 company_id=product.company_id,
                 warehouse_id=product.warehouse_id,
                 product_id=product.id,
-                kind="discrepancy",
-                quantity_short=alloc.shortfall,
-                stock_after=product.current_stock,
-                source_type=source_type,
+                unit_cost=product.purchase_price,
+                quantity_received=ZERO,
+                quantity_remaining=-left,
+                value_remaining=-cost,
+                source_type="deficit",
                 source_id=source_id,
             )
-        )
+            session.add(deficit)
+            await session.flush()
+            alloc.draws.append(Draw(deficit.id, left, cost))
+            alloc.cost += cost
+            alloc.shortfall = left
+            movements.append(
+                _movement(product, deficit.id, -left, -cost, reason, source_type, source_id)
+            )
+        product.current_stock -= quantity
+        if alloc.shortfall:
+            session.add(
+                StockAlert(
+                    company_id=product.company_id,
+                    warehouse_id=product.warehouse_id,
+                    product_id=product.id,
+                    kind="discrepancy",
+                    quantity_short=alloc.shortfall,
+                    stock_after=product.current_stock,
+                    source_type=source_type,
+                    source_id=source_id,
+                )
+            )
+        allocations.append(alloc)
     await session.flush()
-    await session.execute(insert(StockMovement), movements)
-    return alloc
+    if movements:
+        await session.execute(insert(StockMovement), movements)
+    return allocations
 
 
 @dataclass

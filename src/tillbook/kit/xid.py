@@ -25,6 +25,10 @@ def _codec() -> Sqids:
     return Sqids(alphabet="".join(letters), min_length=8)
 
 
+# Both directions are pure functions of the master key and cost tens of
+# microseconds each in sqids (alphabet shuffles, a blocklist scan), several times
+# per request: remembered, and forgotten with the codec.
+@lru_cache(maxsize=65536)
 def encode(id_: int) -> str:
     return _codec().encode([id_])
 
@@ -33,6 +37,11 @@ def decode(xid: str) -> int | None:
     """The id behind an xid, or None when the string is not a canonical xid."""
     if not xid or len(xid) > 32:
         return None
+    return _decode(xid)
+
+
+@lru_cache(maxsize=65536)
+def _decode(xid: str) -> int | None:
     try:
         numbers = _codec().decode(xid)
         # Re-encoding raises for decoded numbers beyond 2**63 - 1: not an xid either.
@@ -45,3 +54,5 @@ def decode(xid: str) -> int | None:
 
 def reset_codec() -> None:
     _codec.cache_clear()
+    encode.cache_clear()
+    _decode.cache_clear()

@@ -92,9 +92,13 @@ async def announce(
     items: Sequence[tuple[OrderItem, Product]],
     payments: Sequence[Payment],
     types: list[str],
+    *,
+    staff: User | None = None,
 ) -> None:
-    """Outbox events carrying the order's detail shape."""
-    staff = await session.get(User, key.user_id)
+    """Outbox events carrying the order's detail shape (``staff``: the key's user,
+    when the caller has it already)."""
+    if staff is None:
+        staff = await session.get(User, key.user_id)
     data = views.detail(order, party, staff, items, [(p, p.amount) for p in payments])
     await emit(
         session, company_id=key.company_id, warehouse_id=key.warehouse_id, types=types, data=data

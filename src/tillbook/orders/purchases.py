@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tillbook.auth.context import AuthContext
 from tillbook.errors import ValidationFailed
 from tillbook.inventory.service import receive
-from tillbook.kit.money import ZERO, price4
+from tillbook.kit.money import ZERO, money_str, price4
 from tillbook.ledger.service import post
 from tillbook.models import Order, OrderItem, Product
 from tillbook.orders import numbering
@@ -29,8 +29,8 @@ def purchase_response(order: Order) -> dict[str, Any]:
         f"payment {order.payment_status.replace('_', ' ')}",
         "order_status": order.order_status,
         "payment_status": order.payment_status,
-        "total": str(order.total),
-        "due_amount": str(order.due_amount),
+        "total": money_str(order.total),
+        "due_amount": money_str(order.due_amount),
     }
 
 

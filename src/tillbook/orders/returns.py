@@ -21,7 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tillbook.auth.context import AuthContext
 from tillbook.errors import ValidationFailed
 from tillbook.inventory.service import check_shortages, draw, lock_products, receive
-from tillbook.kit.money import ZERO, money, price4
+from tillbook.kit.money import ZERO, money, money_str, price4
 from tillbook.kit.refs import ref_to_id
 from tillbook.ledger.service import post
 from tillbook.models import Order, OrderItem, Product, User
@@ -38,7 +38,7 @@ def return_response(order: Order) -> dict[str, Any]:
         "status": "success",
         "return_id": order.id,
         "invoice_number": order.invoice_number,
-        "total": str(order.total),
+        "total": money_str(order.total),
         "original_order_id": order.original_order_id,
     }
 

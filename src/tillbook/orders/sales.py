@@ -16,10 +16,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tillbook.auth.context import AuthContext
 from tillbook.errors import ValidationFailed
 from tillbook.events.outbox import emit
-from tillbook.inventory.service import check_shortages, draw
-from tillbook.kit.money import ZERO, money, number
+from tillbook.inventory.service import check_shortages, draw_many
+from tillbook.kit.money import ZERO, money, money_str, number
 from tillbook.ledger.service import post
-from tillbook.models import Order, OrderItem, Product
+from tillbook.models import Order, OrderItem, Product, User
 from tillbook.orders import numbering
 from tillbook.orders.intake import announce, existing_order, take_in
 from tillbook.orders.schemas import SaleIn
@@ -36,8 +36,8 @@ def sale_response(order: Order) -> dict[str, Any]:
         "total_amount": number(order.total),
         "unique_id": order.unique_id,
         "payment_status": order.payment_status,
-        "paid_amount": str(order.paid_amount),
-        "due_amount": str(order.due_amount),
+        "paid_amount": money_str(order.paid_amount),
+        "due_amount": money_str(order.due_amount),
     }
 
 
@@ -90,15 +90,16 @@ async def create_sale(session: AsyncSession, key: AuthContext, body: SaleIn) -> 
         field_of.setdefault(line.product.id, f"{line.field}.quantity")
     check_shortages(products, needed, allow_negative=key.allow_negative_stock, field_of=field_of)
 
-    invoice_number = body.invoice_number or await numbering.issue(
-        session, key.warehouse_id, "sales"
-    )
+    # The invoice counter row stays locked until commit, so every sale of the
+    # warehouse queues behind it: take the number as late as possible (just before
+    # the journal entry, which names it), and hold a placeholder, unique and never
+    # committed, until then.
     order = Order(
         company_id=key.company_id,
         warehouse_id=key.warehouse_id,
         order_type="sales",
         unique_id=body.unique_id or uuid.uuid4().hex,
-        invoice_number=invoice_number,
+        invoice_number=body.invoice_number or f"pending-{uuid.uuid4().hex}",
         order_date=body.order_date.date,
         order_datetime=body.order_date.datetime,
         user_id=customer.id,
@@ -120,16 +121,15 @@ async def create_sale(session: AsyncSession, key: AuthContext, body: SaleIn) -> 
     cost = ZERO
     items: list[tuple[OrderItem, Product]] = []
     shortages: list[tuple[Product, Decimal]] = []
-    for line in lines:
-        alloc = await draw(
-            session,
-            line.product,
-            line.base_quantity,
-            reason="sale",
-            source_type="sale",
-            source_id=order.id,
-            allow_negative=key.allow_negative_stock,
-        )
+    allocations = await draw_many(
+        session,
+        [(line.product, line.base_quantity) for line in lines],
+        reason="sale",
+        source_type="sale",
+        source_id=order.id,
+        allow_negative=key.allow_negative_stock,
+    )
+    for line, alloc in zip(lines, allocations, strict=True):
         cost += alloc.cost
         if alloc.shortfall:
             shortages.append((line.product, alloc.shortfall))
@@ -150,7 +150,7 @@ async def create_sale(session: AsyncSession, key: AuthContext, body: SaleIn) -> 
             cost_amount=alloc.cost,
             returned_quantity=ZERO,
         )
-        session.add(item)
+        session.add(item)  # all lines go in with the tenders' flush, in one statement
         items.append((item, line.product))
 
     payments, tender_postings = await record_order_tenders(
@@ -161,6 +161,14 @@ async def create_sale(session: AsyncSession, key: AuthContext, body: SaleIn) -> 
         payment_type="in",
         date=order.order_date,
     )
+    # Whatever does not need the number is written or read before the counter is
+    # locked: the allocations, and the staff member the events name.
+    await session.flush()
+    staff = await session.get(User, key.user_id)
+    invoice_number = body.invoice_number or await numbering.issue(
+        session, key.warehouse_id, "sales"
+    )
+    order.invoice_number = invoice_number
     order.journal_entry_id = await post(
         session,
         company_id=key.company_id,
@@ -187,7 +195,7 @@ async def create_sale(session: AsyncSession, key: AuthContext, body: SaleIn) -> 
     events = ["order.created", "sales.created"]
     if order.payment_status == "paid":
         events.append("order.paid")
-    await announce(session, key, order, customer, items, payments, events)
+    await announce(session, key, order, customer, items, payments, events, staff=staff)
     for product, short in shortages:
         await emit(
             session,

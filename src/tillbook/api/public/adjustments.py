@@ -6,9 +6,10 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from tillbook.api.body import openapi_body, parse_body
+from tillbook.api.body import parse_body
 from tillbook.api.deps import DB, CurrentKey
 from tillbook.api.idempotent import run_write
+from tillbook.api.public import responses as r
 from tillbook.api.responses import JSON
 from tillbook.catalog import prices
 from tillbook.catalog.schemas import PriceAdjustmentIn
@@ -18,7 +19,11 @@ from tillbook.inventory.schemas import StockAdjustmentIn
 router = APIRouter(tags=["adjustments"])
 
 
-@router.post("/stock-adjustments", openapi_extra=openapi_body(StockAdjustmentIn))
+@router.post(
+    "/stock-adjustments",
+    openapi_extra=r.write_body(StockAdjustmentIn),
+    responses=r.ok(r.StockAdjustmentCreated, *r.WRITE),
+)
 async def post_stock_adjustment(request: Request, key: CurrentKey) -> JSON:
     body, raw = await parse_body(request, StockAdjustmentIn)
     return await run_write(
@@ -26,7 +31,7 @@ async def post_stock_adjustment(request: Request, key: CurrentKey) -> JSON:
     )
 
 
-@router.get("/stock-adjustments")
+@router.get("/stock-adjustments", responses=r.ok(r.StockAdjustmentList, *r.QUERY))
 async def list_stock_adjustments(
     key: CurrentKey, db: DB, page: str | None = None, limit: str | None = None
 ) -> dict[str, Any]:
@@ -34,7 +39,11 @@ async def list_stock_adjustments(
     return {"status": "success", "data": data}
 
 
-@router.post("/price-adjustments", openapi_extra=openapi_body(PriceAdjustmentIn))
+@router.post(
+    "/price-adjustments",
+    openapi_extra=r.write_body(PriceAdjustmentIn),
+    responses=r.ok(r.PriceAdjustmentCreated, *r.WRITE),
+)
 async def post_price_adjustment(request: Request, key: CurrentKey) -> JSON:
     body, raw = await parse_body(request, PriceAdjustmentIn)
     return await run_write(
@@ -42,7 +51,7 @@ async def post_price_adjustment(request: Request, key: CurrentKey) -> JSON:
     )
 
 
-@router.get("/price-adjustments")
+@router.get("/price-adjustments", responses=r.ok(r.PriceAdjustmentList, *r.QUERY))
 async def list_price_adjustments(
     key: CurrentKey, db: DB, page: str | None = None, limit: str | None = None
 ) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from typing import Any
 from fastapi import APIRouter
 
 from tillbook.api.deps import DB, CurrentKey
+from tillbook.api.public import responses as r
 from tillbook.catalog import queries
 from tillbook.errors import invalid
 from tillbook.kit.pagination import parse_page
@@ -52,12 +53,12 @@ def _ok(data: Any) -> dict[str, Any]:
     return {"status": "success", "data": data}
 
 
-@router.get("/warehouses")
+@router.get("/warehouses", responses=r.ok(r.WarehouseList, *r.READ))
 async def list_warehouses(key: CurrentKey, db: DB) -> dict[str, Any]:
     return _ok(await db.read(lambda s: queries.warehouses(s, key)))
 
 
-@router.get("/customers")
+@router.get("/customers", responses=r.ok(r.CustomerList, *r.QUERY))
 async def list_customers(
     key: CurrentKey,
     db: DB,
@@ -70,7 +71,7 @@ async def list_customers(
     return _ok(await db.read(lambda s: queries.customers(s, key, pg, search=text)))
 
 
-@router.get("/products")
+@router.get("/products", responses=r.ok(r.ProductList, *r.QUERY))
 async def list_products(
     key: CurrentKey,
     db: DB,
@@ -91,26 +92,26 @@ async def list_products(
     )
 
 
-@router.get("/products/{ref}")
+@router.get("/products/{ref}", responses=r.ok(r.ProductResponse, *r.ONE))
 async def get_product(ref: str, key: CurrentKey, db: DB) -> dict[str, Any]:
     return _ok(await db.read(lambda s: queries.product(s, key, ref_to_id(ref))))
 
 
-@router.get("/categories")
+@router.get("/categories", responses=r.ok(r.CategoryList, *r.READ))
 async def list_categories(key: CurrentKey, db: DB) -> dict[str, Any]:
     return _ok(await db.read(lambda s: queries.categories(s, key)))
 
 
-@router.get("/categories/{ref}")
+@router.get("/categories/{ref}", responses=r.ok(r.CategoryResponse, *r.ONE))
 async def get_category(ref: str, key: CurrentKey, db: DB) -> dict[str, Any]:
     return _ok(await db.read(lambda s: queries.category(s, key, ref_to_id(ref))))
 
 
-@router.get("/brands")
+@router.get("/brands", responses=r.ok(r.BrandList, *r.READ))
 async def list_brands(key: CurrentKey, db: DB) -> dict[str, Any]:
     return _ok(await db.read(lambda s: queries.brands(s, key)))
 
 
-@router.get("/brands/{ref}")
+@router.get("/brands/{ref}", responses=r.ok(r.BrandResponse, *r.ONE))
 async def get_brand(ref: str, key: CurrentKey, db: DB) -> dict[str, Any]:
     return _ok(await db.read(lambda s: queries.brand(s, key, ref_to_id(ref))))

@@ -6,9 +6,10 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from tillbook.api.body import openapi_body, parse_body
+from tillbook.api.body import parse_body
 from tillbook.api.deps import DB, CurrentKey
 from tillbook.api.idempotent import run_write
+from tillbook.api.public import responses as r
 from tillbook.api.responses import JSON
 from tillbook.payments import expenses, service
 from tillbook.payments.schemas import ExpenseIn, PaymentIn
@@ -16,7 +17,9 @@ from tillbook.payments.schemas import ExpenseIn, PaymentIn
 router = APIRouter(tags=["payments"])
 
 
-@router.post("/payments", openapi_extra=openapi_body(PaymentIn))
+@router.post(
+    "/payments", openapi_extra=r.write_body(PaymentIn), responses=r.ok(r.PaymentCreated, *r.WRITE)
+)
 async def post_payment(request: Request, key: CurrentKey) -> JSON:
     body, raw = await parse_body(request, PaymentIn)
     return await run_write(
@@ -24,13 +27,15 @@ async def post_payment(request: Request, key: CurrentKey) -> JSON:
     )
 
 
-@router.get("/payments/user-invoices")
+@router.get("/payments/user-invoices", responses=r.ok(r.UserInvoicesResponse, *r.QUERY, *r.ONE))
 async def get_user_invoices(key: CurrentKey, db: DB, user_id: str | None = None) -> dict[str, Any]:
     data = await db.read(lambda s: service.user_invoices(s, key, user_id))
     return {"status": "success", "data": data}
 
 
-@router.post("/expenses", openapi_extra=openapi_body(ExpenseIn))
+@router.post(
+    "/expenses", openapi_extra=r.write_body(ExpenseIn), responses=r.ok(r.ExpenseCreated, *r.WRITE)
+)
 async def post_expense(request: Request, key: CurrentKey) -> JSON:
     body, raw = await parse_body(request, ExpenseIn)
     return await run_write(
@@ -38,7 +43,7 @@ async def post_expense(request: Request, key: CurrentKey) -> JSON:
     )
 
 
-@router.get("/expenses")
+@router.get("/expenses", responses=r.ok(r.ExpenseList, *r.QUERY))
 async def list_expenses(
     key: CurrentKey,
     db: DB,

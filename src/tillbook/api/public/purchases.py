@@ -6,9 +6,10 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from tillbook.api.body import openapi_body, parse_body
+from tillbook.api.body import parse_body
 from tillbook.api.deps import DB, CurrentKey
 from tillbook.api.idempotent import run_write
+from tillbook.api.public import responses as r
 from tillbook.api.responses import JSON
 from tillbook.orders import queries
 from tillbook.orders.purchases import create_purchase
@@ -17,7 +18,11 @@ from tillbook.orders.schemas import PurchaseIn
 router = APIRouter(tags=["purchases"])
 
 
-@router.post("/purchases", openapi_extra=openapi_body(PurchaseIn))
+@router.post(
+    "/purchases",
+    openapi_extra=r.write_body(PurchaseIn),
+    responses=r.ok(r.PurchaseCreated, *r.WRITE),
+)
 async def post_purchase(request: Request, key: CurrentKey) -> JSON:
     body, raw = await parse_body(request, PurchaseIn)
     return await run_write(
@@ -25,7 +30,7 @@ async def post_purchase(request: Request, key: CurrentKey) -> JSON:
     )
 
 
-@router.get("/purchases")
+@router.get("/purchases", responses=r.ok(r.OrderList, *r.QUERY))
 async def list_purchases(
     key: CurrentKey,
     db: DB,
@@ -37,7 +42,7 @@ async def list_purchases(
     return {"status": "success", "data": data}
 
 
-@router.get("/purchases/{order_id}")
+@router.get("/purchases/{order_id}", responses=r.ok(r.OrderResponse, *r.ONE))
 async def get_purchase(order_id: str, key: CurrentKey, db: DB) -> dict[str, Any]:
     data = await db.read(lambda s: queries.order_detail(s, key, "purchases", order_id))
     return {"status": "success", "data": data}

@@ -6,9 +6,10 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from tillbook.api.body import openapi_body, parse_body
+from tillbook.api.body import parse_body
 from tillbook.api.deps import DB, CurrentKey
 from tillbook.api.idempotent import run_write
+from tillbook.api.public import responses as r
 from tillbook.api.responses import JSON
 from tillbook.orders import queries
 from tillbook.orders.returns import create_return
@@ -17,7 +18,11 @@ from tillbook.orders.schemas import ReturnIn
 router = APIRouter(tags=["returns"])
 
 
-@router.post("/sales-returns", openapi_extra=openapi_body(ReturnIn))
+@router.post(
+    "/sales-returns",
+    openapi_extra=r.write_body(ReturnIn),
+    responses=r.ok(r.ReturnCreated, *r.WRITE),
+)
 async def post_sales_return(request: Request, key: CurrentKey) -> JSON:
     body, raw = await parse_body(request, ReturnIn)
     return await run_write(
@@ -25,7 +30,11 @@ async def post_sales_return(request: Request, key: CurrentKey) -> JSON:
     )
 
 
-@router.post("/purchase-returns", openapi_extra=openapi_body(ReturnIn))
+@router.post(
+    "/purchase-returns",
+    openapi_extra=r.write_body(ReturnIn),
+    responses=r.ok(r.ReturnCreated, *r.WRITE),
+)
 async def post_purchase_return(request: Request, key: CurrentKey) -> JSON:
     body, raw = await parse_body(request, ReturnIn)
     return await run_write(
@@ -33,7 +42,7 @@ async def post_purchase_return(request: Request, key: CurrentKey) -> JSON:
     )
 
 
-@router.get("/sales-returns")
+@router.get("/sales-returns", responses=r.ok(r.OrderList, *r.QUERY))
 async def list_sales_returns(
     key: CurrentKey,
     db: DB,
@@ -45,7 +54,7 @@ async def list_sales_returns(
     return {"status": "success", "data": data}
 
 
-@router.get("/purchase-returns")
+@router.get("/purchase-returns", responses=r.ok(r.OrderList, *r.QUERY))
 async def list_purchase_returns(
     key: CurrentKey,
     db: DB,

@@ -6,9 +6,10 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from tillbook.api.body import openapi_body, parse_body
+from tillbook.api.body import parse_body
 from tillbook.api.deps import DB, CurrentKey
 from tillbook.api.idempotent import run_write
+from tillbook.api.public import responses as r
 from tillbook.api.responses import JSON
 from tillbook.orders import queries
 from tillbook.orders.sales import create_sale
@@ -17,13 +18,13 @@ from tillbook.orders.schemas import SaleIn
 router = APIRouter(tags=["sales"])
 
 
-@router.post("/sales", openapi_extra=openapi_body(SaleIn))
+@router.post("/sales", openapi_extra=r.write_body(SaleIn), responses=r.ok(r.SaleCreated, *r.WRITE))
 async def post_sale(request: Request, key: CurrentKey) -> JSON:
     body, raw = await parse_body(request, SaleIn)
     return await run_write(request, key, raw, body.unique_id, lambda s: create_sale(s, key, body))
 
 
-@router.get("/sales")
+@router.get("/sales", responses=r.ok(r.OrderList, *r.QUERY))
 async def list_sales(
     key: CurrentKey,
     db: DB,
@@ -35,7 +36,7 @@ async def list_sales(
     return {"status": "success", "data": data}
 
 
-@router.get("/sales/{order_id}")
+@router.get("/sales/{order_id}", responses=r.ok(r.OrderResponse, *r.ONE))
 async def get_sale(order_id: str, key: CurrentKey, db: DB) -> dict[str, Any]:
     data = await db.read(lambda s: queries.order_detail(s, key, "sales", order_id))
     return {"status": "success", "data": data}

@@ -7,6 +7,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.api.body import openapi_body
 from tillbook.api.deps import DB
+from tillbook.api.public import responses as r
 from tillbook.api.responses import JSON
 from tillbook.errors import BadRequest
 from tillbook.events import terminals
@@ -14,7 +15,11 @@ from tillbook.events import terminals
 router = APIRouter(tags=["terminal callbacks"])
 
 
-@router.post("/terminal-callbacks/{provider}", openapi_extra=openapi_body(terminals.CallbackIn))
+@router.post(
+    "/terminal-callbacks/{provider}",
+    openapi_extra=openapi_body(terminals.CallbackIn),
+    responses=r.ok(r.CallbackResult, 400, 401, 404, 409, 422, keyed=False),
+)
 async def terminal_callback(provider: str, request: Request, db: DB) -> JSON:
     raw = await request.body()
     found = await db.read(lambda s: terminals.find_provider(s, provider))

@@ -1,0 +1,644 @@
+"""The public API's response shapes, for the OpenAPI document only.
+
+These models mirror what the services and views return, field by field; the
+routers keep returning plain dicts (no response validation at run time). Every
+model forbids properties it does not name, so a field added to a view without
+being added here fails the schemathesis run (``tests/test_openapi_fuzz.py``)
+instead of going undocumented.
+
+Money in orders is a decimal string with two places; product prices, stock and
+quantities of order lines are JSON numbers (spec, DESIGN.md §3).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated, Any, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tillbook.api.body import openapi_body
+
+T = TypeVar("T")
+
+MoneyStr = Annotated[
+    str, Field(pattern=r"^-?[0-9]+\.[0-9]{2}$", description="decimal string, 2 places")
+]
+PriceStr = Annotated[
+    str,
+    Field(pattern=r"^-?[0-9]+\.[0-9]{2}([0-9]{2})?$", description="decimal string, 2 or 4 places"),
+]
+QuantityStr = Annotated[
+    str, Field(pattern=r"^-?[0-9]+\.[0-9]{4}$", description="decimal string, 4 places")
+]
+
+
+class Shape(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# --- errors -------------------------------------------------------------------------
+
+
+class ErrorBody(Shape):
+    """The error envelope of every failed request."""
+
+    status: Literal["error"]
+    message: str
+
+
+class ValidationErrorBody(Shape):
+    """422: ``errors`` names each bad field with its problems; a request that is
+    well-formed but cannot be honoured (an idempotency token reused with another
+    body, an imbalanced journal entry) carries ``message`` only."""
+
+    status: Literal["error"]
+    message: str
+    errors: dict[str, list[str]] | None = None
+
+
+class InternalErrorBody(Shape):
+    status: Literal["error"]
+    message: str
+    request_id: str
+
+
+# --- shared pieces --------------------------------------------------------------------
+
+
+class Ok(Shape, Generic[T]):
+    status: Literal["success"]
+    data: T
+
+
+class Page(Shape, Generic[T]):
+    """The spec's pagination envelope."""
+
+    current_page: int
+    per_page: int
+    total: int
+    last_page: int
+    data: list[T]
+
+
+class Named(Shape):
+    id: int
+    name: str
+
+
+class XidNamed(Shape):
+    xid: str
+    name: str
+
+
+class ProductRef(Shape):
+    id: int
+    xid: str
+    name: str
+    item_code: str
+
+
+# --- catalog ---------------------------------------------------------------------------
+
+
+class Warehouse(Shape):
+    id: int
+    xid: str
+    name: str
+    allow_negative_stock: bool
+
+
+class Customer(Shape):
+    id: int
+    xid: str
+    name: str
+    phone: str | None
+    email: str | None
+    is_walk_in: bool
+    balance: MoneyStr
+
+
+class UnitRef(Shape):
+    xid: str
+    name: str
+    short_name: str
+
+
+class ProductListItem(Shape):
+    id: int
+    xid: str
+    name: str
+    slug: str
+    item_code: str
+    product_type: str
+    sales_price: float
+    purchase_price: float
+    mrp: float | None
+    current_stock: float
+    category: XidNamed | None
+    brand: XidNamed | None
+    unit: UnitRef | None
+
+
+class UnitName(Shape):
+    name: str
+    short_name: str
+
+
+class AdditionalUnit(Shape):
+    child_unit_id: str
+    operator: str
+    operator_value: float
+    alternative_price: float
+    unit: UnitName
+
+
+class Batch(Shape):
+    id: int
+    batch_number: str | None
+    expiry_date: dt.date | None
+    quantity_remaining: float
+    unit_cost: float
+    received_at: dt.datetime
+
+
+class ProductDetail(ProductListItem):
+    description: str
+    additional_units: list[AdditionalUnit]
+    batches: list[Batch]
+
+
+class Category(Shape):
+    id: int
+    xid: str
+    name: str
+    slug: str
+    parent_id: int | None
+    image: str | None
+    children: list[Category]
+
+
+class Brand(Shape):
+    id: int
+    xid: str
+    name: str
+    slug: str
+    image: str | None
+
+
+class WarehouseList(Ok[list[Warehouse]]):
+    pass
+
+
+class CustomerPage(Page[Customer]):
+    pass
+
+
+class CustomerList(Ok[CustomerPage]):
+    pass
+
+
+class ProductPage(Page[ProductListItem]):
+    pass
+
+
+class ProductList(Ok[ProductPage]):
+    pass
+
+
+class ProductResponse(Ok[ProductDetail]):
+    pass
+
+
+class CategoryList(Ok[list[Category]]):
+    pass
+
+
+class CategoryResponse(Ok[Category]):
+    pass
+
+
+class BrandList(Ok[list[Brand]]):
+    pass
+
+
+class BrandResponse(Ok[Brand]):
+    pass
+
+
+# --- orders (sales, purchases, returns) --------------------------------------------------
+
+
+class _Order(Shape):
+    id: int
+    xid: str
+    unique_id: str
+    invoice_number: str
+    order_type: Literal["sales", "purchases", "sales-returns", "purchase-returns"]
+    order_date: dt.date
+    subtotal: MoneyStr
+    tax_amount: MoneyStr
+    discount: MoneyStr
+    shipping: MoneyStr
+    total: MoneyStr
+    paid_amount: MoneyStr
+    due_amount: MoneyStr
+    order_status: str
+    payment_status: Literal["unpaid", "partially_paid", "paid"]
+    notes: str
+    staff_member: Named | None
+
+
+class OrderListItem(_Order):
+    user: Named
+
+
+class Party(Shape):
+    id: int
+    name: str
+    phone: str | None
+
+
+class OrderLine(Shape):
+    id: int
+    product_id: int
+    quantity: float
+    unit_id: int | None
+    base_quantity: float
+    unit_price: PriceStr
+    discount_rate: float
+    tax_rate: float
+    tax_amount: MoneyStr
+    subtotal: MoneyStr
+    total: MoneyStr
+    product: ProductRef
+
+
+class OrderPayment(Shape):
+    id: int
+    amount: MoneyStr = Field(description="the part of the payment applied to this order")
+    payment_amount: MoneyStr
+    payment_type: Literal["in", "out"]
+    payment_mode_id: int
+    date: dt.date
+    reference: str | None
+
+
+class OrderDetail(_Order):
+    user: Party
+    original_order_id: int | None
+    items: list[OrderLine]
+    payments: list[OrderPayment]
+
+
+class OrderPage(Page[OrderListItem]):
+    pass
+
+
+class OrderList(Ok[OrderPage]):
+    pass
+
+
+class OrderResponse(Ok[OrderDetail]):
+    pass
+
+
+class SaleCreated(Shape):
+    status: Literal["success"]
+    order_id: int
+    invoice_number: str
+    total_amount: float
+    unique_id: str
+    payment_status: Literal["unpaid", "partially_paid", "paid"]
+    paid_amount: MoneyStr
+    due_amount: MoneyStr
+
+
+class PurchaseCreated(Shape):
+    status: Literal["success"]
+    purchase_id: int
+    invoice_number: str
+    current_status: str
+    order_status: str
+    payment_status: Literal["unpaid", "partially_paid", "paid"]
+    total: MoneyStr
+    due_amount: MoneyStr
+
+
+class ReturnCreated(Shape):
+    status: Literal["success"]
+    return_id: int
+    invoice_number: str
+    total: MoneyStr
+    original_order_id: int | None
+
+
+# --- adjustments ---------------------------------------------------------------------------
+
+
+class StockAdjustment(Shape):
+    id: int
+    product_id: int
+    quantity: QuantityStr
+    adjustment_type: Literal["add", "subtract"]
+    notes: str
+    batch_number: str | None
+    expiry_date: dt.date | None
+    cost_amount: MoneyStr
+    created_at: dt.datetime
+    product: ProductRef
+    creator: Named | None
+
+
+class StockAdjustmentPage(Page[StockAdjustment]):
+    pass
+
+
+class StockAdjustmentList(Ok[StockAdjustmentPage]):
+    pass
+
+
+class StockAdjustmentCreated(Shape):
+    status: Literal["success"]
+    adjustment_id: int
+    new_stock_level: float
+
+
+class PriceChange(Shape):
+    product_id: int
+    product: ProductRef
+    old_price: float
+    new_price: float
+
+
+class PriceAdjustmentBatch(Shape):
+    id: int
+    invoice_number: str
+    date: dt.date
+    notes: str
+    creator: Named | None
+    items: list[PriceChange]
+
+
+class PriceAdjustmentPage(Page[PriceAdjustmentBatch]):
+    pass
+
+
+class PriceAdjustmentList(Ok[PriceAdjustmentPage]):
+    pass
+
+
+class PriceAdjustmentCreated(Shape):
+    status: Literal["success"]
+    batch_invoice: str
+    new_price: float
+    batch_id: int
+
+
+# --- payments and expenses ----------------------------------------------------------------
+
+
+class Allocation(Shape):
+    order_id: int
+    invoice_number: str
+    amount: MoneyStr
+    due_amount: MoneyStr
+    payment_status: Literal["unpaid", "partially_paid", "paid"]
+
+
+class PaymentCreated(Shape):
+    status: Literal["success"]
+    payment_id: int
+    payment_type: Literal["in", "out"]
+    user_id: int
+    amount: MoneyStr
+    unallocated_amount: MoneyStr
+    payment_mode_id: int
+    date: dt.date
+    reference: str | None
+    notes: str
+    journal_entry_id: int | None
+    allocations: list[Allocation]
+
+
+class InvoiceParty(Shape):
+    id: int
+    name: str
+    user_type: Literal["customer", "supplier"]
+    balance: MoneyStr
+
+
+class OutstandingInvoice(Shape):
+    order_id: int
+    xid: str
+    invoice_number: str
+    order_type: Literal["sales", "purchases"]
+    order_date: dt.date
+    total: MoneyStr
+    paid_amount: MoneyStr
+    due_amount: MoneyStr
+    payment_status: Literal["unpaid", "partially_paid", "paid"]
+
+
+class UserInvoices(Shape):
+    user: InvoiceParty
+    invoices: list[OutstandingInvoice]
+    total_due: MoneyStr
+
+
+class UserInvoicesResponse(Ok[UserInvoices]):
+    pass
+
+
+class ExpenseCategoryRef(Shape):
+    id: int
+    name: str
+    account_code: str
+
+
+class Expense(Shape):
+    id: int
+    expense_category: ExpenseCategoryRef
+    amount: MoneyStr
+    date: dt.date
+    status: Literal["paid", "pending"]
+    payment_mode_id: int | None
+    user_id: int | None
+    reference: str | None
+    notes: str
+    journal_entry_id: int | None
+
+
+class ExpensePage(Page[Expense]):
+    pass
+
+
+class ExpenseList(Ok[ExpensePage]):
+    pass
+
+
+class ExpenseCreated(Shape):
+    status: Literal["success"]
+    expense_id: int
+    expense_status: Literal["paid", "pending"]
+    journal_entry_id: int | None
+    amount: MoneyStr
+
+
+class CallbackResult(Shape):
+    status: Literal["success"]
+    order_id: int
+    invoice_number: str
+    callback_status: Literal["confirmed", "failed"]
+    reference: str
+    payment_status: Literal["unpaid", "partially_paid", "paid"]
+    payment_id: int | None = Field(default=None, description="present when confirmed")
+    duplicate: bool | None = Field(
+        default=None, description="true when this reference was processed before"
+    )
+
+
+# --- per-endpoint response sets -----------------------------------------------------------
+
+_STRING = {"type": "string"}
+_INTEGER_STRING = {"type": "string", "pattern": "^[0-9]+$"}
+
+
+def _header(description: str, schema: dict[str, Any] = _STRING, *, required: bool = False) -> Any:
+    return {"description": description, "required": required, "schema": schema}
+
+
+_REQUEST_ID = {"X-Request-Id": _header("id of this request, quoted in logs", required=True)}
+_RATE_HEADERS = {
+    "X-RateLimit-Limit": _header("requests allowed per window", _INTEGER_STRING, required=True),
+    "X-RateLimit-Remaining": _header("requests left in this window", _INTEGER_STRING),
+    "X-RateLimit-Reset": _header("Unix time the window resets", _INTEGER_STRING, required=True),
+}
+_RETRY_AFTER = _header("seconds to wait before retrying", _INTEGER_STRING, required=True)
+
+_ERRORS: dict[int, tuple[type[BaseModel], str, dict[str, Any]]] = {
+    400: (ErrorBody, "malformed JSON or an empty body", {}),
+    401: (ErrorBody, "missing or wrong credentials, bad or stale signature", {}),
+    403: (ErrorBody, "the company's subscription has expired", {}),
+    404: (ErrorBody, "no such record in this warehouse or company", {}),
+    409: (
+        ErrorBody,
+        "another request holds the same records or the same idempotency token",
+        {"Retry-After": {**_RETRY_AFTER, "required": False}},
+    ),
+    415: (ErrorBody, "Content-Type is not application/json", {}),
+    422: (ValidationErrorBody, "invalid request: nothing was recorded", {}),
+    429: (ErrorBody, "the key's rate limit is exhausted", {"Retry-After": _RETRY_AFTER}),
+    500: (InternalErrorBody, "unexpected failure; nothing was half-written", {}),
+    503: (ErrorBody, "the database is unavailable", {"Retry-After": _RETRY_AFTER}),
+}
+
+KEYED = (401, 403, 429, 500, 503)
+"""What any request authenticated with the key headers may answer."""
+
+
+def _response(model: type[BaseModel], description: str, headers: dict[str, Any]) -> Any:
+    return {"model": model, "description": description, "headers": {**_REQUEST_ID, **headers}}
+
+
+def ok(model: type[BaseModel], *errors: int, keyed: bool = True) -> dict[int | str, Any]:
+    """``responses=`` for a route: its 200 ``model`` and the error envelopes it can answer."""
+    success_headers = dict(_RATE_HEADERS) if keyed else {}
+    out: dict[int | str, Any] = {200: _response(model, "success", success_headers)}
+    for code in sorted({*errors, *(KEYED if keyed else (500, 503))}):
+        body, description, headers = _ERRORS[code]
+        out[code] = _response(body, description, headers)
+    return out
+
+
+READ = ()
+QUERY = (422,)
+ONE = (404,)
+WRITE = (400, 409, 415, 422)
+
+
+def write_body(model: type[BaseModel]) -> dict[str, Any]:
+    """``openapi_extra`` of a write endpoint: its JSON body and the idempotency header."""
+    extra = openapi_body(model)
+    extra["parameters"] = [
+        {
+            "name": "Idempotency-Key",
+            "in": "header",
+            "required": False,
+            "description": "client token; a retry with the same token and body replays "
+            "the first response (24 h), another body with it is a 422",
+            "schema": {"type": "string", "minLength": 1, "maxLength": 255},
+        }
+    ]
+    return extra
+
+
+# --- the document --------------------------------------------------------------------------
+
+SECURITY_SCHEMES = {
+    "PublicKey": {
+        "type": "apiKey",
+        "in": "header",
+        "name": "X-Service-Public-Key",
+        "description": "the key pair's public key; names the warehouse and company",
+    },
+    "SecretKey": {
+        "type": "apiKey",
+        "in": "header",
+        "name": "X-Service-Secret-Key",
+        "description": "the key pair's secret key (backend only)",
+    },
+}
+
+
+KEY_PAIR: list[dict[str, list[str]]] = [{"PublicKey": [], "SecretKey": []}]
+FASTAPI_422 = "#/components/schemas/HTTPValidationError"
+ENVELOPE_422 = "#/components/schemas/ValidationErrorBody"
+
+
+def _bare_refs(operation: dict[str, Any]) -> None:
+    """A route annotated ``-> dict[str, Any]`` gets an inferred ``{"type": "object", ...}``
+    that FastAPI merges beside our ``$ref``; the ``$ref`` alone is the truth."""
+    for response in operation.get("responses", {}).values():
+        for media in response.get("content", {}).values():
+            schema = media.get("schema", {})
+            if "$ref" in schema:
+                media["schema"] = {"$ref": schema["$ref"]}
+
+
+def _fastapi_422(operation: dict[str, Any]) -> dict[str, Any] | None:
+    """FastAPI's own 422 (``detail`` list), added to any operation with parameters."""
+    response = operation.get("responses", {}).get("422", {})
+    schema = response.get("content", {}).get("application/json", {}).get("schema", {})
+    return response if schema.get("$ref") == FASTAPI_422 else None
+
+
+def finish_openapi(schema: dict[str, Any]) -> dict[str, Any]:
+    """Finish the generated document.
+
+    - The key headers become security schemes, required by each operation that
+      authenticates with the key pair (``ok(keyed=True)``, marked by its rate-limit
+      headers); terminal callbacks and the back office authenticate otherwise.
+    - Response schemas lose the clutter FastAPI infers beside our ``$ref``.
+    - FastAPI's default 422 (a ``detail`` list) is never what the service answers:
+      dropped where ``ok()`` listed the real statuses, else replaced by the envelope.
+    """
+    schema.setdefault("components", {}).setdefault("securitySchemes", {}).update(SECURITY_SCHEMES)
+    for item in schema.get("paths", {}).values():
+        for operation in item.values():
+            headers = operation.get("responses", {}).get("200", {}).get("headers", {})
+            documented = "X-Request-Id" in headers
+            if "X-RateLimit-Limit" in headers:
+                operation["security"] = KEY_PAIR
+            default_422 = _fastapi_422(operation)
+            if default_422 is not None and documented:
+                del operation["responses"]["422"]
+            elif default_422 is not None:
+                default_422["content"]["application/json"]["schema"] = {"$ref": ENVELOPE_422}
+            if documented:
+                _bare_refs(operation)
+    components = schema["components"].get("schemas", {})
+    if FASTAPI_422.rsplit("/", 1)[1] in components and FASTAPI_422 not in str(schema["paths"]):
+        components.pop("HTTPValidationError", None)
+        components.pop("ValidationError", None)
+    return schema
