@@ -59,3 +59,41 @@ async def test_ledger_format_and_account_ledger(client, shop, db):
     assert report["closing_balance"] == "5.00" and len(report["lines"]) == 1
     with pytest.raises(Exception, match="format"):
         await collect(db, shop.company_id, "csv")
+
+
+def test_cli_export_passes_bean_check(tmp_path):
+    """As an accountant would: demo data, export, bean-check."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    bean_check = shutil.which("bean-check", path=os.path.dirname(sys.executable))
+    if bean_check is None:
+        pytest.skip("bean-check is not installed")
+    env = {**os.environ, "TILLBOOK_DATABASE_URL": f"sqlite:///{tmp_path}/demo.db"}
+    run = [sys.executable, "-m", "tillbook.cli"]
+    subprocess.run([*run, "demo", "--json"], env=env, check=True, capture_output=True)
+    journal = subprocess.run(
+        [*run, "export", "journal", "--company", "1", "--format", "beancount"],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    (tmp_path / "books.beancount").write_text(journal)
+    checked = subprocess.run(
+        [bean_check, str(tmp_path / "books.beancount")], capture_output=True, text=True
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    ledger = subprocess.run(
+        [*run, "report", "ledger", "--company", "1", "--account", "11700", "--json"],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    import json
+
+    data = json.loads(ledger)
+    assert data["closing_balance"] == data["lines"][-1]["balance"]

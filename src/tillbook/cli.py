@@ -710,6 +710,71 @@ def report_stock_valuation(
         )
 
 
+@report_app.command("ledger")
+def report_ledger(
+    company: CompanyOpt,
+    account: Annotated[str, typer.Option("--account", help="Account code, e.g. 11500.")],
+    warehouse: WarehouseOpt = None,
+    date_from: FromOpt = None,
+    date_to: ToOpt = None,
+    json_: JsonFlag = False,
+) -> None:
+    """Every line of one account with a running balance (debit - credit)."""
+    from tillbook.reports.journal import account_ledger
+
+    start, end = _date(date_from, "--from"), _date(date_to, "--to")
+    data = _read(
+        lambda s: account_ledger(
+            s, company, account, warehouse_id=warehouse, date_from=start, date_to=end
+        )
+    )
+    if json_:
+        _print_json(data)
+        return
+    rows = [
+        [
+            line["date"],
+            str(line["entry_id"]),
+            line["narration"],
+            line["debit"],
+            line["credit"],
+            line["balance"],
+        ]
+        for line in data["lines"]
+    ]
+    acc = data["account"]
+    out.print(
+        _money_table(
+            f"Ledger {acc['code']} {acc['name']}, company {company}"
+            f"{_scope(warehouse, data['date_from'])} (opening {data['opening_balance']})",
+            ["date", "entry", "narration", "debit", "credit", "balance"],
+            rows,
+        )
+    )
+
+
+export_app = typer.Typer(help="Export the books.", no_args_is_help=True)
+app.add_typer(export_app, name="export")
+
+
+@export_app.command("journal")
+def export_journal_command(
+    company: CompanyOpt,
+    fmt: Annotated[
+        str, typer.Option("--format", help="beancount (bean-check) or ledger (hledger check).")
+    ] = "beancount",
+) -> None:
+    """The whole journal on stdout as plain-text accounting, one transaction per entry."""
+    from tillbook.reports.journal import export_journal
+
+    async def work(session: AsyncSession) -> None:
+        async for line in export_journal(session, company, fmt):
+            sys.stdout.write(line + "\n")
+
+    _read(work)
+    sys.stdout.flush()
+
+
 # ---------------------------------------------------------------- webhooks
 
 webhooks_app = typer.Typer(help="Webhook endpoints and their deliveries.", no_args_is_help=True)

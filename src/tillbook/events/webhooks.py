@@ -91,7 +91,7 @@ async def list_webhooks(session: AsyncSession, company_id: int) -> list[Webhook]
 
 
 async def disable_webhook(session: AsyncSession, company_id: int, webhook_id: int) -> Webhook:
-    """No new deliveries; ones already due are still attempted."""
+    """No new deliveries, and due ones are held until the webhook is enabled again."""
     webhook = await get_webhook(session, company_id, webhook_id)
     webhook.active = False
     await session.flush()
