@@ -1,0 +1,504 @@
+"""The floor: the SQL of one POST /sales, straight through asyncpg, no HTTP, no ORM.
+
+Each simulated sale issues the statements the service issues for a 3-line,
+split-tender sale, in the same order, with the same row locks and one transaction
+(captured with a ``before_cursor_execute`` listener; ``python bench/floor.py
+--capture`` prints them again from the running code):
+
+    key lookup (its own read)                     1
+    BEGIN; SET LOCAL lock_timeout                 1
+    idempotency claim INSERT … ON CONFLICT        1
+    customer, products FOR UPDATE (id order),
+      payment modes, taxes                        4
+    order INSERT (placeholder invoice number)     1
+    open batches of the 3 products SELECT,
+      products UPDATE (executemany), batches
+      UPDATE (executemany), movements INSERT
+      (executemany)                               4
+    order items INSERT (3 rows), payments
+      INSERT (2 rows), allocations INSERT
+      (2 rows), staff user SELECT                 4
+    invoice counter UPDATE … RETURNING,
+      invoice-number EXISTS                       2
+    journal entry INSERT, journal lines
+      (executemany), order UPDATE (number, entry) 3
+    outbox INSERT (3 events, executemany)         1
+    idempotency response UPDATE; COMMIT           1
+                                                 --
+                                                 23
+
+The invoice counter row is locked from its UPDATE to COMMIT, so every sale of a
+warehouse queues there; the service (and so the floor) takes it as late as it can.
+
+The only Python work left is what the statements need (amounts, FIFO over the
+fetched batches, a JSON payload of the same size). That is the cost of the work
+itself on this PostgreSQL; the API's throughput divided by this one is the share
+the service keeps after HTTP, validation, the ORM and its own bookkeeping.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import hashlib
+import json
+import os
+import random
+import statistics
+import sys
+import time
+import uuid
+from decimal import ROUND_HALF_UP, Decimal
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from seed import pg_dsn
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def proc_cpu(pid: int) -> float:
+    """User + system CPU seconds of one process so far (0 when it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+CENT = Decimal("0.01")
+STATEMENTS_PER_SALE = 23
+
+AUTH = """
+SELECT k.id, k.company_id, k.warehouse_id, k.user_id, k.name, k.public_key, k.secret_digest,
+       k.secret_encrypted, k.hmac_secret_encrypted, k.rate_limit, k.require_signature, k.status,
+       k.created_at, k.revoked_at, c.id, c.name, c.base_currency, c.subscription_expires_on,
+       c.created_at, w.id, w.company_id, w.name, w.allow_negative_stock, w.created_at,
+       u.id, u.company_id, u.user_type, u.name, u.email, u.phone, u.is_walk_in,
+       u.password_hash, u.balance, u.warehouse_id, u.created_at
+FROM api_keys k JOIN companies c ON c.id = k.company_id
+JOIN warehouses w ON w.id = k.warehouse_id JOIN users u ON u.id = k.user_id
+WHERE k.public_key = $1
+"""
+LOCK_TIMEOUT = "SET LOCAL lock_timeout = '5000ms'"
+CLAIM = """
+INSERT INTO idempotency_records (warehouse_id, token, request_hash, created_at)
+VALUES ($1, $2, $3, $4) ON CONFLICT (warehouse_id, token) DO NOTHING RETURNING id
+"""
+CUSTOMER = """
+SELECT id, company_id, user_type, name, email, phone, is_walk_in, password_hash, balance,
+       warehouse_id, created_at
+FROM users WHERE id = $1 AND company_id = $2 AND user_type = $3
+"""
+LOCK_PRODUCTS = """
+SELECT id, company_id, warehouse_id, name, slug, item_code, barcode, product_type, category_id,
+       brand_id, unit_id, tax_id, sales_price, purchase_price, mrp, current_stock, description,
+       created_at, updated_at
+FROM products WHERE id IN ($2, $3, $4) AND warehouse_id = $1 ORDER BY id FOR UPDATE
+"""
+MODES = """
+SELECT m.id, m.code, m.name, a.code FROM payment_modes m JOIN accounts a ON a.id = m.account_id
+WHERE m.company_id = $1
+"""
+TAXES = (
+    "SELECT id, company_id, name, rate, inclusive FROM taxes WHERE company_id = $1 AND id IN ($2)"
+)
+COUNTER = """
+UPDATE invoice_counters SET last_value = last_value + 1
+WHERE warehouse_id = $1 AND counter_type = 'sales' RETURNING last_value
+"""
+COUNTER_FIRST = (
+    "INSERT INTO invoice_counters (warehouse_id, counter_type, last_value) "
+    "VALUES ($1, 'sales', 0) ON CONFLICT DO NOTHING"
+)
+TAKEN = """
+SELECT EXISTS (SELECT * FROM orders
+               WHERE warehouse_id = $1 AND order_type = 'sales' AND invoice_number = $2)
+"""
+ORDER = """
+INSERT INTO orders (company_id, warehouse_id, order_type, unique_id, invoice_number, order_date,
+    order_datetime, user_id, staff_user_id, original_order_id, subtotal, tax_amount, discount,
+    shipping, total, paid_amount, due_amount, credited_amount, order_status, payment_status,
+    notes, journal_entry_id)
+VALUES ($1, $2, 'sales', $3, $4, $5, NULL, $6, $7, NULL, $8, $9, 0, 0, $10, $10, 0, 0,
+        'delivered', 'paid', '', NULL)
+RETURNING id, created_at
+"""
+BATCHES = """
+SELECT id, company_id, warehouse_id, product_id, batch_number, expiry_date, unit_cost,
+       quantity_received, quantity_remaining, value_remaining, source_type, source_id, created_at
+FROM stock_batches WHERE product_id IN ($1, $2, $3) AND quantity_remaining > 0
+ORDER BY product_id, CASE WHEN expiry_date IS NOT NULL AND expiry_date < $4 THEN 1 ELSE 0 END, id
+"""
+PRODUCT_STOCK = "UPDATE products SET current_stock = $1, updated_at = now() WHERE id = $2"
+BATCH_DRAW = "UPDATE stock_batches SET quantity_remaining = $1, value_remaining = $2 WHERE id = $3"
+MOVEMENT = """
+INSERT INTO stock_movements (company_id, warehouse_id, product_id, batch_id, quantity,
+    cost_amount, reason, source_type, source_id)
+VALUES ($1, $2, $3, $4, $5, $6, 'sale', 'sale', $7)
+"""
+ITEMS = """
+INSERT INTO order_items (order_id, company_id, product_id, unit_id, quantity, base_quantity,
+    unit_price, discount_rate, tax_id, tax_rate, tax_amount, subtotal, total, cost_amount,
+    returned_quantity)
+SELECT $1, $2, p, u, q, q, up, 0, $3, $4, t, n, g, c, 0
+FROM unnest($5::bigint[], $6::bigint[], $7::numeric[], $8::numeric[], $9::numeric[],
+            $10::numeric[], $11::numeric[], $12::numeric[]) WITH ORDINALITY
+     AS x(p, u, q, up, t, n, g, c, k)
+ORDER BY k RETURNING id
+"""
+PAYMENTS = """
+INSERT INTO payments (company_id, warehouse_id, user_id, payment_type, amount,
+    unallocated_amount, payment_mode_id, date, reference, notes, order_id, journal_entry_id,
+    created_by)
+VALUES ($1, $2, $3, 'in', $4, 0, $5, $6, NULL, '', $7, NULL, $8),
+       ($1, $2, $3, 'in', $9, 0, $10, $6, $11, '', $7, NULL, $8)
+RETURNING id, created_at
+"""
+ENTRY = """
+INSERT INTO journal_entries (company_id, warehouse_id, entry_date, narration, source_type,
+    source_id, created_by)
+VALUES ($1, $2, $3, $4, 'sale', $5, $6) RETURNING id
+"""
+LINES = """
+INSERT INTO journal_lines (entry_id, company_id, warehouse_id, account_id, debit, credit)
+VALUES ($1, $2, $3, $4, $5, $6)
+"""
+ORDER_ENTRY = "UPDATE orders SET invoice_number = $1, journal_entry_id = $2 WHERE id = $3"
+ALLOCATIONS = """
+INSERT INTO payment_allocations (company_id, payment_id, order_id, amount)
+VALUES ($1, $2, $3, $4), ($1, $5, $3, $6) RETURNING id, created_at
+"""
+STAFF = """
+SELECT id, company_id, user_type, name, email, phone, is_walk_in, password_hash, balance,
+       warehouse_id, created_at
+FROM users WHERE id = $1
+"""
+OUTBOX = """
+INSERT INTO outbox_events (event_id, company_id, warehouse_id, type, payload, dispatched,
+    created_at)
+VALUES ($1, $2, $3, $4, $5, false, $6)
+"""
+RESPONSE = """
+UPDATE idempotency_records SET response_status = 200, response_body = $1
+WHERE warehouse_id = $2 AND token = $3
+"""
+
+
+def money(x: Decimal) -> Decimal:
+    return x.quantize(CENT, rounding=ROUND_HALF_UP)
+
+
+class Context:
+    """What a till knows: its key, the catalog, the accounts."""
+
+    def __init__(self, info: dict[str, Any], accounts: dict[str, int], modes: dict[str, int]):
+        self.info = info
+        self.company_id = info["company_id"]
+        self.accounts = accounts
+        self.modes = modes
+        self.tax_id = info["tax_id"]
+        self.tax_rate = Decimal(info["tax_rate"])
+
+
+async def one_sale(conn: asyncpg.Connection, ctx: Context, wh: dict[str, Any],
+                   catalog: list[Any], rng: random.Random) -> int:  # fmt: skip
+    company_id, wh_id = ctx.company_id, wh["id"]
+    token = uuid.uuid4().hex
+    picked = rng.sample(catalog, 3)
+    quantities = {pid: Decimal(rng.randint(1, 3)) for pid, _, _ in picked}
+    prices = {pid: Decimal(price) for pid, _, price in picked}
+    customer_id = rng.choice(ctx.info["customer_ids"])
+    today = dt.date.today()
+    now = dt.datetime.now(dt.UTC)
+
+    key = await conn.fetchrow(AUTH, wh["public_key"])
+    staff_id = key[3]
+    async with conn.transaction():
+        await conn.execute(LOCK_TIMEOUT)
+        digest = hashlib.sha256(token.encode()).hexdigest()
+        await conn.fetchval(CLAIM, wh_id, token, digest, now)
+        customer = await conn.fetchrow(CUSTOMER, customer_id, company_id, "customer")
+        ids = sorted(quantities)
+        products = {r["id"]: r for r in await conn.fetch(LOCK_PRODUCTS, wh_id, *ids)}
+        await conn.fetch(MODES, company_id)
+        await conn.fetch(TAXES, company_id, ctx.tax_id)
+        lines = []
+        subtotal = tax = Decimal(0)
+        for pid, _, _ in picked:
+            net = money(quantities[pid] * prices[pid])
+            line_tax = money(net * ctx.tax_rate / 100)
+            lines.append((pid, net, line_tax))
+            subtotal += net
+            tax += line_tax
+        total = subtotal + tax
+        order = await conn.fetchrow(
+            ORDER, company_id, wh_id, token, f"pending-{uuid.uuid4().hex}", today, customer_id,
+            staff_id, subtotal, tax, total,
+        )  # fmt: skip
+        order_id = order["id"]
+        batches = await conn.fetch(BATCHES, *ids, today)
+        remaining = {b["id"]: [b["quantity_remaining"], b["value_remaining"]] for b in batches}
+        stock: dict[int, Decimal] = {}
+        movements = []
+        costs = {}
+        for pid, _, _ in lines:
+            left = quantities[pid]
+            cost = Decimal(0)
+            for b in batches:
+                if b["product_id"] != pid or left <= 0:
+                    continue
+                qty_left, value_left = remaining[b["id"]]
+                take = min(left, qty_left)
+                c = (
+                    value_left
+                    if take == qty_left
+                    else min(money(take * b["unit_cost"]), value_left)
+                )
+                remaining[b["id"]] = [qty_left - take, value_left - c]
+                movements.append((company_id, wh_id, pid, b["id"], -take, -c, order_id))
+                left -= take
+                cost += c
+            stock[pid] = products[pid]["current_stock"] - quantities[pid]
+            costs[pid] = cost
+        await conn.executemany(PRODUCT_STOCK, [(v, pid) for pid, v in stock.items()])
+        touched = {m[3] for m in movements}
+        await conn.executemany(
+            BATCH_DRAW, [(q, v, bid) for bid, (q, v) in remaining.items() if bid in touched]
+        )
+        await conn.executemany(MOVEMENT, movements)
+        cost_total = sum(costs.values(), Decimal(0))
+        pids = [pid for pid, _, _ in lines]
+        item_ids = await conn.fetch(
+            ITEMS, order_id, company_id, ctx.tax_id, ctx.tax_rate, pids,
+            [products[p]["unit_id"] for p in pids], [quantities[p] for p in pids],
+            [prices[p] for p in pids], [t for _, _, t in lines], [n for _, n, _ in lines],
+            [n + t for _, n, t in lines], [costs[p] for p in pids],
+        )  # fmt: skip
+        items = [  # the event payload carries about what the service's does
+            {
+                "id": r["id"], "product_id": pid, "quantity": str(quantities[pid]),
+                "unit_price": str(prices[pid]), "tax_rate": str(ctx.tax_rate),
+                "tax_amount": str(t), "subtotal": str(n), "total": str(n + t),
+                "product": {
+                    "id": pid, "name": products[pid]["name"],
+                    "item_code": products[pid]["item_code"],
+                },
+            }
+            for r, (pid, n, t) in zip(item_ids, lines, strict=True)
+        ]  # fmt: skip
+        cash = money(total * Decimal("0.4"))
+        card = total - cash
+        payments = await conn.fetch(
+            PAYMENTS, company_id, wh_id, customer_id, cash, ctx.modes["cash"], today, order_id,
+            staff_id, card, ctx.modes["card"], f"T-{rng.randrange(10**9):09d}",
+        )  # fmt: skip
+        await conn.fetch(
+            ALLOCATIONS, company_id, payments[0]["id"], order_id, cash, payments[1]["id"], card
+        )
+        staff = await conn.fetchrow(STAFF, staff_id)
+        number = await conn.fetchval(COUNTER, wh_id)
+        if number is None:
+            await conn.execute(COUNTER_FIRST, wh_id)
+            await conn.fetch(
+                ALLOCATIONS, company_id, payments[0]["id"], order_id, cash, payments[1]["id"], card
+            )
+        staff = await conn.fetchrow(STAFF, staff_id)
+        number = await conn.fetchval(COUNTER, wh_id)
+        invoice = f"SAL-{number:05d}"
+        await conn.fetchval(TAKEN, wh_id, invoice)
+        entry = await conn.fetchval(
+            ENTRY, company_id, wh_id, today, f"Sale {invoice} to {customer['name']}", order_id,
+            staff_id,
+        )  # fmt: skip
+        a = ctx.accounts
+        legs = [
+            (a["11101"], cash, 0), (a["11105"], card, 0), (a["51100"], cost_total, 0),
+            (a["41100"], 0, subtotal), (a["21200"], 0, tax), (a["11700"], 0, cost_total),
+        ]  # fmt: skip
+        await conn.executemany(
+            LINES,
+            [(entry, company_id, wh_id, acc, Decimal(d), Decimal(c)) for acc, d, c in legs],
+        )
+        await conn.execute(ORDER_ENTRY, invoice, entry, order_id)
+        data = {
+            "id": order_id, "invoice_number": invoice, "unique_id": token,
+            "subtotal": str(subtotal), "tax_amount": str(tax), "total": str(total),
+            "user": {"id": customer_id, "name": customer["name"]},
+            "staff_member": {"id": staff_id, "name": staff["name"]},
+            "items": items,
+            "payments": [{"id": p["id"]} for p in payments],
+        }  # fmt: skip
+        events = []
+        for kind in ("order.created", "sales.created", "order.paid"):
+            event_id = "evt_" + uuid.uuid4().hex
+            payload = json.dumps({"id": event_id, "type": kind, "data": data})
+            events.append((event_id, company_id, wh_id, kind, payload, now))
+        await conn.executemany(OUTBOX, events)
+        response = json.dumps({"status": "success", "order_id": order_id, "invoice": invoice})
+        await conn.execute(RESPONSE, response, wh_id, token)
+    return int(order_id)
+
+
+async def load_context(conn: asyncpg.Connection, info: dict[str, Any]) -> Context:
+    cid = info["company_id"]
+    accounts = {
+        r["code"]: r["id"]
+        for r in await conn.fetch("SELECT code, id FROM accounts WHERE company_id = $1", cid)
+    }
+    modes = {
+        r["code"]: r["id"]
+        for r in await conn.fetch("SELECT code, id FROM payment_modes WHERE company_id = $1", cid)
+    }
+    return Context(info, accounts, modes)
+
+
+async def run_floor(
+    url: str, info: dict[str, Any], *, clients: int, duration: float, warmup: float = 2
+) -> dict[str, Any]:
+    """``clients`` connections, each running sales back to back until time is up."""
+    dsn = pg_dsn(url)
+    conns = [await asyncpg.connect(dsn) for _ in range(clients)]
+    ctx = await load_context(conns[0], info)
+    warehouses = info["warehouses"]
+    latencies: list[float] = []
+    errors: dict[str, int] = {}
+
+    async def loop(i: int, until: float, record: bool) -> None:
+        rng = random.Random(f"floor-{i}-{record}")
+        wh = warehouses[i % len(warehouses)]
+        catalog = info["products"][wh["id"]]
+        conn = conns[i]
+        while time.perf_counter() < until:
+            t0 = time.perf_counter()
+            try:
+                await one_sale(conn, ctx, wh, catalog, rng)
+            except asyncpg.PostgresError as exc:
+                errors[type(exc).__name__] = errors.get(type(exc).__name__, 0) + 1
+                continue
+            if record:
+                latencies.append(time.perf_counter() - t0)
+
+    try:
+        if warmup:
+            until = time.perf_counter() + warmup
+            await asyncio.gather(*(loop(i, until, False) for i in range(clients)))
+        pids = [c.get_server_pid() for c in conns]
+        pg_before = sum(proc_cpu(p) for p in pids)
+        client_before = time.process_time()
+        start = time.perf_counter()
+        until = start + duration
+        await asyncio.gather(*(loop(i, until, True) for i in range(clients)))
+        elapsed = time.perf_counter() - start
+        client_cpu = time.process_time() - client_before
+        pg_cpu = sum(proc_cpu(p) for p in pids) - pg_before
+    finally:
+        for c in conns:
+            await c.close()
+    lat = sorted(latencies)
+    n = len(lat)
+
+    def pct(p: float) -> float | None:
+        return round(lat[min(n - 1, int(p * n))] * 1000, 2) if lat else None
+
+    return {
+        "ok": n,
+        "errors": errors,
+        "seconds": round(elapsed, 2),
+        "per_second": round(n / elapsed, 1) if elapsed else 0.0,
+        "p50_ms": pct(0.5),
+        "p95_ms": pct(0.95),
+        "p99_ms": pct(0.99),
+        "mean_ms": round(statistics.fmean(lat) * 1000, 2) if lat else None,
+        "max_ms": round(lat[-1] * 1000, 2) if lat else None,
+        "statements_per_sale": STATEMENTS_PER_SALE,
+        "postgres_cpu_s": round(pg_cpu, 2),
+        "client_cpu_s": round(client_cpu, 2),
+        "postgres_cpu_ms_per_ok": round(1000 * pg_cpu / max(n, 1), 2),
+        "client_cpu_ms_per_ok": round(1000 * client_cpu / max(n, 1), 2),
+    }
+
+
+async def capture(url: str, info: dict[str, Any]) -> list[str]:
+    """The statements one POST /sales issues, from the running code (in-process app)."""
+    import httpx
+    from run import Workload
+    from sqlalchemy import event
+
+    from tillbook.app import create_app
+    from tillbook.config import Settings
+    from tillbook.db import Database
+
+    db = Database(url)
+    seen: list[str] = []
+
+    @event.listens_for(db.engine.sync_engine, "before_cursor_execute")
+    def _record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        seen.append(" ".join(statement.split()))
+
+    app = create_app(Settings(database_url=url), database=db)
+    work = Workload(info)
+    rng = random.Random(7)
+    try:
+        async with (
+            app.router.lifespan_context(app),
+            httpx.AsyncClient(
+                transport=httpx.ASGITransport(app=app),
+                base_url="http://bench/api/v1/public",
+                headers=work.keys[0],
+            ) as client,
+        ):
+            await work.post_sale(client, 0, rng)  # first sale: counters, caches
+            seen.clear()
+            status, _ = await work.post_sale(client, 0, rng)
+            assert status == 200, status
+    finally:
+        await db.dispose()
+    return seen
+
+
+def _main() -> None:
+    """``--capture``: seed a small throwaway database and print one sale's statements."""
+    import argparse
+    import base64
+    import os
+
+    parser = argparse.ArgumentParser(description="the raw-SQL floor of POST /sales")
+    parser.add_argument(
+        "--database-url", default="postgresql://postgres@127.0.0.1:5432/tillbook_bench_floor"
+    )
+    parser.add_argument("--capture", action="store_true", help="print one sale's statements")
+    parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--duration", type=float, default=10)
+    args = parser.parse_args()
+    os.environ.setdefault("TILLBOOK_MASTER_KEY", base64.urlsafe_b64encode(os.urandom(32)).decode())
+
+    from run import fresh_database
+    from seed import seed
+
+    from tillbook.migrate import upgrade
+
+    async def go() -> None:
+        await fresh_database(args.database_url, force=False)
+        await asyncio.to_thread(upgrade, args.database_url)
+        info = await seed(args.database_url, products=10_000)
+        if args.capture:
+            statements = await capture(args.database_url, info)
+            for i, s in enumerate(statements, 1):
+                print(f"{i:>3}  {s[:160]}")
+            print(f"{len(statements)} statements (plus BEGIN/COMMIT of the read and the write)")
+        else:
+            result = await run_floor(
+                args.database_url, info, clients=args.clients, duration=args.duration
+            )
+            print(json.dumps(result, indent=2))
+
+    asyncio.run(go())
+
+
+if __name__ == "__main__":
+    _main()

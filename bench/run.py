@@ -1,0 +1,796 @@
+"""The benchmark: tillbook on PostgreSQL under concurrent clients, next to its raw-SQL floor.
+
+    python bench/run.py --workers 2 --clients 16 --duration 30 [--history 1000000] \
+        [--database-url postgresql://postgres@127.0.0.1:5432/tillbook_bench] [--json out.json]
+
+Drops and recreates the database named in ``--database-url`` (its name must contain
+``bench``), migrates it, seeds 10,000 products in each of 2 warehouses (and
+``--history`` past sales), starts ``tillbook serve --workers N --no-worker`` on a
+free loopback port, and runs one phase after another, each ``--duration`` seconds
+with ``--clients`` concurrent clients (asyncio + httpx, one keep-alive connection
+each):
+
+    sales       POST /sales: 3 lines, split tender cash + card, random products
+    search      GET /products?search=TERM
+    product     GET /products/{id}
+    sale_get    GET /sales/{id}
+    payments    POST /payments: in, allocated to one of the client's credit sales
+
+then stops the server and runs the floor (``bench/floor.py``): the statements of one
+sale straight through asyncpg by the same number of clients. Prints a table, the
+ratio API ÷ floor and the targets of issue 6, and writes everything as JSON.
+Loopback only; every phase is bounded by its duration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import contextlib
+import datetime as dt
+import json
+import os
+import platform
+import random
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from decimal import ROUND_HALF_UP, Decimal
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+DEFAULT_URL = "postgresql://postgres@127.0.0.1:5432/tillbook_bench"
+STATE = Path(os.environ.get("TMPDIR", "/tmp")) / "tillbook-bench"  # server log, --reuse state
+PHASES = ("sales", "search", "product", "sale_get", "payments")
+# What a till types or scans: name words, brands, SKU prefixes, whole barcodes.
+SEARCH_TERMS = (
+    "juice", "cola", "coffee", "milk", "cheddar", "rice", "olive oil", "chips", "honey",
+    "tea", "bulb", "screws", "organic", "premium", "sunny valley", "brewhouse", "SKU-10042",
+    "SKU-2001", "2001000004217", "2002000000815", "spaghetti", "butter", "granola",
+    "shampoo", "tape",
+)  # fmt: skip
+CENT = Decimal("0.01")
+
+
+def money(x: Decimal) -> Decimal:
+    return x.quantize(CENT, rounding=ROUND_HALF_UP)
+
+
+# ------------------------------------------------------------------ the database
+
+
+async def fresh_database(url: str, *, force: bool) -> None:
+    import asyncpg
+    from seed import pg_dsn
+    from sqlalchemy.engine import make_url
+
+    parsed = make_url(url)
+    name = parsed.database or ""
+    if "bench" not in name and not force:
+        raise SystemExit(f"refusing to drop database {name!r}: its name must contain 'bench'")
+    admin = await asyncpg.connect(pg_dsn(parsed.set(database="postgres").render_as_string(False)))
+    try:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await admin.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await admin.close()
+
+
+async def database_facts(url: str) -> dict[str, Any]:
+    import asyncpg
+    from seed import pg_dsn
+
+    conn = await asyncpg.connect(pg_dsn(url))
+    try:
+        return {
+            "postgresql": await conn.fetchval("SHOW server_version"),
+            "shared_buffers": await conn.fetchval("SHOW shared_buffers"),
+            "synchronous_commit": await conn.fetchval("SHOW synchronous_commit"),
+            "database_size": await conn.fetchval(
+                "SELECT pg_size_pretty(pg_database_size(current_database()))"
+            ),
+            "orders": await conn.fetchval("SELECT count(*) FROM orders"),
+        }
+    finally:
+        await conn.close()
+
+
+def machine_facts() -> dict[str, Any]:
+    model = ""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    return {
+        "nproc": os.cpu_count(),
+        "cpu": model,
+        "python": platform.python_version(),
+        "loadavg_before": os.getloadavg(),
+    }
+
+
+def _seed_file(url: str) -> Path:
+    from sqlalchemy.engine import make_url
+
+    return STATE / f"seed-{make_url(url).database}.json"
+
+
+def save_seed(url: str, args: argparse.Namespace, info: dict[str, Any]) -> None:
+    """What ``--reuse`` needs to run again on this database without seeding it again."""
+    STATE.mkdir(parents=True, exist_ok=True)
+    state = {
+        "master_key": os.environ["TILLBOOK_MASTER_KEY"],
+        "products": args.products,
+        "history": args.history,
+        "info": info,
+    }
+    _seed_file(url).write_text(json.dumps(state, default=str))
+
+
+def load_seed(url: str, args: argparse.Namespace) -> dict[str, Any] | None:
+    try:
+        state = json.loads(_seed_file(url).read_text())
+    except (OSError, ValueError):
+        return None
+    if (state["products"], state["history"]) != (args.products, args.history):
+        return None
+    os.environ["TILLBOOK_MASTER_KEY"] = state["master_key"]
+    info: dict[str, Any] = state["info"]
+    info["products"] = {int(k): [tuple(p) for p in v] for k, v in info["products"].items()}
+    return info
+
+
+# ------------------------------------------------------------------ the server
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def tillbook_command() -> list[str]:
+    exe = Path(sys.executable).parent / "tillbook"
+    if exe.exists():
+        return [str(exe)]
+    return [sys.executable, "-c", "from tillbook.cli import main; main()"]
+
+
+class Server:
+    def __init__(self, url: str, master_key: str, workers: int, pool_size: int | None):
+        self.port = free_port()
+        env = dict(os.environ)
+        env.update(
+            TILLBOOK_DATABASE_URL=url,
+            TILLBOOK_MASTER_KEY=master_key,
+            TILLBOOK_LOG_LEVEL="warning",
+        )
+        if pool_size:
+            env["TILLBOOK_DB_POOL_SIZE"] = str(pool_size)
+        cmd = [
+            *tillbook_command(),
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--workers",
+            str(workers),
+            "--no-worker",
+        ]
+        STATE.mkdir(parents=True, exist_ok=True)
+        self.log = open(STATE / "server.log", "w")  # noqa: SIM115
+        self.proc = subprocess.Popen(
+            cmd, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        self.base = f"http://127.0.0.1:{self.port}/api/v1/public"
+
+    async def wait_ready(self, headers: dict[str, str], timeout: float = 60) -> None:
+        import httpx
+
+        deadline = time.monotonic() + timeout
+        async with httpx.AsyncClient(base_url=self.base, headers=headers) as client:
+            while time.monotonic() < deadline:
+                if self.proc.poll() is not None:
+                    raise SystemExit(
+                        f"server exited with {self.proc.returncode}; see {STATE}/server.log"
+                    )
+                with contextlib.suppress(httpx.TransportError):
+                    r = await client.get("/warehouses")
+                    if r.status_code == 200:
+                        return
+                await asyncio.sleep(0.2)
+        raise SystemExit(f"server did not answer within {timeout:.0f} s; see {STATE}/server.log")
+
+    def worker_pids(self) -> list[int]:
+        out = subprocess.run(
+            ["ps", "-o", "pid=", "--ppid", str(self.proc.pid)], capture_output=True, text=True
+        ).stdout.split()
+        return [int(p) for p in out] or [self.proc.pid]
+
+    def all_pids(self) -> list[int]:
+        return sorted({self.proc.pid, *self.worker_pids()})
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=10)
+        self.log.close()
+
+
+# ------------------------------------------------------------------ CPU accounting
+
+
+async def backend_pids(url: str) -> list[int]:
+    """PostgreSQL backends serving the service's pool (not autovacuum, not the sampler)."""
+    import asyncpg
+    from seed import pg_dsn
+
+    conn = await asyncpg.connect(pg_dsn(url))
+    try:
+        rows = await conn.fetch(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+            "AND pid <> pg_backend_pid() AND backend_type = 'client backend' "
+            "AND application_name <> 'bench-sampler'"
+        )
+        return [r["pid"] for r in rows]
+    finally:
+        await conn.close()
+
+
+class CpuMeter:
+    """CPU seconds spent during a phase by the server processes, the PostgreSQL
+    backends of the bench database, and this process (the clients). Unlike
+    throughput, these hardly depend on what else the machine is doing."""
+
+    def __init__(self, url: str, server_pids: list[int]):
+        self.url = url
+        self.server_pids = server_pids
+
+    async def start(self) -> None:
+        from floor import proc_cpu
+
+        self.t_server = sum(proc_cpu(p) for p in self.server_pids)
+        self.pg_before = {p: proc_cpu(p) for p in await backend_pids(self.url)}
+        self.t_client = time.process_time()
+
+    async def stop(self, done: int) -> dict[str, Any]:
+        from floor import proc_cpu
+
+        server = sum(proc_cpu(p) for p in self.server_pids) - self.t_server
+        client = time.process_time() - self.t_client
+        pg = sum(proc_cpu(p) - self.pg_before.get(p, 0.0) for p in await backend_pids(self.url))
+        per = max(done, 1)
+        return {
+            "server_cpu_s": round(server, 2),
+            "postgres_cpu_s": round(pg, 2),
+            "client_cpu_s": round(client, 2),
+            "server_cpu_ms_per_ok": round(1000 * server / per, 2),
+            "postgres_cpu_ms_per_ok": round(1000 * pg / per, 2),
+            "client_cpu_ms_per_ok": round(1000 * client / per, 2),
+        }
+
+
+class WaitSampler:
+    """What the bench database's sessions are doing, sampled every 50 ms during a
+    phase: running a statement, idle in a transaction (waiting for the service's
+    Python), or waiting on a lock (and which kind)."""
+
+    def __init__(self, url: str):
+        self.url = url
+        self.counts: Counter[str] = Counter()
+        self.samples = 0
+        self._stop = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def _run(self) -> None:
+        import asyncpg
+        from seed import pg_dsn
+
+        conn = await asyncpg.connect(
+            pg_dsn(self.url), server_settings={"application_name": "bench-sampler"}
+        )
+        try:
+            while not self._stop.is_set():
+                rows = await conn.fetch(
+                    "SELECT state, wait_event_type, wait_event FROM pg_stat_activity "
+                    "WHERE datname = current_database() AND pid <> pg_backend_pid() "
+                    "AND state <> 'idle'"
+                )
+                self.samples += 1
+                for r in rows:
+                    if r["wait_event_type"] in ("Lock", "LWLock", "IO", "IPC"):
+                        label = f"{r['state']}: {r['wait_event_type']}/{r['wait_event']}"
+                    else:
+                        label = r["state"]
+                    self.counts[label] += 1
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stop.wait(), 0.05)
+        finally:
+            await conn.close()
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run())
+
+    async def stop(self) -> dict[str, float]:
+        self._stop.set()
+        if self._task is not None:
+            await self._task
+        n = max(self.samples, 1)
+        return {k: round(v / n, 2) for k, v in self.counts.most_common()}
+
+
+# ------------------------------------------------------------------ measuring
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.latencies: list[float] = []
+        self.statuses: Counter[str] = Counter()
+        self.elapsed = 0.0
+
+    def summary(self) -> dict[str, Any]:
+        lat = sorted(self.latencies)
+        ok = len(lat)
+
+        def pct(p: float) -> float | None:
+            if not lat:
+                return None
+            return round(lat[min(ok - 1, int(p * ok))] * 1000, 2)
+
+        return {
+            "ok": ok,
+            "statuses": dict(self.statuses),
+            "seconds": round(self.elapsed, 2),
+            "per_second": round(ok / self.elapsed, 1) if self.elapsed else 0.0,
+            "p50_ms": pct(0.50),
+            "p95_ms": pct(0.95),
+            "p99_ms": pct(0.99),
+            "mean_ms": round(statistics.fmean(lat) * 1000, 2) if lat else None,
+            "max_ms": round(lat[-1] * 1000, 2) if lat else None,
+        }
+
+
+Request = Callable[[Any, int, random.Random], Awaitable[tuple[int, Any]]]
+
+
+async def run_phase(
+    name: str,
+    base: str,
+    keys: list[dict[str, str]],
+    clients: int,
+    duration: float,
+    request: Request,
+) -> Recorder:
+    """``clients`` loops, each with its own connection, calling ``request`` until time is up.
+    Only 200s count as done; other statuses are tallied."""
+    import httpx
+
+    rec = Recorder()
+    deadline = time.perf_counter() + duration
+
+    async def loop(i: int) -> None:
+        rng = random.Random(f"{name}-{i}")
+        key = keys[i % len(keys)]
+        async with httpx.AsyncClient(
+            base_url=base,
+            headers={**key, "Accept": "application/json"},
+            timeout=60,
+            limits=httpx.Limits(max_connections=1),
+        ) as client:
+            while time.perf_counter() < deadline:
+                t0 = time.perf_counter()
+                try:
+                    status, _ = await request(client, i, rng)
+                except httpx.TransportError as exc:
+                    rec.statuses[type(exc).__name__] += 1
+                    continue
+                took = time.perf_counter() - t0
+                rec.statuses[str(status)] += 1
+                if status == 200:
+                    rec.latencies.append(took)
+
+    start = time.perf_counter()
+    await asyncio.gather(*(loop(i) for i in range(clients)))
+    rec.elapsed = time.perf_counter() - start
+    return rec
+
+
+class Workload:
+    """Request bodies built from the seeded catalog."""
+
+    def __init__(self, info: dict[str, Any]):
+        self.info = info
+        self.warehouses = info["warehouses"]
+        self.keys = [
+            {"X-Service-Public-Key": w["public_key"], "X-Service-Secret-Key": w["secret_key"]}
+            for w in self.warehouses
+        ]
+        self.products = [info["products"][w["id"]] for w in self.warehouses]
+        self.tax_rate = Decimal(info["tax_rate"])
+        self.customers = info["customer_ids"]
+        self.sale_ids: list[list[int]] = [[] for _ in self.warehouses]
+        self.credit: dict[int, tuple[int, int]] = {}  # client -> (order id, customer id)
+        self.today = dt.date.today().isoformat()
+
+    def wi(self, client: int) -> int:
+        return client % len(self.warehouses)
+
+    def sale_body(self, client: int, rng: random.Random, *, paid: bool = True, qty: int = 0):
+        catalog = self.products[self.wi(client)]
+        lines = []
+        subtotal = tax = Decimal(0)
+        for _, xid, price in rng.sample(catalog, 3):
+            q = qty or rng.randint(1, 3)
+            net = money(q * Decimal(price))
+            line_tax = money(net * self.tax_rate / 100)
+            subtotal += net
+            tax += line_tax
+            lines.append(
+                {
+                    "xid": xid,
+                    "quantity": q,
+                    "unit_price": float(price),
+                    "tax_id": self.info["tax_id"],
+                }
+            )
+        total = subtotal + tax
+        body: dict[str, Any] = {
+            "user_id": rng.choice(self.customers),
+            "order_date": self.today,
+            "product_items": lines,
+            "subtotal": float(subtotal),
+            "tax_amount": float(tax),
+            "total": float(total),
+            "unique_id": uuid.uuid4().hex,
+        }
+        if paid:
+            cash = money(total * Decimal("0.4"))
+            body["all_payments"] = [
+                {"amount": float(cash), "payment_mode_id": "cash"},
+                {
+                    "amount": float(total - cash),
+                    "payment_mode_id": "card",
+                    "reference": f"T-{rng.randrange(10**9):09d}",
+                },
+            ]
+        return body
+
+    async def post_sale(self, client: Any, i: int, rng: random.Random) -> tuple[int, Any]:
+        r = await client.post("/sales", json=self.sale_body(i, rng))
+        if r.status_code == 200:
+            self.sale_ids[self.wi(i)].append(r.json()["order_id"])
+        return r.status_code, None
+
+    async def search(self, client: Any, i: int, rng: random.Random) -> tuple[int, Any]:
+        r = await client.get("/products", params={"search": rng.choice(SEARCH_TERMS)})
+        return r.status_code, None
+
+    async def product(self, client: Any, i: int, rng: random.Random) -> tuple[int, Any]:
+        _, xid, _ = rng.choice(self.products[self.wi(i)])
+        r = await client.get(f"/products/{xid}")
+        return r.status_code, None
+
+    def some_sale_id(self, i: int, rng: random.Random) -> int:
+        """A sale of the client's warehouse: one made in this run, or (half the time,
+        when there is history) a past one, as when a receipt is reprinted."""
+        k, wi = len(self.warehouses), self.wi(i)
+        history = self.info["history"]
+        if history >= k and (not self.sale_ids[wi] or rng.random() < 0.5):
+            n = rng.randrange(1, history // k) * k + wi
+            return int(self.info["history_first_order_id"]) + n - 1
+        return rng.choice(self.sale_ids[wi])
+
+    async def sale_get(self, client: Any, i: int, rng: random.Random) -> tuple[int, Any]:
+        r = await client.get(f"/sales/{self.some_sale_id(i, rng)}")
+        return r.status_code, None
+
+    async def ensure_sales(self, base: str) -> None:
+        """Sales to read back when the sales phase did not run."""
+        if all(self.sale_ids) or self.info["history"] >= len(self.warehouses):
+            return
+        import httpx
+
+        for i, key in enumerate(self.keys):
+            async with httpx.AsyncClient(base_url=base, headers=key, timeout=60) as client:
+                rng = random.Random(f"ensure-{i}")
+                for _ in range(20):
+                    await self.post_sale(client, i, rng)
+
+    async def new_credit_sale(self, client: Any, i: int, rng: random.Random) -> None:
+        """A credit sale for this client's own customer (clients never share a row)."""
+        customer = self.customers[i % len(self.customers)]
+        for _ in range(5):
+            body = self.sale_body(i, rng, paid=False, qty=20)
+            body["user_id"] = customer
+            r = await client.post("/sales", json=body)
+            if r.status_code == 200:
+                self.credit[i] = (r.json()["order_id"], customer)
+                return
+            await asyncio.sleep(0.2)
+        r.raise_for_status()
+
+    async def payment(self, client: Any, i: int, rng: random.Random) -> tuple[int, Any]:
+        if i not in self.credit:
+            await self.new_credit_sale(client, i, rng)
+        order_id, customer = self.credit[i]
+        body = {
+            "user_id": customer,
+            "payment_type": "in",
+            "amount": 0.05,
+            "payment_mode_id": "cash",
+            "date": self.today,
+            "invoices": [{"order_id": order_id, "amount": 0.05}],
+            "unique_id": uuid.uuid4().hex,
+        }
+        r = await client.post("/payments", json=body)
+        if r.status_code == 422 and "exceeds the due amount" in r.text:
+            del self.credit[i]  # paid off: the next call opens another credit sale
+        return r.status_code, None
+
+    async def setup_payments(self, base: str, clients: int) -> None:
+        import httpx
+
+        async def one(i: int) -> None:
+            async with httpx.AsyncClient(
+                base_url=base, headers={**self.keys[i % len(self.keys)]}, timeout=60
+            ) as client:
+                await self.new_credit_sale(client, i, random.Random(f"credit-{i}"))
+
+        await asyncio.gather(*(one(i) for i in range(clients)))
+
+
+# ------------------------------------------------------------------ profiling
+
+
+def start_profiler(server: Server, duration: float, out: Path) -> subprocess.Popen[bytes] | None:
+    pyspy = Path(sys.executable).parent / "py-spy"
+    if not pyspy.exists():
+        print("py-spy not found next to this python; no profile", file=sys.stderr)
+        return None
+    pids = server.worker_pids()
+    cmd = [str(pyspy), "record", "--pid", str(server.proc.pid), "--subprocesses",
+           "--duration", str(int(duration)), "--rate", "200", "--nonblocking",
+           "--output", str(out)]  # fmt: skip
+    if out.suffix == ".txt":
+        cmd += ["--format", "raw"]
+    print(f"  profiling pids {pids} -> {out}")
+    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+# ------------------------------------------------------------------ report
+
+
+def print_table(results: dict[str, Any]) -> None:
+    print()
+    head = ("phase", "ok/s", "p50 ms", "p95 ms", "p99 ms", "max ms", "ok")
+    print(
+        f"{head[0]:<10} " + " ".join(f"{h:>8}" for h in head[1:])
+        + f" {'cpu ms per request: server':>27} {'pg':>6} {'client':>7}  other statuses"
+    )  # fmt: skip
+    rows = dict(results["phases"])
+    if results.get("floor"):
+        rows["floor"] = {**results["floor"], "statuses": results["floor"]["errors"]}
+    for name, r in rows.items():
+        other = {k: v for k, v in r["statuses"].items() if k != "200"}
+        print(
+            f"{name:<10} {r['per_second']:>8} {r['p50_ms'] or '-':>8} {r['p95_ms'] or '-':>8} "
+            f"{r['p99_ms'] or '-':>8} {r['max_ms'] or '-':>8} {r['ok']:>7} "
+            f"{r.get('server_cpu_ms_per_ok', '-'):>27} {r.get('postgres_cpu_ms_per_ok', '-'):>6} "
+            f"{r.get('client_cpu_ms_per_ok', '-'):>7}  {other or ''}"
+        )
+    print()
+    for line in results["targets"]:
+        print(line)
+
+
+def targets(results: dict[str, Any]) -> list[str]:
+    out = []
+    phases = results["phases"]
+    sales = phases.get("sales")
+    floor = results.get("floor")
+    if sales and floor and floor["per_second"]:
+        ratio = sales["per_second"] / floor["per_second"]
+        results["api_over_floor"] = round(ratio, 3)
+        out.append(
+            f"POST /sales ÷ floor: {sales['per_second']} / {floor['per_second']} = "
+            f"{ratio:.0%}  (target ≥ 40%) {'OK' if ratio >= 0.4 else 'MISSED'}"
+        )
+    if sales and floor and floor["ok"] and sales["ok"]:
+        # The same comparison in CPU time per sale, which hardly depends on what else
+        # the machine runs: the service (server + its PostgreSQL backends) against
+        # the floor (its client, which plays the service, + its backends).
+        api_cpu = sales["server_cpu_ms_per_ok"] + sales["postgres_cpu_ms_per_ok"]
+        floor_cpu = floor["client_cpu_ms_per_ok"] + floor["postgres_cpu_ms_per_ok"]
+        results["floor_over_api_cpu_per_sale"] = round(floor_cpu / api_cpu, 3)
+        out.append(
+            f"  in CPU per sale: floor {floor_cpu:.1f} ms ÷ service {api_cpu:.1f} ms = "
+            f"{floor_cpu / api_cpu:.0%} (server {sales['server_cpu_ms_per_ok']} + PostgreSQL "
+            f"{sales['postgres_cpu_ms_per_ok']}; the HTTP clients' own "
+            f"{sales['client_cpu_ms_per_ok']} ms not counted)"
+        )
+    if sales and sales["p50_ms"]:
+        k = sales["p99_ms"] / sales["p50_ms"]
+        results["sales_p99_over_p50"] = round(k, 2)
+        out.append(
+            f"POST /sales p99 ÷ p50: {sales['p99_ms']} / {sales['p50_ms']} = {k:.1f}×  "
+            f"(target ≤ 5×) {'OK' if k <= 5 else 'MISSED'}"
+        )
+    s, p = phases.get("search"), phases.get("product")
+    if s and p and s["p50_ms"] and p["p50_ms"]:
+        k = s["p50_ms"] / p["p50_ms"]
+        results["search_over_product_p50"] = round(k, 2)
+        out.append(
+            f"GET /products?search= p50 ÷ GET /products/{{id}} p50: {s['p50_ms']} / "
+            f"{p['p50_ms']} = {k:.1f}×  (target ≤ 2×) {'OK' if k <= 2 else 'MISSED'}"
+        )
+    out.append(
+        "history: compare POST /sales ok/s of a run with --history 1000000 against one "
+        "without (target: within 15%)"
+    )
+    return out
+
+
+# ------------------------------------------------------------------ main
+
+
+async def main_async(args: argparse.Namespace) -> dict[str, Any]:
+    from floor import run_floor
+    from seed import check, seed
+
+    from tillbook.migrate import upgrade
+
+    url = args.database_url
+    results: dict[str, Any] = {
+        "started_at": dt.datetime.now(dt.UTC).isoformat(),
+        "args": {k: v for k, v in vars(args).items() if k != "func"},
+        "machine": machine_facts(),
+        "phases": {},
+    }
+    info = load_seed(url, args) if args.reuse else None
+    if info is None:
+        print(f"database {url}: fresh, migrate, seed (history {args.history:,} sales)")
+        await fresh_database(url, force=args.force)
+        t0 = time.perf_counter()
+        await asyncio.to_thread(upgrade, url)
+        info = await seed(url, products=args.products, history=args.history)
+        results["seed_seconds"] = round(time.perf_counter() - t0, 1)
+        save_seed(url, args, info)
+    else:
+        print(f"database {url}: reused as seeded (history {args.history:,} sales)")
+        results["reused"] = True
+    results["database"] = await database_facts(url)
+    work = Workload(info)
+
+    phases = [p for p in args.phases.split(",") if p]
+    if phases:
+        server = Server(url, os.environ["TILLBOOK_MASTER_KEY"], args.workers, args.pool_size)
+        try:
+            await server.wait_ready(work.keys[0])
+            print(f"server on port {server.port}, {args.workers} worker(s), pids "
+                  f"{server.worker_pids()}")  # fmt: skip
+            # Warm-up: connections, caches, first-use imports; not counted.
+            await run_phase("warmup", server.base, work.keys, args.clients, args.warmup,
+                            work.post_sale)  # fmt: skip
+            requests: dict[str, Request] = {
+                "sales": work.post_sale,
+                "search": work.search,
+                "product": work.product,
+                "sale_get": work.sale_get,
+                "payments": work.payment,
+            }
+            for name in phases:
+                if name == "payments":
+                    await work.setup_payments(server.base, args.clients)
+                if name == "sale_get":
+                    await work.ensure_sales(server.base)
+                profiler = None
+                if args.profile and name in args.profile_phases.split(","):
+                    where = Path(args.profile)
+                    profiler = start_profiler(
+                        server, args.duration, where.with_name(f"{where.stem}.{name}{where.suffix}")
+                    )
+                load = os.getloadavg()[0]
+                meter = CpuMeter(url, server.all_pids())
+                await meter.start()
+                waits = WaitSampler(url)
+                waits.start()
+                rec = await run_phase(
+                    name, server.base, work.keys, args.clients, args.duration, requests[name]
+                )
+                sessions = await waits.stop()
+                cpu = await meter.stop(len(rec.latencies))
+                results["phases"][name] = {
+                    **rec.summary(),
+                    **cpu,
+                    "db_sessions": sessions,
+                    "loadavg_1m_before": load,
+                }
+                r = results["phases"][name]
+                print(f"  {name:<9} {r['per_second']:>7}/s  p50 {r['p50_ms']} ms  "
+                      f"p99 {r['p99_ms']} ms  {r['statuses']}  cpu ms/req: server "
+                      f"{cpu['server_cpu_ms_per_ok']} pg {cpu['postgres_cpu_ms_per_ok']} "
+                      f"client {cpu['client_cpu_ms_per_ok']}")  # fmt: skip
+                print(f"            db sessions (mean count): {sessions}")
+                if profiler is not None:
+                    profiler.wait(timeout=args.duration + 60)
+        finally:
+            server.stop()
+
+    if not args.skip_floor:
+        print(f"floor: {args.clients} asyncpg clients, {args.duration:.0f} s")
+        results["floor"] = await run_floor(
+            url, info, clients=args.clients, duration=args.duration, warmup=args.warmup
+        )
+    results["books"] = await check(url, info["company_id"])
+    results["database_after"] = await database_facts(url)
+    results["machine"]["loadavg_after"] = os.getloadavg()
+    results["targets"] = targets(results)
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--workers", type=int, default=2, help="server worker processes")
+    parser.add_argument("--clients", type=int, default=16, help="concurrent clients")
+    parser.add_argument("--duration", type=float, default=30, help="seconds per phase")
+    parser.add_argument("--warmup", type=float, default=3, help="seconds of unmeasured sales")
+    parser.add_argument("--database-url", default=DEFAULT_URL)
+    parser.add_argument("--history", type=int, default=0, help="past sales to seed")
+    parser.add_argument("--products", type=int, default=10_000, help="per warehouse")
+    parser.add_argument("--phases", default=",".join(PHASES), help="comma-separated")
+    parser.add_argument("--pool-size", type=int, default=None, help="TILLBOOK_DB_POOL_SIZE")
+    parser.add_argument("--skip-floor", action="store_true")
+    parser.add_argument(
+        "--profile",
+        default=None,
+        help="py-spy output, e.g. profile.svg (flame graph) or profile.txt (collapsed stacks)",
+    )
+    parser.add_argument("--profile-phases", default="sales")
+    parser.add_argument("--json", default=None, help="write the results here")
+    parser.add_argument("--force", action="store_true", help="drop a database without 'bench'")
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="run on the database a previous run seeded with the same --products and "
+        "--history (skips the drop and the seeding; the sales earlier runs made stay)",
+    )
+    args = parser.parse_args()
+    if args.duration > 600 or args.clients > 256:
+        parser.error("bounded: --duration at most 600 s, --clients at most 256")
+
+    # One master key for the seeding (xids, encrypted secrets) and the server.
+    os.environ["TILLBOOK_MASTER_KEY"] = os.environ.get(
+        "TILLBOOK_MASTER_KEY", base64.urlsafe_b64encode(os.urandom(32)).decode()
+    )
+    os.environ["TILLBOOK_DATABASE_URL"] = args.database_url
+    with contextlib.suppress(ImportError):
+        import uvloop
+
+        uvloop.install()
+    results = asyncio.run(main_async(args))
+    print_table(results)
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2, default=str) + "\n")
+        print(f"wrote {args.json}")
+
+
+if __name__ == "__main__":
+    main()
