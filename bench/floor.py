@@ -335,7 +335,7 @@ async def one_sale(conn: asyncpg.Connection, ctx: Context, wh: dict[str, Any],
         }  # fmt: skip
         events = []
         for kind in ("order.created", "sales.created", "order.paid"):
-            event_id = "evt_" + uuid.uuid4().hex
+            event_id = "evt_" + f"{time.time_ns() // 1_000_000:012x}{os.urandom(10).hex()}"
             payload = json.dumps({"id": event_id, "type": kind, "data": data})
             events.append((event_id, company_id, wh_id, kind, payload, now))
         await conn.executemany(OUTBOX, events)

@@ -588,14 +588,20 @@ async def _history(
             f"""
             INSERT INTO outbox_events (event_id, company_id, warehouse_id, type, payload,
                 dispatched, created_at)
-            SELECT 'evt_' || md5(h.n || e.type), $2, ($3::bigint[])[h.wi + 1], e.type,
-                   json_build_object('id', 'evt_' || md5(h.n || e.type), 'type', e.type,
+            SELECT e.id, $2, ($3::bigint[])[h.wi + 1], e.type,
+                   json_build_object('id', e.id, 'type', e.type,
                        'company_id', $2::bigint, 'warehouse_id', ($3::bigint[])[h.wi + 1],
                        'data', json_build_object('order_id', $1::bigint + h.n,
                            'invoice_number', {invoice}, 'total', h.total))::text,
                    true, h.d + time '12:00'
             FROM h_orders h
-            CROSS JOIN (VALUES ('order.created'), ('sales.created'), ('order.paid')) e(type)
+            CROSS JOIN LATERAL (
+                SELECT t.type,
+                       'evt_' || lpad(to_hex((extract(epoch FROM h.d) * 1000)::bigint
+                                             + h.n % 86400000), 12, '0')
+                       || left(md5(h.n || t.type), 20) AS id
+                FROM (VALUES ('order.created'), ('sales.created'), ('order.paid')) t(type)
+            ) e
             ORDER BY h.n
             """,
             (o0, cid, wh_ids),

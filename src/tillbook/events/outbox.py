@@ -5,7 +5,8 @@ commit loses nothing. The delivery worker fans them out to webhooks."""
 from __future__ import annotations
 
 import datetime as dt
-import uuid
+import secrets
+import time
 from typing import Any
 
 from sqlalchemy import insert
@@ -27,6 +28,14 @@ EVENT_TYPES = (
 )
 
 
+def time_ordered_hex() -> str:
+    """32 hex digits like a UUID's, but the first 12 are the time in milliseconds
+    (as in UUIDv7), the other 20 random: ``event_id`` is unique-indexed, and keys
+    that grow with time land on the index's last page instead of a random one, so
+    inserting stays as cheap with millions of events as with none."""
+    return f"{time.time_ns() // 1_000_000:012x}{secrets.token_hex(10)}"
+
+
 async def emit(
     session: AsyncSession,
     *,
@@ -40,7 +49,7 @@ async def emit(
     rows = []
     for event_type in types:
         assert event_type in EVENT_TYPES, event_type
-        event_id = "evt_" + uuid.uuid4().hex
+        event_id = "evt_" + time_ordered_hex()
         payload = {
             "id": event_id,
             "type": event_type,
