@@ -16,10 +16,14 @@ each):
     sale_get    GET /sales/{id}
     payments    POST /payments: in, allocated to one of the client's credit sales
 
-then stops the server and runs the floor (``bench/floor.py``): the statements of one
-sale straight through asyncpg by the same number of clients. Prints a table, the
-ratio API ÷ floor and the targets of issue 6, and writes everything as JSON.
-Loopback only; every phase is bounded by its duration.
+with VACUUM ANALYZE between phases (autovacuum is off on the development
+machines' PostgreSQL); then stops the server and runs the floor (``bench/floor.py``):
+the statements of one sale straight through asyncpg by the same number of clients.
+For every phase it also reads the CPU time the server, its PostgreSQL backends and
+the clients spent per request, and samples what the database sessions wait on.
+Prints a table, the ratio API ÷ floor and the targets of issue 6, and writes
+everything as JSON. Loopback only; every phase is bounded by its duration.
+``--reuse`` runs again on a database an earlier run seeded. See bench/README.md.
 """
 
 from __future__ import annotations
