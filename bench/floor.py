@@ -70,6 +70,25 @@ def proc_cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
+def machine_cpu() -> tuple[float, float]:
+    """(busy, total) CPU seconds of the whole machine so far, from /proc/stat: what
+    every process used, PostgreSQL's background writers and the kernel included."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    total = sum(fields[:8])
+    idle = fields[3] + fields[4]  # idle, iowait
+    return (total - idle) / CLK_TCK, total / CLK_TCK
+
+
+def machine_share(before: tuple[float, float], done: int) -> dict[str, float]:
+    """The machine's busy share during a phase and its CPU per successful request:
+    the figures that say whether a run was bound by the CPU."""
+    busy, total = (a - b for a, b in zip(machine_cpu(), before, strict=True))
+    return {
+        "machine_busy_pct": round(100 * busy / total, 1) if total else 0.0,
+        "machine_cpu_ms_per_ok": round(1000 * busy / max(done, 1), 2),
+    }
+
+
 CENT = Decimal("0.01")
 STATEMENTS_PER_SALE = 23
 
@@ -390,12 +409,14 @@ async def run_floor(
         pids = [c.get_server_pid() for c in conns]
         pg_before = sum(proc_cpu(p) for p in pids)
         client_before = time.process_time()
+        machine_before = machine_cpu()
         start = time.perf_counter()
         until = start + duration
         await asyncio.gather(*(loop(i, until, True) for i in range(clients)))
         elapsed = time.perf_counter() - start
         client_cpu = time.process_time() - client_before
         pg_cpu = sum(proc_cpu(p) for p in pids) - pg_before
+        machine = machine_share(machine_before, len(latencies))
     finally:
         for c in conns:
             await c.close()
@@ -420,6 +441,7 @@ async def run_floor(
         "client_cpu_s": round(client_cpu, 2),
         "postgres_cpu_ms_per_ok": round(1000 * pg_cpu / max(n, 1), 2),
         "client_cpu_ms_per_ok": round(1000 * client_cpu / max(n, 1), 2),
+        **machine,
     }
 
 

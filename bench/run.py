@@ -286,15 +286,17 @@ class CpuMeter:
         self.server_pids = server_pids
 
     async def start(self) -> None:
-        from floor import proc_cpu
+        from floor import machine_cpu, proc_cpu
 
         self.t_server = sum(proc_cpu(p) for p in self.server_pids)
         self.pg_before = {p: proc_cpu(p) for p in await backend_pids(self.url)}
         self.t_client = time.process_time()
+        self.machine = machine_cpu()
 
     async def stop(self, done: int) -> dict[str, Any]:
-        from floor import proc_cpu
+        from floor import machine_share, proc_cpu
 
+        machine = machine_share(self.machine, done)
         server = sum(proc_cpu(p) for p in self.server_pids) - self.t_server
         client = time.process_time() - self.t_client
         pg = sum(proc_cpu(p) - self.pg_before.get(p, 0.0) for p in await backend_pids(self.url))
@@ -306,6 +308,7 @@ class CpuMeter:
             "server_cpu_ms_per_ok": round(1000 * server / per, 2),
             "postgres_cpu_ms_per_ok": round(1000 * pg / per, 2),
             "client_cpu_ms_per_ok": round(1000 * client / per, 2),
+            **machine,
         }
 
 
@@ -604,7 +607,8 @@ def print_table(results: dict[str, Any]) -> None:
     head = ("phase", "ok/s", "p50 ms", "p95 ms", "p99 ms", "max ms", "ok")
     print(
         f"{head[0]:<10} " + " ".join(f"{h:>8}" for h in head[1:])
-        + f" {'cpu ms per request: server':>27} {'pg':>6} {'client':>7}  other statuses"
+        + f" {'cpu ms per request: server':>27} {'pg':>6} {'client':>7} {'machine':>8}"
+        + f" {'busy':>5}  other statuses"
     )  # fmt: skip
     rows = dict(results["phases"])
     if results.get("floor"):
@@ -615,7 +619,8 @@ def print_table(results: dict[str, Any]) -> None:
             f"{name:<10} {r['per_second']:>8} {r['p50_ms'] or '-':>8} {r['p95_ms'] or '-':>8} "
             f"{r['p99_ms'] or '-':>8} {r['max_ms'] or '-':>8} {r['ok']:>7} "
             f"{r.get('server_cpu_ms_per_ok', '-'):>27} {r.get('postgres_cpu_ms_per_ok', '-'):>6} "
-            f"{r.get('client_cpu_ms_per_ok', '-'):>7}  {other or ''}"
+            f"{r.get('client_cpu_ms_per_ok', '-'):>7} {r.get('machine_cpu_ms_per_ok', '-'):>8} "
+            f"{r.get('machine_busy_pct', '-'):>4}%  {other or ''}"
         )
     print()
     for line in results["targets"]:
@@ -749,7 +754,9 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
                 print(f"  {name:<9} {r['per_second']:>7}/s  p50 {r['p50_ms']} ms  "
                       f"p99 {r['p99_ms']} ms  {r['statuses']}  cpu ms/req: server "
                       f"{cpu['server_cpu_ms_per_ok']} pg {cpu['postgres_cpu_ms_per_ok']} "
-                      f"client {cpu['client_cpu_ms_per_ok']}")  # fmt: skip
+                      f"client {cpu['client_cpu_ms_per_ok']} machine "
+                      f"{cpu['machine_cpu_ms_per_ok']} ({cpu['machine_busy_pct']}% busy)"
+                      )  # fmt: skip
                 print(f"            db sessions (mean count): {sessions}")
                 if profiler is not None:
                     profiler.wait(timeout=args.duration + 60)

@@ -25,11 +25,24 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tillbook.api.body import decode_json
 from tillbook.api.responses import JSON, dumps
 from tillbook.auth.context import AuthContext
-from tillbook.db import Database
+from tillbook.db import Database, defer
 from tillbook.errors import LedgerImbalance, Unprocessable, invalid
 from tillbook.models import FailedTransaction, IdempotencyRecord
+from tillbook.models.base import table_of
 
 WINDOW = dt.timedelta(hours=24)
+_records = table_of(IdempotencyRecord)
+# Built once: every write with a token runs the claim and the response.
+_CLAIM_PG = (
+    pg_insert(_records)
+    .on_conflict_do_nothing(index_elements=["warehouse_id", "token"])
+    .returning(_records.c.id)
+)
+_CLAIM_SQLITE = (
+    sqlite_insert(_records)
+    .on_conflict_do_nothing(index_elements=["warehouse_id", "token"])
+    .returning(_records.c.id)
+)
 Work = Callable[[AsyncSession], Awaitable[dict[str, Any]]]
 
 
@@ -50,14 +63,8 @@ async def _claim(
         "created_at": now,
     }
     for _ in range(2):
-        insert = sqlite_insert if db.is_sqlite else pg_insert
-        stmt = (
-            insert(IdempotencyRecord)
-            .values(**values)
-            .on_conflict_do_nothing(index_elements=["warehouse_id", "token"])
-            .returning(IdempotencyRecord.id)
-        )
-        if (await session.execute(stmt)).scalar_one_or_none() is not None:
+        claim = _CLAIM_SQLITE if db.is_sqlite else _CLAIM_PG
+        if (await session.execute(claim, values)).scalar_one_or_none() is not None:
             return None
         record = (
             await session.execute(
@@ -105,13 +112,11 @@ async def run_write(
                 return stored[0], stored[1], True
         result = await work(session)
         if token:
-            await session.execute(
-                update(IdempotencyRecord)
-                .where(
-                    IdempotencyRecord.warehouse_id == key.warehouse_id,
-                    IdempotencyRecord.token == token,
-                )
-                .values(response_status=200, response_body=dumps(result).decode())
+            defer(
+                session,
+                update(_records)
+                .where(_records.c.warehouse_id == key.warehouse_id, _records.c.token == token)
+                .values(response_status=200, response_body=dumps(result).decode()),
             )
         return 200, result, False
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import time
 
-from sqlalchemy import delete, insert, select
+from sqlalchemy import bindparam, delete, insert, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -25,6 +25,28 @@ from tillbook.models import ApiKey, Company, SeenSignature, User, Warehouse
 SIGNATURE_WINDOW_S = 300
 HMAC_CONTEXT = b"api-key-hmac"
 SECRET_CONTEXT = b"api-key-secret"
+
+# Every request runs this: built once, columns only (no ORM entities to load).
+KEY_LOOKUP = (
+    select(
+        ApiKey.id.label("key_id"),
+        ApiKey.secret_digest,
+        ApiKey.status,
+        ApiKey.require_signature,
+        ApiKey.hmac_secret_encrypted,
+        ApiKey.rate_limit,
+        Company.id.label("company_id"),
+        Company.subscription_expires_on,
+        Warehouse.id.label("warehouse_id"),
+        Warehouse.allow_negative_stock,
+        User.id.label("user_id"),
+        User.name.label("user_name"),
+    )
+    .join(Company, Company.id == ApiKey.company_id)
+    .join(Warehouse, Warehouse.id == ApiKey.warehouse_id)
+    .join(User, User.id == ApiKey.user_id)
+    .where(ApiKey.public_key == bindparam("public_key"))
+)
 
 
 async def authenticate(
@@ -41,42 +63,32 @@ async def authenticate(
     if not public_key or not secret_key:
         raise Unauthorized("authentication failed; both key headers are required")
 
-    async def lookup(session: AsyncSession) -> tuple[ApiKey, Company, Warehouse, User] | None:
-        row = (
-            await session.execute(
-                select(ApiKey, Company, Warehouse, User)
-                .join(Company, Company.id == ApiKey.company_id)
-                .join(Warehouse, Warehouse.id == ApiKey.warehouse_id)
-                .join(User, User.id == ApiKey.user_id)
-                .where(ApiKey.public_key == public_key)
-            )
-        ).first()
-        return None if row is None else (row[0], row[1], row[2], row[3])
-
-    found = await db.read(lookup)
-    if found is None:
+    row = await db.first(KEY_LOOKUP, {"public_key": public_key})
+    if row is None:
         crypto.same(crypto.sha256_hex(secret_key), "0" * 64)  # same work either way
         raise Unauthorized("invalid or inactive public key")
-    key, company, warehouse, user = found
-    if not crypto.same(crypto.sha256_hex(secret_key), key.secret_digest):
+    if not crypto.same(crypto.sha256_hex(secret_key), row.secret_digest):
         raise Unauthorized("invalid secret key")
-    if key.status != 1:
+    if row.status != 1:
         raise Unauthorized("invalid or inactive public key")
-    expires = company.subscription_expires_on
+    expires = row.subscription_expires_on
     if expires is not None and expires < dt.datetime.now(dt.UTC).date():
         raise Forbidden(
             "plan expired; renew to continue using API services; external writes are blocked"
         )
-    if signature is not None or timestamp is not None or key.require_signature:
-        await _verify_signature(db, key, signature, timestamp, method, path_with_query, body)
+    if signature is not None or timestamp is not None or row.require_signature:
+        await _verify_signature(
+            db, row.key_id, row.hmac_secret_encrypted, signature, timestamp, method,
+            path_with_query, body,
+        )  # fmt: skip
     return AuthContext(
-        key_id=key.id,
-        company_id=company.id,
-        warehouse_id=warehouse.id,
-        user_id=user.id,
-        user_name=user.name,
-        rate_limit=key.rate_limit,
-        allow_negative_stock=warehouse.allow_negative_stock,
+        key_id=row.key_id,
+        company_id=row.company_id,
+        warehouse_id=row.warehouse_id,
+        user_id=row.user_id,
+        user_name=row.user_name,
+        rate_limit=row.rate_limit,
+        allow_negative_stock=row.allow_negative_stock,
     )
 
 
@@ -86,7 +98,8 @@ def canonical(timestamp: str, method: str, path_with_query: str, body: bytes) ->
 
 async def _verify_signature(
     db: Database,
-    key: ApiKey,
+    key_id: int,
+    hmac_secret_encrypted: str,
     signature: str | None,
     timestamp: str | None,
     method: str,
@@ -103,7 +116,7 @@ async def _verify_signature(
         raise Unauthorized(f"X-Service-Timestamp must be Unix seconds, got {timestamp!r}") from None
     if abs(int(time.time()) - ts) > SIGNATURE_WINDOW_S:  # ints: a huge ts must not overflow
         raise Unauthorized("stale request timestamp: more than 300 seconds from server time")
-    hmac_secret = crypto.decrypt(key.hmac_secret_encrypted, context=HMAC_CONTEXT)
+    hmac_secret = crypto.decrypt(hmac_secret_encrypted, context=HMAC_CONTEXT)
     expected = crypto.hmac_hex(hmac_secret, canonical(timestamp, method, path_with_query, body))
     if not crypto.same(signature.lower(), expected):
         raise Unauthorized("invalid request signature")
@@ -116,7 +129,7 @@ async def _verify_signature(
             )
         )
         await session.execute(
-            insert(SeenSignature).values(signature=expected, key_id=key.id, seen_at=now)
+            insert(SeenSignature).values(signature=expected, key_id=key_id, seen_at=now)
         )
 
     try:

@@ -15,14 +15,21 @@ from decimal import Decimal
 from sqlalchemy import Engine, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tillbook.db import defer
 from tillbook.errors import LedgerImbalance
 from tillbook.kit.money import ZERO
 from tillbook.ledger import chart
 from tillbook.ledger.balance import Line, imbalance
 from tillbook.ledger.rules import RULES
 from tillbook.models import Account, JournalEntry, JournalLine, User
+from tillbook.models.base import table_of
 
 Figure = Decimal | Sequence[tuple[str, Decimal]]
+
+_entries = table_of(JournalEntry)
+# Built once: every sale, purchase, return and payment posts through these two.
+_INSERT_ENTRY = insert(_entries).returning(_entries.c.id)
+_INSERT_LINES = insert(table_of(JournalLine))
 
 # Account ids never change once a company's chart exists; cache code -> id per
 # (database, company), so one process talking to two databases never mixes them.
@@ -111,35 +118,37 @@ async def post(
             ],
             narration,
         )
-    entry_id = (
+    entry_id: int = (
         await session.execute(
-            insert(JournalEntry)
-            .values(
-                company_id=company_id,
-                warehouse_id=warehouse_id,
-                entry_date=entry_date,
-                narration=narration,
-                source_type=source_type,
-                source_id=source_id,
-                created_by=created_by,
-            )
-            .returning(JournalEntry.id)
-        )
-    ).scalar_one()
-    await session.execute(
-        insert(JournalLine),
-        [
+            _INSERT_ENTRY,
             {
-                "entry_id": entry_id,
                 "company_id": company_id,
                 "warehouse_id": warehouse_id,
-                "account_id": ids[line.account],
-                "party_id": line.party_id,
-                "debit": line.debit,
-                "credit": line.credit,
-            }
-            for line in lines
-        ],
+                "entry_date": entry_date,
+                "narration": narration,
+                "source_type": source_type,
+                "source_id": source_id,
+                "created_by": created_by,
+            },
+        )
+    ).scalar_one()
+    # Nothing in a unit reads its own lines back: they go out with the commit.
+    defer(
+        session,
+        _INSERT_LINES.values(
+            [
+                {
+                    "entry_id": entry_id,
+                    "company_id": company_id,
+                    "warehouse_id": warehouse_id,
+                    "account_id": ids[line.account],
+                    "party_id": line.party_id,
+                    "debit": line.debit,
+                    "credit": line.credit,
+                }
+                for line in lines
+            ]
+        ),
     )
     await _move_party_balances(session, lines)
     return entry_id

@@ -6,7 +6,17 @@ import datetime as dt
 from decimal import Decimal
 from typing import Annotated
 
-from sqlalchemy import BigInteger, DateTime, ForeignKey, Integer, MetaData, Numeric, String, func
+from sqlalchemy import (
+    BigInteger,
+    DateTime,
+    ForeignKey,
+    Integer,
+    MetaData,
+    Numeric,
+    String,
+    Table,
+    func,
+)
 from sqlalchemy.orm import DeclarativeBase, mapped_column
 
 NAMING = {
@@ -49,3 +59,11 @@ class Base(DeclarativeBase):
 
 def utcnow() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
+
+
+def table_of(model: type[Base]) -> Table:
+    """A model's Core table, for statements built once on hot paths: DML on the table
+    skips the ORM's unit of work and its per-statement compilation."""
+    table = model.__table__
+    assert isinstance(table, Table)
+    return table

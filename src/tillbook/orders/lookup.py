@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.errors import ValidationFailed
@@ -17,6 +17,21 @@ from tillbook.kit.refs import ref_to_id
 from tillbook.models import Account, PaymentMode, ProductUnit, Tax, Unit, User
 
 RefValue = int | str
+
+# Built once: every sale and purchase resolves its party, tenders and taxes.
+_PARTY = select(User).where(
+    User.id == bindparam("id"),
+    User.company_id == bindparam("company_id"),
+    User.user_type == bindparam("user_type"),
+)
+_MODES = (
+    select(PaymentMode.id, PaymentMode.code, PaymentMode.name, Account.code)
+    .join(Account, Account.id == PaymentMode.account_id)
+    .where(PaymentMode.company_id == bindparam("company_id"))
+)
+_TAXES = select(Tax).where(
+    Tax.company_id == bindparam("company_id"), Tax.id.in_(bindparam("ids", expanding=True))
+)
 
 
 @dataclass(frozen=True)
@@ -52,13 +67,8 @@ async def party(
     id_ = ref_to_id(ref)
     found = None
     if id_ is not None:
-        found = (
-            await session.execute(
-                select(User).where(
-                    User.id == id_, User.company_id == company_id, User.user_type == user_type
-                )
-            )
-        ).scalar_one_or_none()
+        params = {"id": id_, "company_id": company_id, "user_type": user_type}
+        found = (await session.execute(_PARTY, params)).scalar_one_or_none()
     if found is None:
         problems.add(field, f"unknown {user_type} {ref!r}")
     return found
@@ -73,13 +83,7 @@ async def payment_modes(
     """field -> Mode; a mode is named by numeric id, xid or code (``cash``, ``card``)."""
     if not refs:
         return {}
-    rows = (
-        await session.execute(
-            select(PaymentMode.id, PaymentMode.code, PaymentMode.name, Account.code)
-            .join(Account, Account.id == PaymentMode.account_id)
-            .where(PaymentMode.company_id == company_id)
-        )
-    ).all()
+    rows = (await session.execute(_MODES, {"company_id": company_id})).all()
     by_id = {r[0]: Mode(r[0], r[1], r[2], r[3]) for r in rows}
     by_code = {m.code.lower(): m for m in by_id.values()}
     out: dict[str, Mode] = {}
@@ -107,14 +111,8 @@ async def taxes(
     wanted = {i for i in ids.values() if i is not None}
     found = {}
     if wanted:
-        found = {
-            t.id: t
-            for t in (
-                await session.execute(
-                    select(Tax).where(Tax.company_id == company_id, Tax.id.in_(wanted))
-                )
-            ).scalars()
-        }
+        params = {"company_id": company_id, "ids": sorted(wanted)}
+        found = {t.id: t for t in (await session.execute(_TAXES, params)).scalars()}
     out: dict[str, Tax] = {}
     for field, ref in refs:
         tax_id = ids[field]

@@ -7,10 +7,12 @@ took by hand (``invoice_number`` in a request) is skipped.
 
 from __future__ import annotations
 
-from sqlalchemy import exists, insert, select, update
+from sqlalchemy import bindparam, exists, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tillbook.db import after_conflict
 from tillbook.models import InvoiceCounter, Order, PriceAdjustmentBatch
+from tillbook.models.base import table_of
 
 PREFIXES = {
     "sales": "SAL-",
@@ -28,47 +30,61 @@ def format_number(counter_type: str, value: int) -> str:
     return f"{prefix}{value:05d}"
 
 
+_counters = table_of(InvoiceCounter)
+_orders = table_of(Order)
+_batches = table_of(PriceAdjustmentBatch)
+# Built once: the counter statements run under the counter's lock, on every sale.
+_NEXT = (
+    update(_counters)
+    .where(
+        _counters.c.warehouse_id == bindparam("w_id"),
+        _counters.c.counter_type == bindparam("c_type"),
+    )
+    .values(last_value=_counters.c.last_value + 1)
+    .returning(_counters.c.last_value)
+)
+_FIRST = insert(_counters).values(last_value=1)
+_ORDER_TAKEN = select(
+    exists().where(
+        _orders.c.warehouse_id == bindparam("warehouse_id"),
+        _orders.c.order_type == bindparam("counter_type"),
+        _orders.c.invoice_number == bindparam("number"),
+    )
+)
+_BATCH_TAKEN = select(
+    exists().where(
+        _batches.c.warehouse_id == bindparam("warehouse_id"),
+        _batches.c.invoice_number == bindparam("number"),
+    )
+)
+
+
 async def _next_value(session: AsyncSession, warehouse_id: int, counter_type: str) -> int:
-    value = (
-        await session.execute(
-            update(InvoiceCounter)
-            .where(
-                InvoiceCounter.warehouse_id == warehouse_id,
-                InvoiceCounter.counter_type == counter_type,
-            )
-            .values(last_value=InvoiceCounter.last_value + 1)
-            .returning(InvoiceCounter.last_value)
-        )
-    ).scalar_one_or_none()
+    where = {"w_id": warehouse_id, "c_type": counter_type}
+    value: int | None = (await session.execute(_NEXT, where)).scalar_one_or_none()
     if value is None:
         # First number of this type here; a concurrent first insert loses the
         # primary-key race and the unit of work runs again.
-        await session.execute(
-            insert(InvoiceCounter).values(
-                warehouse_id=warehouse_id, counter_type=counter_type, last_value=1
-            )
-        )
+        await session.execute(_FIRST, {"warehouse_id": warehouse_id, "counter_type": counter_type})
         value = 1
     return value
 
 
 async def issue(session: AsyncSession, warehouse_id: int, counter_type: str) -> str:
+    """The next number of the series, skipping numbers clients already took.
+
+    Order numbers are unique per warehouse and type in the table itself, so a
+    collision with a client's own number fails the transaction, and ``Database.write``
+    runs it again; only then (``after_conflict``) is each number checked first. That
+    keeps a lookup out of the common path, which runs under the counter's lock."""
+    trust_index = counter_type != "price-adjustments" and not after_conflict.get()
     while True:
         number = format_number(counter_type, await _next_value(session, warehouse_id, counter_type))
-        if not await _taken(session, warehouse_id, counter_type, number):
+        if trust_index or not await _taken(session, warehouse_id, counter_type, number):
             return number
 
 
 async def _taken(session: AsyncSession, warehouse_id: int, counter_type: str, number: str) -> bool:
-    if counter_type == "price-adjustments":
-        query = exists().where(
-            PriceAdjustmentBatch.warehouse_id == warehouse_id,
-            PriceAdjustmentBatch.invoice_number == number,
-        )
-    else:
-        query = exists().where(
-            Order.warehouse_id == warehouse_id,
-            Order.order_type == counter_type,
-            Order.invoice_number == number,
-        )
-    return bool((await session.execute(select(query))).scalar())
+    query = _BATCH_TAKEN if counter_type == "price-adjustments" else _ORDER_TAKEN
+    params = {"warehouse_id": warehouse_id, "counter_type": counter_type, "number": number}
+    return bool((await session.execute(query, params)).scalar())

@@ -11,21 +11,26 @@ import uuid
 from decimal import Decimal
 from typing import Any
 
+from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.auth.context import AuthContext
+from tillbook.db import defer, insert_returning_ids
 from tillbook.errors import ValidationFailed
 from tillbook.events.outbox import emit
 from tillbook.inventory.service import check_shortages, draw_many
 from tillbook.kit.money import ZERO, money, money_str, number
 from tillbook.ledger.service import post
 from tillbook.models import Order, OrderItem, Product, User
+from tillbook.models.base import table_of
 from tillbook.orders import numbering
 from tillbook.orders.intake import announce, existing_order, take_in
 from tillbook.orders.schemas import SaleIn
 from tillbook.payments.tenders import payment_status, record_order_tenders
 
 TOLERANCE = Decimal("0.01")
+_orders = table_of(Order)
+_items = table_of(OrderItem)
 
 
 def sale_response(order: Order) -> dict[str, Any]:
@@ -94,32 +99,39 @@ async def create_sale(session: AsyncSession, key: AuthContext, body: SaleIn) -> 
     # warehouse queues behind it: take the number as late as possible (just before
     # the journal entry, which names it), and hold a placeholder, unique and never
     # committed, until then.
-    order = Order(
-        company_id=key.company_id,
-        warehouse_id=key.warehouse_id,
-        order_type="sales",
-        unique_id=body.unique_id or uuid.uuid4().hex,
-        invoice_number=body.invoice_number or f"pending-{uuid.uuid4().hex}",
-        order_date=body.order_date.date,
-        order_datetime=body.order_date.datetime,
-        user_id=customer.id,
-        staff_user_id=key.user_id,
-        subtotal=subtotal,
-        tax_amount=tax_amount,
-        discount=body.discount,
-        shipping=body.shipping,
-        total=total,
-        paid_amount=paid,
-        due_amount=total - paid,
-        order_status="delivered",
-        payment_status=payment_status(total, paid),
-        notes=body.notes or "",
-    )
-    session.add(order)
-    await session.flush()
+    #
+    # The order, its lines and tenders are written on the tables with statements
+    # built once (no unit of work: a sale is the hot path); the ORM objects below are
+    # detached values for the response, the detail view and the events.
+    values: dict[str, Any] = {
+        "company_id": key.company_id,
+        "warehouse_id": key.warehouse_id,
+        "order_type": "sales",
+        "unique_id": body.unique_id or uuid.uuid4().hex,
+        "invoice_number": body.invoice_number or f"pending-{uuid.uuid4().hex}",
+        "order_date": body.order_date.date,
+        "order_datetime": body.order_date.datetime,
+        "user_id": customer.id,
+        "staff_user_id": key.user_id,
+        "original_order_id": None,
+        "subtotal": subtotal,
+        "tax_amount": tax_amount,
+        "discount": body.discount,
+        "shipping": body.shipping,
+        "total": total,
+        "paid_amount": paid,
+        "due_amount": total - paid,
+        "credited_amount": ZERO,
+        "order_status": "delivered",
+        "payment_status": payment_status(total, paid),
+        "notes": body.notes or "",
+        "journal_entry_id": None,
+    }
+    (order_id,) = await insert_returning_ids(session, _orders, [values])
+    order = Order(id=order_id, **values)
 
     cost = ZERO
-    items: list[tuple[OrderItem, Product]] = []
+    item_rows: list[dict[str, Any]] = []
     shortages: list[tuple[Product, Decimal]] = []
     allocations = await draw_many(
         session,
@@ -133,25 +145,30 @@ async def create_sale(session: AsyncSession, key: AuthContext, body: SaleIn) -> 
         cost += alloc.cost
         if alloc.shortfall:
             shortages.append((line.product, alloc.shortfall))
-        item = OrderItem(
-            order_id=order.id,
-            company_id=key.company_id,
-            product_id=line.product.id,
-            unit_id=line.unit_id,
-            quantity=line.quantity,
-            base_quantity=line.base_quantity,
-            unit_price=line.unit_price,
-            discount_rate=line.discount_rate,
-            tax_id=line.tax.id if line.tax else None,
-            tax_rate=line.tax.rate if line.tax else ZERO,
-            tax_amount=line.tax_amount,
-            subtotal=line.net,
-            total=line.gross,
-            cost_amount=alloc.cost,
-            returned_quantity=ZERO,
+        item_rows.append(
+            {
+                "order_id": order.id,
+                "company_id": key.company_id,
+                "product_id": line.product.id,
+                "unit_id": line.unit_id,
+                "quantity": line.quantity,
+                "base_quantity": line.base_quantity,
+                "unit_price": line.unit_price,
+                "discount_rate": line.discount_rate,
+                "tax_id": line.tax.id if line.tax else None,
+                "tax_rate": line.tax.rate if line.tax else ZERO,
+                "tax_amount": line.tax_amount,
+                "subtotal": line.net,
+                "total": line.gross,
+                "cost_amount": alloc.cost,
+                "returned_quantity": ZERO,
+            }
         )
-        session.add(item)  # all lines go in with the tenders' flush, in one statement
-        items.append((item, line.product))
+    item_ids = await insert_returning_ids(session, _items, item_rows)
+    items = [
+        (OrderItem(id=item_id, **row), line.product)
+        for item_id, row, line in zip(item_ids, item_rows, lines, strict=True)
+    ]
 
     payments, tender_postings = await record_order_tenders(
         session,
@@ -161,10 +178,7 @@ async def create_sale(session: AsyncSession, key: AuthContext, body: SaleIn) -> 
         payment_type="in",
         date=order.order_date,
     )
-    # Whatever does not need the number is written or read before the counter is
-    # locked: the allocations, and the staff member the events name.
-    await session.flush()
-    staff = await session.get(User, key.user_id)
+    # Whatever does not need the number is written before the counter is locked.
     invoice_number = body.invoice_number or await numbering.issue(
         session, key.warehouse_id, "sales"
     )
@@ -190,11 +204,17 @@ async def create_sale(session: AsyncSession, key: AuthContext, body: SaleIn) -> 
         party_id=customer.id,
         created_by=key.user_id,
     )
-    await session.flush()
+    defer(
+        session,
+        update(_orders)
+        .where(_orders.c.id == order.id)
+        .values(invoice_number=invoice_number, journal_entry_id=order.journal_entry_id),
+    )
 
     events = ["order.created", "sales.created"]
     if order.payment_status == "paid":
         events.append("order.paid")
+    staff = User(id=key.user_id, name=key.user_name)  # the key's user, as the events name it
     await announce(session, key, order, customer, items, payments, events, staff=staff)
     for product, short in shortages:
         await emit(

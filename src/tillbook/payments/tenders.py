@@ -6,13 +6,20 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from decimal import Decimal
+from typing import Any
 
+from sqlalchemy import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.auth.context import AuthContext
+from tillbook.db import insert_returning_ids
+from tillbook.kit.money import ZERO
 from tillbook.models import Order, Payment, PaymentAllocation
+from tillbook.models.base import table_of
 from tillbook.orders.lookup import Mode
 from tillbook.orders.schemas import Tender
+
+_ALLOCATIONS = insert(table_of(PaymentAllocation))
 
 
 async def record_order_tenders(
@@ -24,36 +31,41 @@ async def record_order_tenders(
     payment_type: str,
     date: dt.date,
 ) -> tuple[list[Payment], list[tuple[str, Decimal]]]:
-    payments: list[Payment] = []
-    postings: list[tuple[str, Decimal]] = []
-    for tender, mode in tenders:
-        payment = Payment(
-            company_id=key.company_id,
-            warehouse_id=key.warehouse_id,
-            user_id=order.user_id,
-            payment_type=payment_type,
-            amount=tender.amount,
-            unallocated_amount=Decimal("0.00"),
-            payment_mode_id=mode.id,
-            date=date,
-            reference=tender.reference,
-            notes=tender.notes or "",
-            order_id=order.id,
-            created_by=key.user_id,
+    """Written on the tables (two statements); the returned ``Payment`` objects are
+    detached values for the order's detail view and events."""
+    rows: list[dict[str, Any]] = [
+        {
+            "company_id": key.company_id,
+            "warehouse_id": key.warehouse_id,
+            "user_id": order.user_id,
+            "payment_type": payment_type,
+            "amount": tender.amount,
+            "unallocated_amount": ZERO,
+            "payment_mode_id": mode.id,
+            "date": date,
+            "reference": tender.reference,
+            "notes": tender.notes or "",
+            "order_id": order.id,
+            "created_by": key.user_id,
+        }
+        for tender, mode in tenders
+    ]
+    ids = await insert_returning_ids(session, table_of(Payment), rows)
+    if ids:
+        await session.execute(
+            _ALLOCATIONS,
+            [
+                {
+                    "company_id": key.company_id,
+                    "payment_id": id_,
+                    "order_id": order.id,
+                    "amount": row["amount"],
+                }
+                for id_, row in zip(ids, rows, strict=True)
+            ],
         )
-        session.add(payment)
-        payments.append(payment)
-        postings.append((mode.account_code, tender.amount))
-    await session.flush()
-    for payment in payments:
-        session.add(
-            PaymentAllocation(
-                company_id=key.company_id,
-                payment_id=payment.id,
-                order_id=order.id,
-                amount=payment.amount,
-            )
-        )
+    payments = [Payment(id=id_, **row) for id_, row in zip(ids, rows, strict=True)]
+    postings = [(mode.account_code, tender.amount) for tender, mode in tenders]
     return payments, postings
 
 
