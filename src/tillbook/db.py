@@ -5,11 +5,8 @@ owns the transaction: it commits once, retries the whole unit on a lost race
 (unique violation, deadlock, serialization failure) or on a connection that died
 before the commit was sent, and maps a vanished database to a clean 503.
 
-Writes whose results the unit never reads back (journal lines, outbox events, the
-idempotency response, an order's final number) can be handed to ``defer``: they go
-to the database together just before COMMIT, as one statement on PostgreSQL (each
-a data-modifying CTE). A sale's invoice counter stays locked from the number to the
-commit, so every round trip saved there is time no other sale of the shop waits.
+Writes whose results the unit never reads back go out together just before COMMIT
+(``tillbook.deferred``).
 
 Pooled PostgreSQL connections are not pinged at checkout: SQLAlchemy's pre-ping
 costs three round trips (BEGIN, ``;``, ROLLBACK) on every checkout, two checkouts
@@ -30,18 +27,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
-from sqlalchemy import (
-    Executable,
-    Insert,
-    Row,
-    Table,
-    UpdateBase,
-    event,
-    insert,
-    literal,
-    select,
-    text,
-)
+from sqlalchemy import Executable, Insert, Row, Table, event, insert, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.ext.asyncio import (
@@ -50,8 +36,8 @@ from sqlalchemy.ext.asyncio import (
     async_sessionmaker,
     create_async_engine,
 )
-from sqlalchemy.orm import Session
 
+import tillbook.deferred  # noqa: F401  (registers the before-commit writer)
 from tillbook.errors import Conflict, ServiceUnavailable
 
 log = logging.getLogger("tillbook.db")
@@ -67,35 +53,6 @@ UNAVAILABLE_PG_CODES = {"57P01", "57P02", "57P03", "53300"}
 # True while ``Database.write`` runs a unit again after a unique violation: code that
 # trusts a unique index to catch a rare collision (invoice numbers) checks first then.
 after_conflict: ContextVar[bool] = ContextVar("after_conflict", default=False)
-_DEFERRED = "tillbook.deferred"
-
-
-def defer(session: AsyncSession, statement: UpdateBase) -> None:
-    """Queue a write that nothing in this unit reads back; it runs just before
-    COMMIT with the other queued writes, in the order queued. Build it with its
-    values (``insert(t).values(rows)``, ``update(t).where(...).values(...)``), not
-    with named bind parameters: the writes are joined into one statement."""
-    session.info.setdefault(_DEFERRED, []).append(statement)
-
-
-@event.listens_for(Session, "before_commit")
-def _write_deferred(session: Session) -> None:
-    statements: list[UpdateBase] = session.info.pop(_DEFERRED, [])
-    if not statements:
-        return
-    if session.get_bind().dialect.name == "postgresql" and len(statements) > 1:
-        # Data-modifying CTEs all run, once and to completion, whether or not the
-        # main query reads them: one round trip for all of them.
-        ctes = [stmt.cte(f"deferred_{i}") for i, stmt in enumerate(statements)]
-        session.execute(select(literal(1)).add_cte(*ctes))
-        return
-    for stmt in statements:
-        session.execute(stmt)
-
-
-@event.listens_for(Session, "after_soft_rollback")
-def _forget_deferred(session: Session, _previous: object) -> None:
-    session.info.pop(_DEFERRED, None)
 
 
 def async_url(url: str) -> str:

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fastapi import Request
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -25,7 +25,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tillbook.api.body import decode_json
 from tillbook.api.responses import JSON, dumps
 from tillbook.auth.context import AuthContext
-from tillbook.db import Database, defer
+from tillbook.db import Database
+from tillbook.deferred import DeferredUpdate, defer
 from tillbook.errors import LedgerImbalance, Unprocessable, invalid
 from tillbook.models import FailedTransaction, IdempotencyRecord
 from tillbook.models.base import table_of
@@ -42,6 +43,9 @@ _CLAIM_SQLITE = (
     sqlite_insert(_records)
     .on_conflict_do_nothing(index_elements=["warehouse_id", "token"])
     .returning(_records.c.id)
+)
+_RESPONSE = DeferredUpdate(
+    _records, ["warehouse_id", "token"], ["response_status", "response_body"]
 )
 Work = Callable[[AsyncSession], Awaitable[dict[str, Any]]]
 
@@ -112,12 +116,9 @@ async def run_write(
                 return stored[0], stored[1], True
         result = await work(session)
         if token:
-            defer(
-                session,
-                update(_records)
-                .where(_records.c.warehouse_id == key.warehouse_id, _records.c.token == token)
-                .values(response_status=200, response_body=dumps(result).decode()),
-            )
+            response = {"response_status": 200, "response_body": dumps(result).decode()}
+            row = {"warehouse_id": key.warehouse_id, "token": token, **response}
+            defer(session, _RESPONSE, [row])
         return 200, result, False
 
     wait = request.app.state.settings.idempotency_wait

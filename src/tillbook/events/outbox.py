@@ -9,11 +9,10 @@ import secrets
 import time
 from typing import Any
 
-from sqlalchemy import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.api.responses import dumps
-from tillbook.db import defer
+from tillbook.deferred import DeferredInsert, defer
 from tillbook.models import OutboxEvent
 from tillbook.models.base import table_of
 
@@ -29,7 +28,10 @@ EVENT_TYPES = (
     "return.created",
 )
 
-_INSERT = insert(table_of(OutboxEvent))
+_INSERT = DeferredInsert(
+    table_of(OutboxEvent),
+    ["event_id", "company_id", "warehouse_id", "type", "payload", "dispatched", "created_at"],
+)
 
 
 def time_ordered_hex() -> str:
@@ -74,4 +76,4 @@ async def emit(
             }
         )
     # Nothing in a unit reads its own events back: they go out with the commit.
-    defer(session, _INSERT.values(rows))
+    defer(session, _INSERT, rows)

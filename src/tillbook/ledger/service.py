@@ -15,7 +15,7 @@ from decimal import Decimal
 from sqlalchemy import Engine, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tillbook.db import defer
+from tillbook.deferred import DeferredInsert, defer
 from tillbook.errors import LedgerImbalance
 from tillbook.kit.money import ZERO
 from tillbook.ledger import chart
@@ -29,7 +29,10 @@ Figure = Decimal | Sequence[tuple[str, Decimal]]
 _entries = table_of(JournalEntry)
 # Built once: every sale, purchase, return and payment posts through these two.
 _INSERT_ENTRY = insert(_entries).returning(_entries.c.id)
-_INSERT_LINES = insert(table_of(JournalLine))
+_INSERT_LINES = DeferredInsert(
+    table_of(JournalLine),
+    ["entry_id", "company_id", "warehouse_id", "account_id", "party_id", "debit", "credit"],
+)
 
 # Account ids never change once a company's chart exists; cache code -> id per
 # (database, company), so one process talking to two databases never mixes them.
@@ -135,20 +138,19 @@ async def post(
     # Nothing in a unit reads its own lines back: they go out with the commit.
     defer(
         session,
-        _INSERT_LINES.values(
-            [
-                {
-                    "entry_id": entry_id,
-                    "company_id": company_id,
-                    "warehouse_id": warehouse_id,
-                    "account_id": ids[line.account],
-                    "party_id": line.party_id,
-                    "debit": line.debit,
-                    "credit": line.credit,
-                }
-                for line in lines
-            ]
-        ),
+        _INSERT_LINES,
+        [
+            {
+                "entry_id": entry_id,
+                "company_id": company_id,
+                "warehouse_id": warehouse_id,
+                "account_id": ids[line.account],
+                "party_id": line.party_id,
+                "debit": line.debit,
+                "credit": line.credit,
+            }
+            for line in lines
+        ],
     )
     await _move_party_balances(session, lines)
     return entry_id

@@ -11,11 +11,11 @@ import uuid
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.auth.context import AuthContext
-from tillbook.db import defer, insert_returning_ids
+from tillbook.db import insert_returning_ids
+from tillbook.deferred import DeferredUpdate, defer
 from tillbook.errors import ValidationFailed
 from tillbook.events.outbox import emit
 from tillbook.inventory.service import check_shortages, draw_many
@@ -31,6 +31,7 @@ from tillbook.payments.tenders import payment_status, record_order_tenders
 TOLERANCE = Decimal("0.01")
 _orders = table_of(Order)
 _items = table_of(OrderItem)
+_NUMBER_ORDER = DeferredUpdate(_orders, ["id"], ["invoice_number", "journal_entry_id"])
 
 
 def sale_response(order: Order) -> dict[str, Any]:
@@ -206,9 +207,14 @@ async def create_sale(session: AsyncSession, key: AuthContext, body: SaleIn) -> 
     )
     defer(
         session,
-        update(_orders)
-        .where(_orders.c.id == order.id)
-        .values(invoice_number=invoice_number, journal_entry_id=order.journal_entry_id),
+        _NUMBER_ORDER,
+        [
+            {
+                "id": order.id,
+                "invoice_number": invoice_number,
+                "journal_entry_id": order.journal_entry_id,
+            }
+        ],
     )
 
     events = ["order.created", "sales.created"]
