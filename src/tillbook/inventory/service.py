@@ -11,11 +11,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from sqlalchemy import bindparam, case, func, insert, select, update
+from sqlalchemy import bindparam, case, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.attributes import set_committed_value
 from sqlalchemy.orm.util import identity_key
 
+from tillbook.deferred import DeferredInsert, defer
 from tillbook.errors import ValidationFailed
 from tillbook.kit.money import ZERO, money
 from tillbook.models import Product, StockAlert, StockBatch, StockMovement
@@ -147,7 +148,21 @@ SET_BATCH = (
     .where(_batches.c.id == bindparam("b_id"))
     .values(quantity_remaining=bindparam("qty"), value_remaining=bindparam("value"))
 )
-INSERT_MOVEMENTS = insert(table_of(StockMovement))
+# Nothing reads a unit's own movements back: they go out with its COMMIT.
+MOVEMENTS = DeferredInsert(
+    table_of(StockMovement),
+    [
+        "company_id",
+        "warehouse_id",
+        "product_id",
+        "batch_id",
+        "quantity",
+        "cost_amount",
+        "reason",
+        "source_type",
+        "source_id",
+    ],
+)
 
 
 @dataclass
@@ -268,8 +283,7 @@ async def draw_many(
             [{"b_id": layer.id, "qty": layer.quantity, "value": layer.value} for layer in drawn],
         )
         _mirror_batches(session, drawn)
-    if movements:
-        await session.execute(INSERT_MOVEMENTS, movements)
+    defer(session, MOVEMENTS, movements)
     return allocations
 
 
@@ -327,8 +341,9 @@ async def receive(
         receipt.deficit_variance = await _fill_deficits(session, product, batch)
     product.current_stock += quantity
     await session.flush()
-    await session.execute(
-        insert(StockMovement),
+    defer(
+        session,
+        MOVEMENTS,
         [_movement(product, batch.id, quantity, value, reason, source_type, source_id)],
     )
     return receipt

@@ -8,18 +8,21 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.auth.context import AuthContext
 from tillbook.db import insert_returning_ids
+from tillbook.deferred import DeferredInsert, defer
 from tillbook.kit.money import ZERO
 from tillbook.models import Order, Payment, PaymentAllocation
 from tillbook.models.base import table_of
 from tillbook.orders.lookup import Mode
 from tillbook.orders.schemas import Tender
 
-_ALLOCATIONS = insert(table_of(PaymentAllocation))
+# Nothing in a sale, purchase or return reads its own tenders' allocations back.
+_ALLOCATIONS = DeferredInsert(
+    table_of(PaymentAllocation), ["company_id", "payment_id", "order_id", "amount"]
+)
 
 
 async def record_order_tenders(
@@ -31,8 +34,9 @@ async def record_order_tenders(
     payment_type: str,
     date: dt.date,
 ) -> tuple[list[Payment], list[tuple[str, Decimal]]]:
-    """Written on the tables (two statements); the returned ``Payment`` objects are
-    detached values for the order's detail view and events."""
+    """Written on the tables (the payments now, their allocations with the COMMIT);
+    the returned ``Payment`` objects are detached values for the order's detail view
+    and events."""
     rows: list[dict[str, Any]] = [
         {
             "company_id": key.company_id,
@@ -51,19 +55,19 @@ async def record_order_tenders(
         for tender, mode in tenders
     ]
     ids = await insert_returning_ids(session, table_of(Payment), rows)
-    if ids:
-        await session.execute(
-            _ALLOCATIONS,
-            [
-                {
-                    "company_id": key.company_id,
-                    "payment_id": id_,
-                    "order_id": order.id,
-                    "amount": row["amount"],
-                }
-                for id_, row in zip(ids, rows, strict=True)
-            ],
-        )
+    defer(
+        session,
+        _ALLOCATIONS,
+        [
+            {
+                "company_id": key.company_id,
+                "payment_id": id_,
+                "order_id": order.id,
+                "amount": row["amount"],
+            }
+            for id_, row in zip(ids, rows, strict=True)
+        ],
+    )
     payments = [Payment(id=id_, **row) for id_, row in zip(ids, rows, strict=True)]
     postings = [(mode.account_code, tender.amount) for tender, mode in tenders]
     return payments, postings
