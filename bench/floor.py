@@ -5,27 +5,27 @@ split-tender sale, in the same order, with the same row locks and one transactio
 (captured with a ``before_cursor_execute`` listener; ``python bench/floor.py
 --capture`` prints them again from the running code):
 
-    key lookup (its own read)                     1
-    BEGIN; SET LOCAL lock_timeout                 1
+    key lookup (autocommit, no transaction)       1
+    BEGIN (lock_timeout is a connection setting)
     idempotency claim INSERT … ON CONFLICT        1
     customer, products FOR UPDATE (id order),
       payment modes, taxes                        4
     order INSERT (placeholder invoice number)     1
     open batches of the 3 products SELECT,
       products UPDATE (executemany), batches
-      UPDATE (executemany), movements INSERT
-      (executemany)                               4
+      UPDATE (executemany)                        3
     order items INSERT (3 rows), payments
-      INSERT (2 rows), allocations INSERT
-      (2 rows), staff user SELECT                 4
-    invoice counter UPDATE … RETURNING,
-      invoice-number EXISTS                       2
-    journal entry INSERT, journal lines
-      (executemany), order UPDATE (number, entry) 3
-    outbox INSERT (3 events, executemany)         1
-    idempotency response UPDATE; COMMIT           1
+      INSERT (2 rows)                             2
+    invoice counter UPDATE … RETURNING            1
+    journal entry INSERT                          1
+    one statement of data-modifying CTEs, each
+      taking its rows as arrays: stock
+      movements, allocations, journal lines,
+      order UPDATE (number, entry), 3 outbox
+      events, idempotency response                1
+    COMMIT
                                                  --
-                                                 23
+                                                 15
 
 The invoice counter row is locked from its UPDATE to COMMIT, so every sale of a
 warehouse queues there; the service (and so the floor) takes it as late as it can.
@@ -90,20 +90,16 @@ def machine_share(before: tuple[float, float], done: int) -> dict[str, float]:
 
 
 CENT = Decimal("0.01")
-STATEMENTS_PER_SALE = 23
+STATEMENTS_PER_SALE = 15
 
 AUTH = """
-SELECT k.id, k.company_id, k.warehouse_id, k.user_id, k.name, k.public_key, k.secret_digest,
-       k.secret_encrypted, k.hmac_secret_encrypted, k.rate_limit, k.require_signature, k.status,
-       k.created_at, k.revoked_at, c.id, c.name, c.base_currency, c.subscription_expires_on,
-       c.created_at, w.id, w.company_id, w.name, w.allow_negative_stock, w.created_at,
-       u.id, u.company_id, u.user_type, u.name, u.email, u.phone, u.is_walk_in,
-       u.password_hash, u.balance, u.warehouse_id, u.created_at
+SELECT k.id AS key_id, k.secret_digest, k.status, k.require_signature, k.hmac_secret_encrypted,
+       k.rate_limit, c.id AS company_id, c.subscription_expires_on, w.id AS warehouse_id,
+       w.allow_negative_stock, u.id AS user_id, u.name AS user_name
 FROM api_keys k JOIN companies c ON c.id = k.company_id
 JOIN warehouses w ON w.id = k.warehouse_id JOIN users u ON u.id = k.user_id
 WHERE k.public_key = $1
 """
-LOCK_TIMEOUT = "SET LOCAL lock_timeout = '5000ms'"
 CLAIM = """
 INSERT INTO idempotency_records (warehouse_id, token, request_hash, created_at)
 VALUES ($1, $2, $3, $4) ON CONFLICT (warehouse_id, token) DO NOTHING RETURNING id
@@ -132,12 +128,8 @@ WHERE warehouse_id = $1 AND counter_type = 'sales' RETURNING last_value
 """
 COUNTER_FIRST = (
     "INSERT INTO invoice_counters (warehouse_id, counter_type, last_value) "
-    "VALUES ($1, 'sales', 0) ON CONFLICT DO NOTHING"
+    "VALUES ($1, 'sales', 1) RETURNING last_value"
 )
-TAKEN = """
-SELECT EXISTS (SELECT * FROM orders
-               WHERE warehouse_id = $1 AND order_type = 'sales' AND invoice_number = $2)
-"""
 ORDER = """
 INSERT INTO orders (company_id, warehouse_id, order_type, unique_id, invoice_number, order_date,
     order_datetime, user_id, staff_user_id, original_order_id, subtotal, tax_amount, discount,
@@ -145,21 +137,17 @@ INSERT INTO orders (company_id, warehouse_id, order_type, unique_id, invoice_num
     notes, journal_entry_id)
 VALUES ($1, $2, 'sales', $3, $4, $5, NULL, $6, $7, NULL, $8, $9, 0, 0, $10, $10, 0, 0,
         'delivered', 'paid', '', NULL)
-RETURNING id, created_at
+RETURNING id
 """
 BATCHES = """
-SELECT id, company_id, warehouse_id, product_id, batch_number, expiry_date, unit_cost,
-       quantity_received, quantity_remaining, value_remaining, source_type, source_id, created_at
+SELECT id, product_id, unit_cost, quantity_remaining, value_remaining
 FROM stock_batches WHERE product_id IN ($1, $2, $3) AND quantity_remaining > 0
 ORDER BY product_id, CASE WHEN expiry_date IS NOT NULL AND expiry_date < $4 THEN 1 ELSE 0 END, id
 """
-PRODUCT_STOCK = "UPDATE products SET current_stock = $1, updated_at = now() WHERE id = $2"
+PRODUCT_STOCK = (
+    "UPDATE products SET current_stock = current_stock + $1, updated_at = now() WHERE id = $2"
+)
 BATCH_DRAW = "UPDATE stock_batches SET quantity_remaining = $1, value_remaining = $2 WHERE id = $3"
-MOVEMENT = """
-INSERT INTO stock_movements (company_id, warehouse_id, product_id, batch_id, quantity,
-    cost_amount, reason, source_type, source_id)
-VALUES ($1, $2, $3, $4, $5, $6, 'sale', 'sale', $7)
-"""
 ITEMS = """
 INSERT INTO order_items (order_id, company_id, product_id, unit_id, quantity, base_quantity,
     unit_price, discount_rate, tax_id, tax_rate, tax_amount, subtotal, total, cost_amount,
@@ -172,39 +160,44 @@ ORDER BY k RETURNING id
 """
 PAYMENTS = """
 INSERT INTO payments (company_id, warehouse_id, user_id, payment_type, amount,
-    unallocated_amount, payment_mode_id, date, reference, notes, order_id, journal_entry_id,
-    created_by)
-VALUES ($1, $2, $3, 'in', $4, 0, $5, $6, NULL, '', $7, NULL, $8),
-       ($1, $2, $3, 'in', $9, 0, $10, $6, $11, '', $7, NULL, $8)
-RETURNING id, created_at
+    unallocated_amount, payment_mode_id, date, reference, notes, order_id, created_by)
+VALUES ($1, $2, $3, 'in', $4, 0, $5, $6, NULL, '', $7, $8),
+       ($1, $2, $3, 'in', $9, 0, $10, $6, $11, '', $7, $8)
+RETURNING id
 """
 ENTRY = """
 INSERT INTO journal_entries (company_id, warehouse_id, entry_date, narration, source_type,
     source_id, created_by)
 VALUES ($1, $2, $3, $4, 'sale', $5, $6) RETURNING id
 """
-LINES = """
-INSERT INTO journal_lines (entry_id, company_id, warehouse_id, account_id, debit, credit)
-VALUES ($1, $2, $3, $4, $5, $6)
-"""
-ORDER_ENTRY = "UPDATE orders SET invoice_number = $1, journal_entry_id = $2 WHERE id = $3"
-ALLOCATIONS = """
-INSERT INTO payment_allocations (company_id, payment_id, order_id, amount)
-VALUES ($1, $2, $3, $4), ($1, $5, $3, $6) RETURNING id, created_at
-"""
-STAFF = """
-SELECT id, company_id, user_type, name, email, phone, is_walk_in, password_hash, balance,
-       warehouse_id, created_at
-FROM users WHERE id = $1
-"""
-OUTBOX = """
-INSERT INTO outbox_events (event_id, company_id, warehouse_id, type, payload, dispatched,
-    created_at)
-VALUES ($1, $2, $3, $4, $5, false, $6)
-"""
-RESPONSE = """
-UPDATE idempotency_records SET response_status = 200, response_body = $1
-WHERE warehouse_id = $2 AND token = $3
+# Everything nothing reads back, as the service sends it: one statement just before
+# COMMIT, each write a data-modifying CTE over arrays.
+FINISH = """
+WITH movements AS (
+  INSERT INTO stock_movements (company_id, warehouse_id, product_id, batch_id, quantity,
+      cost_amount, reason, source_type, source_id)
+  SELECT $1, $2, p, b, q, c, 'sale', 'sale', $3
+  FROM unnest($4::bigint[], $5::bigint[], $6::numeric[], $7::numeric[]) AS m(p, b, q, c)
+), allocations AS (
+  INSERT INTO payment_allocations (company_id, payment_id, order_id, amount)
+  SELECT $1, p, $3, a FROM unnest($8::bigint[], $9::numeric[]) AS x(p, a)
+), lines AS (
+  INSERT INTO journal_lines (entry_id, company_id, warehouse_id, account_id, party_id, debit,
+      credit)
+  SELECT $10, $1, $2, acc, NULL, d, c
+  FROM unnest($11::bigint[], $12::numeric[], $13::numeric[]) AS l(acc, d, c)
+), numbered AS (
+  UPDATE orders SET invoice_number = $14, journal_entry_id = $10 WHERE id = $3
+), events AS (
+  INSERT INTO outbox_events (event_id, company_id, warehouse_id, type, payload, dispatched,
+      created_at)
+  SELECT e, $1, $2, t, p, false, $15
+  FROM unnest($16::varchar[], $17::varchar[], $18::text[]) AS ev(e, t, p)
+), response AS (
+  UPDATE idempotency_records SET response_status = 200, response_body = $19
+  WHERE warehouse_id = $2 AND token = $20
+)
+SELECT 1
 """
 
 
@@ -236,9 +229,8 @@ async def one_sale(conn: asyncpg.Connection, ctx: Context, wh: dict[str, Any],
     now = dt.datetime.now(dt.UTC)
 
     key = await conn.fetchrow(AUTH, wh["public_key"])
-    staff_id = key[3]
+    staff_id, staff_name = key["user_id"], key["user_name"]
     async with conn.transaction():
-        await conn.execute(LOCK_TIMEOUT)
         digest = hashlib.sha256(token.encode()).hexdigest()
         await conn.fetchval(CLAIM, wh_id, token, digest, now)
         customer = await conn.fetchrow(CUSTOMER, customer_id, company_id, "customer")
@@ -255,14 +247,12 @@ async def one_sale(conn: asyncpg.Connection, ctx: Context, wh: dict[str, Any],
             subtotal += net
             tax += line_tax
         total = subtotal + tax
-        order = await conn.fetchrow(
+        order_id = await conn.fetchval(
             ORDER, company_id, wh_id, token, f"pending-{uuid.uuid4().hex}", today, customer_id,
             staff_id, subtotal, tax, total,
         )  # fmt: skip
-        order_id = order["id"]
         batches = await conn.fetch(BATCHES, *ids, today)
         remaining = {b["id"]: [b["quantity_remaining"], b["value_remaining"]] for b in batches}
-        stock: dict[int, Decimal] = {}
         movements = []
         costs = {}
         for pid, _, _ in lines:
@@ -279,17 +269,15 @@ async def one_sale(conn: asyncpg.Connection, ctx: Context, wh: dict[str, Any],
                     else min(money(take * b["unit_cost"]), value_left)
                 )
                 remaining[b["id"]] = [qty_left - take, value_left - c]
-                movements.append((company_id, wh_id, pid, b["id"], -take, -c, order_id))
+                movements.append((pid, b["id"], -take, -c))
                 left -= take
                 cost += c
-            stock[pid] = products[pid]["current_stock"] - quantities[pid]
             costs[pid] = cost
-        await conn.executemany(PRODUCT_STOCK, [(v, pid) for pid, v in stock.items()])
-        touched = {m[3] for m in movements}
+        await conn.executemany(PRODUCT_STOCK, [(-q, pid) for pid, q in quantities.items()])
+        touched = {m[1] for m in movements}
         await conn.executemany(
             BATCH_DRAW, [(q, v, bid) for bid, (q, v) in remaining.items() if bid in touched]
         )
-        await conn.executemany(MOVEMENT, movements)
         cost_total = sum(costs.values(), Decimal(0))
         pids = [pid for pid, _, _ in lines]
         item_ids = await conn.fetch(
@@ -312,24 +300,17 @@ async def one_sale(conn: asyncpg.Connection, ctx: Context, wh: dict[str, Any],
         ]  # fmt: skip
         cash = money(total * Decimal("0.4"))
         card = total - cash
-        payments = await conn.fetch(
-            PAYMENTS, company_id, wh_id, customer_id, cash, ctx.modes["cash"], today, order_id,
-            staff_id, card, ctx.modes["card"], f"T-{rng.randrange(10**9):09d}",
-        )  # fmt: skip
-        await conn.fetch(
-            ALLOCATIONS, company_id, payments[0]["id"], order_id, cash, payments[1]["id"], card
-        )
-        staff = await conn.fetchrow(STAFF, staff_id)
+        payment_ids = [
+            r["id"]
+            for r in await conn.fetch(
+                PAYMENTS, company_id, wh_id, customer_id, cash, ctx.modes["cash"], today,
+                order_id, staff_id, card, ctx.modes["card"], f"T-{rng.randrange(10**9):09d}",
+            )
+        ]  # fmt: skip
         number = await conn.fetchval(COUNTER, wh_id)
         if number is None:
-            await conn.execute(COUNTER_FIRST, wh_id)
-            await conn.fetch(
-                ALLOCATIONS, company_id, payments[0]["id"], order_id, cash, payments[1]["id"], card
-            )
-        staff = await conn.fetchrow(STAFF, staff_id)
-        number = await conn.fetchval(COUNTER, wh_id)
+            number = await conn.fetchval(COUNTER_FIRST, wh_id)
         invoice = f"SAL-{number:05d}"
-        await conn.fetchval(TAKEN, wh_id, invoice)
         entry = await conn.fetchval(
             ENTRY, company_id, wh_id, today, f"Sale {invoice} to {customer['name']}", order_id,
             staff_id,
@@ -339,27 +320,30 @@ async def one_sale(conn: asyncpg.Connection, ctx: Context, wh: dict[str, Any],
             (a["11101"], cash, 0), (a["11105"], card, 0), (a["51100"], cost_total, 0),
             (a["41100"], 0, subtotal), (a["21200"], 0, tax), (a["11700"], 0, cost_total),
         ]  # fmt: skip
-        await conn.executemany(
-            LINES,
-            [(entry, company_id, wh_id, acc, Decimal(d), Decimal(c)) for acc, d, c in legs],
-        )
-        await conn.execute(ORDER_ENTRY, invoice, entry, order_id)
         data = {
             "id": order_id, "invoice_number": invoice, "unique_id": token,
             "subtotal": str(subtotal), "tax_amount": str(tax), "total": str(total),
             "user": {"id": customer_id, "name": customer["name"]},
-            "staff_member": {"id": staff_id, "name": staff["name"]},
+            "staff_member": {"id": staff_id, "name": staff_name},
             "items": items,
-            "payments": [{"id": p["id"]} for p in payments],
+            "payments": [{"id": p} for p in payment_ids],
         }  # fmt: skip
-        events = []
+        event_ids, kinds, payloads = [], [], []
         for kind in ("order.created", "sales.created", "order.paid"):
             event_id = "evt_" + f"{time.time_ns() // 1_000_000:012x}{os.urandom(10).hex()}"
-            payload = json.dumps({"id": event_id, "type": kind, "data": data})
-            events.append((event_id, company_id, wh_id, kind, payload, now))
-        await conn.executemany(OUTBOX, events)
+            event_ids.append(event_id)
+            kinds.append(kind)
+            payloads.append(json.dumps({"id": event_id, "type": kind, "data": data}))
         response = json.dumps({"status": "success", "order_id": order_id, "invoice": invoice})
-        await conn.execute(RESPONSE, response, wh_id, token)
+        await conn.execute(
+            FINISH, company_id, wh_id, order_id,
+            [m[0] for m in movements], [m[1] for m in movements], [m[2] for m in movements],
+            [m[3] for m in movements],
+            payment_ids, [cash, card],
+            entry, [leg[0] for leg in legs], [Decimal(leg[1]) for leg in legs],
+            [Decimal(leg[2]) for leg in legs],
+            invoice, now, event_ids, kinds, payloads, response, token,
+        )  # fmt: skip
     return int(order_id)
 
 
@@ -381,7 +365,9 @@ async def run_floor(
 ) -> dict[str, Any]:
     """``clients`` connections, each running sales back to back until time is up."""
     dsn = pg_dsn(url)
-    conns = [await asyncpg.connect(dsn) for _ in range(clients)]
+    # lock_timeout as the service sets it: once per connection, not per transaction
+    settings = {"lock_timeout": "5000"}
+    conns = [await asyncpg.connect(dsn, server_settings=settings) for _ in range(clients)]
     ctx = await load_context(conns[0], info)
     warehouses = info["warehouses"]
     latencies: list[float] = []
