@@ -12,7 +12,7 @@ import datetime as dt
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 
-from sqlalchemy import Engine, insert, select, update
+from sqlalchemy import insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.deferred import DeferredInsert, defer
@@ -23,6 +23,7 @@ from tillbook.ledger.balance import Line, imbalance
 from tillbook.ledger.rules import RULES
 from tillbook.models import Account, JournalEntry, JournalLine, User
 from tillbook.models.base import table_of
+from tillbook.reference import ReferenceCache
 
 Figure = Decimal | Sequence[tuple[str, Decimal]]
 
@@ -34,26 +35,20 @@ _INSERT_LINES = DeferredInsert(
     ["entry_id", "company_id", "warehouse_id", "account_id", "party_id", "debit", "credit"],
 )
 
-# Account ids never change once a company's chart exists; cache code -> id per
-# (database, company), so one process talking to two databases never mixes them.
-_account_ids: dict[tuple[str, int], dict[str, int]] = {}
 
-
-async def account_ids(session: AsyncSession, company_id: int) -> dict[str, int]:
-    bind = session.get_bind()
-    engine = bind if isinstance(bind, Engine) else bind.engine
-    url = engine.url.render_as_string()
-    cache_key = (url, company_id)
-    cached = _account_ids.get(cache_key)
-    if cached is not None:
-        return cached
+async def _load_account_ids(session: AsyncSession, company_id: int) -> dict[str, int]:
     rows = await session.execute(
         select(Account.code, Account.id).where(Account.company_id == company_id)
     )
-    ids = {code: id_ for code, id_ in rows.all()}
-    if ids:
-        _account_ids[cache_key] = ids
-    return ids
+    return {code: id_ for code, id_ in rows.all()}
+
+
+# A chart's accounts never change once it exists: code -> id, cached.
+_ACCOUNT_IDS = ReferenceCache(_load_account_ids)
+
+
+async def account_ids(session: AsyncSession, company_id: int) -> dict[str, int]:
+    return await _ACCOUNT_IDS.get(session, company_id)
 
 
 def build_lines(rule: str, figures: Mapping[str, Figure], party_id: int | None) -> list[Line]:
@@ -175,7 +170,3 @@ async def _move_party_balances(session: AsyncSession, lines: list[Line]) -> None
             await session.execute(
                 update(User).where(User.id == party_id).values(balance=User.balance + delta)
             )
-
-
-def reset_cache() -> None:
-    _account_ids.clear()

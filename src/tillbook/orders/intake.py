@@ -20,7 +20,7 @@ from tillbook.events.outbox import emit
 from tillbook.inventory.service import lock_products
 from tillbook.kit.money import ZERO, line_amounts
 from tillbook.kit.refs import ref_to_id
-from tillbook.models import Order, OrderItem, Payment, Product, Tax, User
+from tillbook.models import Order, OrderItem, Payment, Product, User
 from tillbook.orders import lookup, views
 from tillbook.orders.schemas import PurchaseIn, SaleIn, Tender
 
@@ -35,7 +35,7 @@ class PricedLine:
     base_quantity: Decimal
     unit_price: Decimal
     discount_rate: Decimal
-    tax: Tax | None
+    tax: lookup.TaxRate | None
     net: Decimal
     tax_amount: Decimal
     gross: Decimal

@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tillbook.errors import ValidationFailed
 from tillbook.kit.refs import ref_to_id
 from tillbook.models import Account, PaymentMode, ProductUnit, Tax, Unit, User
+from tillbook.reference import ReferenceCache
 
 RefValue = int | str
 
@@ -29,8 +30,8 @@ _MODES = (
     .join(Account, Account.id == PaymentMode.account_id)
     .where(PaymentMode.company_id == bindparam("company_id"))
 )
-_TAXES = select(Tax).where(
-    Tax.company_id == bindparam("company_id"), Tax.id.in_(bindparam("ids", expanding=True))
+_TAXES = select(Tax.id, Tax.name, Tax.rate, Tax.inclusive).where(
+    Tax.company_id == bindparam("company_id")
 )
 
 
@@ -40,6 +41,30 @@ class Mode:
     code: str
     name: str
     account_code: str
+
+
+@dataclass(frozen=True)
+class TaxRate:
+    """A tax as pricing needs it; taxes are never edited (a new rate is a new tax)."""
+
+    id: int
+    name: str
+    rate: Decimal
+    inclusive: bool
+
+
+async def _load_modes(session: AsyncSession, company_id: int) -> dict[int, Mode]:
+    rows = await session.execute(_MODES, {"company_id": company_id})
+    return {r[0]: Mode(r[0], r[1], r[2], r[3]) for r in rows}
+
+
+async def _load_taxes(session: AsyncSession, company_id: int) -> dict[int, TaxRate]:
+    rows = await session.execute(_TAXES, {"company_id": company_id})
+    return {r[0]: TaxRate(r[0], r[1], r[2], r[3]) for r in rows}
+
+
+_COMPANY_MODES = ReferenceCache(_load_modes)
+_COMPANY_TAXES = ReferenceCache(_load_taxes)
 
 
 class Problems:
@@ -83,20 +108,25 @@ async def payment_modes(
     """field -> Mode; a mode is named by numeric id, xid or code (``cash``, ``card``)."""
     if not refs:
         return {}
-    rows = (await session.execute(_MODES, {"company_id": company_id})).all()
-    by_id = {r[0]: Mode(r[0], r[1], r[2], r[3]) for r in rows}
+    found = _resolve_modes(await _COMPANY_MODES.get(session, company_id), refs)
+    if len(found) < len(refs):  # a mode created since the company's were cached?
+        found = _resolve_modes(await _COMPANY_MODES.get(session, company_id, reload=True), refs)
+    for field, ref in refs:
+        if field not in found:
+            problems.add(field, f"unknown payment mode {ref!r}")
+    return found
+
+
+def _resolve_modes(by_id: dict[int, Mode], refs: Sequence[tuple[str, RefValue]]) -> dict[str, Mode]:
     by_code = {m.code.lower(): m for m in by_id.values()}
     out: dict[str, Mode] = {}
     for field, ref in refs:
-        mode = None
         if isinstance(ref, str) and ref.strip().lower() in by_code:
-            mode = by_code[ref.strip().lower()]
-        else:
-            id_ = ref_to_id(ref)
-            mode = by_id.get(id_) if id_ is not None else None
-        if mode is None:
-            problems.add(field, f"unknown payment mode {ref!r}")
-        else:
+            out[field] = by_code[ref.strip().lower()]
+            continue
+        id_ = ref_to_id(ref)
+        mode = by_id.get(id_) if id_ is not None else None
+        if mode is not None:
             out[field] = mode
     return out
 
@@ -106,14 +136,11 @@ async def taxes(
     company_id: int,
     refs: Sequence[tuple[str, RefValue]],
     problems: Problems,
-) -> dict[str, Tax]:
+) -> dict[str, TaxRate]:
     ids = {f: ref_to_id(r) for f, r in refs}
     wanted = {i for i in ids.values() if i is not None}
-    found = {}
-    if wanted:
-        params = {"company_id": company_id, "ids": sorted(wanted)}
-        found = {t.id: t for t in (await session.execute(_TAXES, params)).scalars()}
-    out: dict[str, Tax] = {}
+    found = await _COMPANY_TAXES.get(session, company_id, wanted) if wanted else {}
+    out: dict[str, TaxRate] = {}
     for field, ref in refs:
         tax_id = ids[field]
         tax = found.get(tax_id) if tax_id is not None else None
@@ -162,4 +189,4 @@ async def unit_names(session: AsyncSession, unit_ids: set[int]) -> dict[int, Uni
     return {u.id: u for u in rows.scalars()}
 
 
-__all__ = ["Mode", "Problems"]
+__all__ = ["Mode", "Problems", "TaxRate"]
