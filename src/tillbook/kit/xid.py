@@ -44,8 +44,10 @@ def decode(xid: str) -> int | None:
 def _decode(xid: str) -> int | None:
     try:
         numbers = _codec().decode(xid)
-        # Re-encoding raises for decoded numbers beyond 2**63 - 1: not an xid either.
-        if len(numbers) != 1 or _codec().encode(numbers) != xid:
+        # Only the canonical encoding of a number is its xid; the check goes through
+        # ``encode``'s cache (responses encode the same ids). Re-encoding raises for
+        # decoded numbers beyond 2**63 - 1: not an xid either.
+        if len(numbers) != 1 or encode(numbers[0]) != xid:
             return None
     except Exception:
         return None
