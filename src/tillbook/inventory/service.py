@@ -11,12 +11,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from sqlalchemy import bindparam, case, func, select, update
+from sqlalchemy import bindparam, case, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.attributes import set_committed_value
 from sqlalchemy.orm.util import identity_key
 
-from tillbook.deferred import DeferredInsert, defer
+from tillbook.deferred import DeferredInsert, DeferredUpdate, defer, write_now
 from tillbook.errors import ValidationFailed
 from tillbook.kit.money import ZERO, money
 from tillbook.models import Product, StockAlert, StockBatch, StockMovement
@@ -138,16 +138,12 @@ OPEN_BATCHES = (
     )
     .order_by(_batches.c.product_id, _expired_last, _batches.c.id)
 )
-MOVE_STOCK = (
-    update(_products)
-    .where(_products.c.id == bindparam("b_id"))
-    .values(current_stock=_products.c.current_stock + bindparam("delta"), updated_at=func.now())
+# A draw's new stock levels, sent in one round trip (a later draw of the same unit
+# reads the batches again, so they cannot wait for the COMMIT).
+STOCK_LEVELS = DeferredUpdate(
+    _products, ["id"], [], increments=["current_stock"], also={"updated_at": func.now()}
 )
-SET_BATCH = (
-    update(_batches)
-    .where(_batches.c.id == bindparam("b_id"))
-    .values(quantity_remaining=bindparam("qty"), value_remaining=bindparam("value"))
-)
+BATCH_LEVELS = DeferredUpdate(_batches, ["id"], ["quantity_remaining", "value_remaining"])
 # Nothing reads a unit's own movements back: they go out with its COMMIT.
 MOVEMENTS = DeferredInsert(
     table_of(StockMovement),
@@ -272,19 +268,29 @@ async def draw_many(
                 )
             )
         allocations.append(alloc)
-    if moved:
-        await session.execute(
-            MOVE_STOCK, [{"b_id": pid, "delta": delta} for pid, delta in moved.items()]
-        )
     drawn = [layer for layers in open_batches.values() for layer in layers if layer.drawn]
-    if drawn:
-        await session.execute(
-            SET_BATCH,
-            [{"b_id": layer.id, "qty": layer.quantity, "value": layer.value} for layer in drawn],
-        )
-        _mirror_batches(session, drawn)
+    await write_now(
+        session,
+        (STOCK_LEVELS, [{"id": pid, "current_stock": delta} for pid, delta in moved.items()]),
+        (
+            BATCH_LEVELS,
+            [
+                {
+                    "id": layer.id,
+                    "quantity_remaining": layer.quantity,
+                    "value_remaining": layer.value,
+                }
+                for layer in drawn
+            ],
+        ),
+    )
+    _mirror_batches(session, drawn)
     defer(session, MOVEMENTS, movements)
     return allocations
+
+
+def _levels(layer: _Layer) -> dict[str, object]:
+    return {"id": layer.id, "quantity_remaining": layer.quantity, "value_remaining": layer.value}
 
 
 def _mirror_batches(session: AsyncSession, layers: list[_Layer]) -> None:
