@@ -190,3 +190,20 @@ async def test_list_sales_dates_and_pagination(client, shop, db):
     r = await client.get(f"/sales/{row['id']}", headers=shop.other_key.headers)
     assert r.status_code == 404 and r.json()["status"] == "error"
     await check_books(db, shop.company_id)
+
+
+async def test_product_named_twice_draws_twice_across_layers(client, shop, db):
+    """Both lines of one product draw in order, and the stock, layer and movement
+    writes of the sale (one statement, and the movements with the COMMIT) add up."""
+    before = await stock_of(db, shop.products["apple"])
+    items = [
+        {"xid": shop.xid("apple"), "quantity": 6, "unit_price": 3.5},
+        {"xid": shop.xid("apple"), "quantity": 6, "unit_price": 3.5},
+    ]
+    r = await client.post("/sales", json=sale(shop, items), headers=shop.headers)
+    assert r.status_code == 200, r.text
+    assert await stock_of(db, shop.products["apple"]) == before - 12
+    # FIFO over both lines: 6 @ 1.50, then 4 @ 1.50 and 2 @ 2.00 = 19.00
+    cogs = await db.read(lambda s: gl_balance(s, shop.company_id, "51100"))
+    assert cogs == D("19.00")
+    await check_books(db, shop.company_id)

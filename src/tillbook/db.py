@@ -126,20 +126,11 @@ class Database:
             await self.write_engine.dispose()
 
     async def read(self, fn: Callable[[AsyncSession], Awaitable[T]]) -> T:
-        for attempt in range(2):
-            try:
-                async with self._reader() as session, session.begin():
-                    return await fn(session)
-            except (OperationalError, DBAPIError) as exc:
-                if isinstance(exc, IntegrityError):
-                    raise
-                if attempt == 0 and _stale(exc):
-                    log.info("connection lost during a read; retrying on a fresh one")
-                    continue
-                raise self._unavailable(exc) from exc
-            except OSError as exc:  # the driver's connect: refused, reset, timed out
-                raise _down(exc) from exc
-        raise AssertionError("unreachable")
+        async def in_transaction() -> T:
+            async with self._reader() as session, session.begin():
+                return await fn(session)
+
+        return await self._reading(in_transaction)
 
     async def first(self, statement: Executable, params: dict[str, Any]) -> Row[Any] | None:
         """The first row of one prebuilt read, outside any transaction on PostgreSQL
@@ -147,17 +138,28 @@ class Database:
         key lookup."""
         if self.is_sqlite:
             return await self.read(lambda s: _first(s, statement, params))
+
+        async def autocommit() -> Row[Any] | None:
+            async with self.engine.connect() as conn:
+                await conn.execution_options(isolation_level="AUTOCOMMIT")
+                return (await conn.execute(statement, params)).first()
+
+        return await self._reading(autocommit)
+
+    async def _reading(self, op: Callable[[], Awaitable[T]]) -> T:
+        """A read runs once more on a fresh connection when its pooled one was dead;
+        a database that stays away is a 503."""
         for attempt in range(2):
             try:
-                async with self.engine.connect() as conn:
-                    await conn.execution_options(isolation_level="AUTOCOMMIT")
-                    return (await conn.execute(statement, params)).first()
+                return await op()
             except DBAPIError as exc:
+                if isinstance(exc, IntegrityError):
+                    raise
                 if attempt == 0 and _stale(exc):
                     log.info("connection lost during a read; retrying on a fresh one")
                     continue
                 raise self._unavailable(exc) from exc
-            except OSError as exc:
+            except OSError as exc:  # the driver's connect: refused, reset, timed out
                 raise _down(exc) from exc
         raise AssertionError("unreachable")
 

@@ -1,7 +1,8 @@
 """Writes that nothing in a unit reads back, sent together just before COMMIT.
 
 A sale ends with writes whose results it never reads: its journal lines, its outbox
-events, the idempotency record's response, the order's final number. Sent one by
+events, its stock movements and tender allocations, the idempotency record's
+response, the order's final number. Sent one by
 one, each costs a round trip while the invoice counter is locked, so every other sale
 of the shop waits for them. Queued with ``defer`` instead, they go to the database
 together when the unit commits: on PostgreSQL as one statement, each write a
@@ -159,7 +160,7 @@ _combined: dict[tuple[_Deferred, ...], Select[Any]] = {}
 
 def _combine(kinds: tuple[_Deferred, ...]) -> Select[Any]:
     """One statement running every kind's array statement as a CTE; built once per
-    combination (a sale always queues the same four)."""
+    combination (every sale queues the same six)."""
     statement = _combined.get(kinds)
     if statement is None:
         ctes = [kind.array_statement.cte(f"deferred_{i}") for i, kind in enumerate(kinds)]

@@ -23,7 +23,6 @@ K = TypeVar("K")
 V = TypeVar("V")
 
 Loader = Callable[[AsyncSession, int], Awaitable[dict[K, V]]]
-_caches: list[ReferenceCache[object, object]] = []
 
 
 def _database(session: AsyncSession) -> str:
@@ -38,7 +37,6 @@ class ReferenceCache(Generic[K, V]):
     def __init__(self, load: Loader[K, V]):
         self._load = load
         self._rows: dict[tuple[str, int], dict[K, V]] = {}
-        _caches.append(self)  # type: ignore[arg-type]
 
     async def get(
         self,
@@ -57,12 +55,3 @@ class ReferenceCache(Generic[K, V]):
             if rows:
                 self._rows[key] = rows
         return rows
-
-    def clear(self) -> None:
-        self._rows.clear()
-
-
-def clear_all() -> None:
-    """Forget every cached row (a database restored under the same URL)."""
-    for cache in _caches:
-        cache.clear()
