@@ -7,8 +7,8 @@ Drops and recreates the database named in ``--database-url`` (its name must cont
 ``bench``), migrates it, seeds 10,000 products in each of 2 warehouses (and
 ``--history`` past sales), starts ``tillbook serve --workers N --no-worker`` on a
 free loopback port, and runs one phase after another, each ``--duration`` seconds
-with ``--clients`` concurrent clients (asyncio + httpx, one keep-alive connection
-each):
+with ``--clients`` concurrent clients (asyncio and the lean HTTP/1.1 client of
+``loadclient.py``, one keep-alive connection each):
 
     sales       POST /sales: 3 lines, split tender cash + card, random products
     search      GET /products?search=TERM
@@ -218,16 +218,16 @@ class Server:
         self.base = f"http://127.0.0.1:{self.port}/api/v1/public"
 
     async def wait_ready(self, headers: dict[str, str], timeout: float = 60) -> None:
-        import httpx
+        from loadclient import Client, TransportError
 
         deadline = time.monotonic() + timeout
-        async with httpx.AsyncClient(base_url=self.base, headers=headers) as client:
+        async with Client(self.base, headers) as client:
             while time.monotonic() < deadline:
                 if self.proc.poll() is not None:
                     raise SystemExit(
                         f"server exited with {self.proc.returncode}; see {STATE}/server.log"
                     )
-                with contextlib.suppress(httpx.TransportError):
+                with contextlib.suppress(TransportError):
                     r = await client.get("/warehouses")
                     if r.status_code == 200:
                         return
@@ -423,7 +423,7 @@ async def run_phase(
     worker then caps the run while the other idles (measured: a 2.2 : 1 CPU split
     between two workers, the machine 81% busy). ``server_cpu_s_per_process`` in the
     JSON shows the split of every phase."""
-    import httpx
+    from loadclient import Client, TransportError
 
     rec = Recorder()
     connected = 0
@@ -434,14 +434,9 @@ async def run_phase(
         nonlocal connected, deadline
         rng = random.Random(f"{name}-{i}")
         key = keys[i % len(keys)]
-        async with httpx.AsyncClient(
-            base_url=base,
-            headers={**key, "Accept": "application/json"},
-            timeout=60,
-            limits=httpx.Limits(max_connections=1),
-        ) as client:
+        async with Client(base, key, timeout=60) as client:
             await asyncio.sleep(i * CONNECT_GAP_S)
-            with contextlib.suppress(httpx.TransportError):
+            with contextlib.suppress(TransportError):
                 await client.get("/warehouses")  # opens the connection; not measured
             connected += 1
             if connected == clients:
@@ -455,7 +450,7 @@ async def run_phase(
                 t0 = time.perf_counter()
                 try:
                     status, _ = await request(client, i, rng)
-                except httpx.TransportError as exc:
+                except TransportError as exc:
                     rec.statuses[type(exc).__name__] += 1
                     continue
                 took = time.perf_counter() - t0
@@ -561,10 +556,10 @@ class Workload:
         """Sales to read back when the sales phase did not run."""
         if all(self.sale_ids) or self.info["history"] >= len(self.warehouses):
             return
-        import httpx
+        from loadclient import Client
 
         for i, key in enumerate(self.keys):
-            async with httpx.AsyncClient(base_url=base, headers=key, timeout=60) as client:
+            async with Client(base, key, timeout=60) as client:
                 rng = random.Random(f"ensure-{i}")
                 for _ in range(20):
                     await self.post_sale(client, i, rng)
@@ -601,12 +596,10 @@ class Workload:
         return r.status_code, None
 
     async def setup_payments(self, base: str, clients: int) -> None:
-        import httpx
+        from loadclient import Client
 
         async def one(i: int) -> None:
-            async with httpx.AsyncClient(
-                base_url=base, headers={**self.keys[i % len(self.keys)]}, timeout=60
-            ) as client:
+            async with Client(base, self.keys[i % len(self.keys)], timeout=60) as client:
                 await self.new_credit_sale(client, i, random.Random(f"credit-{i}"))
 
         await asyncio.gather(*(one(i) for i in range(clients)))
