@@ -16,6 +16,7 @@ Only what the benchmark sends is supported: GET and POST, JSON bodies, plain
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import urllib.parse
 from typing import Any
 
@@ -78,10 +79,8 @@ class Client:
         writer, self._reader, self._writer = self._writer, None, None
         if writer is not None:
             writer.close()
-            try:
+            with contextlib.suppress(OSError):
                 await writer.wait_closed()
-            except OSError:
-                pass
 
     async def get(self, path: str, params: dict[str, Any] | None = None) -> Response:
         if params:
@@ -99,9 +98,7 @@ class Client:
         try:
             async with asyncio.timeout(self.timeout):
                 if self._writer is None:
-                    self._reader, self._writer = await asyncio.open_connection(
-                        self.host, self.port
-                    )
+                    self._reader, self._writer = await asyncio.open_connection(self.host, self.port)
                 assert self._reader is not None
                 self._writer.write(message)
                 response = await _read_response(self._reader)
