@@ -479,6 +479,7 @@ def _main() -> None:
         "--database-url", default="postgresql://postgres@127.0.0.1:5432/tillbook_bench_floor"
     )
     parser.add_argument("--capture", action="store_true", help="print one sale's statements")
+    parser.add_argument("--full", action="store_true", help="with --capture: whole statements")
     parser.add_argument("--clients", type=int, default=16)
     parser.add_argument("--duration", type=float, default=10)
     args = parser.parse_args()
@@ -496,7 +497,7 @@ def _main() -> None:
         if args.capture:
             statements = await capture(args.database_url, info)
             for i, s in enumerate(statements, 1):
-                print(f"{i:>3}  {s[:160]}")
+                print(f"{i:>3}  {s if args.full else s[:160]}")
             print(f"{len(statements)} statements (plus BEGIN/COMMIT of the read and the write)")
         else:
             result = await run_floor(

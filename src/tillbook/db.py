@@ -6,7 +6,8 @@ owns the transaction: it commits once, retries the whole unit on a lost race
 before the commit was sent, and maps a vanished database to a clean 503.
 
 Writes whose results the unit never reads back go out together just before COMMIT
-(``tillbook.deferred``).
+(``tillbook.deferred``), and a late value that statement takes (an invoice number)
+is put into the unit's result once it has committed.
 
 Pooled PostgreSQL connections are not pinged at checkout: SQLAlchemy's pre-ping
 costs three round trips (BEGIN, ``;``, ROLLBACK) on every checkout, two checkouts
@@ -37,7 +38,7 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 
-import tillbook.deferred  # noqa: F401  (registers the before-commit writer)
+from tillbook.deferred import resolved  # (importing it registers the before-commit writer)
 from tillbook.errors import Conflict, ServiceUnavailable
 
 log = logging.getLogger("tillbook.db")
@@ -197,7 +198,10 @@ class Database:
                     in_unit = True
                     result = await fn(session)
                     in_unit = False
-                return result
+                    info = session.info
+                # Committed: values the last statement took (an invoice number) replace
+                # their placeholders in the result.
+                return resolved(result, info)
             except IntegrityError:
                 # A concurrent twin won a unique race (invoice number, token, counter):
                 # run again; this time the twin's committed row is visible.

@@ -17,6 +17,17 @@ has no cache key: SQLAlchemy compiled it, about a millisecond, on every sale.)
 ``write_now`` sends several such writes at once, in the same way, when the unit
 must see them before it commits.
 
+**Late text.** One value per unit can be left to that last statement: the next
+number of an invoice counter (``late``). The unit uses a placeholder wherever the
+number goes (the order, the journal narration, the events, the stored response);
+the statement's first CTE takes the number from the counter, every late column of
+the other CTEs has the placeholder replaced in SQL, and once the unit has committed
+``Database.write`` puts the number into the unit's result in place of the
+placeholder. The counter row is then locked from that statement to COMMIT, one
+round trip, instead of for everything the unit did after taking the number: on a
+busy event loop each of those steps also waited its turn while the shop's other
+sales queued on the counter.
+
 The queue lives in ``session.info``; a rollback drops it. Writes run in the order
 their kinds were first queued; on PostgreSQL the CTEs of one statement see the same
 snapshot and must not touch the same row twice, which these writes never do (each
@@ -25,14 +36,17 @@ names rows that only its own unit created or claimed).
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import (
     ARRAY,
     ColumnElement,
     Insert,
+    ScalarSelect,
     Select,
+    String,
     Table,
     Update,
     and_,
@@ -48,7 +62,28 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
 _QUEUE = "tillbook.deferred"
+_LATE = "tillbook.deferred.late"
+_RESOLVED = "tillbook.deferred.resolved"
 Row = Mapping[str, Any]
+T = TypeVar("T")
+
+
+class LateSource:
+    """Where a late value comes from: ``statement`` (PostgreSQL only) returns one row
+    of one column, ``value``, and binds only parameters the caller of ``late`` gives.
+    Built once; its CTE is shared by every combination that uses it."""
+
+    def __init__(self, statement: Insert | Update):
+        self.cte = statement.cte("late_value")
+        self.value: ScalarSelect[Any] = select(self.cte.c.value).scalar_subquery()
+        self.placeholder = bindparam("late_placeholder", type_=String)
+
+
+class _Late:
+    def __init__(self, source: LateSource, params: Mapping[str, Any]):
+        self.source = source
+        self.params = dict(params)
+        self.placeholder = f"late-{uuid.uuid4().hex}"
 
 
 class _Deferred:
@@ -57,11 +92,35 @@ class _Deferred:
 
     prefix: str
 
-    def __init__(self, table: Table, columns: Sequence[str]):
+    def __init__(self, table: Table, columns: Sequence[str], late: Sequence[str] = ()):
         self.table = table
         self.columns = tuple(columns)
+        self.late = tuple(late)
+        assert set(self.late) <= set(self.columns), (table.name, late)
         self.rows_statement: Insert | Update
         self.array_statement: Insert | Update
+        self._late_statements: dict[LateSource, Insert | Update] = {}
+
+    def late_statement(self, source: LateSource) -> Insert | Update:
+        """The array statement with the placeholder replaced by ``source``'s value in
+        every late column; built once per source."""
+        statement = self._late_statements.get(source)
+        if statement is None:
+            statement = self._build_array_statement(source)
+            self._late_statements[source] = statement
+        return statement
+
+    def _build_array_statement(self, source: LateSource | None) -> Insert | Update:
+        raise NotImplementedError
+
+    def _given(self, arrays: Any, names: Sequence[str], source: LateSource | None) -> list[Any]:
+        """Each column of ``names`` from the arrays, late ones with the value put in."""
+        return [
+            func.replace(arrays.c[c], source.placeholder, source.value)
+            if source is not None and c in self.late
+            else arrays.c[c]
+            for c in names
+        ]
 
     def _arrays(self) -> Any:
         """``unnest(:a, :b, …) AS v(a, b, …)``, one typed array parameter per column."""
@@ -82,23 +141,28 @@ class _Deferred:
 
 
 class DeferredInsert(_Deferred):
-    """Rows inserted into ``table``; each row gives every one of ``columns``."""
+    """Rows inserted into ``table``; each row gives every one of ``columns``. ``late``:
+    text columns that may carry a late value's placeholder."""
 
     prefix = "ins"
 
-    def __init__(self, table: Table, columns: Sequence[str]):
-        super().__init__(table, columns)
+    def __init__(self, table: Table, columns: Sequence[str], *, late: Sequence[str] = ()):
+        super().__init__(table, columns, late)
         self.rows_statement = insert(table)
+        self.array_statement = self._build_array_statement(None)
+
+    def _build_array_statement(self, source: LateSource | None) -> Insert:
         arrays = self._arrays()
-        self.array_statement = insert(table).from_select(
-            list(self.columns), select(*(arrays.c[c] for c in self.columns))
+        return insert(self.table).from_select(
+            list(self.columns), select(*self._given(arrays, self.columns, source))
         )
 
 
 class DeferredUpdate(_Deferred):
     """Rows of ``table`` found by ``keys`` get new ``values`` and have ``increments``
     added to theirs; each row gives all of them. ``also``: columns every row sets to
-    the same SQL expression (``updated_at=func.now()``)."""
+    the same SQL expression (``updated_at=func.now()``). ``late``: text columns of
+    ``values`` that may carry a late value's placeholder."""
 
     prefix = "upd"
 
@@ -110,23 +174,33 @@ class DeferredUpdate(_Deferred):
         *,
         increments: Sequence[str] = (),
         also: Mapping[str, Any] | None = None,
+        late: Sequence[str] = (),
     ):
-        super().__init__(table, [*keys, *values, *increments])
+        super().__init__(table, [*keys, *values, *increments], late)
+        assert set(self.late) <= set(values), (table.name, late)
         self.keys = tuple(keys)
         self.values = (*values, *increments)
+        self._plain_values = tuple(values)
+        self._increments = tuple(increments)
+        self._also = also
         new: dict[str, Any] = {v: bindparam(f"new_{v}") for v in self.values}
         self.rows_statement = (
             update(table)
             .where(and_(*(table.c[k] == bindparam(f"key_{k}") for k in keys)))
             .values(_assignments(table, values, increments, new, also))
         )
+        self.array_statement = self._build_array_statement(None)
+
+    def _build_array_statement(self, source: LateSource | None) -> Update:
         arrays = self._arrays()
-        matches: list[ColumnElement[bool]] = [table.c[k] == arrays.c[k] for k in keys]
-        given = {v: arrays.c[v] for v in self.values}
-        self.array_statement = (
-            update(table)
+        matches: list[ColumnElement[bool]] = [self.table.c[k] == arrays.c[k] for k in self.keys]
+        given = dict(zip(self.values, self._given(arrays, self.values, source), strict=True))
+        return (
+            update(self.table)
             .where(and_(*matches))
-            .values(_assignments(table, values, increments, given, also))
+            .values(
+                _assignments(self.table, self._plain_values, self._increments, given, self._also)
+            )
         )
 
     def row_params(self, row: Row) -> dict[str, Any]:
@@ -155,19 +229,66 @@ def defer(session: AsyncSession, kind: _Deferred, rows: Sequence[Row]) -> None:
     queue.setdefault(kind, []).extend(rows)
 
 
-_combined: dict[tuple[_Deferred, ...], Select[Any]] = {}
+def late(session: AsyncSession, source: LateSource, params: Mapping[str, Any]) -> str:
+    """A placeholder for the value ``source`` gives in this unit's last statement
+    (PostgreSQL only; one per unit). Put it only in late columns of deferred writes
+    and in the unit's result: ``Database.write`` swaps it for the value after
+    COMMIT."""
+    if _LATE in session.info:
+        raise RuntimeError("a unit has at most one late value")
+    pending = _Late(source, params)
+    session.info[_LATE] = pending
+    return pending.placeholder
 
 
-def _combine(kinds: tuple[_Deferred, ...]) -> Select[Any]:
+def carries_late(session: AsyncSession, text: str) -> bool:
+    """Whether ``text`` holds this unit's late placeholder (and so must be written by
+    a late column)."""
+    pending: _Late | None = session.info.get(_LATE)
+    return pending is not None and pending.placeholder in text
+
+
+def resolved(result: T, info: Mapping[str, Any]) -> T:
+    """``result`` with every late placeholder (in strings, dicts, lists, tuples)
+    replaced by the value its unit's last statement gave; ``info`` is the session's."""
+    values: dict[str, str] | None = info.get(_RESOLVED)
+    if not values:
+        return result
+    return _replace(result, values)  # type: ignore[no-any-return]
+
+
+def _replace(value: Any, values: Mapping[str, str]) -> Any:
+    if isinstance(value, str):
+        for placeholder, real in values.items():
+            value = value.replace(placeholder, real)
+        return value
+    if isinstance(value, dict):
+        return {k: _replace(v, values) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_replace(v, values) for v in value)
+    return value
+
+
+_combined: dict[tuple[tuple[_Deferred, ...], LateSource | None], Select[Any]] = {}
+
+
+def _combine(kinds: tuple[_Deferred, ...], source: LateSource | None) -> Select[Any]:
     """One statement running every kind's array statement as a CTE; built once per
-    combination (every sale queues the same six)."""
-    statement = _combined.get(kinds)
+    combination (every sale queues the same seven). With a late ``source`` its CTE
+    comes along, the late columns read it, and the statement returns its value."""
+    statement = _combined.get((kinds, source))
     if statement is None:
-        ctes = [kind.array_statement.cte(f"deferred_{i}") for i, kind in enumerate(kinds)]
+        ctes = [
+            (kind.array_statement if source is None else kind.late_statement(source)).cte(
+                f"deferred_{i}"
+            )
+            for i, kind in enumerate(kinds)
+        ]
         # Data-modifying CTEs run once and to completion whether or not the main
         # query reads them.
-        statement = select(literal_column("1")).add_cte(*ctes)
-        _combined[kinds] = statement
+        head = select(literal_column("1")) if source is None else select(source.cte.c.value)
+        statement = head.add_cte(*ctes)
+        _combined[(kinds, source)] = statement
     return statement
 
 
@@ -176,28 +297,34 @@ async def write_now(session: AsyncSession, *writes: tuple[_Deferred, Sequence[Ro
     statement on PostgreSQL): for writes that later statements of the unit must see,
     such as stock levels a second draw reads again."""
     queue = {kind: list(rows) for kind, rows in writes}
-    await session.run_sync(_write, queue)
+    await session.run_sync(_write, queue, None)
 
 
 @event.listens_for(Session, "before_commit")
 def _write_deferred(session: Session) -> None:
-    _write(session, session.info.pop(_QUEUE, {}))
+    _write(session, session.info.pop(_QUEUE, {}), session.info.pop(_LATE, None))
 
 
-def _write(session: Session, queue: dict[_Deferred, list[Row]]) -> None:
+def _write(session: Session, queue: dict[_Deferred, list[Row]], pending: _Late | None) -> None:
     queue = {kind: rows for kind, rows in queue.items() if rows}
-    if not queue:
+    if not queue and pending is None:
         return
     if session.get_bind().dialect.name == "postgresql":
-        params: dict[str, list[Any]] = {}
+        params: dict[str, Any] = {}
         for kind, rows in queue.items():
             params.update(kind.array_params(rows))
-        if len(queue) == 1:
+        if pending is not None:
+            params.update(pending.params, late_placeholder=pending.placeholder)
+            value = session.execute(_combine(tuple(queue), pending.source), params).scalar_one()
+            session.info.setdefault(_RESOLVED, {})[pending.placeholder] = value
+        elif len(queue) == 1:
             (kind,) = queue
             session.execute(kind.array_statement, params)
         else:
-            session.execute(_combine(tuple(queue)), params)
+            session.execute(_combine(tuple(queue), None), params)
         return
+    if pending is not None:
+        raise RuntimeError("late values need PostgreSQL's data-modifying CTEs")
     for kind, rows in queue.items():
         if isinstance(kind, DeferredUpdate):
             session.execute(kind.rows_statement, [kind.row_params(row) for row in rows])
@@ -208,3 +335,4 @@ def _write(session: Session, queue: dict[_Deferred, list[Row]]) -> None:
 @event.listens_for(Session, "after_soft_rollback")
 def _forget_deferred(session: Session, _previous: object) -> None:
     session.info.pop(_QUEUE, None)
+    session.info.pop(_LATE, None)

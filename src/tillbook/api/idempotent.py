@@ -45,7 +45,10 @@ _CLAIM_SQLITE = (
     .returning(_records.c.id)
 )
 _RESPONSE = DeferredUpdate(
-    _records, ["warehouse_id", "token"], ["response_status", "response_body"]
+    _records,
+    ["warehouse_id", "token"],
+    ["response_status", "response_body"],
+    late=["response_body"],
 )
 Work = Callable[[AsyncSession], Awaitable[dict[str, Any]]]
 

@@ -31,6 +31,7 @@ EVENT_TYPES = (
 _INSERT = DeferredInsert(
     table_of(OutboxEvent),
     ["event_id", "company_id", "warehouse_id", "type", "payload", "dispatched", "created_at"],
+    late=["payload"],
 )
 
 

@@ -15,7 +15,7 @@ from decimal import Decimal
 from sqlalchemy import insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tillbook.deferred import DeferredInsert, defer
+from tillbook.deferred import DeferredInsert, DeferredUpdate, carries_late, defer
 from tillbook.errors import LedgerImbalance
 from tillbook.kit.money import ZERO
 from tillbook.ledger import chart
@@ -30,6 +30,8 @@ Figure = Decimal | Sequence[tuple[str, Decimal]]
 _entries = table_of(JournalEntry)
 # Built once: every sale, purchase, return and payment posts through these two.
 _INSERT_ENTRY = insert(_entries).returning(_entries.c.id)
+# A narration naming a number taken at COMMIT (``numbering.issue_at_commit``).
+_NARRATE = DeferredUpdate(_entries, ["id"], ["narration"], late=["narration"])
 _INSERT_LINES = DeferredInsert(
     table_of(JournalLine),
     ["entry_id", "company_id", "warehouse_id", "account_id", "party_id", "debit", "credit"],
@@ -130,6 +132,8 @@ async def post(
             },
         )
     ).scalar_one()
+    if carries_late(session, narration):
+        defer(session, _NARRATE, [{"id": entry_id, "narration": narration}])
     # Nothing in a unit reads its own lines back: they go out with the commit.
     defer(
         session,

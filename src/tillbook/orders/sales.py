@@ -31,7 +31,9 @@ from tillbook.payments.tenders import payment_status, record_order_tenders
 TOLERANCE = Decimal("0.01")
 _orders = table_of(Order)
 _items = table_of(OrderItem)
-_NUMBER_ORDER = DeferredUpdate(_orders, ["id"], ["invoice_number", "journal_entry_id"])
+_NUMBER_ORDER = DeferredUpdate(
+    _orders, ["id"], ["invoice_number", "journal_entry_id"], late=["invoice_number"]
+)
 
 
 def sale_response(order: Order) -> dict[str, Any]:
@@ -97,9 +99,9 @@ async def create_sale(session: AsyncSession, key: AuthContext, body: SaleIn) -> 
     check_shortages(products, needed, allow_negative=key.allow_negative_stock, field_of=field_of)
 
     # The invoice counter row stays locked until commit, so every sale of the
-    # warehouse queues behind it: take the number as late as possible (just before
-    # the journal entry, which names it), and hold a placeholder, unique and never
-    # committed, until then.
+    # warehouse queues behind it: the number is taken by the unit's last statement
+    # (``numbering.issue_at_commit``), and the order holds a placeholder, unique and
+    # never committed, until then.
     #
     # The order, its lines and tenders are written on the tables with statements
     # built once (no unit of work: a sale is the hot path); the ORM objects below are
@@ -179,8 +181,10 @@ async def create_sale(session: AsyncSession, key: AuthContext, body: SaleIn) -> 
         payment_type="in",
         date=order.order_date,
     )
-    # Whatever does not need the number is written before the counter is locked.
-    invoice_number = body.invoice_number or await numbering.issue(
+    # On PostgreSQL a placeholder until the last statement takes the number: the
+    # narration, the events and the response carry it, and get the number in SQL
+    # (late columns) or after COMMIT (``Database.write``).
+    invoice_number = body.invoice_number or await numbering.issue_at_commit(
         session, key.warehouse_id, "sales"
     )
     order.invoice_number = invoice_number

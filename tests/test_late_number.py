@@ -1,0 +1,140 @@
+"""A sale's invoice number taken by its last statement (``numbering.issue_at_commit``):
+the number reaches every place that names it, in SQL and in the response, and no
+placeholder is ever committed or answered."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from sqlalchemy import BigInteger, func, literal, select, update
+
+from tests.invariants import check_books
+from tillbook.models import IdempotencyRecord, InvoiceCounter, JournalEntry, Order, OutboxEvent
+from tillbook.orders.numbering import format_number, format_number_sql
+
+
+def sale(shop, **extra):
+    body = {
+        "user_id": shop.customer_id,
+        "order_date": "2026-11-20",
+        "product_items": [{"xid": shop.xid("apple"), "quantity": 2, "unit_price": 3.5}],
+        "all_payments": [{"amount": 7, "payment_mode_id": "cash"}],
+    }
+    body.update(extra)
+    return body
+
+
+async def committed_texts(db, company_id: int, order_id: int) -> list[str]:
+    """Every committed text that names the sale: its number, its narration, its
+    events, its stored response."""
+
+    async def read(s):
+        order = await s.get(Order, order_id)
+        entry = await s.get(JournalEntry, order.journal_entry_id)
+        payloads = (
+            await s.scalars(select(OutboxEvent.payload).where(OutboxEvent.company_id == company_id))
+        ).all()
+        responses = (await s.scalars(select(IdempotencyRecord.response_body))).all()
+        return [order.invoice_number, entry.narration, *payloads, *(r for r in responses if r)]
+
+    return await db.read(read)
+
+
+async def test_number_reaches_order_entry_events_and_stored_response(client, shop, db):
+    headers = {**shop.headers, "Idempotency-Key": "late-number-1"}
+    first = await client.post("/sales", json=sale(shop), headers=headers)
+    assert first.status_code == 200, first.text
+    out = first.json()
+    assert out["invoice_number"] == "SAL-00001"
+
+    texts = await committed_texts(db, shop.company_id, out["order_id"])
+    assert texts[0] == "SAL-00001"
+    assert texts[1].startswith("Sale SAL-00001 to ")
+    events = [json.loads(p) for p in texts[2:5]]
+    assert {e["type"] for e in events} == {"order.created", "sales.created", "order.paid"}
+    assert all(e["data"]["invoice_number"] == "SAL-00001" for e in events)
+    assert not [t for t in texts if "late-" in t or "pending-" in t]
+
+    # the stored response replays with the number, not the placeholder
+    again = await client.post("/sales", json=sale(shop), headers=headers)
+    assert again.headers["idempotent-replayed"] == "true"
+    assert again.json() == out
+
+    second = await client.post("/sales", json=sale(shop), headers=shop.headers)
+    assert second.json()["invoice_number"] == "SAL-00002"
+    await check_books(db, shop.company_id)
+
+
+async def test_number_grows_past_five_digits(client, shop, db):
+    first = await client.post("/sales", json=sale(shop), headers=shop.headers)
+    assert first.json()["invoice_number"] == "SAL-00001"
+
+    async def jump(s):
+        await s.execute(
+            update(InvoiceCounter)
+            .where(
+                InvoiceCounter.warehouse_id == shop.warehouse_id,
+                InvoiceCounter.counter_type == "sales",
+            )
+            .values(last_value=99_999)
+        )
+
+    await db.write(jump)
+    r = await client.post("/sales", json=sale(shop), headers=shop.headers)
+    assert r.json()["invoice_number"] == "SAL-100000"
+    order = await db.read(lambda s: s.get(Order, r.json()["order_id"]))
+    assert order.invoice_number == "SAL-100000"
+
+
+async def test_failed_sale_takes_no_number(client, shop, db):
+    """A sale refused by its last statement (here: a client already holds the
+    number the counter gives) rolls the counter back with everything else."""
+    taken = await client.post(
+        "/sales", json=sale(shop, invoice_number="SAL-00002"), headers=shop.headers
+    )
+    assert taken.status_code == 200
+    numbers = []
+    for _ in range(3):
+        r = await client.post("/sales", json=sale(shop), headers=shop.headers)
+        assert r.status_code == 200, r.text
+        numbers.append(r.json()["invoice_number"])
+    assert numbers == ["SAL-00001", "SAL-00003", "SAL-00004"]
+    await check_books(db, shop.company_id)
+
+
+@pytest.mark.parametrize("value", [1, 42, 9_999, 99_999, 100_000, 1_234_567, 98_765_432_101])
+async def test_sql_format_matches_python(db, backend, value):
+    if backend != "postgresql":
+        pytest.skip("numbers are taken in SQL on PostgreSQL only")
+    for series in ("sales", "purchases", "sales-returns", "purchase-returns"):
+        prefix = format_number(series, 1)[:-5]
+        got = await db.read(
+            lambda s, p=prefix: s.scalar(
+                select(format_number_sql(literal(p), literal(value, BigInteger)))
+            )
+        )
+        assert got == format_number(series, value)
+
+
+async def test_concurrent_sales_numbers_are_gapless(client, shop, db, backend):
+    import asyncio
+
+    results = await asyncio.gather(
+        *[
+            client.post("/sales", json=sale(shop, product_items=[
+                {"xid": shop.xid("apple"), "quantity": 1, "unit_price": 3.5}
+            ], all_payments=[{"amount": 3.5, "payment_mode_id": "cash"}]), headers=shop.headers)
+            for _ in range(12)
+        ]
+    )  # fmt: skip
+    assert all(r.status_code == 200 for r in results), [r.text for r in results]
+    numbers = sorted(r.json()["invoice_number"] for r in results)
+    assert numbers == [f"SAL-{i:05d}" for i in range(1, 13)]
+    count = await db.read(
+        lambda s: s.scalar(
+            select(func.count()).select_from(Order).where(Order.company_id == shop.company_id)
+        )
+    )
+    assert count == 12
+    await check_books(db, shop.company_id)
