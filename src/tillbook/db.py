@@ -38,8 +38,9 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 
-from tillbook.deferred import resolved  # (importing it registers the before-commit writer)
+from tillbook.deferred import flush, resolved  # (importing registers the before-commit writer)
 from tillbook.errors import Conflict, ServiceUnavailable
+from tillbook.rawsql import first_autocommit, run
 
 log = logging.getLogger("tillbook.db")
 T = TypeVar("T")
@@ -133,19 +134,17 @@ class Database:
 
         return await self._reading(in_transaction)
 
-    async def first(self, statement: Executable, params: dict[str, Any]) -> Row[Any] | None:
-        """The first row of one prebuilt read, outside any transaction on PostgreSQL
-        (autocommit: no BEGIN and COMMIT round trips); used on every request by the
-        key lookup."""
+    async def first(
+        self, statement: Executable, params: dict[str, Any]
+    ) -> Mapping[str, Any] | None:
+        """The first row of one prebuilt read, by column name, outside any transaction
+        on PostgreSQL (autocommit: no BEGIN and COMMIT round trips, and no
+        SQLAlchemy connection layer: ``rawsql.first_autocommit``); used on every
+        request by the key lookup."""
         if self.is_sqlite:
-            return await self.read(lambda s: _first(s, statement, params))
-
-        async def autocommit() -> Row[Any] | None:
-            async with self.engine.connect() as conn:
-                await conn.execution_options(isolation_level="AUTOCOMMIT")
-                return (await conn.execute(statement, params)).first()
-
-        return await self._reading(autocommit)
+            row = await self.read(lambda s: _first(s, statement, params))
+            return None if row is None else dict(row._mapping)
+        return await self._reading(lambda: first_autocommit(self.engine, statement, params))
 
     async def _reading(self, op: Callable[[], Awaitable[T]]) -> T:
         """A read runs once more on a fresh connection when its pooled one was dead;
@@ -197,6 +196,7 @@ class Database:
                         )
                     in_unit = True
                     result = await fn(session)
+                    await flush(session)
                     in_unit = False
                     info = session.info
                 # Committed: values the last statement took (an invoice number) replace
@@ -288,5 +288,5 @@ async def insert_returning_ids(
         statement = insert(table).returning(table.c.id, sort_by_parameter_order=True)
         _INSERTS[table] = statement
     if len(rows) == 1:
-        return [(await session.execute(statement, rows[0])).scalar_one()]
+        return [(await run(session, statement, rows[0]))[0][0]]
     return list((await session.execute(statement, list(rows))).scalars())

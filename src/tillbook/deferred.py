@@ -297,7 +297,23 @@ async def write_now(session: AsyncSession, *writes: tuple[_Deferred, Sequence[Ro
     statement on PostgreSQL): for writes that later statements of the unit must see,
     such as stock levels a second draw reads again."""
     queue = {kind: list(rows) for kind, rows in writes}
-    await session.run_sync(_write, queue, None)
+    if _dialect(session.sync_session) == "postgresql":
+        await _write_pg(session, queue, None)
+    else:
+        await session.run_sync(_write, queue, None)
+
+
+async def flush(session: AsyncSession) -> None:
+    """Send the queue now, as the last statement of the unit: ``Database.write`` calls
+    it just before COMMIT, so that on PostgreSQL the statement goes out on the
+    asyncpg connection (``tillbook.rawsql``). What is left at COMMIT (a unit
+    committed some other way) goes out from the ``before_commit`` hook."""
+    queue = session.info.pop(_QUEUE, {})
+    pending = session.info.pop(_LATE, None)
+    if _dialect(session.sync_session) == "postgresql":
+        await _write_pg(session, queue, pending)
+    else:
+        await session.run_sync(_write, queue, pending)
 
 
 @event.listens_for(Session, "before_commit")
@@ -305,27 +321,55 @@ def _write_deferred(session: Session) -> None:
     _write(session, session.info.pop(_QUEUE, {}), session.info.pop(_LATE, None))
 
 
-def _write(session: Session, queue: dict[_Deferred, list[Row]], pending: _Late | None) -> None:
+def _dialect(session: Session) -> str:
+    return session.get_bind().dialect.name
+
+
+def _pg_statement(
+    queue: dict[_Deferred, list[Row]], pending: _Late | None
+) -> tuple[Insert | Update | Select[Any], dict[str, Any]] | None:
+    """The one statement (and its parameters) that sends ``queue`` on PostgreSQL."""
     queue = {kind: rows for kind, rows in queue.items() if rows}
     if not queue and pending is None:
+        return None
+    params: dict[str, Any] = {}
+    for kind, rows in queue.items():
+        params.update(kind.array_params(rows))
+    if pending is not None:
+        params.update(pending.params, late_placeholder=pending.placeholder)
+        return _combine(tuple(queue), pending.source), params
+    if len(queue) == 1:
+        (kind,) = queue
+        return kind.array_statement, params
+    return _combine(tuple(queue), None), params
+
+
+async def _write_pg(
+    session: AsyncSession, queue: dict[_Deferred, list[Row]], pending: _Late | None
+) -> None:
+    from tillbook.rawsql import run  # rawsql's callers import this module
+
+    found = _pg_statement(queue, pending)
+    if found is None:
         return
-    if session.get_bind().dialect.name == "postgresql":
-        params: dict[str, Any] = {}
-        for kind, rows in queue.items():
-            params.update(kind.array_params(rows))
-        if pending is not None:
-            params.update(pending.params, late_placeholder=pending.placeholder)
-            value = session.execute(_combine(tuple(queue), pending.source), params).scalar_one()
-            session.info.setdefault(_RESOLVED, {})[pending.placeholder] = value
-        elif len(queue) == 1:
-            (kind,) = queue
-            session.execute(kind.array_statement, params)
-        else:
-            session.execute(_combine(tuple(queue), None), params)
+    rows = await run(session, *found)
+    if pending is not None:
+        session.info.setdefault(_RESOLVED, {})[pending.placeholder] = rows[0][0]
+
+
+def _write(session: Session, queue: dict[_Deferred, list[Row]], pending: _Late | None) -> None:
+    if _dialect(session) == "postgresql":
+        found = _pg_statement(queue, pending)
+        if found is not None:
+            result = session.execute(*found)
+            if pending is not None:
+                session.info.setdefault(_RESOLVED, {})[pending.placeholder] = result.scalar_one()
         return
     if pending is not None:
         raise RuntimeError("late values need PostgreSQL's data-modifying CTEs")
     for kind, rows in queue.items():
+        if not rows:
+            continue
         if isinstance(kind, DeferredUpdate):
             session.execute(kind.rows_statement, [kind.row_params(row) for row in rows])
         else:

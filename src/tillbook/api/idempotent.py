@@ -30,6 +30,7 @@ from tillbook.deferred import DeferredUpdate, defer
 from tillbook.errors import LedgerImbalance, Unprocessable, invalid
 from tillbook.models import FailedTransaction, IdempotencyRecord
 from tillbook.models.base import table_of
+from tillbook.rawsql import run
 
 WINDOW = dt.timedelta(hours=24)
 _records = table_of(IdempotencyRecord)
@@ -71,7 +72,7 @@ async def _claim(
     }
     for _ in range(2):
         claim = _CLAIM_SQLITE if db.is_sqlite else _CLAIM_PG
-        if (await session.execute(claim, values)).scalar_one_or_none() is not None:
+        if await run(session, claim, values):
             return None
         record = (
             await session.execute(

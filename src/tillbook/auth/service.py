@@ -67,28 +67,28 @@ async def authenticate(
     if row is None:
         crypto.same(crypto.sha256_hex(secret_key), "0" * 64)  # same work either way
         raise Unauthorized("invalid or inactive public key")
-    if not crypto.same(crypto.sha256_hex(secret_key), row.secret_digest):
+    if not crypto.same(crypto.sha256_hex(secret_key), row["secret_digest"]):
         raise Unauthorized("invalid secret key")
-    if row.status != 1:
+    if row["status"] != 1:
         raise Unauthorized("invalid or inactive public key")
-    expires = row.subscription_expires_on
+    expires = row["subscription_expires_on"]
     if expires is not None and expires < dt.datetime.now(dt.UTC).date():
         raise Forbidden(
             "plan expired; renew to continue using API services; external writes are blocked"
         )
-    if signature is not None or timestamp is not None or row.require_signature:
+    if signature is not None or timestamp is not None or row["require_signature"]:
         await _verify_signature(
-            db, row.key_id, row.hmac_secret_encrypted, signature, timestamp, method,
+            db, row["key_id"], row["hmac_secret_encrypted"], signature, timestamp, method,
             path_with_query, body,
         )  # fmt: skip
     return AuthContext(
-        key_id=row.key_id,
-        company_id=row.company_id,
-        warehouse_id=row.warehouse_id,
-        user_id=row.user_id,
-        user_name=row.user_name,
-        rate_limit=row.rate_limit,
-        allow_negative_stock=row.allow_negative_stock,
+        key_id=row["key_id"],
+        company_id=row["company_id"],
+        warehouse_id=row["warehouse_id"],
+        user_id=row["user_id"],
+        user_name=row["user_name"],
+        rate_limit=row["rate_limit"],
+        allow_negative_stock=row["allow_negative_stock"],
     )
 
 

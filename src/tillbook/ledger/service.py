@@ -23,6 +23,7 @@ from tillbook.ledger.balance import Line, imbalance
 from tillbook.ledger.rules import RULES
 from tillbook.models import Account, JournalEntry, JournalLine, User
 from tillbook.models.base import table_of
+from tillbook.rawsql import run
 from tillbook.reference import ReferenceCache
 
 Figure = Decimal | Sequence[tuple[str, Decimal]]
@@ -119,7 +120,8 @@ async def post(
             narration,
         )
     entry_id: int = (
-        await session.execute(
+        await run(
+            session,
             _INSERT_ENTRY,
             {
                 "company_id": company_id,
@@ -131,7 +133,7 @@ async def post(
                 "created_by": created_by,
             },
         )
-    ).scalar_one()
+    )[0][0]
     if carries_late(session, narration):
         defer(session, _NARRATE, [{"id": entry_id, "narration": narration}])
     # Nothing in a unit reads its own lines back: they go out with the commit.
