@@ -441,6 +441,7 @@ async def capture(url: str, info: dict[str, Any]) -> list[str]:
     from run import Workload
     from sqlalchemy import event
 
+    from tillbook import rawsql
     from tillbook.app import create_app
     from tillbook.config import Settings
     from tillbook.db import Database
@@ -451,6 +452,8 @@ async def capture(url: str, info: dict[str, Any]) -> list[str]:
     @event.listens_for(db.engine.sync_engine, "before_cursor_execute")
     def _record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
         seen.append(" ".join(statement.split()))
+
+    rawsql.observers.append(lambda statement: seen.append(" ".join(statement.split())))
 
     app = create_app(Settings(database_url=url), database=db)
     work = Workload(info)

@@ -39,6 +39,7 @@ async def main(args: argparse.Namespace) -> None:
     if info is None:
         raise SystemExit("no seed state for this database: run bench/run.py on it first")
     os.environ.setdefault("TILLBOOK_LOG_LEVEL", "warning")
+    from tillbook import rawsql
     from tillbook.app import create_app
     from tillbook.config import Settings
     from tillbook.db import Database
@@ -51,6 +52,8 @@ async def main(args: argparse.Namespace) -> None:
     @event.listens_for(db.engine.sync_engine, "before_cursor_execute")
     def _count(_conn: Any, _cursor: Any, statement: str, *_a: Any) -> None:
         statements[" ".join(statement.split())[:90]] += 1
+
+    rawsql.observers.append(lambda statement: _count(None, None, statement))
 
     app = create_app(settings, database=db)
     work = Workload(info)

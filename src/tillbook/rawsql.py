@@ -19,11 +19,11 @@ On SQLite ``run`` is plain ``session.execute``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import Executable, exc
-from sqlalchemy.engine import Dialect
+from sqlalchemy.engine import CursorResult, Dialect
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 from sqlalchemy.sql.compiler import SQLCompiler
 
@@ -33,6 +33,7 @@ class _Compiled:
     of the parameters the statement itself fixes, and SQLAlchemy's bind processors."""
 
     def __init__(self, statement: Any, keys: tuple[str, ...], dialect: Dialect):
+        self.statement = statement  # held, so that its id() is never another's
         compiled: SQLCompiler = statement.compile(dialect=dialect, column_keys=list(keys))
         self.sql = compiled.string
         self.names: tuple[str, ...] = tuple(compiled.positiontup or ())
@@ -46,7 +47,12 @@ class _Compiled:
         return [processors[n](values[n]) if n in processors else values[n] for n in self.names]
 
 
-# statements are module-level constants: id() stays theirs for the process
+# Called with each statement's SQL before it is sent: SQLAlchemy's
+# ``before_cursor_execute`` does not see these, and the benchmark's tools
+# (``bench/floor.py --capture``, ``bench/profile_sale.py``) count every statement.
+observers: list[Callable[[str], None]] = []
+
+# keyed by id(): statements are module-level constants, and each entry holds its own
 _compiled: dict[tuple[int, tuple[str, ...]], _Compiled] = {}
 
 
@@ -66,7 +72,10 @@ async def run(
     """The rows ``statement`` returns (positional access: ``row[0]``), in the
     session's transaction; ``statement`` must be a module-level constant."""
     if session.bind is not None and session.bind.dialect.name != "postgresql":
-        return (await session.execute(statement, dict(params))).all()
+        result = await session.execute(statement, dict(params))
+        if isinstance(result, CursorResult) and not result.returns_rows:
+            return []
+        return result.all()
     connection = await session.connection()
     fairy = await connection.get_raw_connection()
     try:
@@ -104,6 +113,8 @@ async def _fetch(
 ) -> Sequence[Any]:
     compiled = _compile(statement, tuple(params), dialect)
     sql, args = compiled.sql, compiled.args(params)
+    for observe in observers:
+        observe(sql)
     try:
         async with adapted._execute_mutex:
             if in_transaction and adapted._transaction is None:
