@@ -281,6 +281,12 @@ async def test_product_search(client: httpx.AsyncClient, db: Database) -> None:
     assert (await product_page(client, shop, search=""))["total"] == 3
     page = await product_page(client, shop, search="e", limit=1)
     assert page["total"] == 3 and len(page["data"]) == 1  # apple, water, tea all have an "e"
+    # A search's later pages, and a page past its end, still report the total.
+    pages = [await product_page(client, shop, search="e", limit=1, page=n) for n in (1, 2, 3, 4)]
+    assert [p["total"] for p in pages] == [3, 3, 3, 3]
+    assert [len(p["data"]) for p in pages] == [1, 1, 1, 0]
+    assert len({p["data"][0]["item_code"] for p in pages[:3]}) == 3
+    assert pages[3]["last_page"] == 3
 
 
 async def test_product_category_and_brand_filters(client: httpx.AsyncClient, db: Database) -> None:

@@ -156,7 +156,13 @@ async def products(
     category_id: int | None = None,
     brand_id: int | None = None,
 ) -> dict[str, Any]:
-    """One page of the warehouse's products, in id order: one count, one page query."""
+    """One page of the warehouse's products, in id order.
+
+    A plain listing is a count and a page query (the page walks the primary key and
+    stops at its limit). A search finds its matches once: the page of matching ids
+    and their total in one statement (``count(*) OVER ()`` over the ids alone), the
+    page's rows joined to their category, brand and unit; the count query is left
+    only for a page past the end."""
     conds = _in_warehouse(key)
     if search:
         conds.append(_matches(search, Product.name, Product.item_code, Product.barcode))
@@ -164,6 +170,26 @@ async def products(
         conds.append(Product.category_id == category_id)
     if brand_id is not None:
         conds.append(Product.brand_id == brand_id)
+    if search:
+        matched = (
+            select(Product.id, func.count().over().label("total"))
+            .where(*conds)
+            .order_by(Product.id)
+            .limit(page.limit)
+            .offset(page.offset)
+            .subquery("matched")
+        )
+        found = (
+            await session.execute(
+                _products_with_refs()
+                .add_columns(matched.c.total)
+                .join(matched, matched.c.id == Product.id)
+                .order_by(Product.id)
+            )
+        ).all()
+        if found or page.offset == 0:
+            total = found[0][4] if found else 0
+            return envelope(page, total, [_product_item(p, c, b, u) for p, c, b, u, _ in found])
     total = (
         await session.execute(select(func.count()).select_from(Product).where(*conds))
     ).scalar_one()
