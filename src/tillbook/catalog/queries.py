@@ -159,10 +159,10 @@ async def products(
     """One page of the warehouse's products, in id order.
 
     A plain listing is a count and a page query (the page walks the primary key and
-    stops at its limit). A search finds its matches once: the page of matching ids
-    and their total in one statement (``count(*) OVER ()`` over the ids alone), the
-    page's rows joined to their category, brand and unit; the count query is left
-    only for a page past the end."""
+    stops at its limit). A search finds its matches once, in one statement: the
+    matching ids, the page of them with their total (``count(*) OVER ()`` over the
+    ids alone), the page's rows joined to their category, brand and unit; the count
+    query is left for a page past the end."""
     conds = _in_warehouse(key)
     if search:
         conds.append(_matches(search, Product.name, Product.item_code, Product.barcode))
@@ -171,10 +171,18 @@ async def products(
     if brand_id is not None:
         conds.append(Product.brand_id == brand_id)
     if search:
-        matched = (
-            select(Product.id, func.count().over().label("total"))
+        # Materialised, so that PostgreSQL finds the matches through the trigram
+        # indexes before ordering them: inlined, the planner walks the primary key
+        # of every product for the LIMIT and filters each row (22 ms against 2).
+        ids = (
+            select(Product.id)
             .where(*conds)
-            .order_by(Product.id)
+            .cte("search_ids")
+            .prefix_with("MATERIALIZED", dialect="postgresql")
+        )
+        matched = (
+            select(ids.c.id, func.count().over().label("total"))
+            .order_by(ids.c.id)
             .limit(page.limit)
             .offset(page.offset)
             .subquery("matched")
