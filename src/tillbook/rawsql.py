@@ -22,9 +22,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Executable, exc
+from sqlalchemy import Executable, event, exc
 from sqlalchemy.engine import CursorResult, Dialect
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession
+from sqlalchemy.orm import Session, SessionTransaction
 from sqlalchemy.sql.compiler import SQLCompiler
 
 
@@ -76,14 +77,29 @@ async def run(
         if isinstance(result, CursorResult) and not result.returns_rows:
             return []
         return result.all()
-    connection = await session.connection()
-    fairy = await connection.get_raw_connection()
+    found: tuple[AsyncConnection, Any] | None = session.info.get(_CONNECTION)
+    if found is None:
+        connection = await session.connection()
+        found = (connection, (await connection.get_raw_connection()).dbapi_connection)
+        session.info[_CONNECTION] = found
+    connection, adapted = found
     try:
-        return await _fetch(fairy.dbapi_connection, connection.dialect, statement, params, True)
+        return await _fetch(adapted, connection.dialect, statement, params, True)
     except exc.DBAPIError as error:
         if error.connection_invalidated:
             await connection.invalidate(error.orig)
         raise
+
+
+# The unit's connection, looked up once per transaction (two greenlet switches a
+# statement otherwise) and forgotten when the transaction ends.
+_CONNECTION = "tillbook.rawsql.connection"
+
+
+@event.listens_for(Session, "after_transaction_end")
+def _forget_connection(session: Session, transaction: SessionTransaction) -> None:
+    if transaction.parent is None:
+        session.info.pop(_CONNECTION, None)
 
 
 async def first_autocommit(
