@@ -52,7 +52,7 @@ from sqlalchemy.ext.asyncio import (
 
 from tillbook.deferred import flush, resolved  # (importing registers the before-commit writer)
 from tillbook.errors import Conflict, ServiceUnavailable
-from tillbook.rawsql import first_autocommit, run
+from tillbook.rawsql import first_autocommit, on_postgresql, run
 
 log = logging.getLogger("tillbook.db")
 T = TypeVar("T")
@@ -299,7 +299,7 @@ async def insert_returning_ids(
     the returned ids by a sentinel column."""
     if not rows:
         return []
-    if len(rows) > 1 and session.bind is not None and session.bind.dialect.name == "postgresql":
+    if len(rows) > 1 and on_postgresql(session):
         columns = tuple(rows[0])
         params = {f"arr_{c}": [row[c] for row in rows] for c in columns}
         return [r[0] for r in await run(session, _array_insert(table, columns), params)]

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Executable, event, exc
+from sqlalchemy import Executable, Row, event, exc
 from sqlalchemy.engine import CursorResult, Dialect
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession
 from sqlalchemy.orm import Session, SessionTransaction
@@ -67,13 +67,28 @@ def _compile(statement: Executable, keys: tuple[str, ...], dialect: Dialect) -> 
     return found
 
 
+def on_postgresql(session: AsyncSession) -> bool:
+    return session.bind is not None and session.bind.dialect.name == "postgresql"
+
+
+def as_dict(row: Any) -> dict[str, Any]:
+    """A row of ``run`` by column name (an asyncpg record, or SQLAlchemy's row)."""
+    return dict(row._mapping) if isinstance(row, Row) else dict(row)
+
+
 async def run(
-    session: AsyncSession, statement: Executable, params: Mapping[str, Any]
+    session: AsyncSession,
+    statement: Executable,
+    params: Mapping[str, Any],
+    *,
+    elsewhere: Executable | None = None,
 ) -> Sequence[Any]:
-    """The rows ``statement`` returns (positional access: ``row[0]``), in the
-    session's transaction; ``statement`` must be a module-level constant."""
-    if session.bind is not None and session.bind.dialect.name != "postgresql":
-        result = await session.execute(statement, dict(params))
+    """The rows ``statement`` returns (positional access: ``row[0]``, by name:
+    ``as_dict``), in the session's transaction; ``statement`` must be a module-level
+    constant. ``elsewhere``: the statement SQLite runs instead (an ``IN`` list where
+    PostgreSQL takes one array, ``= ANY(:ids)``)."""
+    if not on_postgresql(session):
+        result = await session.execute(statement if elsewhere is None else elsewhere, dict(params))
         if isinstance(result, CursorResult) and not result.returns_rows:
             return []
         return result.all()

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from sqlalchemy import bindparam, case, func, select
+from sqlalchemy import ARRAY, BigInteger, any_, bindparam, case, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.attributes import set_committed_value
 from sqlalchemy.orm.util import identity_key
@@ -21,6 +21,7 @@ from tillbook.errors import ValidationFailed
 from tillbook.kit.money import ZERO, money
 from tillbook.models import Product, StockAlert, StockBatch, StockMovement
 from tillbook.models.base import table_of
+from tillbook.rawsql import as_dict, on_postgresql, run
 
 _LOCK_PRODUCTS = (
     select(Product)
@@ -49,15 +50,37 @@ class Allocation:
     shortfall: Decimal = ZERO
 
 
+_product_rows = table_of(Product)
+# The same lock read as rows, the ids as one array on PostgreSQL (``rawsql``).
+_LOCK_PRODUCT_ROWS = (
+    select(*_product_rows.c)
+    .where(
+        _product_rows.c.id == any_(bindparam("ids", type_=ARRAY(BigInteger))),
+        _product_rows.c.warehouse_id == bindparam("w_id"),
+    )
+    .order_by(_product_rows.c.id)
+    .with_for_update()
+)
+
+
 async def lock_products(
-    session: AsyncSession, warehouse_id: int, product_ids: Iterable[int]
+    session: AsyncSession, warehouse_id: int, product_ids: Iterable[int], *, attach: bool = True
 ) -> dict[int, Product]:
-    """Products of this warehouse, locked in id order (no oversell, no deadlock)."""
+    """Products of this warehouse, locked in id order (no oversell, no deadlock).
+
+    ``attach=False`` (a sale): the rows as detached ``Product`` values, a third of
+    the CPU of an ORM load. A sale changes products only through statements
+    (``draw_many``'s level update); a purchase or an adjustment changes the loaded
+    objects and lets the unit of work write them, so it needs them attached."""
     ids = sorted(set(product_ids))
     if not ids:
         return {}
-    rows = (await session.execute(_LOCK_PRODUCTS, {"ids": ids, "w_id": warehouse_id})).scalars()
-    return {p.id: p for p in rows}
+    params = {"ids": ids, "w_id": warehouse_id}
+    if not attach and on_postgresql(session):
+        rows = await run(session, _LOCK_PRODUCT_ROWS, params)
+        return {row["id"]: Product(**as_dict(row)) for row in rows}
+    found = (await session.execute(_LOCK_PRODUCTS, params)).scalars()
+    return {p.id: p for p in found}
 
 
 def check_shortages(
@@ -124,19 +147,31 @@ _expired_last = case(
     else_=0,
 )
 # The hot path of every sale: statements built once, run on tables (no unit of work).
+_OPEN_BATCH_COLUMNS = (
+    _batches.c.id,
+    _batches.c.product_id,
+    _batches.c.unit_cost,
+    _batches.c.quantity_remaining,
+    _batches.c.value_remaining,
+)
+_BATCH_ORDER = (_batches.c.product_id, _expired_last, _batches.c.id)
 OPEN_BATCHES = (
-    select(
-        _batches.c.id,
-        _batches.c.product_id,
-        _batches.c.unit_cost,
-        _batches.c.quantity_remaining,
-        _batches.c.value_remaining,
-    )
+    select(*_OPEN_BATCH_COLUMNS)
     .where(
         _batches.c.product_id.in_(bindparam("ids", expanding=True)),
         _batches.c.quantity_remaining > 0,
     )
-    .order_by(_batches.c.product_id, _expired_last, _batches.c.id)
+    .order_by(*_BATCH_ORDER)
+)
+# The same on PostgreSQL with the ids as one array: one prepared statement on the
+# asyncpg connection whatever the number of products (``rawsql``).
+_OPEN_BATCHES_PG = (
+    select(*_OPEN_BATCH_COLUMNS)
+    .where(
+        _batches.c.product_id == any_(bindparam("ids", type_=ARRAY(BigInteger))),
+        _batches.c.quantity_remaining > 0,
+    )
+    .order_by(*_BATCH_ORDER)
 )
 # A draw's new stock levels, sent in one round trip (a later draw of the same unit
 # reads the batches again, so they cannot wait for the COMMIT).
@@ -194,7 +229,9 @@ async def draw_many(
     ids = sorted({product.id for product, _ in takes})
     open_batches: dict[int, list[_Layer]] = {}
     if ids:
-        rows = await session.execute(OPEN_BATCHES, {"ids": ids, "today": today})
+        rows = await run(
+            session, _OPEN_BATCHES_PG, {"ids": ids, "today": today}, elsewhere=OPEN_BATCHES
+        )
         for b_id, product_id, unit_cost, quantity, value in rows:
             open_batches.setdefault(product_id, []).append(_Layer(b_id, unit_cost, quantity, value))
     allocations: list[Allocation] = []

@@ -56,13 +56,16 @@ async def take_in(
     *,
     party_type: str,
     with_tax: bool,
+    attach_products: bool = True,
 ) -> Intake:
+    """``attach_products=False`` when the order changes its products only through
+    statements (a sale: ``inventory.lock_products``)."""
     problems = lookup.Problems()
     party = await lookup.party(
         session, key.company_id, body.user_id, party_type, "user_id", problems
     )
     wanted = [i for i in (ref_to_id(item.xid) for item in body.product_items) if i is not None]
-    products = await lock_products(session, key.warehouse_id, wanted)
+    products = await lock_products(session, key.warehouse_id, wanted, attach=attach_products)
     fields = [f"all_payments.{i}.payment_mode_id" for i in range(len(body.all_payments))]
     modes = await lookup.payment_modes(
         session,

@@ -28,6 +28,7 @@ from tillbook.db import after_conflict
 from tillbook.deferred import LateSource, late
 from tillbook.models import InvoiceCounter, Order, PriceAdjustmentBatch
 from tillbook.models.base import table_of
+from tillbook.rawsql import on_postgresql
 
 PREFIXES = {
     "sales": "SAL-",
@@ -135,7 +136,7 @@ async def issue_at_commit(session: AsyncSession, warehouse_id: int, counter_type
     runs again after a unique violation (a client took the next number by hand,
     which needs a check per number) the number is taken at once, as by ``issue``."""
     assert counter_type != "price-adjustments", "order series only"
-    if session.get_bind().dialect.name != "postgresql" or after_conflict.get():
+    if not on_postgresql(session) or after_conflict.get():
         return await issue(session, warehouse_id, counter_type)
     params = {
         "late_warehouse_id": warehouse_id,

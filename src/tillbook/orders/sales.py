@@ -68,7 +68,9 @@ async def create_sale(session: AsyncSession, key: AuthContext, body: SaleIn) -> 
     if earlier is not None:
         return sale_response(earlier)
 
-    intake = await take_in(session, key, body, party_type="customer", with_tax=True)
+    intake = await take_in(
+        session, key, body, party_type="customer", with_tax=True, attach_products=False
+    )
     customer, products, lines = intake.party, intake.products, intake.lines
 
     subtotal = sum((line.net for line in lines), ZERO)
