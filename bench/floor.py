@@ -117,7 +117,7 @@ LOCK_PRODUCTS = """
 SELECT id, company_id, warehouse_id, name, slug, item_code, barcode, product_type, category_id,
        brand_id, unit_id, tax_id, sales_price, purchase_price, mrp, current_stock, description,
        created_at, updated_at
-FROM products WHERE id IN ($2, $3, $4) AND warehouse_id = $1 ORDER BY id FOR UPDATE
+FROM products WHERE id = ANY($2::bigint[]) AND warehouse_id = $1 ORDER BY id FOR UPDATE
 """
 ORDER = """
 INSERT INTO orders (company_id, warehouse_id, order_type, unique_id, invoice_number, order_date,
@@ -130,8 +130,8 @@ RETURNING id
 """
 BATCHES = """
 SELECT id, product_id, unit_cost, quantity_remaining, value_remaining
-FROM stock_batches WHERE product_id IN ($1, $2, $3) AND quantity_remaining > 0
-ORDER BY product_id, CASE WHEN expiry_date IS NOT NULL AND expiry_date < $4 THEN 1 ELSE 0 END, id
+FROM stock_batches WHERE product_id = ANY($1::bigint[]) AND quantity_remaining > 0
+ORDER BY product_id, CASE WHEN expiry_date IS NOT NULL AND expiry_date < $2 THEN 1 ELSE 0 END, id
 """
 LEVELS = """
 WITH stock AS (
@@ -243,7 +243,7 @@ async def one_sale(conn: asyncpg.Connection, ctx: Context, wh: dict[str, Any],
         await conn.fetchval(CLAIM, wh_id, token, digest, now)
         customer = await conn.fetchrow(CUSTOMER, customer_id, company_id, "customer")
         ids = sorted(quantities)
-        products = {r["id"]: r for r in await conn.fetch(LOCK_PRODUCTS, wh_id, *ids)}
+        products = {r["id"]: r for r in await conn.fetch(LOCK_PRODUCTS, wh_id, ids)}
         lines = []
         subtotal = tax = Decimal(0)
         for pid, _, _ in picked:
@@ -257,7 +257,7 @@ async def one_sale(conn: asyncpg.Connection, ctx: Context, wh: dict[str, Any],
             ORDER, company_id, wh_id, token, f"pending-{uuid.uuid4().hex}", today, customer_id,
             staff_id, subtotal, tax, total,
         )  # fmt: skip
-        batches = await conn.fetch(BATCHES, *ids, today)
+        batches = await conn.fetch(BATCHES, ids, today)
         remaining = {b["id"]: [b["quantity_remaining"], b["value_remaining"]] for b in batches}
         movements = []
         costs = {}
