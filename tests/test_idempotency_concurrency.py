@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from decimal import Decimal
 
 from sqlalchemy import func, select
@@ -147,6 +148,9 @@ async def test_forced_imbalance_rolls_back_and_records_failure(client, shop, db,
     assert len(failed) == 1
     assert "debits" in failed[0].reason and failed[0].warehouse_id == shop.warehouse_id
     assert '"narration"' in failed[0].transaction_data and '"entries"' in failed[0].transaction_data
+    # the rolled-back sale took no number: its record says so, with no placeholder
+    narration = json.loads(failed[0].transaction_data)["context"]["narration"]
+    assert narration.startswith("Sale ") and "late-" not in narration
     # without shipping the broken rule still balances: the check is real, not a blanket refusal
     ok = await client.post("/sales", json=one_apple(shop), headers=shop.headers)
     assert ok.status_code == 200

@@ -150,9 +150,9 @@ class Database:
         self, statement: Executable, params: dict[str, Any]
     ) -> Mapping[str, Any] | None:
         """The first row of one prebuilt read, by column name, outside any transaction
-        on PostgreSQL (autocommit: no BEGIN and COMMIT round trips, and no
-        SQLAlchemy connection layer: ``rawsql.first_autocommit``); used on every
-        request by the key lookup."""
+        on PostgreSQL (no BEGIN and COMMIT round trips; the statement on the asyncpg
+        connection: ``rawsql.first_autocommit``); used on every request by the key
+        lookup."""
         if self.is_sqlite:
             row = await self.read(lambda s: _first(s, statement, params))
             return None if row is None else dict(row._mapping)
@@ -302,7 +302,9 @@ async def insert_returning_ids(
     if len(rows) > 1 and on_postgresql(session):
         columns = tuple(rows[0])
         params = {f"arr_{c}": [row[c] for row in rows] for c in columns}
-        return [r[0] for r in await run(session, _array_insert(table, columns), params)]
+        # Sorted: each row takes its id from the sequence as the SELECT yields it,
+        # in row order, whatever order RETURNING lists them in.
+        return sorted(r[0] for r in await run(session, _array_insert(table, columns), params))
     statement = _INSERTS.get(table)
     if statement is None:
         statement = insert(table).returning(table.c.id, sort_by_parameter_order=True)
@@ -315,10 +317,10 @@ async def insert_returning_ids(
 def _array_insert(table: Table, columns: tuple[str, ...]) -> Insert:
     """``INSERT … SELECT … FROM unnest(:arrays) WITH ORDINALITY ORDER BY ordinality
     RETURNING id``: one prebuilt statement whatever the number of rows (a VALUES list
-    is a new statement for every count). PostgreSQL's INSERT returns its rows in
-    the order its SELECT yields them (one sort over the ordinality, never a
-    parallel plan), so the ids come back in row order; ``tests/test_db.py`` holds
-    it to that."""
+    is a new statement for every count). The SELECT yields the rows in their order
+    (one sort over the ordinality; an INSERT never runs a parallel plan) and each
+    takes the next id of the sequence as it is inserted, so the ids, sorted, are in
+    row order; ``tests/test_db.py`` holds it to that."""
     statement = _ARRAY_INSERTS.get((table, columns))
     if statement is None:
         binds = [bindparam(f"arr_{c}", type_=ARRAY(table.c[c].type)) for c in columns]

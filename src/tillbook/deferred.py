@@ -36,6 +36,7 @@ names rows that only its own unit created or claimed).
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
@@ -77,6 +78,9 @@ class LateSource:
         self.cte = statement.cte("late_value")
         self.value: ScalarSelect[Any] = select(self.cte.c.value).scalar_subquery()
         self.placeholder = bindparam("late_placeholder", type_=String)
+
+
+_PLACEHOLDER = re.compile(r"late-[0-9a-f]{32}")
 
 
 class _Late:
@@ -246,6 +250,13 @@ def carries_late(session: AsyncSession, text: str) -> bool:
     a late column)."""
     pending: _Late | None = session.info.get(_LATE)
     return pending is not None and pending.placeholder in text
+
+
+def without_placeholders(text: str) -> str:
+    """``text`` with any late placeholder named for what it was: for records of a
+    unit that rolled back (its failed-transaction record), where no value was ever
+    taken."""
+    return _PLACEHOLDER.sub("(number not issued)", text)
 
 
 def resolved(result: T, info: Mapping[str, Any]) -> T:

@@ -11,22 +11,24 @@ on, through the adapter's prepared-statement cache.
 
 The unit keeps SQLAlchemy's semantics: the transaction is the session's (begun
 here if the session has not yet sent anything), and a driver error is raised as
-the ``sqlalchemy.exc`` exception SQLAlchemy itself would raise (``IntegrityError``
-for a unique violation, ``connection_invalidated`` on a dead connection, which is
-invalidated as SQLAlchemy would), so ``Database.write``'s retry and 503 rules hold.
+the ``sqlalchemy.exc`` exception SQLAlchemy itself would raise, by SQLAlchemy's own
+error handling (``IntegrityError`` for a unique violation; on a dead connection
+``connection_invalidated``, the connection and the pool's older ones invalidated),
+so ``Database.write``'s retry and 503 rules hold.
 On SQLite ``run`` is plain ``session.execute``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
-from sqlalchemy import Executable, Row, event, exc
+from sqlalchemy import Connection, Executable, Row, event
 from sqlalchemy.engine import CursorResult, Dialect
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession
 from sqlalchemy.orm import Session, SessionTransaction
 from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.util import greenlet_spawn
 
 
 class _Compiled:
@@ -36,6 +38,11 @@ class _Compiled:
     def __init__(self, statement: Any, keys: tuple[str, ...], dialect: Dialect):
         self.statement = statement  # held, so that its id() is never another's
         compiled: SQLCompiler = statement.compile(dialect=dialect, column_keys=list(keys))
+        # Python-side column defaults are computed by SQLAlchemy's execution layer,
+        # which these statements skip: a caller must give every such column.
+        assert not compiled.insert_prefetch and not compiled.update_prefetch, (
+            f"give the columns with Python-side defaults: {compiled.string[:80]}"
+        )
         self.sql = compiled.string
         self.names: tuple[str, ...] = tuple(compiled.positiontup or ())
         binds = compiled.binds
@@ -98,12 +105,7 @@ async def run(
         found = (connection, (await connection.get_raw_connection()).dbapi_connection)
         session.info[_CONNECTION] = found
     connection, adapted = found
-    try:
-        return await _fetch(adapted, connection.dialect, statement, params, True)
-    except exc.DBAPIError as error:
-        if error.connection_invalidated:
-            await connection.invalidate(error.orig)
-        raise
+    return await _fetch(connection, adapted, statement, params, True)
 
 
 # The unit's connection, looked up once per transaction (two greenlet switches a
@@ -120,28 +122,22 @@ def _forget_connection(session: Session, transaction: SessionTransaction) -> Non
 async def first_autocommit(
     engine: AsyncEngine, statement: Executable, params: Mapping[str, Any]
 ) -> Mapping[str, Any] | None:
-    """The first row of a read outside any transaction (no BEGIN, no COMMIT), on a
-    pooled connection taken and given back without SQLAlchemy's connection layer:
-    the key lookup every request makes. PostgreSQL only."""
-    fairy = await engine.raw_connection()
-    try:
-        rows = await _fetch(fairy.dbapi_connection, engine.dialect, statement, params, False)
-    except exc.DBAPIError as error:
-        if error.connection_invalidated:
-            fairy.invalidate(error.orig)
-        raise
-    finally:
-        fairy.close()  # back to the pool; nothing to roll back
+    """The first row of a read outside any transaction (no BEGIN, no COMMIT): the key
+    lookup every request makes. PostgreSQL only."""
+    async with engine.connect() as connection:
+        adapted = (await connection.get_raw_connection()).dbapi_connection
+        rows = await _fetch(connection, adapted, statement, params, False)
     return rows[0] if rows else None
 
 
 async def _fetch(
+    connection: AsyncConnection,
     adapted: Any,
-    dialect: Dialect,
     statement: Executable,
     params: Mapping[str, Any],
     in_transaction: bool,
 ) -> Sequence[Any]:
+    dialect = connection.dialect
     compiled = _compile(statement, tuple(params), dialect)
     sql, args = compiled.sql, compiled.args(params)
     for observe in observers:
@@ -150,21 +146,32 @@ async def _fetch(
         async with adapted._execute_mutex:
             if in_transaction and adapted._transaction is None:
                 await adapted._start_transaction()
-            prepared, _ = await adapted._prepare(sql, adapted._invalidate_schema_cache_asof)
+            # the dialect's timestamp: statements prepared before a schema change
+            # that SQLAlchemy saw are prepared again, as on its own path
+            cache_asof = dialect._invalidate_schema_cache_asof  # type: ignore[attr-defined]
+            prepared, _ = await adapted._prepare(sql, cache_asof)
             rows: Sequence[Any] = await prepared.fetch(*args)
             return rows
-    except exc.DBAPIError:
-        raise
     except Exception as error:
-        try:
-            adapted._handle_exception(error)  # raises the adapter's DB-API error
-        except dialect.loaded_dbapi.Error as dbapi_error:
-            raise exc.DBAPIError.instance(
-                sql,
-                args,
-                dbapi_error,
-                dialect.loaded_dbapi.Error,
-                connection_invalidated=dialect.is_disconnect(dbapi_error, adapted, None),
-                dialect=dialect,
-            ) from error
-        raise
+        await greenlet_spawn(
+            _raise_as_sqlalchemy, connection.sync_connection, adapted, error, sql, args
+        )
+        raise  # not reached: _raise_as_sqlalchemy always raises
+
+
+def _raise_as_sqlalchemy(
+    connection: Connection | None, adapted: Any, error: Exception, sql: str, args: list[Any]
+) -> NoReturn:
+    """Raise ``error`` as SQLAlchemy's own execution path would: the adapter turns
+    the driver's error into its DB-API error, and the connection wraps that in
+    ``sqlalchemy.exc`` and, on a disconnect, invalidates this connection and the
+    pool's older ones (its ``_handle_dbapi_exception``, run in a greenlet as on
+    that path)."""
+    assert connection is not None
+    try:
+        adapted._handle_exception(error)  # raises the adapter's DB-API error
+    except Exception as dbapi_error:
+        if type(dbapi_error).__name__ == "InvalidCachedStatementError":
+            connection.dialect._invalidate_schema_cache()  # type: ignore[attr-defined]
+        connection._handle_dbapi_exception(dbapi_error, sql, args, None, None)
+    raise AssertionError("the adapter always raises")

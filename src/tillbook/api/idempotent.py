@@ -26,7 +26,7 @@ from tillbook.api.body import decode_json
 from tillbook.api.responses import JSON, dumps
 from tillbook.auth.context import AuthContext
 from tillbook.db import Database
-from tillbook.deferred import DeferredUpdate, defer
+from tillbook.deferred import DeferredUpdate, defer, without_placeholders
 from tillbook.errors import LedgerImbalance, Unprocessable, invalid
 from tillbook.models import FailedTransaction, IdempotencyRecord
 from tillbook.models.base import table_of
@@ -148,7 +148,10 @@ async def record_failed_transaction(db: Database, key: AuthContext, exc: LedgerI
                 transaction_data=dumps(
                     {
                         "entries": exc.entries,
-                        "context": {"user_id": key.user_id, "narration": exc.narration},
+                        "context": {
+                            "user_id": key.user_id,
+                            "narration": without_placeholders(exc.narration),
+                        },
                     }
                 ).decode(),
                 timestamp=dt.datetime.now(dt.UTC),
