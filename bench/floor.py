@@ -441,7 +441,7 @@ async def capture(url: str, info: dict[str, Any]) -> list[str]:
     from run import Workload
     from sqlalchemy import event
 
-    from tillbook import rawsql
+    from tillbook import unit
     from tillbook.app import create_app
     from tillbook.config import Settings
     from tillbook.db import Database
@@ -453,7 +453,7 @@ async def capture(url: str, info: dict[str, Any]) -> list[str]:
     def _record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
         seen.append(" ".join(statement.split()))
 
-    rawsql.observers.append(lambda statement: seen.append(" ".join(statement.split())))
+    unit.statement_observers.append(lambda statement: seen.append(" ".join(statement.split())))
 
     app = create_app(Settings(database_url=url), database=db)
     work = Workload(info)

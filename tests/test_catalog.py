@@ -14,9 +14,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tests.factories import Shop, make_shop
 from tillbook.catalog import service as catalog
 from tillbook.db import Database
-from tillbook.inventory.service import draw
+from tillbook.inventory import service as inventory
 from tillbook.kit import xid
 from tillbook.models import Product, StockBatch
+from tillbook.unit import UnitOfWork
 
 D = Decimal
 ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
@@ -193,9 +194,9 @@ async def test_product_list_fields_and_types(client: httpx.AsyncClient, db: Data
 async def test_product_mrp_is_a_number_when_set(client: httpx.AsyncClient, db: Database) -> None:
     shop = await make_shop(db)
 
-    async def add(session: AsyncSession) -> int:
+    async def add(uow: UnitOfWork) -> int:
         p = await catalog.create_product(
-            session,
+            uow,
             company_id=shop.company_id,
             warehouse_id=shop.warehouse_id,
             name="Mango nectar",
@@ -206,7 +207,7 @@ async def test_product_mrp_is_a_number_when_set(client: httpx.AsyncClient, db: D
         )
         return p.id
 
-    pid = await db.write(add)
+    pid = await db.unit(add)
     page = await product_page(client, shop, search="mango")
     assert [p["id"] for p in page["data"]] == [pid]
     assert page["data"][0]["mrp"] == 2.5
@@ -215,10 +216,10 @@ async def test_product_mrp_is_a_number_when_set(client: httpx.AsyncClient, db: D
 async def test_product_pagination(client: httpx.AsyncClient, db: Database) -> None:
     shop = await tagged(db)
 
-    async def add_many(session: AsyncSession) -> None:
+    async def add_many(uow: UnitOfWork) -> None:
         for n in range(102):
             await catalog.create_product(
-                session,
+                uow,
                 company_id=shop.company_id,
                 warehouse_id=shop.warehouse_id,
                 name=f"Bulk item {n:03d}",
@@ -227,7 +228,7 @@ async def test_product_pagination(client: httpx.AsyncClient, db: Database) -> No
                 purchase_price=D("0.5"),
             )
 
-    await db.write(add_many)
+    await db.unit(add_many)
     total = 105
 
     first = await product_page(client, shop)
@@ -364,11 +365,11 @@ async def test_product_detail_fields_units_and_batches(
 async def test_product_detail_hides_empty_batches(client: httpx.AsyncClient, db: Database) -> None:
     shop = await make_shop(db)
 
-    async def sell_first_batch(session: AsyncSession) -> None:
-        product = await session.get(Product, shop.products["apple"])
-        assert product is not None
-        await draw(
-            session,
+    async def sell_first_batch(uow: UnitOfWork) -> None:
+        products = await inventory.products(uow, shop.warehouse_id, [shop.products["apple"]])
+        product = products[shop.products["apple"]]
+        await inventory.draw(
+            uow,
             product,
             D("10"),
             reason="sale",
@@ -377,7 +378,7 @@ async def test_product_detail_hides_empty_batches(client: httpx.AsyncClient, db:
             allow_negative=False,
         )
 
-    await db.write(sell_first_batch)
+    await db.unit(sell_first_batch)
     apple = await get_ok(client, shop, f"/products/{shop.xid('apple')}")
     assert apple["current_stock"] == 10
     assert [(b["quantity_remaining"], b["unit_cost"]) for b in apple["batches"]] == [(10, 2)]

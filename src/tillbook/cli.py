@@ -222,7 +222,7 @@ def demo(json_: JsonFlag = False) -> None:
     """Create a demo data set (two companies, stock, keys) and print its ids and keys."""
     from tillbook.demo import create_demo
 
-    data = _write(create_demo)
+    data = _run(lambda db: db.unit(create_demo))
     if json_:
         _print_json(data)
         return

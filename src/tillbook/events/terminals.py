@@ -26,6 +26,7 @@ from tillbook.orders import lookup
 from tillbook.orders.schemas import InvoiceNo, PositiveMoney, Ref, Strict
 from tillbook.payments.schemas import AllocationIn, PaymentIn
 from tillbook.payments.service import create_payment
+from tillbook.unit import UnitOfWork
 
 SECRET_CONTEXT = b"terminal-secret"
 
@@ -124,8 +125,9 @@ def parse_callback(raw: bytes) -> CallbackIn:
 
 
 async def handle_callback(
-    session: AsyncSession, provider: TerminalProvider, body: CallbackIn
+    uow: UnitOfWork, provider: TerminalProvider, body: CallbackIn
 ) -> dict[str, Any]:
+    session = uow.session
     earlier = (
         await session.execute(
             select(TerminalCallback).where(
@@ -159,7 +161,7 @@ async def handle_callback(
             )
         key = await _acting_context(session, provider, order)
         payment = await create_payment(
-            session,
+            uow,
             key,
             PaymentIn(
                 user_id=order.user_id,

@@ -16,8 +16,8 @@ from tillbook.errors import ValidationFailed
 from tillbook.kit.refs import ref_to_id
 from tillbook.models import Account, PaymentMode, ProductUnit, Tax, Unit, User
 from tillbook.models.base import table_of
-from tillbook.rawsql import as_dict, run
 from tillbook.reference import ReferenceCache
+from tillbook.unit import UnitOfWork
 
 RefValue = int | str
 
@@ -85,22 +85,22 @@ class Problems:
 
 
 async def party(
-    session: AsyncSession,
+    uow: UnitOfWork,
     company_id: int,
     ref: RefValue,
     user_type: str,
     field: str,
     problems: Problems,
 ) -> User | None:
-    """The customer or supplier a request names, read as a row into a detached
-    ``User``: a party is only read by the write that names it (its balance moves by
-    an UPDATE in ``ledger.post``), and an ORM load costs three times the row."""
+    """The customer or supplier a request names, read as a row into a transient
+    ``User`` value (never added to the session): its balance moves only by an
+    increment from ``ledger.post``, and an ORM load costs three times the row."""
     id_ = ref_to_id(ref)
     found = None
     if id_ is not None:
         params = {"id": id_, "company_id": company_id, "user_type": user_type}
-        rows = await run(session, _PARTY, params)
-        found = User(**as_dict(rows[0])) if rows else None
+        rows = await uow.run(_PARTY, params)
+        found = User(**rows[0].as_dict()) if rows else None
     if found is None:
         problems.add(field, f"unknown {user_type} {ref!r}")
     return found

@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.auth.context import AuthContext
 from tillbook.errors import ValidationFailed
-from tillbook.inventory.service import check_shortages, draw, lock_products, receive
+from tillbook.inventory import service as inventory
 from tillbook.kit.money import ZERO, money, money_str, price4
 from tillbook.kit.refs import ref_to_id
 from tillbook.ledger.service import post
@@ -29,6 +29,7 @@ from tillbook.orders import lookup, numbering
 from tillbook.orders.intake import announce, existing_order
 from tillbook.orders.schemas import ReturnIn
 from tillbook.payments.tenders import payment_status, record_order_tenders, settle_status
+from tillbook.unit import UnitOfWork
 
 ORIGINAL = {"sales-returns": "sales", "purchase-returns": "purchases"}
 
@@ -44,7 +45,7 @@ def return_response(order: Order) -> dict[str, Any]:
 
 
 async def _original(
-    session: AsyncSession,
+    uow: UnitOfWork,
     key: AuthContext,
     kind: str,
     body: ReturnIn,
@@ -53,26 +54,28 @@ async def _original(
 ) -> Order | None:
     if body.invoice_number is None:
         return None
-    original = await existing_order(session, key.warehouse_id, ORIGINAL[kind], body.invoice_number)
+    session = uow.session
+    original = await existing_order(uow, key.warehouse_id, ORIGINAL[kind], body.invoice_number)
     if original is None or original.user_id != party.id:
         problems.add(
             "invoice_number", f"no {ORIGINAL[kind][:-1]} {body.invoice_number!r} of this party here"
         )
         return None
-    # Lock the original so two returns against it cannot both pass the quantity check.
-    await session.execute(select(Order.id).where(Order.id == original.id).with_for_update())
-    return original
+    # Lock the original so two returns against it cannot both pass the quantity check,
+    # and load it attached: its due balance and returned quantities change.
+    return (
+        await session.execute(select(Order).where(Order.id == original.id).with_for_update())
+    ).scalar_one()
 
 
 async def create_return(
-    session: AsyncSession, key: AuthContext, body: ReturnIn, kind: str
+    uow: UnitOfWork, key: AuthContext, body: ReturnIn, kind: str
 ) -> dict[str, Any]:
     assert kind in ORIGINAL
+    session = uow.session
     problems = lookup.Problems()
     party_type = "customer" if kind == "sales-returns" else "supplier"
-    party = await lookup.party(
-        session, key.company_id, body.user_id, party_type, "user_id", problems
-    )
+    party = await lookup.party(uow, key.company_id, body.user_id, party_type, "user_id", problems)
     if kind == "purchase-returns" and body.all_payments:
         problems.add("all_payments", "refund tenders apply to sales returns only")
     modes = await lookup.payment_modes(
@@ -85,7 +88,7 @@ async def create_return(
         problems,
     )
     ids = [i for i in (ref_to_id(item.product_id) for item in body.items) if i is not None]
-    products = await lock_products(session, key.warehouse_id, ids)
+    products = await inventory.products(uow, key.warehouse_id, ids)
     resolved: list[Product] = []
     for i, item in enumerate(body.items):
         product = products.get(ref_to_id(item.product_id) or 0)
@@ -95,7 +98,7 @@ async def create_return(
             resolved.append(product)
     problems.raise_if_any()
     assert party is not None
-    original = await _original(session, key, kind, body, party, problems)
+    original = await _original(uow, key, kind, body, party, problems)
     problems.raise_if_any()
 
     unit_costs = await _returnable(session, original, body, resolved) if original else {}
@@ -105,15 +108,19 @@ async def create_return(
         raise ValidationFailed(
             {"all_payments": [f"refunds add up to {refunds}, more than the return {total}"]}
         )
+    allocations = []
     if kind == "purchase-returns":
-        needed: dict[int, Decimal] = {}
-        field_of: dict[int, str] = {}
-        for i, (item, product) in enumerate(zip(body.items, resolved, strict=True)):
-            needed[product.id] = needed.get(product.id, ZERO) + item.quantity
-            field_of.setdefault(product.id, f"items.{i}.quantity")
-        check_shortages(products, needed, allow_negative=False, field_of=field_of)
+        allocations = await inventory.plan(
+            uow,
+            products,
+            [
+                (product.id, item.quantity, f"items.{i}.quantity")
+                for i, (item, product) in enumerate(zip(body.items, resolved, strict=True))
+            ],
+            allow_negative=False,
+        )
 
-    number = await numbering.issue(session, key.warehouse_id, kind)
+    number = await numbering.take(uow, key.warehouse_id, kind)
     order = Order(
         company_id=key.company_id,
         warehouse_id=key.warehouse_id,
@@ -142,13 +149,13 @@ async def create_return(
     cost = ZERO
     variance = ZERO
     items: list[tuple[OrderItem, Product]] = []
-    for item, product in zip(body.items, resolved, strict=True):
+    for i, (item, product) in enumerate(zip(body.items, resolved, strict=True)):
         line_total = money(item.quantity * item.unit_price)
         if kind == "sales-returns":
             unit_cost = unit_costs.get(product.id, product.purchase_price)
             value = money(item.quantity * unit_cost)
-            receipt = await receive(
-                session,
+            receipt = await inventory.receive(
+                uow,
                 product,
                 item.quantity,
                 unit_cost=price4(unit_cost),
@@ -160,16 +167,7 @@ async def create_return(
             variance += receipt.deficit_variance
             line_cost = value
         else:
-            alloc = await draw(
-                session,
-                product,
-                item.quantity,
-                reason="purchase_return",
-                source_type="purchase_return",
-                source_id=order.id,
-                allow_negative=False,
-            )
-            line_cost = alloc.cost
+            line_cost = allocations[i].cost
         cost += line_cost
         row = OrderItem(
             order_id=order.id,
@@ -191,8 +189,18 @@ async def create_return(
         session.add(row)
         items.append((row, product))
 
+    if allocations:
+        await inventory.take(
+            uow,
+            products,
+            allocations,
+            reason="purchase_return",
+            source_type="purchase_return",
+            source_id=order.id,
+            allow_negative=False,
+        )
     payments, refund_postings = await record_order_tenders(
-        session,
+        uow,
         key,
         order,
         [(t, modes[f"all_payments.{i}.payment_mode_id"]) for i, t in enumerate(body.all_payments)],
@@ -215,7 +223,7 @@ async def create_return(
     )
     if kind == "sales-returns":
         order.journal_entry_id = await post(
-            session,
+            uow,
             rule="sales_return",
             source_type="sales_return",
             figures={
@@ -229,7 +237,7 @@ async def create_return(
         )
     else:
         order.journal_entry_id = await post(
-            session,
+            uow,
             rule="purchase_return",
             source_type="purchase_return",
             figures={"total": total, "cost": cost, "difference": total - cost},
@@ -238,7 +246,7 @@ async def create_return(
         )
     if variance:
         await post(
-            session,
+            uow,
             rule="deficit_settlement",
             source_type="sales_return",
             figures={"variance": variance},
@@ -246,7 +254,7 @@ async def create_return(
             **common,
         )
     await session.flush()
-    await announce(session, key, order, party, items, payments, ["return.created"])
+    await announce(uow, key, order, party, items, payments, ["return.created"])
     return return_response(order)
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.api.body import openapi_body
 from tillbook.api.deps import DB
@@ -11,6 +10,7 @@ from tillbook.api.public import responses as r
 from tillbook.api.responses import JSON
 from tillbook.errors import BadRequest
 from tillbook.events import terminals
+from tillbook.unit import UnitOfWork
 
 router = APIRouter(tags=["terminal callbacks"])
 
@@ -28,8 +28,8 @@ async def terminal_callback(provider: str, request: Request, db: DB) -> JSON:
         raise BadRequest("request body is empty; send a JSON object")
     body = terminals.parse_callback(raw)
 
-    async def work(session: AsyncSession) -> dict[str, object]:
-        fresh = await terminals.find_provider(session, provider)
-        return await terminals.handle_callback(session, fresh, body)
+    async def work(uow: UnitOfWork) -> dict[str, object]:
+        fresh = await terminals.find_provider(uow.session, provider)
+        return await terminals.handle_callback(uow, fresh, body)
 
-    return JSON(await db.write(work))
+    return JSON(await db.unit(work))
