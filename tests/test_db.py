@@ -71,9 +71,12 @@ async def test_driver_statements_run_in_the_units_transaction(db: Database, shop
         driver = (await connection.get_raw_connection()).driver_connection
         assert driver.is_in_transaction()
         await uow.run(_NEW_COUNTER, row)  # on the driver
-        assert await driver.fetchval(
-            "SELECT count(*) FROM invoice_counters WHERE counter_type = 'pin-rollback'"
-        ) == 1
+        assert (
+            await driver.fetchval(
+                "SELECT count(*) FROM invoice_counters WHERE counter_type = 'pin-rollback'"
+            )
+            == 1
+        )
         raise Rollback
 
     with pytest.raises(Rollback):

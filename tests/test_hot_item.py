@@ -58,7 +58,9 @@ async def test_32_tills_sell_one_item_while_deliveries_arrive(client, shop, db, 
         client.post("/purchases", json=delivery(shop, 4, c), headers=shop.headers)
         for c in ("2.10", "2.20", "2.30")
     ]
-    tasks = sales[:10] + deliveries[:1] + sales[10:20] + deliveries[1:2] + sales[20:] + deliveries[2:]
+    tasks = (
+        sales[:10] + deliveries[:1] + sales[10:20] + deliveries[1:2] + sales[20:] + deliveries[2:]
+    )
     results = await asyncio.gather(*tasks)
     sale_results = results[:10] + results[11:21] + results[22:34]
     delivery_results = [results[10], results[21], results[34]]

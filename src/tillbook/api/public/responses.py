@@ -330,6 +330,7 @@ class ReturnCreated(Shape):
     return_id: int
     invoice_number: str
     total: MoneyStr
+    tax_amount: MoneyStr = Field(description="the tax given back (included in the total)")
     original_order_id: int | None
 
 

@@ -54,6 +54,14 @@ async def list_sales_returns(
     return {"status": "success", "data": data}
 
 
+@router.get("/sales-returns/{return_id}", responses=r.ok(r.OrderResponse, *r.ONE))
+async def get_sales_return(return_id: str, key: CurrentKey, db: DB) -> dict[str, Any]:
+    """The return as its ``return.created`` event carries it: each line with the
+    price, discount and tax it refunded, the return's ``tax_amount``."""
+    data = await db.read(lambda s: queries.order_detail(s, key, "sales-returns", return_id))
+    return {"status": "success", "data": data}
+
+
 @router.get("/purchase-returns", responses=r.ok(r.OrderList, *r.QUERY))
 async def list_purchase_returns(
     key: CurrentKey,
@@ -65,4 +73,10 @@ async def list_purchase_returns(
     data = await db.read(
         lambda s: queries.order_page(s, key, "purchase-returns", dates, page, limit)
     )
+    return {"status": "success", "data": data}
+
+
+@router.get("/purchase-returns/{return_id}", responses=r.ok(r.OrderResponse, *r.ONE))
+async def get_purchase_return(return_id: str, key: CurrentKey, db: DB) -> dict[str, Any]:
+    data = await db.read(lambda s: queries.order_detail(s, key, "purchase-returns", return_id))
     return {"status": "success", "data": data}
