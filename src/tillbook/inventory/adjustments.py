@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.auth.context import AuthContext
 from tillbook.events.outbox import emit
+from tillbook.inventory import repository as inventory_repo
 from tillbook.inventory import service as inventory
 from tillbook.inventory.schemas import StockAdjustmentIn
 from tillbook.kit import xid
@@ -28,11 +29,8 @@ from tillbook.kit.refs import ref_to_id
 from tillbook.ledger.rules import RuleName
 from tillbook.ledger.service import post
 from tillbook.models import Product, StockAdjustment, User
-from tillbook.models.base import table_of
 from tillbook.orders import lookup
-from tillbook.unit import QueuedUpdate, UnitOfWork
-
-_ADJUSTMENT_ENTRY = QueuedUpdate(table_of(StockAdjustment), ["id"], ["journal_entry_id"])
+from tillbook.unit import UnitOfWork
 
 
 def utc_iso(value: dt.datetime) -> str:
@@ -150,10 +148,8 @@ async def create_adjustment(
         rule, narration = "stock_subtract", f"Stock adjustment #{adj.id}: subtract {what}{reason}"
     # The ledger refuses an entry without lines: a zero-cost change moves no money.
     if cost != 0:
-        # (queued, not set on ``adj``: a dirty object would be flushed after the
-        # unit's last statement, while the stock rows are locked)
         entry_id = await post(uow, rule=rule, figures={"cost": cost}, narration=narration, **common)
-        uow.defer(_ADJUSTMENT_ENTRY, [{"id": adj.id, "journal_entry_id": entry_id}])
+        inventory_repo.link_adjustment_entry(uow, adj.id, entry_id)
     if variance:
         await post(
             uow,

@@ -29,7 +29,7 @@ from sqlalchemy import (
 )
 
 from tillbook.inventory.fifo import Layer
-from tillbook.models import Product, StockAlert, StockBatch, StockMovement
+from tillbook.models import Product, StockAdjustment, StockAlert, StockBatch, StockMovement
 from tillbook.models.base import table_of
 from tillbook.unit import QueuedInsert, QueuedUpdate, UnitOfWork
 
@@ -95,6 +95,7 @@ _DEFICITS = (
     .order_by(_batches.c.id)
 )
 _INSERT_BATCH = insert(_batches).returning(_batches.c.id)
+
 
 def _qty(value: Any) -> Any:
     """Compared at the stored scale: exact on PostgreSQL's numeric; on SQLite, which
@@ -243,3 +244,42 @@ def movement(
         "source_type": source_type,
         "source_id": source_id,
     }
+
+
+def write_draws(
+    uow: UnitOfWork,
+    draws: list[dict[str, Any]],
+    levels: list[dict[str, Any]],
+    movements: list[dict[str, Any]],
+    alerts: list[dict[str, Any]],
+) -> None:
+    """Planned draws, stock levels, movements and alerts, with the unit's last
+    statement (the draws and levels guarded)."""
+    uow.defer(LAYER_DRAWS, draws)
+    uow.defer(STOCK_LEVELS, levels)
+    uow.defer(MOVEMENTS, movements)
+    uow.defer(ALERTS, alerts)
+
+
+def write_receipt(
+    uow: UnitOfWork,
+    fills: list[dict[str, Any]],
+    level: dict[str, Any] | None,
+    movement: dict[str, Any],
+) -> None:
+    """A receipt's deficit fills (guarded), stock level and movement, with the unit's
+    last statement."""
+    uow.defer(DEFICIT_FILLS, fills)
+    if level is not None:
+        uow.defer(STOCK_LEVELS, [level])
+    uow.defer(MOVEMENTS, [movement])
+
+
+_ADJUSTMENT_ENTRY = QueuedUpdate(table_of(StockAdjustment), ["id"], ["journal_entry_id"])
+
+
+def link_adjustment_entry(uow: UnitOfWork, adjustment_id: int, entry_id: int | None) -> None:
+    """An adjustment's journal entry, written with the unit's last statement (set on
+    the adjustment object instead, it would be flushed after that statement, while
+    the stock rows are locked)."""
+    uow.defer(_ADJUSTMENT_ENTRY, [{"id": adjustment_id, "journal_entry_id": entry_id}])

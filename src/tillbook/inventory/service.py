@@ -21,6 +21,7 @@ import datetime as dt
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
 from tillbook.errors import ValidationFailed
 from tillbook.inventory import repository as repo
@@ -86,10 +87,10 @@ async def take(
     """Write planned draws back: guarded layer draws and stock levels, movements
     and (for a shortfall) the deficit layer and its alert. ``products`` get the
     stock level the unit leaves them at, as this unit saw it."""
-    draws: list[dict[str, object]] = []
-    levels: list[dict[str, object]] = []
-    movements: list[dict[str, object]] = []
-    alerts: list[dict[str, object]] = []
+    draws: list[dict[str, Any]] = []
+    levels: list[dict[str, Any]] = []
+    movements: list[dict[str, Any]] = []
+    alerts: list[dict[str, Any]] = []
     for alloc in allocations:
         product = products[alloc.product_id]
         for draw in alloc.draws:
@@ -138,10 +139,7 @@ async def take(
                     "source_id": source_id,
                 }
             )
-    uow.defer(repo.LAYER_DRAWS, draws)
-    uow.defer(repo.STOCK_LEVELS, levels)
-    uow.defer(repo.MOVEMENTS, movements)
-    uow.defer(repo.ALERTS, alerts)
+    repo.write_draws(uow, draws, levels, movements, alerts)
 
 
 @dataclass
@@ -174,7 +172,7 @@ async def receive(
     new layer keeps what is left. ``new_product``: the product row was created in
     this unit with its stock already counted, so no level change is queued."""
     filled_q = filled_v = variance = ZERO
-    fills: list[dict[str, object]] = []
+    fills: list[dict[str, Any]] = []
     if product.current_stock < 0:
         for d_id, d_cost, d_qty, d_value in await repo.deficit_layers(uow, product.id):
             left = quantity - filled_q
@@ -201,16 +199,15 @@ async def receive(
             expiry_date=expiry_date,
         ),
     )
-    uow.defer(repo.DEFICIT_FILLS, fills)
+    level = None
     if not new_product:
         product.current_stock = product.current_stock + quantity
-        uow.defer(
-            repo.STOCK_LEVELS,
-            [{"id": product.id, "current_stock": quantity, "negative_ok": True}],
-        )
-    uow.defer(
-        repo.MOVEMENTS,
-        [repo.movement(product, batch_id, quantity, value, reason, source_type, source_id)],
+        level = {"id": product.id, "current_stock": quantity, "negative_ok": True}
+    repo.write_receipt(
+        uow,
+        fills,
+        level,
+        repo.movement(product, batch_id, quantity, value, reason, source_type, source_id),
     )
     return Receipt(batch_id=batch_id, value=value, deficit_variance=variance)
 

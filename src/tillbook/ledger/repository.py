@@ -118,5 +118,6 @@ async def entry_lines(uow: UnitOfWork, entry_id: int) -> tuple[JournalEntry, lis
     return entry, list(result.scalars())
 
 
-def balance_rows(deltas: Mapping[int, Decimal]) -> list[dict[str, Any]]:
-    return [{"id": p, "balance": delta} for p, delta in sorted(deltas.items()) if delta]
+def move_balances(uow: UnitOfWork, deltas: Mapping[int, Decimal]) -> None:
+    """Parties' balances moved by ``deltas``, with the unit's last statement."""
+    uow.defer(PARTY_BALANCES, [{"id": p, "balance": d} for p, d in sorted(deltas.items()) if d])

@@ -189,7 +189,7 @@ async def _write(
             for line in lines
         ],
     )
-    uow.defer(repo.PARTY_BALANCES, repo.balance_rows(_party_deltas(lines)))
+    repo.move_balances(uow, _party_deltas(lines))
     return entry_id
 
 

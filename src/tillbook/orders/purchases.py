@@ -141,15 +141,6 @@ async def create_purchase(uow: UnitOfWork, key: AuthContext, body: PurchaseIn) -
             narration=f"Stock deficit settled at cost by purchase {invoice_number}",
             **common,
         )
-    uow.defer(
-        repo.ORDER_NUMBERS,
-        [
-            {
-                "id": order.id,
-                "invoice_number": invoice_number,
-                "journal_entry_id": order.journal_entry_id,
-            }
-        ],
-    )
+    repo.number_order(uow, order.id, invoice_number, order.journal_entry_id)
     await announce(uow, key, order, supplier, items, payments, ["purchase.created"])
     return purchase_response(order)

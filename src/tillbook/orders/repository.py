@@ -94,3 +94,10 @@ async def insert_order(uow: UnitOfWork, values: Mapping[str, Any]) -> int:
 
 async def insert_items(uow: UnitOfWork, rows: Sequence[Mapping[str, Any]]) -> list[int]:
     return await uow.insert_returning_ids(_items, rows)
+
+
+def number_order(uow: UnitOfWork, order_id: int, number: str, entry_id: int | None) -> None:
+    """The order's number and journal entry, written with the unit's last statement."""
+    uow.defer(
+        ORDER_NUMBERS, [{"id": order_id, "invoice_number": number, "journal_entry_id": entry_id}]
+    )

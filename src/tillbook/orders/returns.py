@@ -599,9 +599,6 @@ async def create_return(
             narration=f"Stock deficit settled at cost by return {number}",
             **common,
         )
-    uow.defer(
-        repo.ORDER_NUMBERS,
-        [{"id": order.id, "invoice_number": number, "journal_entry_id": order.journal_entry_id}],
-    )
+    repo.number_order(uow, order.id, number, order.journal_entry_id)
     await announce(uow, key, order, party, items, payments, ["return.created"])
     return return_response(order)

@@ -174,16 +174,7 @@ async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[s
         party_id=customer.id,
         created_by=key.user_id,
     )
-    uow.defer(
-        repo.ORDER_NUMBERS,
-        [
-            {
-                "id": order.id,
-                "invoice_number": invoice_number,
-                "journal_entry_id": order.journal_entry_id,
-            }
-        ],
-    )
+    repo.number_order(uow, order.id, invoice_number, order.journal_entry_id)
     await inventory.take(
         uow,
         products,

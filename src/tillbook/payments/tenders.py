@@ -53,7 +53,7 @@ async def record_order_tenders(
         for tender, mode in tenders
     ]
     ids = await uow.insert_returning_ids(_payments, rows)
-    uow.defer(
+    uow.defer(  # nothing reads them back: with the unit's last statement
         _ALLOCATIONS,
         [
             {
