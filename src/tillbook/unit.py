@@ -90,6 +90,7 @@ RACE_CONSTRAINTS = frozenset(
         "uq_delivery_event_webhook",
         "uq_idempotency_token",
         "pk_invoice_counters",
+        "uq_users_admin_email",
     }
 )
 SERIALIZATION_FAILURE = "40001"
@@ -461,6 +462,7 @@ def sqlstate(exc: BaseException) -> str | None:
 
 
 _SQLITE_UNIQUE = re.compile(r"UNIQUE constraint failed: ([\w.,\s]+)")
+_SQLITE_INDEX = re.compile(r"UNIQUE constraint failed: index '(\w+)'")
 
 
 def constraint_name(exc: BaseException) -> str | None:
@@ -475,6 +477,9 @@ def constraint_name(exc: BaseException) -> str | None:
         if isinstance(name, str):
             return name
         current = getattr(current, "orig", None) or current.__cause__
+    named = _SQLITE_INDEX.search(str(exc))
+    if named is not None:
+        return named.group(1)
     match = _SQLITE_UNIQUE.search(str(exc))
     if match is None:
         return None
