@@ -117,7 +117,7 @@ def test_demo_json_shape(demo: dict[str, Any]) -> None:
             for p in products:
                 assert set(p) == {
                     "id", "xid", "name", "item_code", "warehouse_id", "sales_price",
-                    "purchase_price", "current_stock",
+                    "purchase_price", "mrp", "current_stock",
                 }  # fmt: skip
                 assert isinstance(p["sales_price"], int | float)
                 assert p["current_stock"] > 0
@@ -162,6 +162,30 @@ async def test_demo_key_works_in_process(database_url: str, demo: dict[str, Any]
             assert r.status_code == 200, r.text
             assert r.json()["data"][0]["id"] == wh["id"]
             assert r.headers["x-ratelimit-limit"] == "600"
+
+
+async def test_demo_products_carry_mrp(database_url: str, demo: dict[str, Any]) -> None:
+    """Packaged goods carry the printed maximum retail price, at or above the
+    sales price; loose produce and nails sold by weight carry none."""
+    for company in demo["companies"]:
+        printed = {p["id"]: p["mrp"] for p in company["products"]}
+        for wh in company["warehouses"]:
+            r = await _get(database_url, "/products?limit=100", _key_headers(wh["keys"][0]))
+            assert r.status_code == 200, r.text
+            listed = r.json()["data"]["data"]
+            assert listed
+            with_mrp = [p for p in listed if p["mrp"] is not None]
+            assert len(with_mrp) > len(listed) // 2, listed
+            for p in with_mrp:
+                assert Decimal(str(p["mrp"])) >= Decimal(str(p["sales_price"])), p
+            for p in listed:
+                assert p["mrp"] == printed[p["id"]]
+                if p["unit"]["short_name"] == "kg":
+                    assert p["mrp"] is None, p
+    units = {p["name"]: p["mrp"] for c in demo["companies"] for p in c["products"]}
+    assert units["Orange juice 1L"] == 2.79
+    assert units["Bananas"] is None
+    assert units["Galvanised nails 50mm, loose"] is None
 
 
 def _free_port() -> int:
