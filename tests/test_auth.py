@@ -8,12 +8,14 @@ import datetime as dt
 import logging
 import os
 import time
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import update
+from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tests.factories import Key, Shop, make_shop
@@ -21,8 +23,9 @@ from tillbook.app import create_app
 from tillbook.auth.ratelimit import window_timing
 from tillbook.config import Settings
 from tillbook.db import Database
+from tillbook.errors import Conflict
 from tillbook.kit import crypto
-from tillbook.models import Company
+from tillbook.models import Company, User
 from tillbook.tenancy import service as tenancy
 
 BOTH_REQUIRED = "authentication failed; both key headers are required"
@@ -82,6 +85,54 @@ async def test_revoked_key(client: httpx.AsyncClient, db: Database) -> None:
     error(await client.get("/products", headers=shop.headers), 401, INVALID_PUBLIC)
     # The same warehouse's other keys are untouched.
     assert (await client.get("/products", headers=shop.other_key.headers)).status_code == 200
+
+
+async def test_revoking_twice_keeps_the_first_revoked_at(db: Database) -> None:
+    shop = await make_shop(db)
+    first = await db.write(lambda s: tenancy.revoke_key(s, shop.key.public_key))
+    assert not first.already_revoked
+    revoked_at = first.key.revoked_at
+    assert revoked_at is not None
+    again = await db.write(lambda s: tenancy.revoke_key(s, shop.key.public_key))
+    assert again.already_revoked
+    assert again.key.status == 0
+    stored = again.key.revoked_at
+    assert stored is not None
+    assert as_utc(stored) == as_utc(revoked_at)
+
+
+def as_utc(moment: dt.datetime) -> dt.datetime:
+    """SQLite hands back naive UTC times."""
+    return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
+
+
+async def test_admin_email_unique_across_companies(db: Database) -> None:
+    """Refused by the service in any case, and by the database for two concurrent
+    creations that both passed the check (the loser's unit runs again and is refused)."""
+    tag = uuid.uuid4().hex[:8]
+
+    def company(email: str) -> Any:
+        return lambda s: tenancy.create_company(
+            s, f"Co {email}", admin_email=email, admin_password="long enough"
+        )
+
+    await db.write(company(f"Boss-{tag}@Example.com"))
+    with pytest.raises(Conflict, match="is already used by another company"):
+        await db.write(company(f"boss-{tag}@example.COM"))
+    twins = await asyncio.gather(
+        *(db.write(company(f"twin-{tag}@example.com")) for _ in range(3)),
+        return_exceptions=True,
+    )
+    assert sum(not isinstance(t, BaseException) for t in twins) == 1, twins
+    assert all(isinstance(t, Conflict) for t in twins if isinstance(t, BaseException)), twins
+    admins = await db.read(
+        lambda s: s.scalar(
+            select(func.count())
+            .select_from(User)
+            .where(User.user_type == "admin", func.lower(User.email).like(f"%-{tag}@%"))
+        )
+    )
+    assert admins == 2
 
 
 async def set_expiry(db: Database, company_id: int, day: dt.date | None) -> None:

@@ -150,6 +150,8 @@ def _date(value: str | None, option: str) -> dt.date | None:
 
 
 def _iso(moment: dt.datetime | dt.date | None) -> str | None:
+    if isinstance(moment, dt.datetime) and moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC)  # SQLite hands back naive UTC times
     return None if moment is None else moment.isoformat()
 
 
@@ -492,19 +494,23 @@ def keys_revoke(
     public_key: Annotated[str, typer.Argument(help="The key's public key (pk_...).")],
     json_: JsonFlag = False,
 ) -> None:
-    """Revoke a key: requests with it get 401 from now on."""
+    """Revoke a key: requests with it get 401 from now on. Revoking it again changes
+    nothing and keeps the first revoked_at."""
 
     async def work(session: AsyncSession) -> dict[str, Any]:
-        key = await tenancy.revoke_key(session, public_key)
+        done = await tenancy.revoke_key(session, public_key)
         return {
-            "public_key": key.public_key,
-            "status": key.status,
-            "revoked_at": _iso(key.revoked_at),
+            "public_key": done.key.public_key,
+            "status": done.key.status,
+            "revoked_at": _iso(done.key.revoked_at),
+            "already_revoked": done.already_revoked,
         }
 
     data = _write(work)
     if json_:
         _print_json(data)
+    elif data["already_revoked"]:
+        out.print(f"Key {data['public_key']} was already revoked at {data['revoked_at']}")
     else:
         out.print(f"Key {data['public_key']} revoked")
 
