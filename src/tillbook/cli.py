@@ -84,18 +84,31 @@ def _prepare(settings: Settings) -> None:
         url = make_url(async_url(settings.database_url))
     except Exception as exc:
         _fail(f"TILLBOOK_DATABASE_URL {_shown_url(settings.database_url)!r}: {exc}")
+    file: Path | None = None
     if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
-        folder = Path(url.database).resolve().parent
-        if not folder.is_dir():
-            _fail(f"TILLBOOK_DATABASE_URL: folder {folder} does not exist")
+        file = Path(url.database).resolve()
+        if not file.parent.is_dir():
+            _fail(f"TILLBOOK_DATABASE_URL: folder {file.parent} does not exist")
     try:
         master_key_bytes(settings)
     except Exception as exc:
         _fail(f"TILLBOOK_MASTER_KEY: {exc}")
+    # One line on stderr naming the database, so that a command run from the wrong
+    # folder (a relative SQLite path) shows it, and a new file is not a silent surprise.
+    new = file is not None and not file.exists()
+    if not new:
+        where = f" ({file})" if file is not None else ""
+        typer.echo(f"tillbook: database {_shown_url(settings.database_url)}{where}", err=True)
     try:
         upgrade(settings.database_url)
     except (SQLAlchemyError, OSError) as exc:
         _fail(_db_message(settings, exc))
+    if new:
+        typer.echo(
+            f"tillbook: created a new empty database at {file} "
+            f"({_shown_url(settings.database_url)})",
+            err=True,
+        )
 
 
 def _db_message(settings: Settings, exc: BaseException) -> str:
