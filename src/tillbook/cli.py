@@ -825,19 +825,26 @@ def webhooks_add(
     ] = None,
     json_: JsonFlag = False,
 ) -> None:
-    """Register a webhook endpoint; its signing secret is printed once."""
+    """Register a webhook endpoint; its signing secret is printed once.
+
+    The URL must pass the address policy (README, "Events and webhooks"): a refused one
+    exits 1 with ``error: url: …`` and nothing is stored."""
     from tillbook.api.admin.webhooks import webhook_view
     from tillbook.events import webhooks as service
+    from tillbook.events.urlpolicy import UrlPolicy
 
-    async def work(session: AsyncSession) -> dict[str, Any]:
-        await check_scope(session, company)
+    async def work(db: Database) -> dict[str, Any]:
+        await db.read(lambda s: check_scope(s, company))
         try:
-            webhook, secret = await service.add_webhook(session, company, url, _event_names(events))
+            new = await service.check_new_webhook(
+                url, _event_names(events), UrlPolicy.from_settings(get_settings())
+            )
         except TillbookError as exc:
             raise _every_problem(exc) from None
+        webhook, secret = await db.write(lambda s: service.add_webhook(s, company, new))
         return webhook_view(webhook, secret)
 
-    data = _write(work)
+    data = _run(work)
     if json_:
         _print_json(_webhook_secret_view(data))
         return
