@@ -10,17 +10,23 @@ every request it would have sent, or a real receiver on 127.0.0.1.
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import ipaddress
 import os
 import socket
+import ssl
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 from sqlalchemy import func, select
 
 from tests.invariants import check_books
@@ -355,6 +361,23 @@ async def attempt_log(db: Database, delivery_id: int) -> list[DeliveryAttempt]:
     return list(await db.read(lambda s: service.list_attempts(s, delivery_id)))
 
 
+async def work_until(
+    worker: DeliveryWorker,
+    db: Database,
+    webhook_id: int,
+    done: Callable[[WebhookDelivery], bool],
+) -> WebhookDelivery:
+    """Worker passes until the webhook's one delivery is ``done`` (another test's due
+    deliveries may take a pass's places first)."""
+    for _ in range(100):
+        await worker.run_once()
+        rows = await deliveries(db, webhook_id)
+        if len(rows) == 1 and done(rows[0]):
+            return rows[0]
+        await asyncio.sleep(0.03)
+    raise AssertionError(f"the delivery of webhook {webhook_id} did not get there")
+
+
 async def test_a_host_that_later_resolves_privately_is_refused_at_delivery(
     client, db, shop, database_url
 ):
@@ -371,11 +394,8 @@ async def test_a_host_that_later_resolves_privately_is_refused_at_delivery(
     strict = fast(database_url, webhook_allow_private_networks=False)
     async with httpx.AsyncClient(transport=httpx.MockTransport(recorder)) as http:
         async with DeliveryWorker(db, strict, client=http, resolver=dns) as worker:
-            for _ in range(3):
-                await worker.run_once()
-                await asyncio.sleep(0.06)  # past the backoff
+            row = await work_until(worker, db, hook.id, lambda d: d.attempts >= 3)
         assert recorder.requests == []  # nothing was sent anywhere
-        (row,) = await deliveries(db, hook.id)
         assert row.status == "retrying" and row.attempts == 3
         assert row.last_status_code is None
         refusal = "host hooks.example resolves to a private address; refused"
@@ -386,17 +406,15 @@ async def test_a_host_that_later_resolves_privately_is_refused_at_delivery(
         # dead by the usual rule once the delivery is older than the max age
         past_age = fast(database_url, webhook_allow_private_networks=False, webhook_max_age=0.0)
         async with DeliveryWorker(db, past_age, client=http, resolver=dns) as worker:
-            await worker.run_once()
-        (row,) = await deliveries(db, hook.id)
-        assert row.status == "dead" and row.last_error == refusal
+            row = await work_until(worker, db, hook.id, lambda d: d.status == "dead")
+        assert row.attempts == 4 and row.last_error == refusal
         assert recorder.requests == []
 
         # the record is fixed; redelivered, it goes to the checked address under its name
         dns.answers["hooks.example"] = ["93.184.216.34"]
         await db.write(lambda s: service.redeliver(s, row.id, company_id=shop.company_id))
         async with DeliveryWorker(db, strict, client=http, resolver=dns) as worker:
-            await worker.run_once()
-    (row,) = await deliveries(db, hook.id)
+            row = await work_until(worker, db, hook.id, lambda d: d.status != "pending")
     assert row.status == "delivered", row.last_error
     (sent,) = recorder.requests
     assert sent.url.host == "93.184.216.34"  # connected by the checked address...
@@ -409,16 +427,17 @@ async def test_a_host_that_later_resolves_privately_is_refused_at_delivery(
 
 
 class RawReceiver:
-    """An HTTP receiver on 127.0.0.1 that answers every request with ``answer`` bytes."""
+    """An HTTP(S) receiver on 127.0.0.1 that answers every request with ``answer`` bytes."""
 
-    def __init__(self, answer: bytes) -> None:
+    def __init__(self, answer: bytes, tls: ssl.SSLContext | None = None) -> None:
         self.answer = answer
+        self.tls = tls
         self.requests: list[bytes] = []
         self.server: asyncio.Server | None = None
         self.port = 0
 
     async def __aenter__(self) -> RawReceiver:
-        self.server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        self.server = await asyncio.start_server(self._handle, "127.0.0.1", 0, ssl=self.tls)
         self.port = self.server.sockets[0].getsockname()[1]
         return self
 
@@ -456,12 +475,78 @@ async def test_delivery_connects_to_the_checked_address_by_name(client, db, shop
         hook, _ = await db.write(lambda s: service.add_webhook(s, shop.company_id, new))
         await make_sales(client, shop, 1)
         async with DeliveryWorker(db, fast(database_url), resolver=dns) as worker:
-            await worker.run_once()
-        (row,) = await deliveries(db, hook.id)
+            row = await work_until(worker, db, hook.id, lambda d: d.attempts > 0)
         assert row.status == "delivered", row.last_error
         (raw,) = rec.requests
         assert raw.startswith(b"POST /hook?x=1 HTTP/1.1\r\n")
         assert f"\r\nHost: receiver.example:{rec.port}\r\n".encode() in raw
+    await db.write(lambda s: service.disable_webhook(s, shop.company_id, hook.id))
+    await check_books(db, shop.company_id)
+
+
+def self_signed(name: str, folder: Path) -> tuple[ssl.SSLContext, bytes]:
+    """A server context with a certificate for ``name``, and that certificate (PEM)."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    now = dt.datetime.now(dt.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5))
+        .not_valid_after(now + dt.timedelta(hours=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    pem = cert.public_bytes(serialization.Encoding.PEM)
+    (folder / f"{name}.pem").write_bytes(
+        pem
+        + key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server.load_cert_chain(folder / f"{name}.pem")
+    return server, pem
+
+
+@pytest.mark.parametrize("served_name", ["receiver.example", "other.example"])
+async def test_tls_is_checked_against_the_name_while_connecting_by_address(
+    client, db, shop, database_url, tmp_path, served_name
+):
+    """The socket goes to the checked address; TLS still sends and verifies the host
+    name (SNI): a certificate for another name is refused, nothing is sent."""
+    tls, pem = self_signed(served_name, tmp_path)
+    trust = ssl.create_default_context(cadata=pem.decode())
+    answer = b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    async with (
+        RawReceiver(answer, tls) as rec,
+        httpx.AsyncClient(
+            verify=trust, trust_env=False, limits=httpx.Limits(max_keepalive_connections=0)
+        ) as http,
+    ):
+        dns = FakeDNS({"receiver.example": ["127.0.0.1"]})
+        url = f"https://receiver.example:{rec.port}/hook"
+        new = await service.check_new_webhook(
+            url, ["order.created"], UrlPolicy(allow_private=True, resolver=dns)
+        )
+        hook, _ = await db.write(lambda s: service.add_webhook(s, shop.company_id, new))
+        await make_sales(client, shop, 1)
+        async with DeliveryWorker(db, fast(database_url), client=http, resolver=dns) as worker:
+            row = await work_until(worker, db, hook.id, lambda d: d.attempts > 0)
+        if served_name == "receiver.example":
+            assert row.status == "delivered", row.last_error
+            (raw,) = rec.requests
+            assert f"\r\nHost: receiver.example:{rec.port}\r\n".encode() in raw
+        else:
+            assert row.status == "retrying" and row.last_status_code is None
+            assert "CERTIFICATE_VERIFY_FAILED" in (row.last_error or ""), row.last_error
+            assert rec.requests == []
     await db.write(lambda s: service.disable_webhook(s, shop.company_id, hook.id))
     await check_books(db, shop.company_id)
 
@@ -476,9 +561,8 @@ async def test_turning_private_networks_off_stops_deliveries_to_them(
         await make_sales(client, shop, 1)
         strict = fast(database_url, webhook_allow_private_networks=False)
         async with DeliveryWorker(db, strict) as worker:
-            await worker.run_once()
+            row = await work_until(worker, db, hook.id, lambda d: d.attempts > 0)
         assert rec.requests == []
-    (row,) = await deliveries(db, hook.id)
     assert row.status == "retrying" and row.last_status_code is None
     assert row.last_error is not None and row.last_error.startswith("must use https://")
     await db.write(lambda s: service.disable_webhook(s, shop.company_id, hook.id))
@@ -509,12 +593,14 @@ async def test_redirects_are_not_followed_and_answers_are_cut_short(client, db, 
                     await db.write(lambda s, new=new: service.add_webhook(s, shop.company_id, new))
                 )
             await make_sales(client, shop, 1)
-            async with DeliveryWorker(db, fast(database_url)) as worker:
-                await worker.run_once()
+            once = fast(database_url, webhook_max_age=0.0)  # one attempt, then dead
+            async with DeliveryWorker(db, once) as worker:
+                for hook, _ in hooks:
+                    await work_until(worker, db, hook.id, lambda d: d.attempts > 0)
             assert len(redirecting.requests) == 1 and len(failing.requests) == 1
     assert elsewhere.requests == []  # the Location was never visited
     (moved,) = await deliveries(db, hooks[0][0].id)
-    assert moved.status == "retrying" and moved.last_status_code == 307
+    assert moved.status == "dead" and moved.last_status_code == 307
     assert moved.last_error == "HTTP 307"
     (failed,) = await deliveries(db, hooks[1][0].id)
     assert failed.last_status_code == 500
