@@ -818,7 +818,7 @@ def _print_webhook(data: dict[str, Any], what: str) -> None:
 @webhooks_app.command("add")
 def webhooks_add(
     company: WebhookCompany,
-    url: Annotated[str, typer.Option("--url", help="http(s) URL to POST events to.")],
+    url: Annotated[str, typer.Option("--url", help="https URL to POST events to.")],
     events: Annotated[
         str | None,
         typer.Option("--events", help="Comma-separated event types; every event when omitted."),
@@ -827,8 +827,7 @@ def webhooks_add(
 ) -> None:
     """Register a webhook endpoint; its signing secret is printed once.
 
-    The URL must pass the address policy (README, "Events and webhooks"): a refused one
-    exits 1 with ``error: url: …`` and nothing is stored."""
+    The URL must pass the address policy (see the README); a refused one exits 1."""
     from tillbook.api.admin.webhooks import webhook_view
     from tillbook.events import webhooks as service
     from tillbook.events.urlpolicy import UrlPolicy

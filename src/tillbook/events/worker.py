@@ -322,7 +322,7 @@ class DeliveryWorker:
         except TimeoutError:
             error = f"no answer within {self.settings.webhook_timeout:g} s"
         except httpx.HTTPError as exc:
-            error = f"{type(exc).__name__}: {exc}"[:300]
+            error = _printable(f"{type(exc).__name__}: {exc}", 300)
         latency_ms = (time.perf_counter() - started) * 1000.0
         return Outcome(attempted_at, status_code, round(latency_ms, 3), error)
 
@@ -356,7 +356,8 @@ class DeliveryWorker:
                     return response.status_code, await _excerpt(response)
             except httpx.ConnectError as exc:
                 last = exc
-        assert last is not None  # a Target has at least one address
+        if last is None:  # never: a Target has at least one address
+            raise UrlRefused(f"host {target.host} has no address")
         raise last
 
     async def _record(self, session: AsyncSession, claimed: Claimed, outcome: Outcome) -> None:
@@ -407,6 +408,10 @@ async def _excerpt(response: httpx.Response) -> str:
         data += chunk
         if len(data) >= EXCERPT_READ_BYTES:
             break
-    text = bytes(data[:EXCERPT_READ_BYTES]).decode("utf-8", errors="replace")
+    return _printable(bytes(data[:EXCERPT_READ_BYTES]).decode("utf-8", "replace"), EXCERPT_CHARS)
+
+
+def _printable(text: str, limit: int) -> str:
+    """One line of at most ``limit`` printable characters: no CR, LF or escape codes."""
     text = " ".join("".join(c if c.isprintable() else " " for c in text).split())
-    return text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
