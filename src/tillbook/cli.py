@@ -837,26 +837,32 @@ def _print_webhook(data: dict[str, Any], what: str) -> None:
 @webhooks_app.command("add")
 def webhooks_add(
     company: WebhookCompany,
-    url: Annotated[str, typer.Option("--url", help="http(s) URL to POST events to.")],
+    url: Annotated[str, typer.Option("--url", help="https URL to POST events to.")],
     events: Annotated[
         str | None,
         typer.Option("--events", help="Comma-separated event types; every event when omitted."),
     ] = None,
     json_: JsonFlag = False,
 ) -> None:
-    """Register a webhook endpoint; its signing secret is printed once."""
+    """Register a webhook endpoint; its signing secret is printed once.
+
+    The URL must pass the address policy (see the README); a refused one exits 1."""
     from tillbook.api.admin.webhooks import webhook_view
     from tillbook.events import webhooks as service
+    from tillbook.events.urlpolicy import UrlPolicy
 
-    async def work(session: AsyncSession) -> dict[str, Any]:
-        await check_scope(session, company)
+    async def work(db: Database) -> dict[str, Any]:
+        await db.read(lambda s: check_scope(s, company))
         try:
-            webhook, secret = await service.add_webhook(session, company, url, _event_names(events))
+            new = await service.check_new_webhook(
+                url, _event_names(events), UrlPolicy.from_settings(get_settings())
+            )
         except TillbookError as exc:
             raise _every_problem(exc) from None
+        webhook, secret = await db.write(lambda s: service.add_webhook(s, company, new))
         return webhook_view(webhook, secret)
 
-    data = _write(work)
+    data = _run(work)
     if json_:
         _print_json(_webhook_secret_view(data))
         return
