@@ -7,7 +7,7 @@ number is NULL, which the unique index on (warehouse, type, number) ignores; the
 unit always sets it before it commits.
 
 Revision ID: c3a1e0b7d215
-Revises: 56059980b159
+Revises: 346f67e16cd4
 Create Date: 2026-11-24 03:45:00
 """
 
@@ -19,7 +19,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "c3a1e0b7d215"
-down_revision: str | None = "56059980b159"
+down_revision: str | None = "346f67e16cd4"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
