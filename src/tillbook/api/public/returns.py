@@ -1,4 +1,4 @@
-"""Sales returns and purchase returns."""
+"""Sales returns and purchase returns: record one, list them, read one."""
 
 from __future__ import annotations
 
@@ -65,4 +65,16 @@ async def list_purchase_returns(
     data = await db.read(
         lambda s: queries.order_page(s, key, "purchase-returns", dates, page, limit)
     )
+    return {"status": "success", "data": data}
+
+
+@router.get("/sales-returns/{order_id}", responses=r.ok(r.OrderResponse, *r.ONE))
+async def get_sales_return(order_id: str, key: CurrentKey, db: DB) -> dict[str, Any]:
+    data = await db.read(lambda s: queries.order_detail(s, key, "sales-returns", order_id))
+    return {"status": "success", "data": data}
+
+
+@router.get("/purchase-returns/{order_id}", responses=r.ok(r.OrderResponse, *r.ONE))
+async def get_purchase_return(order_id: str, key: CurrentKey, db: DB) -> dict[str, Any]:
+    data = await db.read(lambda s: queries.order_detail(s, key, "purchase-returns", order_id))
     return {"status": "success", "data": data}
