@@ -28,6 +28,7 @@ from tillbook.models import Order, Payment, PaymentAllocation, User
 from tillbook.orders import lookup, views
 from tillbook.payments.schemas import PaymentIn
 from tillbook.payments.tenders import settle_status
+from tillbook.reports.parties import warehouse_balances
 
 # payment_type -> (party type, order type it settles, noun of that order)
 KINDS = {
@@ -215,7 +216,8 @@ async def create_payment(
 async def user_invoices(
     session: AsyncSession, key: AuthContext, user_id: str | None
 ) -> dict[str, Any]:
-    """The party's outstanding invoices in the key's warehouse, oldest first."""
+    """The party's outstanding invoices in the key's warehouse, oldest first, and its
+    balance there (not the company-wide one: a key sees its own warehouse's books)."""
     if user_id is None or not user_id.strip():
         raise invalid("user_id", "is required: a customer or supplier id")
     id_ = ref_to_id(user_id)
@@ -248,12 +250,15 @@ async def user_invoices(
         .scalars()
         .all()
     )
+    balances = await warehouse_balances(
+        session, key.company_id, key.warehouse_id, {party.id: party.user_type}
+    )
     return {
         "user": {
             "id": party.id,
             "name": party.name,
             "user_type": party.user_type,
-            "balance": money_str(party.balance),
+            "balance": money_str(balances[party.id]),
         },
         "invoices": [
             {
