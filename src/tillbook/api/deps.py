@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Depends, Request
+from fastapi import Depends, Path, Request
 
 from tillbook.auth.context import AuthContext
 from tillbook.auth.service import authenticate, request_target
@@ -56,3 +56,7 @@ async def current_key(request: Request) -> AuthContext:
 
 DB = Annotated[Database, Depends(_db_dependency)]
 CurrentKey = Annotated[AuthContext, Depends(current_key)]
+# A sale, purchase or return in a path: resolved by ``orders.lookup.order_ids``.
+OrderRef = Annotated[
+    str, Path(description="the order's id, xid or invoice number (SAL-00003, PUR-00001, …)")
+]

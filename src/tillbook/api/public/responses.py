@@ -581,10 +581,10 @@ def _signing_description() -> str:
     """How to sign, with the worked examples computed by the service's own ``sign``
     (the README shows the same figures; a test keeps the two equal)."""
     examples = "\n\n".join(
-        f"Example {i}: hmac_secret `{e.hmac_secret}`, timestamp `{e.timestamp}`, "
-        f"method `{e.method}`, path `{e.path}`, body "
-        + (f"`{e.body}`" if e.body else "empty")
-        + f".\nCanonical string: `{e.canonical}`\nX-Service-Signature: `{e.signature}`"
+        f"Example {i}:\n\n- hmac_secret: `{e.hmac_secret}`\n- timestamp: `{e.timestamp}`\n"
+        f"- method: `{e.method}`\n- path: `{e.path}`\n"
+        + (f"- body: `{e.body}`\n" if e.body else "- body: empty\n")
+        + f"- canonical string: `{e.canonical}`\n- X-Service-Signature: `{e.signature}`"
         for i, e in enumerate(EXAMPLES, 1)
     )
     return (
