@@ -325,3 +325,36 @@ async def test_an_all_digit_invoice_number_and_an_id(client, shop, db):
     out = await post_ok(client, shop.key, "/payments", pay)
     assert out["allocations"][0]["order_id"] == by_id["order_id"]
     await check_books(db, shop.company_id)
+
+
+async def test_references_that_name_nothing(client, shop, db):
+    """A reference no order can have (a NUL, non-ASCII, longer than stored) is unknown,
+    never a database error."""
+    await post_ok(
+        client,
+        shop.key,
+        "/sales",
+        sale(shop, [{"xid": shop.xid("apple"), "quantity": 1, "unit_price": 3.5}]),
+    )
+    for path in (
+        "/sales/SAL%0000001",
+        "/sales/a%00b",
+        "/purchases/%00",
+        "/sales-returns/" + "S" * 3000,
+        "/purchase-returns/%C3%A9",
+        "/sales/SAL-00001%0A",
+    ):
+        r = await client.get(path, headers=shop.headers)
+        assert r.status_code == 404, (path, r.text)
+    for ref in ("SAL-00001\x00", "\x00", "é", "SAL-00001\n"):
+        body = {
+            "user_id": shop.customer_id,
+            "payment_type": "in",
+            "amount": 1,
+            "payment_mode_id": "cash",
+            "invoices": [{"order_id": ref, "amount": 1}],
+        }
+        r = await client.post("/payments", json=body, headers=shop.headers)
+        assert r.status_code == 422, (ref, r.text)
+        assert "invoices.0.order_id" in r.json()["errors"]
+    await check_books(db, shop.company_id)

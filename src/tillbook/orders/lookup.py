@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Literal
+from typing import Literal, TypeGuard
 
-from sqlalchemy import bindparam, or_, select
+from sqlalchemy import String, bindparam, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.errors import ValidationFailed
@@ -107,6 +107,27 @@ async def party(
     return found
 
 
+def _stored_length() -> int:
+    column_type = table_of(Order).c.invoice_number.type
+    assert isinstance(column_type, String) and column_type.length is not None
+    return column_type.length
+
+
+_INVOICE_NUMBER_LENGTH = _stored_length()
+
+
+def _could_be_invoice_number(ref: RefValue) -> TypeGuard[str]:
+    """Only a string an invoice number can be (printable ASCII, as long as stored at
+    most) is looked up as one: anything else names no order, and a NUL or an
+    over-long value must not reach the database."""
+    return (
+        isinstance(ref, str)
+        and 0 < len(ref) <= _INVOICE_NUMBER_LENGTH
+        and ref.isascii()
+        and ref.isprintable()
+    )
+
+
 async def order_ids(
     session: AsyncSession,
     warehouse_id: int,
@@ -130,7 +151,7 @@ async def order_ids(
     if not refs:
         return []
     as_id = [ref_to_id(r) for r in refs]
-    numbers = {r for r in refs if isinstance(r, str)}
+    numbers = {r for r in refs if _could_be_invoice_number(r)}
     wanted_ids = {i for i in as_id if i is not None}
     rows = (
         await session.execute(
@@ -146,7 +167,7 @@ async def order_ids(
     out: list[int | None] = []
     for ref, id_ in zip(refs, as_id, strict=True):
         by_id = id_ if id_ in ids else None
-        by_no = by_number.get(ref) if isinstance(ref, str) else None
+        by_no = by_number.get(ref) if isinstance(ref, str) and ref in numbers else None
         if prefer == "id":
             out.append(by_id if by_id is not None else by_no)
         else:
