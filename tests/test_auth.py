@@ -14,6 +14,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -299,12 +300,15 @@ async def test_stale_timestamp_names_server_time(client: httpx.AsyncClient, shop
         assert abs(server_time - time.time()) < 5
 
 
+def signing_section() -> str:
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    return readme.split("### Signing requests", 1)[1].split("\n### ", 1)[0]
+
+
 def readme_examples() -> list[dict[str, str]]:
     """The README's worked signing examples: ``name: value`` lines in text blocks."""
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
-    section = readme.split("### Signing requests", 1)[1].split("\n## ", 1)[0]
     examples = []
-    for block in re.findall(r"```text\n(.*?)```", section, flags=re.S):
+    for block in re.findall(r"```text\n(.*?)```", signing_section(), flags=re.S):
         fields = dict(
             (name, value.strip())
             for name, _, value in (line.partition(":") for line in block.splitlines())
@@ -397,6 +401,35 @@ async def test_key_requiring_signature(client: httpx.AsyncClient, db: Database) 
     r = await client.get("/products", headers=signed(key, "GET", "/products"))
     assert r.status_code == 200, r.text
     assert r.json()["data"]["total"] == 3
+
+
+async def test_readme_python_signing_snippet_works(
+    database_url: str, db: Database, shop: Shop
+) -> None:
+    """The README's Python helper, run as an integrator would copy it, against a live
+    server: a read with a percent-encoded query, and a write with a JSON body."""
+    section = signing_section()
+    (snippet,) = re.findall(r"```python\n(.*?)```", section, flags=re.S)
+    scope: dict[str, Any] = {}
+    exec(snippet, scope)
+    send = scope["signed"]
+    settings = Settings(database_url=database_url, run_worker=False)
+    async with live_server(settings, db) as base:
+
+        def run() -> tuple[httpx.Response, httpx.Response]:
+            with httpx.Client(base_url=base, headers=shop.key.headers) as c:
+                read = send(
+                    c, "GET", "/products?search=apple%20juice&limit=5", shop.key.hmac_secret
+                )
+                body = {"product_id": shop.xid("water"), "new_sales_price": "1.25"}
+                write = send(c, "POST", "/price-adjustments", shop.key.hmac_secret, json=body)
+                return read, write
+
+        read, write = await asyncio.to_thread(run)
+    assert read.status_code == 200, read.text
+    assert read.json()["data"]["total"] == 1
+    assert write.status_code == 200, write.text
+    assert write.json()["new_price"] == 1.25
 
 
 # --- rate limits ------------------------------------------------------------------------
