@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import hashlib
+import hmac
+import json
 import logging
 import os
+import re
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -20,6 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tests.factories import Key, Shop, make_shop
 from tillbook.app import create_app
+from tillbook.auth import service as signing
 from tillbook.auth.ratelimit import window_timing
 from tillbook.config import Settings
 from tillbook.db import Database
@@ -227,13 +233,214 @@ async def test_signature_within_window_accepted(client: httpx.AsyncClient, shop:
         assert (await client.get(path, headers=headers)).status_code == 200
 
 
-async def test_replayed_signature_refused(client: httpx.AsyncClient, shop: Shop) -> None:
+async def test_replay_refused_for_writes_only(client: httpx.AsyncClient, shop: Shop) -> None:
+    # The same signed read may repeat within the window (a retried GET, a poll).
     path = "/products?page=1"
     headers = signed(shop.key, "GET", path)
-    assert (await client.get(path, headers=headers)).status_code == 200
+    for _ in range(3):
+        r = await client.get(path, headers=headers)
+        assert r.status_code == 200, r.text
+
+    # A signed write is accepted once.
+    body = json.dumps({"product_id": shop.products["apple"], "new_sales_price": "3.75"}).encode()
+    now = int(time.time())
+    write = {
+        **signed(shop.key, "POST", "/price-adjustments", body, timestamp=now),
+        "Content-Type": "application/json",
+        "Idempotency-Key": "price-apple-1",
+    }
+    first = await client.post("/price-adjustments", content=body, headers=write)
+    assert first.status_code == 200, first.text
+    again = await client.post("/price-adjustments", content=body, headers=write)
+    error(again, 401)
+    assert again.json()["message"].startswith("replayed request signature")
+    # A retry signed anew carries the same Idempotency-Key: the stored answer, once.
+    resigned = {
+        **write,
+        **signed(shop.key, "POST", "/price-adjustments", body, timestamp=now + 1),
+    }
+    retry = await client.post("/price-adjustments", content=body, headers=resigned)
+    assert retry.status_code == 200, retry.text
+    assert retry.headers["Idempotent-Replayed"] == "true"
+    assert retry.json() == first.json()
+    listed = await client.get("/price-adjustments", headers=shop.headers)
+    assert listed.json()["data"]["total"] == 1
+
+
+async def test_signed_path_is_the_target_as_sent(client: httpx.AsyncClient, shop: Shop) -> None:
+    """PATH is the path and query exactly as they went on the wire: the raw form is
+    accepted, any decoded or re-encoded form of it refused."""
+    sale = await client.post(
+        "/sales",
+        headers=shop.headers,
+        json={
+            "user_id": shop.customer_id,
+            "order_date": "2026-11-20",
+            "product_items": [{"xid": shop.xid("apple"), "quantity": 1, "unit_price": "3.50"}],
+        },
+    )
+    assert sale.status_code == 200, sale.text
+    number = sale.json()["invoice_number"]
+    cases = {
+        "/products?search=milk%20bottle&limit=5": [
+            "/products?search=milk bottle&limit=5",
+            "/products?search=milk+bottle&limit=5",
+        ],
+        "/products?search=apple%2cjuice": [
+            "/products?search=apple%2Cjuice",
+            "/products?search=apple,juice",
+        ],
+        f"/sales/{number.replace('-', '%2D')}": [
+            f"/sales/{number}",
+            f"/sales/{number.replace('-', '%2d')}",
+        ],
+    }
+    for raw, others in cases.items():
+        r = await client.get(raw, headers=signed(shop.key, "GET", raw))
+        assert r.status_code == 200, (raw, r.text)
+        for other in others:
+            r = await client.get(raw, headers=signed(shop.key, "GET", other))
+            error(r, 401)
+            assert r.json()["message"].startswith("invalid request signature"), (raw, other)
+    r = await client.get(f"/sales/{number.replace('-', '%2D')}", headers=shop.headers)
+    assert r.json()["data"]["invoice_number"] == number
+
+
+MALFORMED_TIMESTAMPS: dict[str, Callable[[int], str]] = {
+    "plus sign": lambda now: f"+{now}",
+    "leading space": lambda now: f" {now}",
+    "trailing space": lambda now: f"{now} ",
+    "minus sign": lambda now: f"-{now}",
+    "decimal point": lambda now: f"{now}.0",
+    "exponent": lambda now: "1e9",
+    "underscores": lambda now: f"{now:_}",
+    "arabic-indic digits": lambda now: "".join(chr(0x0660 + int(d)) for d in str(now)),
+    "full-width digits": lambda now: "".join(chr(0xFF10 + int(d)) for d in str(now)),
+    "20 nines": lambda now: "9" * 20,
+    "20 zeros": lambda now: "0" * 20,
+    "5000 digits": lambda now: "9" * 5000,
+    "empty": lambda now: "",
+}
+
+
+@pytest.mark.parametrize("make", MALFORMED_TIMESTAMPS.values(), ids=MALFORMED_TIMESTAMPS.keys())
+async def test_malformed_timestamps_are_401(
+    client: httpx.AsyncClient, shop: Shop, make: Callable[[int], str]
+) -> None:
+    stamp = make(int(time.time()))
+    path = "/brands"
+    message = f"{stamp}.GET.{PREFIX}{path}.".encode()
+    headers: dict[str, str | bytes] = {
+        **shop.headers,
+        "X-Service-Timestamp": stamp.encode(),  # non-ASCII goes out as UTF-8
+        "X-Service-Signature": crypto.hmac_hex(shop.key.hmac_secret, message),
+    }
     r = await client.get(path, headers=headers)
     error(r, 401)
-    assert "replay" in r.json()["message"]
+    text = r.json()["message"]
+    if stamp:
+        assert text.startswith("X-Service-Timestamp must be Unix seconds"), text
+        assert len(text) < 250  # a long value is not echoed whole
+    # The same request with a plain timestamp passes.
+    assert (await client.get(path, headers=signed(shop.key, "GET", path))).status_code == 200
+
+
+async def test_stale_timestamp_names_server_time(client: httpx.AsyncClient, shop: Shop) -> None:
+    for stamp in (0, int(time.time()) - 301, 9_999_999_999_999_999_999):
+        r = await client.get("/brands", headers=signed(shop.key, "GET", "/brands", timestamp=stamp))
+        error(r, 401)
+        assert r.json()["message"].startswith("stale request timestamp")
+        server_time = int(r.json()["message"].rsplit(" ", 1)[1])
+        assert abs(server_time - time.time()) < 5
+
+
+def signing_section() -> str:
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    return readme.split("### Signing requests", 1)[1].split("\n### ", 1)[0]
+
+
+def readme_examples() -> list[dict[str, str]]:
+    """The README's worked signing examples: ``name: value`` lines in text blocks."""
+    examples = []
+    for block in re.findall(r"```text\n(.*?)```", signing_section(), flags=re.S):
+        fields = dict(
+            (name, value.strip())
+            for name, _, value in (line.partition(":") for line in block.splitlines())
+        )
+        examples.append(fields)
+    return examples
+
+
+def test_readme_worked_examples_recompute() -> None:
+    """The README's examples are what the service computes from their inputs, and what
+    an integrator computes with nothing but the standard library."""
+    examples = readme_examples()
+    assert [e["method"] for e in examples] == ["GET", "POST"]
+    for e in examples:
+        body = "" if e["body"] == "(empty)" else e["body"]
+        canonical = f"{e['timestamp']}.{e['method']}.{e['path']}.{body}"
+        assert e["canonical"] == canonical
+        digest = hmac.new(e["hmac_secret"].encode(), canonical.encode(), hashlib.sha256)
+        assert e["signature"] == digest.hexdigest()
+        assert e["signature"] == signing.sign(
+            e["hmac_secret"], e["timestamp"], e["method"], e["path"].encode(), body.encode()
+        )
+    # ...and they are the examples the OpenAPI document carries.
+    assert [(x.path, x.body, x.signature) for x in signing.EXAMPLES] == [
+        (e["path"], "" if e["body"] == "(empty)" else e["body"], e["signature"]) for e in examples
+    ]
+
+
+async def test_openapi_documents_signing(client: httpx.AsyncClient) -> None:
+    doc = (await client.get("http://testserver/openapi.json")).json()
+    schemes = doc["components"]["securitySchemes"]
+    assert schemes["Timestamp"]["name"] == "X-Service-Timestamp"
+    assert schemes["Signature"]["name"] == "X-Service-Signature"
+    text = schemes["Signature"]["description"]
+    assert "TIMESTAMP.METHOD.PATH.BODY" in text
+    for e in readme_examples():
+        assert e["canonical"] in text and e["signature"] in text
+    security = doc["paths"]["/api/v1/public/products"]["get"]["security"]
+    assert {"PublicKey": [], "SecretKey": [], "Timestamp": [], "Signature": []} in security
+    assert {"PublicKey": [], "SecretKey": []} in security
+
+
+@asynccontextmanager
+async def live_server(settings: Settings, db: Database) -> AsyncIterator[str]:
+    """The app behind a real uvicorn on a free port: the request target comes from the
+    HTTP parser, as in production, not from the test client's ASGI scope."""
+    import socket
+
+    import uvicorn
+
+    app = create_app(settings, database=db)
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    try:
+        while not server.started:
+            await asyncio.sleep(0.01)
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}{PREFIX}"
+    finally:
+        server.should_exit = True
+        await task
+        sock.close()
+
+
+async def test_signing_on_a_live_server(database_url: str, db: Database, shop: Shop) -> None:
+    settings = Settings(database_url=database_url, run_worker=False)
+    async with live_server(settings, db) as base, httpx.AsyncClient(base_url=base) as c:
+        raw = "/products?search=apple%20juice&limit=5"
+        headers = signed(shop.key, "GET", raw)
+        for _ in range(3):
+            r = await c.get(raw, headers=headers)
+            assert r.status_code == 200, r.text
+            assert r.json()["data"]["total"] == 1
+        r = await c.get(
+            raw, headers=signed(shop.key, "GET", "/products?search=apple juice&limit=5")
+        )
+        error(r, 401)
 
 
 async def test_key_requiring_signature(client: httpx.AsyncClient, db: Database) -> None:
@@ -248,6 +455,35 @@ async def test_key_requiring_signature(client: httpx.AsyncClient, db: Database) 
     r = await client.get("/products", headers=signed(key, "GET", "/products"))
     assert r.status_code == 200, r.text
     assert r.json()["data"]["total"] == 3
+
+
+async def test_readme_python_signing_snippet_works(
+    database_url: str, db: Database, shop: Shop
+) -> None:
+    """The README's Python helper, run as an integrator would copy it, against a live
+    server: a read with a percent-encoded query, and a write with a JSON body."""
+    section = signing_section()
+    (snippet,) = re.findall(r"```python\n(.*?)```", section, flags=re.S)
+    scope: dict[str, Any] = {}
+    exec(snippet, scope)
+    send = scope["signed"]
+    settings = Settings(database_url=database_url, run_worker=False)
+    async with live_server(settings, db) as base:
+
+        def run() -> tuple[httpx.Response, httpx.Response]:
+            with httpx.Client(base_url=base, headers=shop.key.headers) as c:
+                read = send(
+                    c, "GET", "/products?search=apple%20juice&limit=5", shop.key.hmac_secret
+                )
+                body = {"product_id": shop.xid("water"), "new_sales_price": "1.25"}
+                write = send(c, "POST", "/price-adjustments", shop.key.hmac_secret, json=body)
+                return read, write
+
+        read, write = await asyncio.to_thread(run)
+    assert read.status_code == 200, read.text
+    assert read.json()["data"]["total"] == 1
+    assert write.status_code == 200, write.text
+    assert write.json()["new_price"] == 1.25
 
 
 # --- rate limits ------------------------------------------------------------------------

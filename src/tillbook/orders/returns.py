@@ -65,7 +65,7 @@ from tillbook.ledger.service import post
 from tillbook.models import Order, OrderItem, Product, User
 from tillbook.orders import lookup, numbering
 from tillbook.orders import repository as repo
-from tillbook.orders.intake import announce, existing_order
+from tillbook.orders.intake import announce
 from tillbook.orders.schemas import ReturnIn, ReturnItem
 from tillbook.payments.tenders import payment_status, record_order_tenders, settle_status
 from tillbook.unit import UnitOfWork
@@ -326,23 +326,22 @@ async def _original(
 ) -> Order | None:
     if body.invoice_number is None:
         return None
-    found = await existing_order(uow, key.warehouse_id, ORIGINAL[kind], body.invoice_number)
-    if found is None or found.user_id != party.id:
+    # Named by its invoice number, or by id or xid; locked, so that two returns
+    # against it cannot both pass the quantity check.
+    id_ = await lookup.order_id(
+        uow.session, key.warehouse_id, [ORIGINAL[kind]], body.invoice_number, prefer="invoice_number"
+    )
+    original = None
+    if id_ is not None:
+        original = (
+            await uow.session.execute(select(Order).where(Order.id == id_).with_for_update())
+        ).scalar_one()
+    if original is None or original.user_id != party.id:
         problems.add(
             "invoice_number", f"no {ORIGINAL[kind][:-1]} {body.invoice_number!r} of this party here"
         )
         return None
-    # Lock the original, and read it under the lock (attached: its due balance and
-    # its lines' returned quantities change), so that two returns (or a return and a
-    # payment) against it cannot both pass the checks on stale figures.
-    return (
-        await uow.session.execute(
-            select(Order)
-            .where(Order.id == found.id)
-            .with_for_update()
-            .execution_options(populate_existing=True)
-        )
-    ).scalar_one()
+    return original
 
 
 async def _taxes(
