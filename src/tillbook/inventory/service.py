@@ -165,23 +165,34 @@ async def receive(
     batch_number: str | None = None,
     expiry_date: dt.date | None = None,
     new_product: bool = False,
+    filled: dict[int, tuple[Decimal, Decimal]] | None = None,
 ) -> Receipt:
     """Put ``quantity`` base units in as a new layer carrying ``value`` (to the cent).
 
     Deficit layers of the product are filled first (guarded: never past zero); the
     new layer keeps what is left. ``new_product``: the product row was created in
-    this unit with its stock already counted, so no level change is queued."""
+    this unit with its stock already counted, so no level change is queued.
+    ``filled``: an operation that receives one product on several lines passes the
+    same dict to each call (deficit layer id -> quantity and value this unit has
+    filled so far), since the fills reach the database only with its last
+    statement."""
+    filled = {} if filled is None else filled
     filled_q = filled_v = variance = ZERO
     fills: list[dict[str, Any]] = []
     if product.current_stock < 0:
         for d_id, d_cost, d_qty, d_value in await repo.deficit_layers(uow, product.id):
+            before_q, before_v = filled.get(d_id, (ZERO, ZERO))
+            open_q, open_v = -d_qty - before_q, -d_value - before_v
             left = quantity - filled_q
             if left <= 0:
                 break
-            fill = min(left, -d_qty)
-            booked = -d_value if fill == -d_qty else line_cost(fill, d_cost)
+            if open_q <= 0:
+                continue
+            fill = min(left, open_q)
+            booked = open_v if fill == open_q else line_cost(fill, d_cost)
             actual = draw_cost(fill, left, unit_cost, value - filled_v)
             fills.append({"id": d_id, "quantity_remaining": fill, "value_remaining": booked})
+            filled[d_id] = (before_q + fill, before_v + booked)
             filled_q += fill
             filled_v += actual
             variance += actual - booked

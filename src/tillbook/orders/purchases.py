@@ -4,6 +4,7 @@ supplier, outward tenders paid at once."""
 from __future__ import annotations
 
 import uuid
+from decimal import Decimal
 from typing import Any
 
 from tillbook.auth.context import AuthContext
@@ -76,6 +77,7 @@ async def create_purchase(uow: UnitOfWork, key: AuthContext, body: PurchaseIn) -
     order = Order(id=await repo.insert_order(uow, values), **values)
     variance = ZERO
     item_rows: list[dict[str, Any]] = []
+    filled: dict[int, tuple[Decimal, Decimal]] = {}  # deficit fills across lines
     for line in lines:
         receipt = await inventory.receive(
             uow,
@@ -86,6 +88,7 @@ async def create_purchase(uow: UnitOfWork, key: AuthContext, body: PurchaseIn) -
             reason="purchase",
             source_type="purchase",
             source_id=order.id,
+            filled=filled,
         )
         variance += receipt.deficit_variance
         item_rows.append(

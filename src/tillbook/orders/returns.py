@@ -329,7 +329,11 @@ async def _original(
     # Named by its invoice number, or by id or xid; locked, so that two returns
     # against it cannot both pass the quantity check.
     id_ = await lookup.order_id(
-        uow.session, key.warehouse_id, [ORIGINAL[kind]], body.invoice_number, prefer="invoice_number"
+        uow.session,
+        key.warehouse_id,
+        [ORIGINAL[kind]],
+        body.invoice_number,
+        prefer="invoice_number",
     )
     original = None
     if id_ is not None:
@@ -478,6 +482,7 @@ async def create_return(
     cost = ZERO
     variance = ZERO
     item_rows: list[dict[str, Any]] = []
+    filled: dict[int, tuple[Decimal, Decimal]] = {}  # deficit fills across lines
     for n, part in enumerate(parts):
         product = part.product
         if sales:
@@ -495,6 +500,7 @@ async def create_return(
                 reason="sales_return",
                 source_type="sales_return",
                 source_id=order.id,
+                filled=filled,
             )
             variance += receipt.deficit_variance
             line_cost = value
