@@ -40,9 +40,9 @@ from tillbook.api.public import responses
 from tillbook.app import create_app
 from tillbook.config import Settings
 from tillbook.db import Database
-from tillbook.events import terminals
 from tillbook.kit import crypto, xid
 from tillbook.models import Company, ExpenseCategory
+from tillbook.payments import terminal_callbacks as terminals
 
 MAX_EXAMPLES = int(os.environ.get("TILLBOOK_FUZZ_EXAMPLES", "15"))
 PUBLIC = "^/api/v1/public/"

@@ -1029,7 +1029,7 @@ def webhooks_redeliver(
 
 
 def _provider_view(provider: Any, secret: str | None = None) -> dict[str, Any]:
-    from tillbook.events.terminals import callback_path
+    from tillbook.payments.terminal_callbacks import callback_path
 
     view: dict[str, Any] = {
         "id": provider.id,
@@ -1055,7 +1055,7 @@ def terminals_add(
     json_: JsonFlag = False,
 ) -> None:
     """Register a terminal provider; its callback path and secret are printed once."""
-    from tillbook.events import terminals
+    from tillbook.payments import terminal_callbacks as terminals
 
     async def work(session: AsyncSession) -> dict[str, Any]:
         provider, secret = await terminals.add_provider(session, warehouse, name, payment_mode)
@@ -1077,7 +1077,7 @@ def terminals_list(
     json_: JsonFlag = False,
 ) -> None:
     """List a warehouse's terminal providers (never their secrets)."""
-    from tillbook.events import terminals
+    from tillbook.payments import terminal_callbacks as terminals
 
     async def work(session: AsyncSession) -> dict[str, Any]:
         providers = await terminals.list_providers(session, warehouse)

@@ -12,11 +12,11 @@ from decimal import Decimal
 from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tillbook.errors import ValidationFailed
+from tillbook.kit.problems import Problems
+from tillbook.kit.refcache import ReferenceCache
 from tillbook.kit.refs import ref_to_id
 from tillbook.models import Account, PaymentMode, ProductUnit, Tax, Unit, User
 from tillbook.models.base import table_of
-from tillbook.reference import ReferenceCache
 from tillbook.unit import UnitOfWork
 
 RefValue = int | str
@@ -68,20 +68,6 @@ async def _load_taxes(session: AsyncSession, company_id: int) -> dict[int, TaxRa
 
 _COMPANY_MODES = ReferenceCache(_load_modes)
 _COMPANY_TAXES = ReferenceCache(_load_taxes)
-
-
-class Problems:
-    """Collects every bad reference of a request, to report them all at once."""
-
-    def __init__(self) -> None:
-        self.errors: dict[str, list[str]] = {}
-
-    def add(self, field: str, message: str) -> None:
-        self.errors.setdefault(field, []).append(message)
-
-    def raise_if_any(self) -> None:
-        if self.errors:
-            raise ValidationFailed(self.errors)
 
 
 async def party(
@@ -196,4 +182,4 @@ async def unit_names(session: AsyncSession, unit_ids: set[int]) -> dict[int, Uni
     return {u.id: u for u in rows.scalars()}
 
 
-__all__ = ["Mode", "Problems", "TaxRate"]
+__all__ = ["Mode", "TaxRate"]
