@@ -17,6 +17,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.auth.context import AuthContext
+from tillbook.config import master_key
 from tillbook.db import Database
 from tillbook.errors import Forbidden, Unauthorized
 from tillbook.kit import crypto
@@ -116,7 +117,7 @@ async def _verify_signature(
         raise Unauthorized(f"X-Service-Timestamp must be Unix seconds, got {timestamp!r}") from None
     if abs(int(time.time()) - ts) > SIGNATURE_WINDOW_S:  # ints: a huge ts must not overflow
         raise Unauthorized("stale request timestamp: more than 300 seconds from server time")
-    hmac_secret = crypto.decrypt(hmac_secret_encrypted, context=HMAC_CONTEXT)
+    hmac_secret = crypto.decrypt(hmac_secret_encrypted, master_key(), context=HMAC_CONTEXT)
     expected = crypto.hmac_hex(hmac_secret, canonical(timestamp, method, path_with_query, body))
     if not crypto.same(signature.lower(), expected):
         raise Unauthorized("invalid request signature")

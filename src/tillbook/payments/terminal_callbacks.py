@@ -17,6 +17,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.auth.context import AuthContext
+from tillbook.config import master_key
 from tillbook.errors import NotFound, Unauthorized, Unprocessable, ValidationFailed, invalid
 from tillbook.kit import crypto, xid
 from tillbook.kit.fields import InvoiceNo, PositiveMoney, Ref, Strict
@@ -72,7 +73,7 @@ async def add_provider(
         warehouse_id=warehouse.id,
         name=name.strip(),
         payment_mode_id=modes["payment_mode"].id,
-        secret_encrypted=crypto.encrypt(secret, context=SECRET_CONTEXT),
+        secret_encrypted=crypto.encrypt(secret, master_key(), context=SECRET_CONTEXT),
         active=True,
     )
     session.add(provider)
@@ -107,7 +108,7 @@ async def find_provider(session: AsyncSession, provider_ref: str) -> TerminalPro
 def verify_signature(provider: TerminalProvider, raw: bytes, signature: str | None) -> None:
     if not signature:
         raise Unauthorized("missing X-Service-Signature")
-    secret = crypto.decrypt(provider.secret_encrypted, context=SECRET_CONTEXT)
+    secret = crypto.decrypt(provider.secret_encrypted, master_key(), context=SECRET_CONTEXT)
     if not crypto.same(signature.strip().lower(), crypto.hmac_hex(secret, raw)):
         raise Unauthorized("invalid callback signature")
 
