@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tillbook.kit.problems import Problems
 from tillbook.kit.refcache import ReferenceCache
 from tillbook.kit.refs import ref_to_id
-from tillbook.models import Account, PaymentMode, ProductUnit, Tax, Unit, User
+from tillbook.models import Account, PaymentMode, ProductUnit, Tax, User
 from tillbook.models.base import table_of
 from tillbook.unit import UnitOfWork
 
@@ -173,13 +173,6 @@ async def unit_factors(
         else:
             problems.add(field, f"unit {ref!r} is not a unit of this product")
     return out
-
-
-async def unit_names(session: AsyncSession, unit_ids: set[int]) -> dict[int, Unit]:
-    if not unit_ids:
-        return {}
-    rows = await session.execute(select(Unit).where(Unit.id.in_(unit_ids)))
-    return {u.id: u for u in rows.scalars()}
 
 
 __all__ = ["Mode", "TaxRate"]

@@ -6,7 +6,7 @@ from fastapi import APIRouter, Request
 
 from tillbook.api.body import openapi_body, parse_bytes
 from tillbook.api.deps import DB
-from tillbook.api.public import responses as r
+from tillbook.api.public import openapi as r
 from tillbook.api.responses import JSON
 from tillbook.payments import terminal_callbacks as terminals
 from tillbook.unit import UnitOfWork
