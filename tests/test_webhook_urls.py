@@ -36,7 +36,7 @@ from tillbook.app import create_app
 from tillbook.config import Settings
 from tillbook.db import Database
 from tillbook.errors import ValidationFailed
-from tillbook.events import webhooks as service
+from tillbook.events import webhook_service as service
 from tillbook.events.urlpolicy import UrlPolicy, UrlRefused, check_url
 from tillbook.events.worker import EXCERPT_CHARS, DeliveryWorker
 from tillbook.models import DeliveryAttempt, Webhook, WebhookDelivery

@@ -18,7 +18,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from tillbook.api.admin import router as admin_router
 from tillbook.api.body import BODY_SCHEMAS, errors_of_request
 from tillbook.api.public import router as public_router
-from tillbook.api.public.responses import finish_openapi
+from tillbook.api.public.openapi import finish_openapi
 from tillbook.api.responses import JSON
 from tillbook.auth.ratelimit import RateLimiter
 from tillbook.config import Settings, get_settings

@@ -848,7 +848,7 @@ def webhooks_add(
 
     The URL must pass the address policy (see the README); a refused one exits 1."""
     from tillbook.api.admin.webhooks import webhook_view
-    from tillbook.events import webhooks as service
+    from tillbook.events import webhook_service as service
     from tillbook.events.urlpolicy import UrlPolicy
 
     async def work(db: Database) -> dict[str, Any]:
@@ -875,7 +875,7 @@ def webhooks_add(
 def webhooks_list(company: WebhookCompany, json_: JsonFlag = False) -> None:
     """List a company's webhooks (never their secrets)."""
     from tillbook.api.admin.webhooks import webhook_view
-    from tillbook.events import webhooks as service
+    from tillbook.events import webhook_service as service
 
     async def work(session: AsyncSession) -> dict[str, Any]:
         await check_scope(session, company)
@@ -897,7 +897,7 @@ def webhooks_list(company: WebhookCompany, json_: JsonFlag = False) -> None:
 
 def _set_webhook(company: int, webhook_id: int, active: bool, json_: bool) -> None:
     from tillbook.api.admin.webhooks import webhook_view
-    from tillbook.events import webhooks as service
+    from tillbook.events import webhook_service as service
 
     change = service.enable_webhook if active else service.disable_webhook
 
@@ -932,7 +932,7 @@ def webhooks_remove(
     webhook_id: WebhookId, company: WebhookCompany, json_: JsonFlag = False
 ) -> None:
     """Delete a webhook with its deliveries and their attempts."""
-    from tillbook.events import webhooks as service
+    from tillbook.events import webhook_service as service
 
     async def work(session: AsyncSession) -> dict[str, Any]:
         await service.remove_webhook(session, company, webhook_id)
@@ -951,7 +951,7 @@ def webhooks_rotate(
 ) -> None:
     """Issue a new signing secret (printed once); the old one stops working at once."""
     from tillbook.api.admin.webhooks import webhook_view
-    from tillbook.events import webhooks as service
+    from tillbook.events import webhook_service as service
 
     async def work(session: AsyncSession) -> dict[str, Any]:
         webhook, secret = await service.rotate_secret(session, company, webhook_id)
@@ -978,7 +978,7 @@ def webhooks_deliveries(
 ) -> None:
     """List a company's deliveries, newest first."""
     from tillbook.api.admin.webhooks import delivery_view
-    from tillbook.events import webhooks as service
+    from tillbook.events import webhook_service as service
 
     async def work(session: AsyncSession) -> dict[str, Any]:
         await check_scope(session, company)
@@ -1012,7 +1012,7 @@ def webhooks_redeliver(
 ) -> None:
     """Queue a delivery again now, whatever its state (a dead one gets a fresh 24 h)."""
     from tillbook.api.admin.webhooks import delivery_view
-    from tillbook.events import webhooks as service
+    from tillbook.events import webhook_service as service
 
     async def work(session: AsyncSession) -> dict[str, Any]:
         delivery = await service.redeliver(session, delivery_id, company_id=company)
@@ -1029,7 +1029,7 @@ def webhooks_redeliver(
 
 
 def _provider_view(provider: Any, secret: str | None = None) -> dict[str, Any]:
-    from tillbook.events.terminals import callback_path
+    from tillbook.payments.terminal_callbacks import callback_path
 
     view: dict[str, Any] = {
         "id": provider.id,
@@ -1055,7 +1055,7 @@ def terminals_add(
     json_: JsonFlag = False,
 ) -> None:
     """Register a terminal provider; its callback path and secret are printed once."""
-    from tillbook.events import terminals
+    from tillbook.payments import terminal_callbacks as terminals
 
     async def work(session: AsyncSession) -> dict[str, Any]:
         provider, secret = await terminals.add_provider(session, warehouse, name, payment_mode)
@@ -1077,7 +1077,7 @@ def terminals_list(
     json_: JsonFlag = False,
 ) -> None:
     """List a warehouse's terminal providers (never their secrets)."""
-    from tillbook.events import terminals
+    from tillbook.payments import terminal_callbacks as terminals
 
     async def work(session: AsyncSession) -> dict[str, Any]:
         providers = await terminals.list_providers(session, warehouse)

@@ -72,3 +72,8 @@ def master_key_bytes(settings: Settings) -> bytes:
     if len(key) != 32:
         raise ValueError("TILLBOOK_MASTER_KEY must be 32 bytes, url-safe base64 encoded")
     return key
+
+
+def master_key() -> bytes:
+    """The master key of this process's settings, for ``kit.crypto``."""
+    return master_key_bytes(get_settings())

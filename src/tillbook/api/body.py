@@ -70,13 +70,18 @@ def decode_json(raw: bytes) -> Any:
 
 async def parse_body(request: Request, model: type[M]) -> tuple[M, bytes]:
     raw = await request.body()
+    return parse_bytes(raw, model), raw
+
+
+def parse_bytes(raw: bytes, model: type[M]) -> M:
+    """A body already read (a signed callback is verified over its bytes first)."""
     if not raw.strip():
         raise BadRequest("request body is empty; send a JSON object")
     data = decode_json(raw)
     if not isinstance(data, dict):
         raise ValidationFailed({"body": ["must be a JSON object"]})
     try:
-        return model.model_validate(data), raw
+        return model.model_validate(data)
     except ValidationError as exc:
         raise ValidationFailed(errors_of(exc)) from None
 

@@ -20,9 +20,10 @@ from tillbook.events.outbox import emit
 from tillbook.kit import xid
 from tillbook.kit.money import number
 from tillbook.kit.pagination import envelope, parse_page
+from tillbook.kit.problems import Problems
 from tillbook.kit.refs import ref_to_id
 from tillbook.models import PriceAdjustmentBatch, PriceHistory, Product, User
-from tillbook.orders import lookup, numbering
+from tillbook.orders import numbering
 from tillbook.unit import UnitOfWork
 
 
@@ -44,7 +45,7 @@ async def create_price_adjustment(
 ) -> dict[str, Any]:
     """A price change edits the product row itself, so it locks it (a cold path)."""
     session = uow.session
-    problems = lookup.Problems()
+    problems = Problems()
     product_id = ref_to_id(body.product_id)
     product = None
     if product_id is not None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tillbook.orders.schemas import Ref, Strict, Text, Token, UnitPrice
+from tillbook.kit.fields import Ref, Strict, Text, Token, UnitPrice
 
 
 class PriceAdjustmentIn(Strict):

@@ -25,11 +25,11 @@ from tillbook.inventory.schemas import StockAdjustmentIn
 from tillbook.kit import xid
 from tillbook.kit.money import ZERO, line_cost, money_str, number, price4
 from tillbook.kit.pagination import envelope, parse_page
+from tillbook.kit.problems import Problems
 from tillbook.kit.refs import ref_to_id
 from tillbook.ledger.rules import RuleName
 from tillbook.ledger.service import post
 from tillbook.models import Product, StockAdjustment, User
-from tillbook.orders import lookup
 from tillbook.unit import UnitOfWork
 
 
@@ -69,7 +69,7 @@ async def create_adjustment(
     uow: UnitOfWork, key: AuthContext, body: StockAdjustmentIn
 ) -> dict[str, Any]:
     session = uow.session
-    problems = lookup.Problems()
+    problems = Problems()
     product_id = ref_to_id(body.product_id)
     products = await inventory.products(uow, key.warehouse_id, [product_id] if product_id else [])
     product = products.get(product_id or 0)

@@ -89,3 +89,12 @@ def draw_cost(
     if take == layer_quantity:
         return layer_value
     return min(line_cost(take, layer_unit_cost), layer_value)
+
+
+def to_money(value: object) -> Decimal:
+    """A database sum as money: SQLite may hand back floats or ints, PostgreSQL Decimals."""
+    if value is None:
+        return ZERO
+    if isinstance(value, Decimal):
+        return money(value)
+    return money(Decimal(str(value)))

@@ -17,11 +17,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.errors import LedgerImbalance
 from tillbook.kit.money import ZERO
+from tillbook.kit.refcache import ReferenceCache
 from tillbook.ledger import chart
 from tillbook.ledger import repository as repo
 from tillbook.ledger.balance import Line, imbalance
 from tillbook.ledger.rules import RULES, RuleName, figure_names
-from tillbook.reference import ReferenceCache
 from tillbook.unit import UnitOfWork
 
 Figure = Decimal | Sequence[tuple[str, Decimal]]

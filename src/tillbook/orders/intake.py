@@ -18,6 +18,7 @@ from tillbook.auth.context import AuthContext
 from tillbook.events.outbox import emit
 from tillbook.inventory import service as inventory
 from tillbook.kit.money import ZERO, line_amounts
+from tillbook.kit.problems import Problems
 from tillbook.kit.refs import ref_to_id
 from tillbook.models import Order, OrderItem, Payment, Product, User
 from tillbook.orders import lookup, views
@@ -61,7 +62,7 @@ async def take_in(
     """Party, products (read without a lock: stock changes are guarded updates at
     the unit's end), payment modes and priced lines."""
     session = uow.session
-    problems = lookup.Problems()
+    problems = Problems()
     party = await lookup.party(uow, key.company_id, body.user_id, party_type, "user_id", problems)
     wanted = [i for i in (ref_to_id(item.xid) for item in body.product_items) if i is not None]
     products = await inventory.products(uow, key.warehouse_id, wanted)
@@ -119,7 +120,7 @@ async def price_lines(
     key: AuthContext,
     items: list[Any],
     products: dict[int, Product],
-    problems: lookup.Problems,
+    problems: Problems,
     *,
     list_name: str,
     with_tax: bool,

@@ -13,11 +13,11 @@ from typing import Literal, TypeGuard
 from sqlalchemy import String, bindparam, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tillbook.errors import ValidationFailed
+from tillbook.kit.problems import Problems
+from tillbook.kit.refcache import ReferenceCache
 from tillbook.kit.refs import ref_to_id
-from tillbook.models import Account, Order, PaymentMode, ProductUnit, Tax, Unit, User
+from tillbook.models import Account, Order, PaymentMode, ProductUnit, Tax, User
 from tillbook.models.base import table_of
-from tillbook.reference import ReferenceCache
 from tillbook.unit import UnitOfWork
 
 RefValue = int | str
@@ -69,20 +69,6 @@ async def _load_taxes(session: AsyncSession, company_id: int) -> dict[int, TaxRa
 
 _COMPANY_MODES = ReferenceCache(_load_modes)
 _COMPANY_TAXES = ReferenceCache(_load_taxes)
-
-
-class Problems:
-    """Collects every bad reference of a request, to report them all at once."""
-
-    def __init__(self) -> None:
-        self.errors: dict[str, list[str]] = {}
-
-    def add(self, field: str, message: str) -> None:
-        self.errors.setdefault(field, []).append(message)
-
-    def raise_if_any(self) -> None:
-        if self.errors:
-            raise ValidationFailed(self.errors)
 
 
 async def party(
@@ -270,11 +256,4 @@ async def unit_factors(
     return out
 
 
-async def unit_names(session: AsyncSession, unit_ids: set[int]) -> dict[int, Unit]:
-    if not unit_ids:
-        return {}
-    rows = await session.execute(select(Unit).where(Unit.id.in_(unit_ids)))
-    return {u.id: u for u in rows.scalars()}
-
-
-__all__ = ["Mode", "Problems", "TaxRate"]
+__all__ = ["Mode", "TaxRate"]

@@ -17,7 +17,7 @@ from tillbook.orders import numbering
 from tillbook.orders import repository as repo
 from tillbook.orders.intake import announce, existing_order, take_in
 from tillbook.orders.schemas import PurchaseIn
-from tillbook.payments.tenders import payment_status, record_order_tenders
+from tillbook.orders.tenders import payment_status, record_order_tenders
 from tillbook.unit import UnitOfWork
 
 

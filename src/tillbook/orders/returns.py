@@ -60,6 +60,7 @@ from tillbook.auth.context import AuthContext
 from tillbook.errors import ValidationFailed
 from tillbook.inventory import service as inventory
 from tillbook.kit.money import ZERO, line_amounts, money, money_str, price4
+from tillbook.kit.problems import Problems
 from tillbook.kit.refs import ref_to_id
 from tillbook.ledger.service import post
 from tillbook.models import Order, OrderItem, Product, User
@@ -67,7 +68,7 @@ from tillbook.orders import lookup, numbering
 from tillbook.orders import repository as repo
 from tillbook.orders.intake import announce
 from tillbook.orders.schemas import ReturnIn, ReturnItem
-from tillbook.payments.tenders import payment_status, record_order_tenders, settle_status
+from tillbook.orders.tenders import payment_status, record_order_tenders, settle_status
 from tillbook.unit import UnitOfWork
 
 ORIGINAL = {"sales-returns": "sales", "purchase-returns": "purchases"}
@@ -322,7 +323,7 @@ async def _original(
     kind: str,
     body: ReturnIn,
     party: User,
-    problems: lookup.Problems,
+    problems: Problems,
 ) -> Order | None:
     if body.invoice_number is None:
         return None
@@ -353,7 +354,7 @@ async def _taxes(
 ) -> dict[int, lookup.TaxRate]:
     """The company's taxes by id (taxes are never edited or deleted)."""
     refs: list[tuple[str, lookup.RefValue]] = [(str(t), t) for t in tax_ids if t is not None]
-    found = await lookup.taxes(session, company_id, refs, lookup.Problems())
+    found = await lookup.taxes(session, company_id, refs, Problems())
     return {tax.id: tax for tax in found.values()}
 
 
@@ -404,7 +405,7 @@ async def create_return(
     assert kind in ORIGINAL
     session = uow.session
     sales = kind == "sales-returns"
-    problems = lookup.Problems()
+    problems = Problems()
     party_type = "customer" if sales else "supplier"
     party = await lookup.party(uow, key.company_id, body.user_id, party_type, "user_id", problems)
     if not sales and body.all_payments:

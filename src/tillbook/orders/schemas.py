@@ -1,7 +1,7 @@
 """Request bodies of the order endpoints (sales, purchases, returns).
 
-Limits on scale follow DESIGN.md §3: quantities and unit prices carry at most 4
-decimal places, money at most 2; more is a 422, never a silent rounding.
+The field types and their limits (DESIGN.md §3) are shared with the other
+domains: ``kit/fields.py``.
 """
 
 from __future__ import annotations
@@ -10,33 +10,21 @@ import datetime as dt
 from decimal import Decimal
 from typing import Annotated, Any
 
-from pydantic import (
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Field,
-    StrictInt,
-    StrictStr,
-    WithJsonSchema,
-)
+from pydantic import BeforeValidator, Field, WithJsonSchema
 
-Ref = Annotated[
-    StrictInt | Annotated[StrictStr, Field(min_length=1, max_length=64)],
-    Field(description="numeric id, numeric string or xid"),
-]
-Qty = Annotated[Decimal, Field(gt=0, max_digits=18, decimal_places=4, allow_inf_nan=False)]
-MinQty = Annotated[
-    Decimal, Field(ge=Decimal("0.01"), max_digits=18, decimal_places=4, allow_inf_nan=False)
-]
-UnitPrice = Annotated[Decimal, Field(ge=0, max_digits=18, decimal_places=4, allow_inf_nan=False)]
-Money = Annotated[Decimal, Field(ge=0, max_digits=16, decimal_places=2, allow_inf_nan=False)]
-PositiveMoney = Annotated[
-    Decimal, Field(gt=0, max_digits=16, decimal_places=2, allow_inf_nan=False)
-]
-Percent = Annotated[Decimal, Field(ge=0, le=100, decimal_places=4, allow_inf_nan=False)]
-Text = Annotated[str, Field(max_length=2000)]
-Token = Annotated[str, Field(min_length=1, max_length=255)]
-InvoiceNo = Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[\x21-\x7e ]+$")]
+from tillbook.kit.fields import (
+    InvoiceNo,
+    MinQty,
+    Money,
+    Percent,
+    PositiveMoney,
+    Qty,
+    Ref,
+    Strict,
+    Text,
+    Token,
+    UnitPrice,
+)
 
 
 def _order_date(value: Any) -> Any:
@@ -90,10 +78,6 @@ DateIn = Annotated[
 ]
 
 
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="ignore", arbitrary_types_allowed=True)
-
-
 class Tender(Strict):
     amount: PositiveMoney
     payment_mode_id: Ref
@@ -117,7 +101,7 @@ class SaleIn(Strict):
     discount: Money = Decimal("0")
     shipping: Money = Decimal("0")
     invoice_number: InvoiceNo | None = None
-    all_payments: Annotated[list[Tender], Field(max_length=20)] = []
+    all_payments: Annotated[list[Tender], Field(max_length=20)] = Field(default=[])
     subtotal: Money | None = None
     total: Money | None = None
     tax_amount: Money | None = None
@@ -137,7 +121,7 @@ class PurchaseIn(Strict):
     order_date: DateIn
     product_items: Annotated[list[PurchaseItem], Field(min_length=1, max_length=500)]
     invoice_number: InvoiceNo | None = None
-    all_payments: Annotated[list[Tender], Field(max_length=20)] = []
+    all_payments: Annotated[list[Tender], Field(max_length=20)] = Field(default=[])
     unique_id: Token | None = None
     notes: Text | None = None
 

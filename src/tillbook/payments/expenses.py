@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tillbook.auth.context import AuthContext
 from tillbook.kit.money import money_str
 from tillbook.kit.pagination import envelope, parse_page
+from tillbook.kit.problems import Problems
 from tillbook.kit.refs import ref_to_id
 from tillbook.ledger.rules import RuleName
 from tillbook.ledger.service import post
@@ -41,7 +42,7 @@ async def category(
     company_id: int,
     ref: lookup.RefValue,
     field: str,
-    problems: lookup.Problems,
+    problems: Problems,
 ) -> Category | None:
     """The company's expense category named by id, numeric string or xid."""
     id_ = ref_to_id(ref)
@@ -72,7 +73,7 @@ def expense_response(expense: Expense) -> dict[str, Any]:
 
 async def create_expense(uow: UnitOfWork, key: AuthContext, body: ExpenseIn) -> dict[str, Any]:
     session = uow.session
-    problems = lookup.Problems()
+    problems = Problems()
     cat = await category(
         session, key.company_id, body.expense_category_id, "expense_category_id", problems
     )

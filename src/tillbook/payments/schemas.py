@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, WithJsonSchema
 
-from tillbook.orders.schemas import PositiveMoney, Ref, Strict, Text, Token
+from tillbook.kit.fields import PositiveMoney, Ref, Strict, Text, Token
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 

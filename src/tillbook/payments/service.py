@@ -22,14 +22,15 @@ from tillbook.errors import NotFound, invalid
 from tillbook.events.outbox import emit
 from tillbook.kit import xid
 from tillbook.kit.money import ZERO, money_str
+from tillbook.kit.problems import Problems
 from tillbook.kit.refs import ref_to_id
+from tillbook.ledger.parties import warehouse_balances
 from tillbook.ledger.rules import RuleName
 from tillbook.ledger.service import post
 from tillbook.models import Order, Payment, PaymentAllocation, User
 from tillbook.orders import lookup, views
+from tillbook.orders.tenders import settle_status
 from tillbook.payments.schemas import PaymentIn
-from tillbook.payments.tenders import settle_status
-from tillbook.reports.parties import warehouse_balances
 from tillbook.unit import UnitOfWork
 
 # payment_type -> (party type, order type it settles, noun of that order)
@@ -88,7 +89,7 @@ def payment_data(payment: Payment, allocations: list[tuple[Order, Decimal]]) -> 
 async def create_payment(uow: UnitOfWork, key: AuthContext, body: PaymentIn) -> dict[str, Any]:
     session = uow.session
     party_type, order_type, noun = KINDS[body.payment_type]
-    problems = lookup.Problems()
+    problems = Problems()
     party = await lookup.party(uow, key.company_id, body.user_id, party_type, "user_id", problems)
     modes = await lookup.payment_modes(
         session, key.company_id, [("payment_mode_id", body.payment_mode_id)], problems

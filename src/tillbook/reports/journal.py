@@ -16,9 +16,9 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.errors import NotFound, invalid
-from tillbook.kit.money import ZERO
+from tillbook.kit.money import ZERO, to_money
 from tillbook.models import Account, JournalEntry, JournalLine
-from tillbook.reports.common import check_period, check_scope, iso, to_money
+from tillbook.reports.common import check_period, check_scope, iso
 
 ROOTS = {
     "asset": "Assets",

@@ -19,7 +19,7 @@ from tillbook.api.deps import DB
 from tillbook.auth.admin import iso_utc
 from tillbook.config import Settings
 from tillbook.errors import invalid
-from tillbook.events import webhooks as service
+from tillbook.events import webhook_service as service
 from tillbook.events.urlpolicy import UrlPolicy
 from tillbook.models import DeliveryAttempt, Webhook, WebhookDelivery
 
