@@ -649,7 +649,7 @@ async def test_allocations_name_invoices_by_number(client, shop, db):
 
 
 async def test_terminal_callback_names_the_sale_by_number(client, shop, db):
-    from tillbook.events import terminals
+    from tillbook.payments import terminal_callbacks as terminals
     from tillbook.kit import crypto
 
     async def add(s):
