@@ -27,12 +27,21 @@ def parse_rate(rate: str) -> RateLimitItem:
     return parse(f"{int(count)}/{period}")
 
 
+def retry_after(reset_time: float, item: RateLimitItem) -> int:
+    """Whole seconds until the window frees a place: at least 1, at most the window.
+
+    Rounded up from the exact reset time (rounding the reset time first and then
+    the wait again let a 5/minute key answer 61)."""
+    return min(item.get_expiry(), max(1, math.ceil(reset_time - time.time())))
+
+
 @dataclass(frozen=True)
 class Verdict:
     allowed: bool
     limit: int
     remaining: int
     reset_epoch: int
+    retry_after: int
 
     def headers(self) -> dict[str, str]:
         h = {
@@ -41,7 +50,7 @@ class Verdict:
             "X-RateLimit-Reset": str(self.reset_epoch),
         }
         if not self.allowed:
-            h["Retry-After"] = str(max(1, math.ceil(self.reset_epoch - time.time())))
+            h["Retry-After"] = str(self.retry_after)
         return h
 
 
@@ -68,6 +77,7 @@ class RateLimiter:
             limit=item.amount,
             remaining=max(0, stats.remaining),
             reset_epoch=math.ceil(stats.reset_time),
+            retry_after=retry_after(stats.reset_time, item),
         )
 
 
