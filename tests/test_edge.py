@@ -402,6 +402,35 @@ async def test_a_900_kb_field_is_quoted_100_characters(client, shop, db):
     assert await count_orders(db, shop.company_id) == before
 
 
+async def test_query_path_and_header_values_are_quoted_short(client, shop, db, app_at):
+    r = await client.get("/products", params={"page": "9" * 5000}, headers=shop.headers)
+    assert r.status_code == 422, r.text
+    assert longest_run(r.text, "9") == 100
+    r = await client.get("/sales", params={"dates": "d" * 5000}, headers=shop.headers)
+    assert r.status_code == 422, r.text
+    assert longest_run(r.text, "d") == 100
+    for path in ("/sales/", "/products/", "/customers/"):
+        r = await client.get(path + "8" * 5000, headers=shop.headers)
+        assert r.status_code == 404, r.text
+        assert longest_run(r.text, "8") <= 100
+    r = await client.post(
+        "/sales", content=b"{}", headers={**shop.headers, "Content-Type": "text/" + "p" * 5000}
+    )
+    assert r.status_code == 415, r.text
+    assert longest_run(r.text, "p") == 100 - len("text/")
+    c = app_at("192.0.2.11")
+    email = await admin_email(db, shop.company_id)
+    login = await c.post("/api/v1/admin/login", json={"email": email, "password": PASSWORD})
+    bearer = {"Authorization": f"Bearer {login.json()['token']}"}
+    for path in (
+        "/webhooks/deliveries/" + "7" * 5000 + "/attempts",
+        "/webhooks/deliveries?limit=" + "7" * 5000,
+    ):
+        r = await c.get("/api/v1/admin" + path, headers=bearer)
+        assert r.status_code in (404, 422), r.text
+        assert longest_run(r.text, "7") == 100
+
+
 def test_request_errors_hide_secrets_and_cut_values():
     """FastAPI's own (query, path, header) errors go through the same rule."""
     from tillbook.api.body import errors_of_request
