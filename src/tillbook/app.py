@@ -39,8 +39,9 @@ class ContextHeaders:
 
     It wraps the whole application, outside Starlette's error middleware, so the 500
     carries them too. That middleware answers an unexpected error (the handler in
-    ``create_app`` logs it in one line) and then raises it again for the server,
-    which would log it a second time with a traceback: once answered, it ends here.
+    ``create_app``) and then raises it again for the server, which would log it with
+    a traceback and the statement: it ends here instead, logged in one line (the
+    traceback at DEBUG), also when it came after the response had started.
     """
 
     def __init__(self, app: ASGIApp):
@@ -71,9 +72,11 @@ class ContextHeaders:
 
         try:
             await self.app(scope, receive, send_with_headers)
-        except Exception:
+        except Exception as exc:
             if not answered:
                 raise
+            log.error("unhandled error (request %s): %s", request_id, _describe(exc))
+            log.debug("traceback of request %s", request_id, exc_info=exc)
 
 
 class _API(FastAPI):
@@ -150,8 +153,6 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSON:
         request_id = request.scope.get("state", {}).get("request_id", "")
-        log.error("unhandled error (request %s): %s", request_id, _describe(exc))
-        log.debug("traceback of request %s", request_id, exc_info=exc)
         body: dict[str, Any] = {
             "status": "error",
             "message": f"internal error; quote request id {request_id}",

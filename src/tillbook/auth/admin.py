@@ -190,6 +190,10 @@ async def login(
             await limiter.limiter.hit(LOGIN_FAILURES, email_ident)
             log.info("admin login failed (email %s, address %s)", digest, address)
             raise Unauthorized(BAD_CREDENTIALS)
+        # The owner's own typos for this email are forgotten once the password is
+        # right; the address's count across emails is not (one known password must
+        # not reset the guessing at others).
+        await limiter.limiter.clear(LOGIN_FAILURES, email_ident)
     user_id, company_id = matched
     opened = await db.write(lambda s: _open_session(s, company_id, user_id))
     log.info("admin login: company %s user %s", company_id, user_id)
