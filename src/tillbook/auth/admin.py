@@ -16,7 +16,8 @@ Guessing is made expensive and uninformative:
   that guessing across many emails is as slow as guessing one. Once blocked
   (429 with ``Retry-After``, at most the window), the address is refused whatever
   the password of the next try, so a blocked guesser cannot tell a right guess
-  from a wrong one. Because the counts are per address, a stranger's failures
+  from a wrong one (a right password before that clears the count for its email
+  and address, not the address's). Because the counts are per address, a stranger's failures
   block the stranger only: the owner logs in from their own address meanwhile.
   The address is the ASGI client host; behind a reverse proxy it is the address
   uvicorn takes from ``X-Forwarded-For`` when ``--proxy-headers`` is on and the
