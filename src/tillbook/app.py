@@ -80,6 +80,8 @@ class ContextHeaders:
 
 
 class _API(FastAPI):
+    """FastAPI with ``ContextHeaders`` around its whole middleware stack."""
+
     def build_middleware_stack(self) -> ASGIApp:
         return ContextHeaders(super().build_middleware_stack())
 
@@ -87,15 +89,15 @@ class _API(FastAPI):
 def _describe(exc: Exception) -> str:
     """An exception in one line for the log, without the values of the request.
 
-    A database error names its driver error and SQLSTATE only: PostgreSQL's own
+    A database error names its driver error and code (SQLSTATE) only: PostgreSQL's own
     message quotes the offending value (``invalid input syntax for type integer:
     "alice@example.com"``), and the statement's parameters are hidden by the
     engines (``hide_parameters``)."""
     if isinstance(exc, DBAPIError):
         orig = exc.orig
         driver = type(orig.__cause__ or orig).__name__ if orig is not None else "none"
-        code = getattr(orig, "sqlstate", None) or getattr(orig, "pgcode", None)
-        return f"{type(exc).__name__} (driver {driver}, SQLSTATE {code or 'none'})"
+        code = getattr(orig, "sqlstate", None) or getattr(orig, "sqlite_errorname", None)
+        return f"{type(exc).__name__} (driver {driver}, code {code or 'none'})"
     text = " ".join(str(exc).split())
     return f"{type(exc).__name__}: {shorten(text, 200)}" if text else type(exc).__name__
 
