@@ -12,6 +12,7 @@ import secrets
 from functools import lru_cache
 from pathlib import Path
 
+from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 log = logging.getLogger("tillbook.config")
@@ -41,6 +42,9 @@ class Settings(BaseSettings):
     # Run the webhook delivery worker inside the API process (``tillbook serve``
     # sets it unless --no-worker; ``tillbook worker`` runs it alone).
     run_worker: bool = False
+    # Request bodies above this many bytes are refused with 413 while they are read,
+    # before any key or token is checked (``api/limits.py``, DESIGN.md §12).
+    max_body_bytes: int = Field(default=1024 * 1024, ge=1)
 
 
 @lru_cache

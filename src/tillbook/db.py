@@ -94,10 +94,14 @@ class Database:
         self.url = async_url(url)
         self.lock_timeout_s = lock_timeout_s
         self.is_sqlite = self.url.startswith("sqlite")
+        # hide_parameters: a failed statement's error, and any log or traceback of it,
+        # shows the SQL but not the values a client sent (an email, a name).
         if self.is_sqlite:
-            self.engine = create_async_engine(self.url, pool_size=pool_size, max_overflow=0)
+            self.engine = create_async_engine(
+                self.url, pool_size=pool_size, max_overflow=0, hide_parameters=True
+            )
             self.write_engine = create_async_engine(
-                self.url, pool_size=1, max_overflow=0, pool_timeout=60
+                self.url, pool_size=1, max_overflow=0, pool_timeout=60, hide_parameters=True
             )
             _sqlite_setup(self.engine, immediate=False)
             _sqlite_setup(self.write_engine, immediate=True)
@@ -107,6 +111,7 @@ class Database:
                 pool_size=pool_size,
                 max_overflow=pool_size,
                 pool_recycle=1800,
+                hide_parameters=True,
                 # Set once per connection instead of a SET LOCAL round trip per write.
                 connect_args={"server_settings": {"lock_timeout": str(int(lock_timeout_s * 1000))}},
             )

@@ -27,6 +27,7 @@ from tillbook.api.responses import JSON, dumps
 from tillbook.auth.context import AuthContext
 from tillbook.db import Database
 from tillbook.errors import LedgerImbalance, Unprocessable, invalid
+from tillbook.kit.text import quoted
 from tillbook.models import FailedTransaction, IdempotencyRecord
 from tillbook.models.base import table_of
 from tillbook.unit import QueuedUpdate, UnitOfWork
@@ -88,10 +89,10 @@ async def _claim(
             continue
         if record.request_hash != digest:
             raise Unprocessable(
-                f"Idempotency-Key {token!r} was already used with a different request body"
+                f"Idempotency-Key {quoted(token)} was already used with a different request body"
             )
         if record.response_status is None or record.response_body is None:
-            raise Unprocessable(f"Idempotency-Key {token!r} is in an unknown state")
+            raise Unprocessable(f"Idempotency-Key {quoted(token)} is in an unknown state")
         return record.response_status, json.loads(record.response_body)
     raise AssertionError("unreachable")
 

@@ -21,8 +21,19 @@ def serve(
     no_worker: Annotated[
         bool, typer.Option("--no-worker", help="Do not run the webhook worker inside.")
     ] = False,
+    forwarded_allow_ips: Annotated[
+        str | None,
+        typer.Option(
+            help="Proxies whose X-Forwarded-For names the client (comma-separated IPs or "
+            "networks, * for any); default $FORWARDED_ALLOW_IPS or 127.0.0.1."
+        ),
+    ] = None,
 ) -> None:
-    """Migrate, then serve the API (uvicorn) on HOST:PORT."""
+    """Migrate, then serve the API (uvicorn) on HOST:PORT.
+
+    No ``Server`` header (it would name uvicorn and nothing useful); the ``Date``
+    header stays. The client address (admin login limits) is the peer's, or the
+    X-Forwarded-For of a proxy in ``--forwarded-allow-ips``."""
     import uvicorn
 
     os.environ["TILLBOOK_RUN_WORKER"] = "false" if no_worker else "true"
@@ -36,6 +47,8 @@ def serve(
         port=port,
         workers=workers,
         log_level=settings.log_level.lower(),
+        server_header=False,
+        forwarded_allow_ips=forwarded_allow_ips,
     )
 
 

@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tillbook.auth.context import AuthContext
 from tillbook.errors import NotFound, invalid
 from tillbook.kit.pagination import envelope, parse_page
+from tillbook.kit.text import quoted
 from tillbook.models import Order
 from tillbook.orders import lookup, views
 
@@ -27,11 +28,11 @@ def parse_dates(dates: str | None) -> tuple[dt.date | None, dt.date | None]:
         return None, None
     parts = dates.split(",")
     if len(parts) != 2:
-        raise invalid("dates", f"must be YYYY-MM-DD,YYYY-MM-DD, got {dates!r}")
+        raise invalid("dates", f"must be YYYY-MM-DD,YYYY-MM-DD, got {quoted(dates)}")
     try:
         start, end = (dt.date.fromisoformat(p.strip()) if p.strip() else None for p in parts)
     except ValueError:
-        raise invalid("dates", f"must be YYYY-MM-DD,YYYY-MM-DD, got {dates!r}") from None
+        raise invalid("dates", f"must be YYYY-MM-DD,YYYY-MM-DD, got {quoted(dates)}") from None
     if start and end and start > end:
         raise invalid("dates", f"start {start} is after end {end}")
     return start, end
