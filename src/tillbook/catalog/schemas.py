@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from tillbook.orders.schemas import Ref, Strict, Text, Token, UnitPrice
+from tillbook.kit.bounds import Note, UnitPrice
+from tillbook.orders.schemas import Ref, Strict, UniqueId
 
 
 class PriceAdjustmentIn(Strict):
     product_id: Ref
     new_sales_price: UnitPrice
-    notes: Text | None = None
-    unique_id: Token | None = None
+    notes: Note | None = None
+    unique_id: UniqueId | None = None

@@ -131,6 +131,7 @@ async def create_product(
             reason="opening",
             source_type="opening",
             source_id=product.id,
+            field="opening_batches",
         )
         await post(
             session,
@@ -139,6 +140,7 @@ async def create_product(
             rule="opening_stock",
             figures={"cost": value},
             narration=f"Opening stock {name} ({item_code}) {qty} @ {cost}",
+            field="opening_batches",
             source_type="opening",
             source_id=product.id,
             entry_date=dt.date.today(),

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, StrictStr, ValidationError, model_validator
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -20,10 +20,11 @@ from tillbook.api.body import errors_of
 from tillbook.auth.context import AuthContext
 from tillbook.errors import NotFound, Unauthorized, Unprocessable, ValidationFailed, invalid
 from tillbook.kit import crypto, xid
+from tillbook.kit.bounds import Clean, PositiveMoney, stored_length
 from tillbook.kit.refs import ref_to_id
 from tillbook.models import Order, TerminalCallback, TerminalProvider, User, Warehouse
 from tillbook.orders import lookup
-from tillbook.orders.schemas import InvoiceNo, PositiveMoney, Ref, Strict
+from tillbook.orders.schemas import InvoiceNo, Ref, Strict
 from tillbook.payments.schemas import AllocationIn, PaymentIn
 from tillbook.payments.service import create_payment
 
@@ -35,7 +36,9 @@ class CallbackIn(Strict):
     invoice_number: InvoiceNo | None = None
     status: Literal["confirmed", "failed"]
     amount: PositiveMoney
-    reference: Annotated[str, Field(min_length=1, max_length=200)]
+    reference: Annotated[
+        StrictStr, Field(min_length=1, max_length=stored_length(TerminalCallback.reference)), Clean
+    ]
 
     @model_validator(mode="after")
     def _names_an_order(self) -> CallbackIn:

@@ -18,6 +18,8 @@ from sqlalchemy.orm.util import identity_key
 
 from tillbook.deferred import DeferredInsert, DeferredUpdate, defer, write_now
 from tillbook.errors import ValidationFailed
+from tillbook.kit import bounds
+from tillbook.kit.bounds import MONEY, PRICE, QTY
 from tillbook.kit.money import ZERO, money
 from tillbook.models import Product, StockAlert, StockBatch, StockMovement
 from tillbook.models.base import table_of
@@ -90,17 +92,31 @@ def check_shortages(
     allow_negative: bool,
     field_of: dict[int, str],
 ) -> None:
-    """All shortages of a request at once, as one 422 naming each product."""
-    if allow_negative:
-        return
+    """All shortages of a request at once, as one 422 naming each product.
+
+    Where negative stock is allowed, what the draw will write instead: the stock
+    after it and the cost of the deficit layer (the units below zero at
+    purchase_price) must be values the books hold (``kit/bounds.py``)."""
     errors: dict[str, list[str]] = {}
     for product_id, qty in sorted(needed.items()):
         product = products[product_id]
-        if qty > product.current_stock:
-            errors[field_of[product_id]] = [
-                f"insufficient stock for {product.name!r} ({product.item_code}): "
-                f"requested {_q(qty)}, available {_q(product.current_stock)}"
-            ]
+        if not allow_negative:
+            if qty > product.current_stock:
+                errors[field_of[product_id]] = [
+                    f"insufficient stock for {product.name!r} ({product.item_code}): "
+                    f"requested {_q(qty)}, available {_q(product.current_stock)}"
+                ]
+            continue
+        below_zero = qty - max(product.current_stock, ZERO)
+        problem = bounds.exceeds(
+            product.current_stock - qty, QTY, f"the stock of {product.name!r} after this"
+        ) or bounds.exceeds(
+            below_zero * product.purchase_price,
+            MONEY,
+            f"the cost of the {_q(below_zero)} units of {product.name!r} taken below zero",
+        )
+        if problem is not None:
+            errors[field_of[product_id]] = [problem]
     if errors:
         raise ValidationFailed(errors)
 
@@ -360,10 +376,22 @@ async def receive(
     reason: str,
     source_type: str,
     source_id: int | None,
+    field: str,
     batch_number: str | None = None,
     expiry_date: dt.date | None = None,
 ) -> Receipt:
-    """Put ``quantity`` base units in as a new batch carrying ``value`` (to the cent)."""
+    """Put ``quantity`` base units in as a new batch carrying ``value`` (to the cent).
+
+    The batch and the stock after the receipt must be values the books hold
+    (``kit/bounds.py``); one that is not is a 422 naming ``field``, the request field
+    that brought the units in. The product is locked, so the stock checked is the
+    stock written."""
+    for value_, kind, what in (
+        (product.current_stock + quantity, QTY, f"the stock of {product.name!r} after this"),
+        (unit_cost, PRICE, f"the unit cost of {product.name!r} in this batch"),
+        (value, MONEY, f"the value of this batch of {product.name!r}"),
+    ):
+        bounds.check(field, value_, kind, what)
     batch = StockBatch(
         company_id=product.company_id,
         warehouse_id=product.warehouse_id,

@@ -4,22 +4,27 @@ from __future__ import annotations
 
 from decimal import ROUND_HALF_UP, Decimal
 
+from tillbook.kit.bounds import WIDE
+
 CENT = Decimal("0.01")
 ZERO = Decimal("0.00")
 MONEY_PLACES = 2
 PRICE_PLACES = 4
 QTY_PLACES = 4
 HUNDRED = Decimal(100)
+_PRICE_STEP = Decimal("0.0001")
 
 
 def money(value: Decimal | int | str) -> Decimal:
-    """Round half-up to the cent."""
-    return Decimal(value).quantize(CENT, rounding=ROUND_HALF_UP)
+    """Round half-up to the cent. In the wide context: a value beyond what the books
+    hold is still rounded (and then refused by ``bounds.check``), never an
+    InvalidOperation."""
+    return Decimal(value).quantize(CENT, rounding=ROUND_HALF_UP, context=WIDE)
 
 
 def price4(value: Decimal) -> Decimal:
     """Round half-up to 4 places: stored unit prices and costs."""
-    return value.quantize(Decimal("0.0001"), rounding=ROUND_HALF_UP)
+    return value.quantize(_PRICE_STEP, rounding=ROUND_HALF_UP, context=WIDE)
 
 
 def places(value: Decimal) -> int:

@@ -16,7 +16,9 @@ from sqlalchemy import insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.deferred import DeferredInsert, DeferredUpdate, carries_late, defer
-from tillbook.errors import LedgerImbalance
+from tillbook.errors import LedgerImbalance, ValidationFailed
+from tillbook.kit import bounds
+from tillbook.kit.bounds import MONEY
 from tillbook.kit.money import ZERO
 from tillbook.ledger import chart
 from tillbook.ledger.balance import Line, imbalance
@@ -90,16 +92,23 @@ async def post(
     source_type: str,
     source_id: int | None,
     entry_date: dt.date,
+    field: str,
     party_id: int | None = None,
     created_by: int | None = None,
 ) -> int | None:
     """Write one balanced journal entry and return its id, or raise LedgerImbalance.
 
     When every figure is zero (free goods received, a free sample whose cost rounds
-    to 0.00) nothing moves: no entry is written and None is returned."""
+    to 0.00) nothing moves: no entry is written and None is returned.
+
+    A line amount, or a party's balance after the entry, beyond what the books hold
+    (``kit/bounds.py``) is a 422 naming ``field``: the request field whose amount
+    it is."""
     lines = build_lines(rule, figures, party_id)
     if not lines:
         return None
+    for line in lines:
+        bounds.check(field, line.debit or line.credit, MONEY, f"the {line.account} line")
     ids = await account_ids(session, company_id)
     problem = imbalance(lines)
     unknown = [line.account for line in lines if line.account not in ids]
@@ -153,13 +162,17 @@ async def post(
             for line in lines
         ],
     )
-    await _move_party_balances(session, lines)
+    await _move_party_balances(session, lines, field)
     return entry_id
 
 
-async def _move_party_balances(session: AsyncSession, lines: list[Line]) -> None:
+async def _move_party_balances(session: AsyncSession, lines: list[Line], field: str) -> None:
     """Customers' balance is what they owe (11500, debit-normal); suppliers' is what
-    we owe them (21100, credit-normal)."""
+    we owe them (21100, credit-normal).
+
+    The update moves a balance only while the result stays within what the column
+    holds; the check is in the statement, so two writers moving the same party
+    cannot both pass it on a stale read."""
     deltas: dict[int, Decimal] = {}
     for line in lines:
         if line.party_id is None:
@@ -173,6 +186,20 @@ async def _move_party_balances(session: AsyncSession, lines: list[Line]) -> None
         deltas[line.party_id] = deltas.get(line.party_id, ZERO) + delta
     for party_id, delta in sorted(deltas.items()):
         if delta:
-            await session.execute(
-                update(User).where(User.id == party_id).values(balance=User.balance + delta)
+            moved = await session.execute(
+                update(User)
+                .where(
+                    User.id == party_id,
+                    (User.balance + delta).between(-MONEY.max, MONEY.max),
+                )
+                .values(balance=User.balance + delta)
             )
+            if moved.rowcount == 0:  # type: ignore[attr-defined]
+                raise ValidationFailed(
+                    {
+                        field: [
+                            f"this would take the balance of party {party_id} beyond the "
+                            f"largest amount the books hold ({MONEY.max})"
+                        ]
+                    }
+                )

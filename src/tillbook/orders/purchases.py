@@ -87,6 +87,7 @@ async def create_purchase(
             reason="purchase",
             source_type="purchase",
             source_id=order.id,
+            field=f"{line.field}.quantity",
         )
         variance += receipt.deficit_variance
         item = OrderItem(
@@ -121,6 +122,7 @@ async def create_purchase(
         warehouse_id=key.warehouse_id,
         source_type="purchase",
         source_id=order.id,
+        field="product_items",
         entry_date=order.order_date,
         party_id=supplier.id,
         created_by=key.user_id,

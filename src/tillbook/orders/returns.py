@@ -142,7 +142,7 @@ async def create_return(
     cost = ZERO
     variance = ZERO
     items: list[tuple[OrderItem, Product]] = []
-    for item, product in zip(body.items, resolved, strict=True):
+    for i, (item, product) in enumerate(zip(body.items, resolved, strict=True)):
         line_total = money(item.quantity * item.unit_price)
         if kind == "sales-returns":
             unit_cost = unit_costs.get(product.id, product.purchase_price)
@@ -156,6 +156,7 @@ async def create_return(
                 reason="sales_return",
                 source_type="sales_return",
                 source_id=order.id,
+                field=f"items.{i}.quantity",
             )
             variance += receipt.deficit_variance
             line_cost = value
@@ -210,6 +211,7 @@ async def create_return(
         warehouse_id=key.warehouse_id,
         entry_date=order.order_date,
         source_id=order.id,
+        field="items",
         party_id=party.id,
         created_by=key.user_id,
     )

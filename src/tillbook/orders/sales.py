@@ -19,6 +19,8 @@ from tillbook.deferred import DeferredUpdate, defer
 from tillbook.errors import ValidationFailed
 from tillbook.events.outbox import emit
 from tillbook.inventory.service import check_shortages, draw_many
+from tillbook.kit import bounds
+from tillbook.kit.bounds import MONEY
 from tillbook.kit.money import ZERO, money, money_str, number
 from tillbook.ledger.service import post
 from tillbook.models import Order, OrderItem, Product, User
@@ -76,6 +78,7 @@ async def create_sale(session: AsyncSession, key: AuthContext, body: SaleIn) -> 
     subtotal = sum((line.net for line in lines), ZERO)
     tax_amount = sum((line.tax_amount for line in lines), ZERO)
     gross = subtotal + tax_amount + body.shipping
+    bounds.check("shipping", gross, MONEY, "the order total with shipping")
     if body.discount > gross:
         raise ValidationFailed(
             {"discount": [f"discount {body.discount} exceeds the order value {gross}"]}
@@ -147,6 +150,7 @@ async def create_sale(session: AsyncSession, key: AuthContext, body: SaleIn) -> 
         allow_negative=key.allow_negative_stock,
     )
     for line, alloc in zip(lines, allocations, strict=True):
+        bounds.check(f"{line.field}.quantity", alloc.cost, MONEY, "the cost of this line")
         cost += alloc.cost
         if alloc.shortfall:
             shortages.append((line.product, alloc.shortfall))
@@ -205,6 +209,7 @@ async def create_sale(session: AsyncSession, key: AuthContext, body: SaleIn) -> 
             "shipping": order.shipping,
         },
         narration=f"Sale {invoice_number} to {customer.name}",
+        field="product_items",
         source_type="sale",
         source_id=order.id,
         entry_date=order.order_date,

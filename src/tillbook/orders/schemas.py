@@ -1,42 +1,68 @@
 """Request bodies of the order endpoints (sales, purchases, returns).
 
-Limits on scale follow DESIGN.md §3: quantities and unit prices carry at most 4
-decimal places, money at most 2; more is a 422, never a silent rounding.
+Every limit comes from ``kit/bounds.py`` (DESIGN.md §12): quantities and unit
+prices carry at most 4 decimal places and fit NUMERIC(18,4), money 2 places and
+NUMERIC(18,2) — more is a 422, never a silent rounding (DESIGN.md §3); texts are
+storable and as long as their columns; business dates lie from 1970-01-01 to one
+day after the server's UTC date. A line whose quantity × unit price is beyond
+what the books hold is refused here, naming its quantity, so no order total is
+ever computed from it.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from decimal import Decimal
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
     Field,
     StrictInt,
     StrictStr,
+    ValidationError,
     WithJsonSchema,
+    model_validator,
 )
+from pydantic_core import InitErrorDetails, PydanticCustomError
+
+from tillbook.kit import bounds
+from tillbook.kit.bounds import (
+    MONEY,
+    Clean,
+    MinQuantity,
+    Money,
+    Note,
+    Percent,
+    PositiveMoney,
+    Quantity,
+    UnitPrice,
+    stored_length,
+)
+from tillbook.models import Order, Payment
 
 Ref = Annotated[
-    StrictInt | Annotated[StrictStr, Field(min_length=1, max_length=64)],
+    StrictInt | Annotated[StrictStr, Field(min_length=1, max_length=64), Clean],
     Field(description="numeric id, numeric string or xid"),
 ]
-Qty = Annotated[Decimal, Field(gt=0, max_digits=18, decimal_places=4, allow_inf_nan=False)]
-MinQty = Annotated[
-    Decimal, Field(ge=Decimal("0.01"), max_digits=18, decimal_places=4, allow_inf_nan=False)
+# Kept as the order's ``unique_id`` (and as the idempotency token).
+UniqueId = Annotated[
+    StrictStr, Field(min_length=1, max_length=stored_length(Order.unique_id)), Clean
 ]
-UnitPrice = Annotated[Decimal, Field(ge=0, max_digits=18, decimal_places=4, allow_inf_nan=False)]
-Money = Annotated[Decimal, Field(ge=0, max_digits=16, decimal_places=2, allow_inf_nan=False)]
-PositiveMoney = Annotated[
-    Decimal, Field(gt=0, max_digits=16, decimal_places=2, allow_inf_nan=False)
+InvoiceNo = Annotated[
+    StrictStr,
+    Field(
+        min_length=1,
+        max_length=stored_length(Order.invoice_number),
+        pattern=r"^[\x21-\x7e ]+$",
+    ),
+    Clean,
 ]
-Percent = Annotated[Decimal, Field(ge=0, le=100, decimal_places=4, allow_inf_nan=False)]
-Text = Annotated[str, Field(max_length=2000)]
-Token = Annotated[str, Field(min_length=1, max_length=255)]
-InvoiceNo = Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[\x21-\x7e ]+$")]
+Reference = Annotated[StrictStr, Field(max_length=stored_length(Payment.reference)), Clean]
 
 
 def _order_date(value: Any) -> Any:
@@ -60,6 +86,11 @@ def _order_date(value: Any) -> Any:
     raise ValueError(f"must be a date YYYY-MM-DD or an ISO 8601 date-time, got {value!r}")
 
 
+def _business_day(value: OrderDate) -> OrderDate:
+    bounds.check_business_day(value.date)
+    return value
+
+
 class OrderDate:
     __slots__ = ("date", "datetime")
 
@@ -80,6 +111,7 @@ class OrderDate:
 DateIn = Annotated[
     OrderDate,
     BeforeValidator(_order_date),
+    AfterValidator(_business_day),
     WithJsonSchema(
         {
             "type": "string",
@@ -94,16 +126,40 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="ignore", arbitrary_types_allowed=True)
 
 
+M = TypeVar("M", bound=BaseModel)
+
+
+def _within_bounds(body: M, list_name: str, items: Sequence[Any]) -> M:
+    """The first line whose quantity × unit price, or the running sum up to it, is
+    beyond the largest amount the books hold is refused on its quantity (prices,
+    discounts and taxes from the catalog are checked where the order is priced)."""
+    running = Decimal(0)
+    for i, item in enumerate(items):
+        amount = item.quantity * item.unit_price
+        running += amount
+        problem = bounds.exceeds(amount, MONEY, "quantity × unit_price") or bounds.exceeds(
+            running, MONEY, f"the sum of {list_name} up to this line"
+        )
+        if problem is not None:
+            error = InitErrorDetails(
+                type=PydanticCustomError("out_of_range", "{problem}", {"problem": problem}),
+                loc=(list_name, i, "quantity"),
+                input=item.quantity,
+            )
+            raise ValidationError.from_exception_data(type(body).__name__, [error])
+    return body
+
+
 class Tender(Strict):
     amount: PositiveMoney
     payment_mode_id: Ref
-    reference: Annotated[str, Field(max_length=200)] | None = None
-    notes: Text | None = None
+    reference: Reference | None = None
+    notes: Note | None = None
 
 
 class SaleItem(Strict):
     xid: Ref
-    quantity: Qty
+    quantity: Quantity
     unit_price: UnitPrice
     selected_unit_id: Ref | None = None
     tax_id: Ref | None = None
@@ -121,13 +177,17 @@ class SaleIn(Strict):
     subtotal: Money | None = None
     total: Money | None = None
     tax_amount: Money | None = None
-    unique_id: Token | None = None
-    notes: Text | None = None
+    unique_id: UniqueId | None = None
+    notes: Note | None = None
+
+    @model_validator(mode="after")
+    def _lines_within_bounds(self) -> SaleIn:
+        return _within_bounds(self, "product_items", self.product_items)
 
 
 class PurchaseItem(Strict):
     xid: Ref
-    quantity: Qty
+    quantity: Quantity
     unit_price: UnitPrice
     selected_unit_id: Ref | None = None
 
@@ -138,13 +198,17 @@ class PurchaseIn(Strict):
     product_items: Annotated[list[PurchaseItem], Field(min_length=1, max_length=500)]
     invoice_number: InvoiceNo | None = None
     all_payments: Annotated[list[Tender], Field(max_length=20)] = []
-    unique_id: Token | None = None
-    notes: Text | None = None
+    unique_id: UniqueId | None = None
+    notes: Note | None = None
+
+    @model_validator(mode="after")
+    def _lines_within_bounds(self) -> PurchaseIn:
+        return _within_bounds(self, "product_items", self.product_items)
 
 
 class ReturnItem(Strict):
     product_id: Ref
-    quantity: MinQty
+    quantity: MinQuantity
     unit_price: UnitPrice
 
 
@@ -152,11 +216,15 @@ class ReturnIn(Strict):
     user_id: Ref
     order_date: DateIn
     items: Annotated[list[ReturnItem], Field(min_length=1, max_length=500)]
-    notes: Text | None = None
+    notes: Note | None = None
     invoice_number: InvoiceNo | None = Field(
         default=None, description="the original sale (or purchase) being returned against"
     )
     all_payments: Annotated[list[Tender], Field(max_length=20)] = Field(
         default=[], description="immediate refunds (sales returns only)"
     )
-    unique_id: Token | None = None
+    unique_id: UniqueId | None = None
+
+    @model_validator(mode="after")
+    def _lines_within_bounds(self) -> ReturnIn:
+        return _within_bounds(self, "items", self.items)

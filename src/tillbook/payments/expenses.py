@@ -128,6 +128,7 @@ async def create_expense(
         + (f" ({body.reference})" if body.reference else ""),
         source_type="expense",
         source_id=expense.id,
+        field="amount",
         entry_date=body.date,
         created_by=key.user_id,
     )

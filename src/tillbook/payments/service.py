@@ -184,6 +184,7 @@ async def create_payment(
         rule=rule,
         figures={"tenders": [(mode.account_code, body.amount)], "amount": body.amount},
         narration=f"Payment {body.payment_type} {direction} {party.name} ({mode.name})",
+        field="amount",
         source_type="payment",
         source_id=payment.id,
         entry_date=payment.date,

@@ -10,6 +10,7 @@ from fastapi import APIRouter, Query
 from tillbook.api.admin.deps import CurrentAdmin, query_id
 from tillbook.api.deps import DB
 from tillbook.errors import invalid
+from tillbook.kit import bounds
 from tillbook.reports import stock_valuation, stock_valuation_company, trial_balance
 
 router = APIRouter(prefix="/reports", tags=["admin: reports"])
@@ -18,10 +19,7 @@ router = APIRouter(prefix="/reports", tags=["admin: reports"])
 def _date(value: str | None, field: str) -> dt.date | None:
     if value is None or value.strip() == "":
         return None
-    try:
-        return dt.date.fromisoformat(value.strip())
-    except ValueError:
-        raise invalid(field, f"must be a date as YYYY-MM-DD (got {value!r})") from None
+    return bounds.query_date(field, value)
 
 
 @router.get("/trial-balance")

@@ -14,12 +14,15 @@ from tillbook.api.deps import DB, CurrentKey
 from tillbook.api.public import responses as r
 from tillbook.catalog import queries
 from tillbook.errors import invalid
+from tillbook.kit.bounds import query_text, stored_length
 from tillbook.kit.pagination import parse_page
 from tillbook.kit.refs import ref_to_id
+from tillbook.models import Product
 
 router = APIRouter(tags=["catalog"])
 
-MAX_SEARCH = 200
+# A search matches names (the longest text searched): a longer one matches nothing.
+MAX_SEARCH = stored_length(Product.name)
 
 
 def _shown(raw: str) -> str:
@@ -28,14 +31,7 @@ def _shown(raw: str) -> str:
 
 def _search(raw: str | None) -> str | None:
     """The search text, or None when absent or blank."""
-    text = (raw or "").strip()
-    if not text:
-        return None
-    if "\x00" in text:
-        raise invalid("search", "must not contain NUL characters")
-    if len(text) > MAX_SEARCH:
-        raise invalid("search", f"must be at most {MAX_SEARCH} characters")
-    return text
+    return query_text("search", raw, MAX_SEARCH)
 
 
 def _xid_filter(name: str, raw: str | None) -> int | None:
