@@ -166,16 +166,23 @@ def stored_length(attribute: QueryableAttribute[Any]) -> int:
     return type_.length
 
 
-def query_text(field: str, raw: str | None, max_length: int) -> str | None:
-    """A text query parameter (``search``): stripped, None when blank, a 422 naming the
-    parameter when too long or not storable text."""
-    value = (raw or "").strip()
-    if not value:
+def query_value(field: str, raw: str | None) -> str | None:
+    """A query parameter as text: stripped, None when blank, a 422 naming the parameter
+    when it holds a control character (checked before stripping: Python counts
+    U+001C to U+001F as white space)."""
+    if raw is None:
         return None
-    problem = text_problem(value)
+    problem = text_problem(raw)
     if problem is not None:
         raise invalid(field, problem)
-    if len(value) > max_length:
+    return raw.strip() or None
+
+
+def query_text(field: str, raw: str | None, max_length: int) -> str | None:
+    """A text query parameter (``search``): ``query_value``, at most ``max_length``
+    characters."""
+    value = query_value(field, raw)
+    if value is not None and len(value) > max_length:
         raise invalid(field, f"must be at most {max_length} characters")
     return value
 
@@ -245,11 +252,14 @@ StorableDay = Annotated[
 ]
 
 
-def query_date(field: str, raw: str) -> dt.date:
-    """A date in a query string (a report's ``from``): ISO 8601 and a day the database
-    holds, else a 422 naming the parameter."""
+def query_date(field: str, raw: str | None) -> dt.date | None:
+    """A date in a query string (a report's ``from``): None when blank, else ISO 8601
+    and a day the database holds, or a 422 naming the parameter."""
+    text = query_value(field, raw)
+    if text is None:
+        return None
     try:
-        day = dt.date.fromisoformat(raw.strip())
+        day = dt.date.fromisoformat(text)
     except ValueError:
         raise invalid(field, f"must be a date as YYYY-MM-DD (got {raw!r})") from None
     problem = storable_day_problem(day)

@@ -26,12 +26,13 @@ NOUNS = {
 
 def parse_dates(dates: str | None) -> tuple[dt.date | None, dt.date | None]:
     """``start,end`` (either may be blank): days the database holds (``kit/bounds.py``)."""
-    if dates is None or dates.strip() == "":
+    text = bounds.query_value("dates", dates)
+    if text is None:
         return None, None
-    parts = dates.split(",")
+    parts = text.split(",")
     if len(parts) != 2:
         raise invalid("dates", f"must be YYYY-MM-DD,YYYY-MM-DD, got {dates!r}")
-    start, end = (bounds.query_date("dates", p) if p.strip() else None for p in parts)
+    start, end = (bounds.query_date("dates", p) for p in parts)
     if start and end and start > end:
         raise invalid("dates", f"start {start} is after end {end}")
     return start, end

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
@@ -16,12 +15,6 @@ from tillbook.reports import stock_valuation, stock_valuation_company, trial_bal
 router = APIRouter(prefix="/reports", tags=["admin: reports"])
 
 
-def _date(value: str | None, field: str) -> dt.date | None:
-    if value is None or value.strip() == "":
-        return None
-    return bounds.query_date(field, value)
-
-
 @router.get("/trial-balance")
 async def get_trial_balance(
     ctx: CurrentAdmin,
@@ -31,7 +24,7 @@ async def get_trial_balance(
     date_to: Annotated[str | None, Query(alias="to")] = None,
 ) -> dict[str, Any]:
     wid = query_id(warehouse_id, "warehouse_id")
-    start, end = _date(date_from, "from"), _date(date_to, "to")
+    start, end = bounds.query_date("from", date_from), bounds.query_date("to", date_to)
     if start is not None and end is not None and start > end:
         raise invalid("from", f"{start} is after to ({end})")
     data = await db.read(lambda s: trial_balance(s, ctx.company_id, wid, start, end))

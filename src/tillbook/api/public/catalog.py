@@ -14,7 +14,7 @@ from tillbook.api.deps import DB, CurrentKey
 from tillbook.api.public import responses as r
 from tillbook.catalog import queries
 from tillbook.errors import invalid
-from tillbook.kit.bounds import query_text, stored_length
+from tillbook.kit.bounds import query_text, query_value, stored_length
 from tillbook.kit.pagination import parse_page
 from tillbook.kit.refs import ref_to_id
 from tillbook.models import Product
@@ -37,11 +37,12 @@ def _search(raw: str | None) -> str | None:
 def _xid_filter(name: str, raw: str | None) -> int | None:
     """A filter naming a record by xid (or id); one that cannot name any record is a 422.
     A well-formed reference to another company's record simply matches nothing."""
-    if raw is None or not raw.strip():
+    text = query_value(name, raw)
+    if text is None:
         return None
-    ref = ref_to_id(raw)
+    ref = ref_to_id(text)
     if ref is None:
-        raise invalid(name, f"must be an xid, got {_shown(raw)}")
+        raise invalid(name, f"must be an xid, got {_shown(text)}")
     return ref
 
 
