@@ -190,7 +190,8 @@ async def _move_party_balances(session: AsyncSession, lines: list[Line], field: 
                 update(User)
                 .where(
                     User.id == party_id,
-                    (User.balance + delta).between(-MONEY.max, MONEY.max),
+                    User.balance >= -MONEY.max - delta,
+                    User.balance <= MONEY.max - delta,
                 )
                 .values(balance=User.balance + delta)
             )

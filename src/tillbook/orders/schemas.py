@@ -144,7 +144,7 @@ def _within_bounds(body: M, list_name: str, items: Sequence[Any]) -> M:
             error = InitErrorDetails(
                 type=PydanticCustomError("out_of_range", "{problem}", {"problem": problem}),
                 loc=(list_name, i, "quantity"),
-                input=item.quantity,
+                input=str(item.quantity),
             )
             raise ValidationError.from_exception_data(type(body).__name__, [error])
     return body
