@@ -261,8 +261,13 @@ def query_date(field: str, raw: str | None) -> dt.date | None:
     try:
         day = dt.date.fromisoformat(text)
     except ValueError:
-        raise invalid(field, f"must be a date as YYYY-MM-DD (got {raw!r})") from None
+        raise invalid(field, f"must be a date as YYYY-MM-DD (got {_shown(text)})") from None
     problem = storable_day_problem(day)
     if problem is not None:
-        raise invalid(field, f"{problem} (got {raw!r})")
+        raise invalid(field, f"{problem} (got {day})")
     return day
+
+
+def _shown(text: str) -> str:
+    """At most 100 characters of a value quoted back (DESIGN.md §12)."""
+    return repr(text) if len(text) <= 100 else repr(text[:100]) + "…"

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from decimal import ROUND_HALF_UP, Decimal
 
-from tillbook.kit.bounds import WIDE
+from tillbook.kit.bounds import MONEY, PRICE, QTY, WIDE
 
-CENT = Decimal("0.01")
+# The scales of the columns (``kit/bounds.py``): rounding goes to what is stored.
+CENT = MONEY.step
 ZERO = Decimal("0.00")
-MONEY_PLACES = 2
-PRICE_PLACES = 4
-QTY_PLACES = 4
+MONEY_PLACES = MONEY.scale
+PRICE_PLACES = PRICE.scale
+QTY_PLACES = QTY.scale
 HUNDRED = Decimal(100)
-_PRICE_STEP = Decimal("0.0001")
+_PRICE_STEP = PRICE.step
 
 
 def money(value: Decimal | int | str) -> Decimal:
