@@ -76,7 +76,8 @@ async def db(database_url: str) -> AsyncIterator[Database]:
 
 @pytest.fixture(scope="session")
 def settings(database_url: str) -> Settings:
-    return Settings(database_url=database_url)
+    # Tests' webhook receivers listen on 127.0.0.1.
+    return Settings(database_url=database_url, webhook_allow_private_networks=True)
 
 
 @pytest.fixture(scope="session")

@@ -6,6 +6,7 @@ from decimal import Decimal
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
 
 from tillbook.db import Database
 from tillbook.models import (
@@ -14,6 +15,7 @@ from tillbook.models import (
     JournalEntry,
     JournalLine,
     Order,
+    OrderItem,
     PaymentAllocation,
     Product,
     StockBatch,
@@ -190,5 +192,35 @@ async def check_books(db: Database, company_id: int) -> None:
                 assert q(paid) == q(allocated.get(oid)), (
                     f"order {oid}: paid {paid} != allocations {allocated.get(oid)}"
                 )
+
+        # 6. returns (DESIGN.md §5): no line gives back more than it sold, and the
+        # returns of a sale refund at most its total, and at most its tax
+        lines = (
+            await session.execute(
+                select(OrderItem.id, OrderItem.base_quantity, OrderItem.returned_quantity).where(
+                    OrderItem.company_id == company_id
+                )
+            )
+        ).all()
+        for line_id, sold, returned in lines:
+            assert 0 <= q(returned) <= q(sold), f"line {line_id}: returned {returned} of {sold}"
+        original = aliased(Order)
+        refunds = (
+            await session.execute(
+                select(
+                    original.id,
+                    original.total,
+                    original.tax_amount,
+                    func.sum(Order.total),
+                    func.sum(Order.tax_amount),
+                )
+                .join(original, original.id == Order.original_order_id)
+                .where(Order.company_id == company_id, Order.order_type == "sales-returns")
+                .group_by(original.id, original.total, original.tax_amount)
+            )
+        ).all()
+        for oid, total, tax, refunded, tax_back in refunds:
+            assert q(refunded) <= q(total), f"sale {oid}: returns refund {refunded} of {total}"
+            assert q(tax_back) <= q(tax), f"sale {oid}: returns give back tax {tax_back} of {tax}"
 
     await db.read(run)

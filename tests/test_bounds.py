@@ -464,6 +464,8 @@ class Case:
     before: tuple[tuple[str, Edit], ...] = ()  # requests that must succeed first
     allow_negative: bool = False
     purchase_price: str | None = None  # set on the apple first
+    sales_price: str | None = None  # likewise
+    taxed: bool = False  # the apple taxed at 10% (exclusive)
 
 
 def line(quantity: Any, unit_price: Any, **more: Any) -> Edit:
@@ -692,6 +694,15 @@ NUMBER_CASES = [
         returned("sales", LINE_9E15),
         "items",
         before=(("/sales-returns", returned("sales", LINE_9E15)),),
+        sales_price=LINE_9E15[1],  # without an invoice a refund is at most the shelf price
+    ),
+    Case(
+        "sales return pushed past money by the product's tax",
+        "/sales-returns",
+        returned("sales", (100, "95000000000000")),
+        "items.0.quantity",
+        sales_price="95000000000000",
+        taxed=True,
     ),
     Case(
         "purchase return BIG x BIG",
@@ -763,13 +774,19 @@ async def expense_category(db: Database, shop: Shop) -> int:
 
 async def prepared_shop(db: Database, case: Case) -> Shop:
     shop = await make_shop(db, allow_negative_stock=case.allow_negative)
-    if case.purchase_price is not None:
-        price = D(case.purchase_price)
+    prices = {
+        name: D(value)
+        for name, value in (
+            ("purchase_price", case.purchase_price),
+            ("sales_price", case.sales_price),
+        )
+        if value is not None
+    }
+    values: dict[str, Any] = {**prices, **({"tax_id": shop.tax10_id} if case.taxed else {})}
+    if values:
         await db.write(
             lambda s: s.execute(
-                update(Product)
-                .where(Product.id == shop.products["apple"])
-                .values(purchase_price=price)
+                update(Product).where(Product.id == shop.products["apple"]).values(**values)
             )
         )
     return shop

@@ -11,12 +11,13 @@ import httpx
 from sqlalchemy import event, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tests.factories import Shop, make_shop
+from tests.factories import Key, Shop, make_shop
+from tests.invariants import check_books
 from tillbook.catalog import service as catalog
 from tillbook.db import Database
 from tillbook.inventory.service import draw
 from tillbook.kit import xid
-from tillbook.models import Product, StockBatch
+from tillbook.models import Product, StockBatch, User
 
 D = Decimal
 ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
@@ -141,6 +142,65 @@ async def test_customers_are_company_wide_and_isolated(
     assert other_wh.json()["data"] == seen_a
     ids_a = {c["id"] for c in seen_a["data"]}
     assert b.customer_id not in ids_a and b.walk_in_id not in ids_a
+
+
+async def test_customer_balance_is_the_keys_warehouse_only(
+    client: httpx.AsyncClient, db: Database
+) -> None:
+    """A key sees what a customer owes its own warehouse: a credit sale, a payment or a
+    return in the other warehouse does not move it (and the other way round)."""
+    shop = await make_shop(db)
+
+    async def post(key: Key, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        r = await client.post(path, json=body, headers=key.headers)
+        assert r.status_code == 200, r.text
+        result: dict[str, Any] = r.json()
+        return result
+
+    async def balances(key: Key) -> dict[int, str]:
+        r = await client.get("/customers", headers=key.headers)
+        assert r.status_code == 200, r.text
+        return {c["id"]: c["balance"] for c in r.json()["data"]["data"]}
+
+    def credit_sale(product: int, quantity: int, price: str) -> dict[str, Any]:
+        return {
+            "user_id": shop.customer_id,
+            "order_date": "2026-11-20",
+            "product_items": [{"xid": product, "quantity": quantity, "unit_price": price}],
+        }
+
+    a, b = shop.key, shop.other_key
+    await post(a, "/sales", credit_sale(shop.products["apple"], 2, "3.50"))  # 7.00 in A
+    assert await balances(a) == {shop.customer_id: "7.00", shop.walk_in_id: "0.00"}
+    assert await balances(b) == {shop.customer_id: "0.00", shop.walk_in_id: "0.00"}
+
+    await post(b, "/sales", credit_sale(shop.other_products["coffee"], 1, "4.00"))  # 4.00 in B
+    assert (await balances(a))[shop.customer_id] == "7.00"
+    assert (await balances(b))[shop.customer_id] == "4.00"
+
+    payment = {"user_id": shop.customer_id, "payment_type": "in", "amount": "5.00"}
+    await post(b, "/payments", {**payment, "payment_mode_id": "cash"})  # B: 4.00 - 5.00
+    assert (await balances(a))[shop.customer_id] == "7.00"
+    assert (await balances(b))[shop.customer_id] == "-1.00"  # B owes the customer 1.00
+
+    ret = {
+        "user_id": shop.customer_id,
+        "order_date": "2026-11-21",
+        "items": [{"product_id": shop.products["apple"], "quantity": 1, "unit_price": "3.50"}],
+    }
+    await post(a, "/sales-returns", ret)  # A: 7.00 - 3.50
+    assert (await balances(a))[shop.customer_id] == "3.50"
+    assert (await balances(b))[shop.customer_id] == "-1.00"
+    # The search page reports the same per-warehouse figure.
+    r = await client.get("/customers", params={"search": "ada"}, headers=b.headers)
+    assert r.json()["data"]["data"][0]["balance"] == "-1.00"
+
+    # The company-wide sub-ledger is the sum of the two, and the books agree.
+    total = await db.read(
+        lambda s: s.scalar(select(User.balance).where(User.id == shop.customer_id))
+    )
+    assert total == Decimal("2.50")
+    await check_books(db, shop.company_id)
 
 
 # --- products: list -------------------------------------------------------------------

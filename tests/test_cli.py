@@ -6,6 +6,7 @@ against the API, in-process and through a real ``tillbook serve``.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import socket
@@ -19,11 +20,19 @@ from typing import Any
 
 import httpx
 import pytest
+from alembic import command as alembic_command
+from sqlalchemy import text
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import create_async_engine
 
+from tests.conftest import PG_URL, _create_pg_database, _drop_pg_database
 from tillbook.app import create_app
 from tillbook.config import Settings
+from tillbook.db import async_url
+from tillbook.migrate import alembic_config
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
+BEFORE_UNIQUE_ADMIN_EMAIL = "56059980b159"  # the revision before uq_users_admin_email
 CLI = [sys.executable, "-m", "tillbook.cli"]
 
 
@@ -117,7 +126,7 @@ def test_demo_json_shape(demo: dict[str, Any]) -> None:
             for p in products:
                 assert set(p) == {
                     "id", "xid", "name", "item_code", "warehouse_id", "sales_price",
-                    "purchase_price", "current_stock",
+                    "purchase_price", "mrp", "current_stock",
                 }  # fmt: skip
                 assert isinstance(p["sales_price"], int | float)
                 assert p["current_stock"] > 0
@@ -162,6 +171,30 @@ async def test_demo_key_works_in_process(database_url: str, demo: dict[str, Any]
             assert r.status_code == 200, r.text
             assert r.json()["data"][0]["id"] == wh["id"]
             assert r.headers["x-ratelimit-limit"] == "600"
+
+
+async def test_demo_products_carry_mrp(database_url: str, demo: dict[str, Any]) -> None:
+    """Packaged goods carry the printed maximum retail price, at or above the
+    sales price; loose produce and nails sold by weight carry none."""
+    for company in demo["companies"]:
+        printed = {p["id"]: p["mrp"] for p in company["products"]}
+        for wh in company["warehouses"]:
+            r = await _get(database_url, "/products?limit=100", _key_headers(wh["keys"][0]))
+            assert r.status_code == 200, r.text
+            listed = r.json()["data"]["data"]
+            assert listed
+            with_mrp = [p for p in listed if p["mrp"] is not None]
+            assert len(with_mrp) > len(listed) // 2, listed
+            for p in with_mrp:
+                assert Decimal(str(p["mrp"])) >= Decimal(str(p["sales_price"])), p
+            for p in listed:
+                assert p["mrp"] == printed[p["id"]]
+                if p["unit"]["short_name"] == "kg":
+                    assert p["mrp"] is None, p
+    units = {p["name"]: p["mrp"] for c in demo["companies"] for p in c["products"]}
+    assert units["Orange juice 1L"] == 2.79
+    assert units["Bananas"] is None
+    assert units["Galvanised nails 50mm, loose"] is None
 
 
 def _free_port() -> int:
@@ -218,6 +251,64 @@ def test_serve_with_demo_key(database_url: str, workdir: Path, demo: dict[str, A
 
 def test_migrate(cli: Run) -> None:
     assert "is at revision" in cli("migrate").stdout
+
+
+def _notices(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("tillbook: ")]
+
+
+def test_database_named_on_stderr(cli: Run, database_url: str) -> None:
+    """Every command that opens the database names it in one line on stderr; stdout
+    keeps exactly the JSON document."""
+    listed = cli("company", "list", "--json")
+    assert "companies" in as_json(listed)
+    (notice,) = _notices(listed.stderr)
+    assert notice.startswith("tillbook: database ")
+    if database_url.startswith("sqlite"):
+        path = database_url.removeprefix("sqlite:///")
+        assert notice == f"tillbook: database {database_url} ({Path(path).resolve()})"
+
+
+def test_new_database_in_another_folder_says_so(tmp_path: Path) -> None:
+    """The default URL is a relative SQLite path: run from the wrong folder, the
+    command says it created a new empty database there; the next run names it."""
+    folder = tmp_path / "somewhere else"
+    folder.mkdir()
+    env = _env("unused")
+    del env["TILLBOOK_DATABASE_URL"]  # the default, sqlite:///./tillbook.db
+
+    def run(*args: str, code: int = 0) -> subprocess.CompletedProcess[str]:
+        result = subprocess.run(
+            [*CLI, *args], env=env, cwd=folder, stdin=subprocess.DEVNULL,
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert result.returncode == code, result.stderr
+        return result
+
+    created = run("company", "list", "--json")
+    assert as_json(created) == {"companies": []}
+    db_file = folder / "tillbook.db"
+    assert db_file.exists()
+    assert _notices(created.stderr) == [
+        f"tillbook: created a new empty database at {db_file} (sqlite:///./tillbook.db)"
+    ]
+    again = run("keys", "list", "--company", "1", code=1)
+    assert _notices(again.stderr) == [f"tillbook: database sqlite:///./tillbook.db ({db_file})"]
+    assert "company 1 not found" in again.stderr
+
+
+def test_database_notice_hides_the_password(workdir: Path) -> None:
+    env = _env("postgresql://till:hunter2-pw@127.0.0.1:1/tillbook")
+    result = subprocess.run(
+        [*CLI, "company", "list", "--json"], env=env, cwd=workdir, stdin=subprocess.DEVNULL,
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert _notices(result.stderr) == [
+        "tillbook: database postgresql://till:***@127.0.0.1:1/tillbook"
+    ]
+    assert "hunter2-pw" not in result.stderr
 
 
 async def test_company_warehouse_and_keys(cli: Run, database_url: str) -> None:
@@ -284,13 +375,137 @@ async def test_company_warehouse_and_keys(cli: Run, database_url: str) -> None:
     revoked = as_json(cli("keys", "revoke", key["public_key"], "--json"))
     assert revoked["status"] == 0
     assert revoked["revoked_at"]
+    assert revoked["already_revoked"] is False
+    # Revoking again changes nothing: the first revoked_at stays, and it says so.
+    time.sleep(0.01)
+    again = as_json(cli("keys", "revoke", key["public_key"], "--json"))
+    assert again == {**revoked, "already_revoked": True}
+    said = cli("keys", "revoke", key["public_key"]).stdout
+    assert f"Key {key['public_key']} was already revoked at {revoked['revoked_at']}" in said
     keys = {k["public_key"]: k for k in as_json(cli("keys", "list", "--company", cid, "--json"))
             ["keys"]}  # fmt: skip
     assert keys[key["public_key"]]["status"] == 0
+    assert keys[key["public_key"]]["revoked_at"] == revoked["revoked_at"]
     assert keys[signed["public_key"]]["status"] == 1
     r = await _get(database_url, "/warehouses", _key_headers(key))
     assert r.status_code == 401
     assert r.json()["message"] == "invalid or inactive public key"
+
+
+def test_admin_email_belongs_to_one_company(cli: Run) -> None:
+    """A second company with an admin email already in use, in any case, is refused
+    and nothing of it is written; admin login can then only mean one company."""
+    first = as_json(
+        cli("company", "create", "First Owner Ltd", "--admin-email", " Owner.One@Shop.example ",
+            "--admin-password", "s3cret-pass", "--json")
+    )  # fmt: skip
+    assert first["admin_email"] == "Owner.One@Shop.example"
+    before = as_json(cli("company", "list", "--json"))["companies"]
+    for email in ("Owner.One@Shop.example", "owner.one@shop.example", "OWNER.ONE@SHOP.EXAMPLE"):
+        refused = cli(
+            "company", "create", "Second Owner Ltd", "--admin-email", email,
+            "--admin-password", "other-pass", "--json", code=1,
+        )  # fmt: skip
+        assert refused.stdout == ""
+        assert f"error: admin email {email} is already used by another company" in refused.stderr
+    assert as_json(cli("company", "list", "--json"))["companies"] == before
+    other = as_json(
+        cli("company", "create", "Second Owner Ltd", "--admin-email", "owner.two@shop.example",
+            "--admin-password", "other-pass", "--json")
+    )  # fmt: skip
+    assert other["id"] > first["id"]
+    bad = cli("company", "create", "X", "--admin-email", "no-at-sign", "--admin-password",
+              "long-enough", code=1)  # fmt: skip
+    assert "admin_email: must be an email address" in bad.stderr
+
+
+async def _old_database(backend: str, tmp_path: Path) -> tuple[str, str | None]:
+    """A database at the revision before admin emails became unique (a fresh
+    PostgreSQL database, or a SQLite file), and the PostgreSQL name to drop."""
+    if backend == "sqlite":
+        url = f"sqlite:///{tmp_path / 'old.db'}"
+        name = None
+    else:
+        assert PG_URL is not None
+        url, name = await _create_pg_database(PG_URL)
+    await asyncio.to_thread(alembic_command.upgrade, alembic_config(url), BEFORE_UNIQUE_ADMIN_EMAIL)
+    return url, name
+
+
+async def _sql(url: str, statement: str, **params: Any) -> list[Any]:
+    engine = create_async_engine(async_url(url))
+    try:
+        async with engine.begin() as conn:
+            result = await conn.execute(text(statement), params)
+            return list(result.all()) if result.returns_rows else []
+    finally:
+        await engine.dispose()
+
+
+async def test_migration_renames_duplicate_admin_emails(
+    backend: str, tmp_path: Path, workdir: Path
+) -> None:
+    """An older database with one admin email in two companies still migrates: the
+    oldest admin keeps it, later ones get ``+duplicate-<id>``, the operator is told,
+    and from then on the database itself refuses a duplicate in any case."""
+    url, name = await _old_database(backend, tmp_path)
+    try:
+        ids = {}
+        for n, email in enumerate(("Owner@Dup.example", "owner@dup.example", "OWNER@DUP.EXAMPLE")):
+            await _sql(url, "INSERT INTO companies (name, base_currency) VALUES (:n, 'USD')",
+                       n=f"Dup {n}")  # fmt: skip
+            (cid,) = (await _sql(url, "SELECT max(id) FROM companies"))[0]
+            for user_type in ("admin", "customer"):  # customers may share addresses
+                await _sql(
+                    url,
+                    "INSERT INTO users (company_id, user_type, name, email, is_walk_in, balance)"
+                    " VALUES (:c, :t, 'x', :e, false, 0)",
+                    c=cid, t=user_type, e=email,
+                )  # fmt: skip
+            ((uid,),) = await _sql(
+                url, "SELECT id FROM users WHERE company_id = :c AND user_type = 'admin'", c=cid
+            )
+            ids[email] = (cid, uid)
+        migrated = subprocess.run(
+            [*CLI, "migrate"], env=_env(url), cwd=workdir, stdin=subprocess.DEVNULL,
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert migrated.returncode == 0, migrated.stderr
+        rows = await _sql(
+            url, "SELECT id, user_type, email FROM users WHERE company_id >= :c ORDER BY id",
+            c=ids["Owner@Dup.example"][0],
+        )  # fmt: skip
+        admins = {uid: email for uid, kind, email in rows if kind == "admin"}
+        first, second, third = (ids[e][1] for e in ids)
+        assert admins == {
+            first: "Owner@Dup.example",
+            second: f"owner+duplicate-{second}@dup.example",
+            third: f"OWNER+duplicate-{third}@DUP.EXAMPLE",
+        }
+        customers = [email for _uid, kind, email in rows if kind == "customer"]
+        assert customers == list(ids)
+        for email in ("owner", "OWNER"):
+            uid = second if email == "owner" else third
+            assert f"renamed to {email}+duplicate-{uid}@" in migrated.stderr
+        with pytest.raises(IntegrityError):
+            await _sql(
+                url,
+                "INSERT INTO users (company_id, user_type, name, email, is_walk_in, balance)"
+                " VALUES (:c, 'admin', 'y', 'OWNER@dup.Example', false, 0)",
+                c=ids["owner@dup.example"][0],
+            )
+        refused = subprocess.run(
+            [*CLI, "company", "create", "Dup 4", "--admin-email", "owner@DUP.example",
+             "--admin-password", "long-enough"],
+            env=_env(url), cwd=workdir, stdin=subprocess.DEVNULL, capture_output=True,
+            text=True, timeout=120,
+        )  # fmt: skip
+        assert refused.returncode == 1, refused.stderr
+        assert "is already used by another company" in refused.stderr
+    finally:
+        if name is not None:
+            assert PG_URL is not None
+            await _drop_pg_database(PG_URL, name)
 
 
 async def test_subscription(cli: Run, database_url: str, demo: dict[str, Any]) -> None:

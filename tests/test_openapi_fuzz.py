@@ -298,7 +298,7 @@ def test_every_success_shape_is_documented(
                 **({"payment_mode_id": "cash"} if paid else {"user_id": shop.supplier_id}),
             },
         )
-    call(
+    sales_return = call(
         api_schema,
         "POST",
         "/sales-returns",
@@ -310,7 +310,7 @@ def test_every_success_shape_is_documented(
             "items": [{"product_id": shop.products["apple"], "quantity": 1, "unit_price": 3.5}],
         },
     )
-    call(
+    purchase_return = call(
         api_schema,
         "POST",
         "/purchase-returns",
@@ -378,9 +378,14 @@ def test_every_success_shape_is_documented(
     ):
         name = path.split("{")[1].rstrip("}")
         call(api_schema, "GET", path, h, path_parameters={name: value})
-    for path, order in (("/sales/{order_id}", sale), ("/purchases/{order_id}", None)):
-        order_id = order["order_id"] if order else purchase["purchase_id"]
-        call(api_schema, "GET", path, h, path_parameters={"order_id": order_id})
+    for path, ref in (
+        ("/sales/{order_id}", sale["order_id"]),
+        ("/sales/{order_id}", sale["invoice_number"]),
+        ("/purchases/{order_id}", purchase["purchase_id"]),
+        ("/sales-returns/{order_id}", sales_return["invoice_number"]),
+        ("/purchase-returns/{order_id}", purchase_return["return_id"]),
+    ):
+        call(api_schema, "GET", path, h, path_parameters={"order_id": ref})
     for party in (shop.customer_id, shop.supplier_id):
         call(api_schema, "GET", "/payments/user-invoices", h, query={"user_id": str(party)})
 

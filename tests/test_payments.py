@@ -371,7 +371,7 @@ async def test_user_invoices_oldest_first_only_outstanding(client, shop, db):
         "id": shop.customer_id,
         "name": "Ada Customer",
         "user_type": "customer",
-        "balance": "26.50",
+        "balance": "22.50",  # this warehouse's: the 4.00 owed to the other one is not here
     }
     invoices = data["invoices"]
     assert [i["order_id"] for i in invoices] == [early, same_day, late]
@@ -526,4 +526,171 @@ async def test_concurrent_payments_never_overpay_an_invoice(client, shop, db):
     refused = next(r for r in results if r.status_code == 422)
     assert "4.00" in " ".join(refused.json()["errors"]["invoices.0.amount"])
     assert await order_row(db, sale_id) == (D("10.00"), D("4.00"), "partially_paid")
+    await check_books(db, shop.company_id)
+
+
+# --- warehouse isolation of balances and invoices ---------------------------------------
+
+
+async def user_invoices(client, key, user_id):
+    r = await client.get(
+        "/payments/user-invoices", params={"user_id": user_id}, headers=key.headers
+    )
+    assert r.status_code == 200, r.text
+    return r.json()["data"]
+
+
+async def test_balances_and_invoices_of_the_keys_warehouse_only(client, shop, db):
+    a, b = shop.key, shop.other_key
+    a_sale = await make_sale(client, shop)  # 14.00 on credit in A
+    coffee = shop.other_products["coffee"]
+    b_sale = await make_sale(
+        client, shop, key=b, quantity=1, price=4, product=coffee, invoice_number="HB-0042"
+    )
+    seen_a = await user_invoices(client, a, shop.customer_id)
+    assert seen_a["user"]["balance"] == "14.00"
+    assert [i["order_id"] for i in seen_a["invoices"]] == [a_sale]
+    assert seen_a["total_due"] == "14.00"
+    seen_b = await user_invoices(client, b, shop.customer_id)
+    assert seen_b["user"]["balance"] == "4.00"
+    assert [i["order_id"] for i in seen_b["invoices"]] == [b_sale]
+
+    # The other warehouse's invoice is no allocation target, by id, xid or number.
+    before = await counts(db, shop.company_id)
+    for ref in (b_sale, str(b_sale), xid.encode(b_sale), "HB-0042"):
+        r = await client.post(
+            "/payments", headers=a.headers, json=pay(shop, 1, [{"order_id": ref, "amount": 1}])
+        )
+        assert r.status_code == 422, (ref, r.text)
+        assert r.json()["errors"] == {"invoices.0.order_id": [f"unknown sale {ref!r}"]}
+    assert await counts(db, shop.company_id) == before
+
+    # A payment in B settles B's invoice and moves B's balance only.
+    r = await client.post(
+        "/payments", headers=b.headers, json=pay(shop, 4, [{"order_id": "HB-0042", "amount": 4}])
+    )
+    assert r.status_code == 200, r.text
+    assert r.json()["allocations"][0]["order_id"] == b_sale
+    assert (await user_invoices(client, b, shop.customer_id))["user"]["balance"] == "0.00"
+    assert (await user_invoices(client, b, shop.customer_id))["invoices"] == []
+    assert (await user_invoices(client, a, shop.customer_id))["user"]["balance"] == "14.00"
+
+    # Suppliers alike: a purchase on credit in B is not A's payable.
+    body = {
+        "user_id": shop.supplier_id,
+        "order_date": "2026-11-20",
+        "product_items": [
+            {"xid": shop.other_products["coffee"], "quantity": 2, "unit_price": "2.50"}
+        ],
+    }
+    r = await client.post("/purchases", json=body, headers=b.headers)
+    assert r.status_code == 200, r.text
+    supplier_a = await user_invoices(client, a, shop.supplier_id)
+    assert supplier_a["user"]["balance"] == "0.00" and supplier_a["invoices"] == []
+    supplier_b = await user_invoices(client, b, shop.supplier_id)
+    assert supplier_b["user"]["balance"] == "5.00" and len(supplier_b["invoices"]) == 1
+
+    assert await balance_of(db, shop.customer_id) == D("14.00")  # company-wide: A + B
+    await check_books(db, shop.company_id)
+
+
+# --- invoices named by invoice number ------------------------------------------------
+
+
+async def invoice_number_of(client, shop, order_id, path="/sales"):
+    r = await client.get(f"{path}/{order_id}", headers=shop.headers)
+    assert r.status_code == 200, r.text
+    return r.json()["data"]["invoice_number"]
+
+
+async def test_allocations_name_invoices_by_number(client, shop, db):
+    first = await make_sale(client, shop)  # 14.00
+    second = await make_sale(client, shop, quantity=2)  # 7.00
+    number = await invoice_number_of(client, shop, second)
+    assert number == "SAL-00002"
+    invoices = [{"order_id": number, "amount": 7}, {"order_id": xid.encode(first), "amount": 2}]
+    r = await client.post("/payments", headers=shop.headers, json=pay(shop, 9, invoices))
+    assert r.status_code == 200, r.text
+    allocations = r.json()["allocations"]
+    assert [(x["order_id"], x["invoice_number"], x["payment_status"]) for x in allocations] == [
+        (second, "SAL-00002", "paid"),
+        (first, "SAL-00001", "partially_paid"),
+    ]
+    assert await order_row(db, second) == (D("7.00"), D("0.00"), "paid")
+
+    # The same invoice named twice, by id and by number, is refused.
+    before = await counts(db, shop.company_id)
+    invoices = [{"order_id": first, "amount": 1}, {"order_id": "SAL-00001", "amount": 1}]
+    r = await client.post("/payments", headers=shop.headers, json=pay(shop, 2, invoices))
+    assert r.status_code == 422, r.text
+    assert r.json()["errors"] == {
+        "invoices.1.order_id": ["order 'SAL-00001' is already listed as invoices.0"]
+    }
+    # Numbers that name nothing of this type here.
+    for ref in ("SAL-09999", "sal-00001", "PUR-00001", " SAL-00001x"):
+        r = await client.post(
+            "/payments", headers=shop.headers, json=pay(shop, 1, [{"order_id": ref, "amount": 1}])
+        )
+        assert r.status_code == 422 and "invoices.0.order_id" in r.json()["errors"], ref
+    assert await counts(db, shop.company_id) == before
+
+    # A purchase by its number, for a payment out.
+    purchase = await make_purchase(client, shop)  # 25.50
+    number = await invoice_number_of(client, shop, purchase, "/purchases")
+    body = {
+        **pay(shop, 5, [{"order_id": number, "amount": 5}]),
+        "payment_type": "out",
+        "user_id": shop.supplier_id,
+    }
+    r = await client.post("/payments", headers=shop.headers, json=body)
+    assert r.status_code == 200, r.text
+    assert r.json()["allocations"][0]["order_id"] == purchase
+    await check_books(db, shop.company_id)
+
+
+async def test_terminal_callback_names_the_sale_by_number(client, shop, db):
+    from tillbook.events import terminals
+    from tillbook.kit import crypto
+
+    async def add(s):
+        provider, secret = await terminals.add_provider(s, shop.warehouse_id, "acme", "card")
+        return terminals.callback_path(provider), secret
+
+    path, secret = await db.write(add)
+    sale_id = await make_sale(client, shop, quantity=2)  # 7.00
+    coffee = shop.other_products["coffee"]
+    await make_sale(
+        client,
+        shop,
+        key=shop.other_key,
+        quantity=1,
+        price=4,
+        product=coffee,
+        invoice_number="HB-0042",
+    )
+    number = await invoice_number_of(client, shop, sale_id)
+
+    async def send(payload):
+        raw = json.dumps(payload).encode()
+        return await client.post(
+            "http://testserver" + path,
+            content=raw,
+            headers={
+                "Content-Type": "application/json",
+                "X-Service-Signature": crypto.hmac_hex(secret, raw),
+            },
+        )
+
+    # Another warehouse's sale is not this terminal's, by number or by id.
+    for field, ref in (("order_id", "HB-0042"), ("invoice_number", "HB-0042")):
+        payload = {field: ref, "status": "confirmed", "amount": "4.00", "reference": "x-1"}
+        r = await send(payload)
+        assert r.status_code == 422, r.text
+        assert field in r.json()["errors"]
+    r = await send(
+        {"order_id": number, "status": "confirmed", "amount": "7.00", "reference": "acq-1"}
+    )
+    assert r.status_code == 200, r.text
+    assert r.json()["order_id"] == sale_id and r.json()["payment_status"] == "paid"
+    assert await order_row(db, sale_id) == (D("7.00"), D("0.00"), "paid")
     await check_books(db, shop.company_id)

@@ -7,6 +7,7 @@ from decimal import Decimal
 from sqlalchemy import func, select
 
 from tests.invariants import check_books, gl_balance
+from tillbook.kit import xid
 from tillbook.models import OutboxEvent, Product
 
 D = Decimal
@@ -206,4 +207,154 @@ async def test_product_named_twice_draws_twice_across_layers(client, shop, db):
     # FIFO over both lines: 6 @ 1.50, then 4 @ 1.50 and 2 @ 2.00 = 19.00
     cogs = await db.read(lambda s: gl_balance(s, shop.company_id, "51100"))
     assert cogs == D("19.00")
+    await check_books(db, shop.company_id)
+
+
+# --- orders named by invoice number ----------------------------------------------------
+
+
+async def post_ok(client, key, path, body):
+    r = await client.post(path, json=body, headers=key.headers)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+async def detail_of(client, key, path):
+    r = await client.get(path, headers=key.headers)
+    assert r.status_code == 200, (path, r.text)
+    return r.json()["data"]
+
+
+def returned(shop, product, invoice=None, user_id=None):
+    body = {
+        "user_id": user_id or shop.customer_id,
+        "order_date": "2026-11-21",
+        "items": [{"product_id": product, "quantity": 1, "unit_price": 3.5}],
+    }
+    if invoice is not None:
+        body["invoice_number"] = invoice
+    return body
+
+
+async def test_orders_are_found_by_invoice_number(client, shop, db):
+    a, b = shop.key, shop.other_key
+    apple = [{"xid": shop.xid("apple"), "quantity": 3, "unit_price": 3.5}]
+    coffee = [{"xid": shop.other_products["coffee"], "quantity": 1, "unit_price": 4}]
+    first = await post_ok(client, a, "/sales", sale(shop, apple))
+    assert first["invoice_number"] == "SAL-00001"
+    order_id = first["order_id"]
+    for ref in (order_id, str(order_id), xid.encode(order_id), "SAL-00001"):
+        assert (await detail_of(client, a, f"/sales/{ref}"))["id"] == order_id
+    # Each warehouse numbers its own sales: B's SAL-00001 is B's sale.
+    theirs = await post_ok(client, b, "/sales", sale(shop, coffee))
+    assert theirs["invoice_number"] == "SAL-00001"
+    assert (await detail_of(client, b, "/sales/SAL-00001"))["id"] == theirs["order_id"]
+    harbour = await post_ok(client, b, "/sales", sale(shop, coffee, invoice_number="HB-0042"))
+    assert (await detail_of(client, b, "/sales/HB-0042"))["id"] == harbour["order_id"]
+    # Another warehouse's number, a number of another type, or none: 404 as for ids.
+    for path in ("/sales/HB-0042", "/purchases/SAL-00001", "/sales/SAL-00009", "/sales/sal-00001"):
+        r = await client.get(path, headers=a.headers)
+        assert r.status_code == 404, (path, r.text)
+        assert r.json()["status"] == "error"
+
+    purchase = await post_ok(
+        client,
+        a,
+        "/purchases",
+        {
+            "user_id": shop.supplier_id,
+            "order_date": "2026-11-20",
+            "product_items": [{"xid": shop.xid("tea"), "quantity": 3, "unit_price": 5}],
+        },
+    )
+    assert (await detail_of(client, a, "/purchases/PUR-00001"))["id"] == purchase["purchase_id"]
+
+    # A return names its original sale by number, id or xid; the return has its own.
+    for ref in ("SAL-00001", str(order_id), xid.encode(order_id)):
+        out = await post_ok(client, a, "/sales-returns", returned(shop, shop.xid("apple"), ref))
+        assert out["original_order_id"] == order_id, ref
+    ret = await detail_of(client, a, "/sales-returns/SRET-00001")
+    assert ret["order_type"] == "sales-returns" and ret["original_order_id"] == order_id
+    assert (await detail_of(client, a, f"/sales-returns/{xid.encode(ret['id'])}"))["id"] == ret[
+        "id"
+    ]
+    # ...never another warehouse's sale, and at most what was sold (3 units, 3 back).
+    before = (await client.get("/sales-returns", headers=a.headers)).json()["data"]["total"]
+    for ref, field in (("HB-0042", "invoice_number"), ("SAL-00001", "items.0.quantity")):
+        r = await client.post(
+            "/sales-returns", json=returned(shop, shop.xid("apple"), ref), headers=a.headers
+        )
+        assert r.status_code == 422 and field in r.json()["errors"], (ref, r.text)
+    after = (await client.get("/sales-returns", headers=a.headers)).json()["data"]["total"]
+    assert after == before == 3
+
+    pret = await post_ok(
+        client,
+        a,
+        "/purchase-returns",
+        returned(shop, shop.xid("tea"), "PUR-00001", user_id=shop.supplier_id),
+    )
+    assert pret["original_order_id"] == purchase["purchase_id"]
+    assert (await detail_of(client, a, "/purchase-returns/PRET-00001"))["id"] == pret["return_id"]
+    r = await client.get("/purchase-returns/PRET-00001", headers=b.headers)
+    assert r.status_code == 404
+    await check_books(db, shop.company_id)
+
+
+async def test_an_all_digit_invoice_number_and_an_id(client, shop, db):
+    """A client's own invoice number may be all digits and equal to another order's id:
+    an id field (a path, ``invoices[].order_id``) then means the id, a return's
+    ``invoice_number`` the invoice number."""
+    apple = [{"xid": shop.xid("apple"), "quantity": 2, "unit_price": 3.5}]
+    by_id = await post_ok(client, shop.key, "/sales", sale(shop, apple))
+    number = str(by_id["order_id"])
+    by_number = await post_ok(client, shop.key, "/sales", sale(shop, apple, invoice_number=number))
+    assert by_number["invoice_number"] == number != str(by_number["order_id"])
+    assert (await detail_of(client, shop.key, f"/sales/{number}"))["id"] == by_id["order_id"]
+    out = await post_ok(
+        client, shop.key, "/sales-returns", returned(shop, shop.xid("apple"), number)
+    )
+    assert out["original_order_id"] == by_number["order_id"]
+    pay = {
+        "user_id": shop.customer_id,
+        "payment_type": "in",
+        "amount": 1,
+        "payment_mode_id": "cash",
+        "invoices": [{"order_id": number, "amount": 1}],
+    }
+    out = await post_ok(client, shop.key, "/payments", pay)
+    assert out["allocations"][0]["order_id"] == by_id["order_id"]
+    await check_books(db, shop.company_id)
+
+
+async def test_references_that_name_nothing(client, shop, db):
+    """A reference no order can have (a NUL, non-ASCII, longer than stored) is unknown,
+    never a database error."""
+    await post_ok(
+        client,
+        shop.key,
+        "/sales",
+        sale(shop, [{"xid": shop.xid("apple"), "quantity": 1, "unit_price": 3.5}]),
+    )
+    for path in (
+        "/sales/SAL%0000001",
+        "/sales/a%00b",
+        "/purchases/%00",
+        "/sales-returns/" + "S" * 3000,
+        "/purchase-returns/%C3%A9",
+        "/sales/SAL-00001%0A",
+    ):
+        r = await client.get(path, headers=shop.headers)
+        assert r.status_code == 404, (path, r.text)
+    for ref in ("SAL-00001\x00", "\x00", "é", "SAL-00001\n"):
+        body = {
+            "user_id": shop.customer_id,
+            "payment_type": "in",
+            "amount": 1,
+            "payment_mode_id": "cash",
+            "invoices": [{"order_id": ref, "amount": 1}],
+        }
+        r = await client.post("/payments", json=body, headers=shop.headers)
+        assert r.status_code == 422, (ref, r.text)
+        assert "invoices.0.order_id" in r.json()["errors"]
     await check_books(db, shop.company_id)

@@ -37,7 +37,7 @@ from hypothesis.stateful import (
 from sqlalchemy import func, select
 
 from tests.factories import Shop, make_shop
-from tests.invariants import check_books
+from tests.invariants import check_books, gl_balance
 from tillbook.db import Database
 from tillbook.kit import xid
 from tillbook.models import ExpenseCategory, Product
@@ -45,6 +45,7 @@ from tillbook.models import ExpenseCategory, Product
 D = Decimal
 T = TypeVar("T")
 CENT = D("0.01")
+NOTHING = D(0)
 OPTIONAL = {
     "payments": "/payments",
     "stock_adjustments": "/stock-adjustments",
@@ -55,12 +56,30 @@ OPTIONAL = {
 OPENING_STOCK = {"apple": D(20), "water": D(100), "tea": D(0)}
 BOX = D(12)  # water: a Box of 12 pieces
 TAX_RATES = {"excl": (D(10), False), "incl": (D(20), True)}  # tests/factories.py
+SALES_PRICE = {"apple": D("3.50"), "water": D("1.00"), "tea": D("9.99")}  # tests/factories.py
+PRODUCT_TAX = {"apple": "incl", "water": "excl", "tea": None}  # set by open_shop
+# Business dates lie from 1970-01-01 to one day after today (UTC): past days only.
 DATES = ["2026-10-20", "2026-10-21", "2026-11-01T09:30:00Z", "2026-11-02"]
 
 
 def r2(value: Decimal) -> Decimal:
     """DESIGN.md §3: ROUND_HALF_UP to the cent (on purpose not kit/money.py)."""
     return value.quantize(CENT, rounding=ROUND_HALF_UP)
+
+
+def r4(value: Decimal) -> Decimal:
+    return value.quantize(D("0.0001"), rounding=ROUND_HALF_UP)
+
+
+def taxed(gross: Decimal, tax: str | None) -> tuple[Decimal, Decimal]:
+    """(net, tax) of a line's gross before tax, DESIGN.md §3."""
+    if tax is None:
+        return gross, D(0)
+    rate, inclusive = TAX_RATES[tax]
+    if inclusive:
+        amount = r2(gross * rate / (100 + rate))
+        return gross - amount, amount
+    return gross, r2(gross * rate / 100)
 
 
 def dec(lo: str, hi: str, places: int = 2) -> st.SearchStrategy[Decimal]:
@@ -90,11 +109,52 @@ class Env:
 
 
 @dataclass
+class LineRecord:
+    """A sale line as a return sees it (DESIGN.md §5 "Sales returns and tax")."""
+
+    product: str
+    base: Decimal  # base units sold
+    price: Decimal  # per base unit, 4 places
+    discount_rate: Decimal
+    tax: str | None
+    net: Decimal
+    tax_amount: Decimal
+    share: Decimal = NOTHING  # of the order-level discount
+    returned: Decimal = NOTHING
+
+    def part(self, quantity: Decimal, price: Decimal) -> tuple[Decimal, Decimal, bool]:
+        """(refund, tax, exact) for ``quantity`` more units back at ``price``: the
+        line's figures pro rata and cumulative (the last units take what is left);
+        below the line's price its discount and tax on that price, capped. With an
+        order-discount share a lower price's refund is only bounded (not exact)."""
+        before, after = self.returned, self.returned + quantity
+
+        def cum(x: Decimal, n: Decimal) -> Decimal:
+            return x if n >= self.base else r2(x * n / self.base)
+
+        def part(x: Decimal) -> Decimal:
+            return cum(x, after) - cum(x, before)
+
+        net, tax = part(self.net), part(self.tax_amount)
+        refund = part(self.net + self.tax_amount - self.share) if self.share else net + tax
+        if price >= self.price:
+            return refund, tax, True
+        low_net, low_tax = taxed(r2(quantity * price * (1 - self.discount_rate / 100)), self.tax)
+        if self.share:
+            return refund, min(tax, low_tax), False
+        net, tax = min(net, low_net), min(tax, low_tax)
+        return net + tax, tax, True
+
+
+@dataclass
 class SaleRecord:
     order_id: int
     invoice_number: str
     customer_id: int
-    sold: dict[str, Decimal] = field(default_factory=dict)  # product -> base units
+    lines: list[LineRecord] = field(default_factory=list)
+
+    def left(self, product: str) -> Decimal:
+        return sum((ln.base - ln.returned for ln in self.lines if ln.product == product), D(0))
 
 
 sale_line: st.SearchStrategy[dict[str, Any]] = st.fixed_dictionaries(
@@ -130,6 +190,8 @@ class BooksMachine(RuleBasedStateMachine):
         self.dues: dict[tuple[str, int], tuple[int, Decimal]] = {}  # order -> party, due
         self.replayable: tuple[dict[str, Any], str, dict[str, Any]] | None = None
         self.expense_category_id: int | None = None
+        self.tax_payable = D(0)  # GL 21200, credit
+        self.returns_value = D(0)  # GL 41200, debit: refunds net of tax
 
     # -- helpers -----------------------------------------------------------
 
@@ -221,6 +283,14 @@ class BooksMachine(RuleBasedStateMachine):
         self.negative = negative
         self.shop = self.env.run(make_shop(self.env.db, allow_negative_stock=negative))
         self.stock = dict(OPENING_STOCK)
+
+        async def product_taxes(session: Any) -> None:
+            for name, tax in PRODUCT_TAX.items():
+                product = await session.get(Product, self.s.products[name])
+                if tax is not None:
+                    product.tax_id = self.s.tax_incl_id if tax == "incl" else self.s.tax10_id
+
+        self.env.run(self.env.db.write(product_taxes))
         if "expenses" in self.env.available:
             self.expense_category_id = self.env.run(
                 self.env.db.read(
@@ -242,6 +312,14 @@ class BooksMachine(RuleBasedStateMachine):
         stocks = self.env.run(self._stocks())
         assert stocks == self.stock, f"stock {stocks} != model {self.stock}"
 
+        async def tax_and_returns(session: Any) -> tuple[Decimal, Decimal]:
+            tax = await gl_balance(session, self.s.company_id, "21200")
+            return tax, await gl_balance(session, self.s.company_id, "41200")
+
+        tax, returns = self.env.run(self.env.db.read(tax_and_returns))
+        assert -tax == self.tax_payable, f"GL 21200 {-tax} != model {self.tax_payable}"
+        assert returns == self.returns_value, f"GL 41200 {returns} != model {self.returns_value}"
+
     # -- sales and purchases -------------------------------------------------------
 
     @rule(data=st.data())
@@ -254,6 +332,7 @@ class BooksMachine(RuleBasedStateMachine):
         subtotal = tax_total = D(0)
         needed: dict[str, Decimal] = {}
         first_line: dict[str, int] = {}
+        records: list[LineRecord] = []
         for i, line in enumerate(lines):
             q, p, d = line["quantity"], line["unit_price"], line["discount_rate"]
             item: dict[str, Any] = {
@@ -274,14 +353,21 @@ class BooksMachine(RuleBasedStateMachine):
                 net = gross
             subtotal += net
             tax_total += tax
-            base = q
+            base, per_base = q, p
             if line["product"] == "water" and line["box"]:
                 item["selected_unit_id"] = self.s.box_unit_id
-                base = q * BOX
+                base, per_base = q * BOX, r4(p / BOX)
             needed[line["product"]] = needed.get(line["product"], D(0)) + base
             first_line.setdefault(line["product"], i)
             items.append(item)
+            records.append(LineRecord(line["product"], base, per_base, d, line["tax"], net, tax))
         gross_order = subtotal + tax_total + shipping
+        # the order discount spread over the lines and shipping by gross, cumulatively
+        running = before = D(0)
+        for record in records:
+            running += record.net + record.tax_amount
+            after = r2(discount * running / gross_order) if gross_order else D(0)
+            record.share, before = after - before, after
         total = gross_order - discount
         tenders = self.draw_tenders(
             data, max(total, D(0)), ["none", "partial", "exact", "exact", "over"]
@@ -335,7 +421,8 @@ class BooksMachine(RuleBasedStateMachine):
         assert out["payment_status"] == status
         for product, n in needed.items():
             self.stock[product] -= n
-        self.sales.append(SaleRecord(out["order_id"], out["invoice_number"], customer, needed))
+        self.sales.append(SaleRecord(out["order_id"], out["invoice_number"], customer, records))
+        self.tax_payable += tax_total
         self.dues["sales", out["order_id"]] = (customer, total - paid)
         if token:
             self.replayable = (body, token, out)
@@ -475,23 +562,66 @@ class BooksMachine(RuleBasedStateMachine):
     @precondition(lambda self: "sales_returns" in self.env.available)
     @rule(data=st.data())
     def sales_return(self, data: st.DataObject) -> None:
+        """DESIGN.md §5 "Sales returns and tax": against a sale, the line's price,
+        discount and tax, no more than is left, no price above the line's; without
+        one, the product's tax and at most its sales price; tenders up to the total."""
         body: dict[str, Any] = {"order_date": "2026-11-06"}
         customer = self.s.customer_id
-        linked = [s for s in self.sales if s.sold]
-        sale: SaleRecord | None = None
-        if len(linked) > 0 and data.draw(st.booleans(), label="of a sale"):
-            sale = data.draw(st.sampled_from(linked), label="sale")
-            product = data.draw(st.sampled_from(sorted(sale.sold)), label="product")
-            most = min(sale.sold[product], D(25))
-            if most < CENT:
-                return
-            quantity = data.draw(dec("0.01", str(most)), label="quantity")
+        problems: set[str] = set()
+        open_sales = [s for s in self.sales if any(ln.base > ln.returned for ln in s.lines)]
+        parts: list[tuple[LineRecord, Decimal]] = []
+        refund = tax = D(0)
+        exact = True
+        if open_sales and data.draw(st.booleans(), label="of a sale"):
+            sale = data.draw(st.sampled_from(open_sales), label="sale")
+            product = data.draw(
+                st.sampled_from(sorted({ln.product for ln in sale.lines})), label="product"
+            )
+            left = sale.left(product)
+            how = data.draw(st.sampled_from(["some", "some", "rest", "beyond"]), label="how many")
+            if how == "some" and left >= CENT:
+                quantity = data.draw(dec("0.01", str(min(left, D(25)))), label="quantity")
+            elif how == "rest" and left >= CENT:
+                quantity = left  # the last units take exactly what is left of the lines
+            else:
+                quantity = left + data.draw(dec("0.01", "5"), label="beyond by")
+            lines = [ln for ln in sale.lines if ln.product == product and ln.base > ln.returned]
+            paid = lines[0].price if lines else SALES_PRICE[product]
+            kind = data.draw(st.sampled_from(["same", "same", "below", "above"]), label="price")
+            if kind == "below" and paid > 0:
+                price = data.draw(dec("0", str(paid - D("0.0001")), 4), label="lower price")
+            elif kind == "above":
+                price = paid + data.draw(dec("0.0001", "5", 4), label="above by")
+            else:
+                price = paid
             body["invoice_number"] = sale.invoice_number
             customer = sale.customer_id
+            if quantity > left:
+                problems.add("items.0.quantity")
+            else:
+                need = quantity
+                for ln in lines:
+                    take = min(need, ln.base - ln.returned)
+                    if take <= 0:
+                        break
+                    if price > ln.price:
+                        problems.add("items.0.unit_price")
+                        break
+                    part_refund, part_tax, part_exact = ln.part(take, price)
+                    refund, tax, exact = refund + part_refund, tax + part_tax, exact and part_exact
+                    parts.append((ln, take))
+                    need -= take
         else:
             product = data.draw(st.sampled_from(["apple", "water", "tea"]), label="product")
             quantity = data.draw(dec("0.01", "10"), label="quantity")
-        price = data.draw(dec("0", "20"), label="refund price")
+            shelf = SALES_PRICE[product]
+            if data.draw(st.integers(0, 3), label="at most the sales price") > 0:
+                price = data.draw(dec("0", str(shelf), 4), label="refund price")
+            else:
+                price = shelf + data.draw(dec("0.0001", "500", 4), label="above by")
+                problems.add("items.0.unit_price")
+            net, tax = taxed(r2(quantity * price), PRODUCT_TAX[product])
+            refund = net + tax
         body["user_id"] = customer
         body["items"] = [
             {
@@ -500,13 +630,29 @@ class BooksMachine(RuleBasedStateMachine):
                 "unit_price": str(price),
             }
         ]
+        tenders = []
+        if exact:
+            tenders = self.draw_tenders(data, refund, ["none", "partial", "exact", "over"])
+            if sum((a for a, _ in tenders), D(0)) > refund and not problems:
+                problems.add("all_payments")
+        if tenders:
+            body["all_payments"] = [{"amount": str(a), "payment_mode_id": m} for a, m in tenders]
         r = self.post("/sales-returns", body)
-        if r.status_code == 200:
-            self.stock[product] += quantity
-            if sale is not None:
-                sale.sold[product] -= quantity
+        self.expect_refusal(r, problems, body)
+        if r.status_code != 200:
+            return
+        out = r.json()
+        got_total, got_tax = D(out["total"]), D(out["tax_amount"])
+        assert got_tax == tax, f"return tax {got_tax} != {tax}: {body}"
+        if exact:
+            assert got_total == refund, f"return total {got_total} != {refund}: {body}"
         else:
-            self.refused_fields(r)
+            assert D(0) <= got_total <= refund, f"return total {got_total} above {refund}"
+        self.stock[product] += quantity
+        for ln, take in parts:
+            ln.returned += take
+        self.tax_payable -= got_tax
+        self.returns_value += got_total - got_tax
 
     @precondition(lambda self: "purchase_returns" in self.env.available)
     @rule(

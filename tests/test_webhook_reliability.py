@@ -24,8 +24,9 @@ from sqlalchemy import select
 from tests.invariants import check_books
 from tillbook.config import Settings
 from tillbook.events import webhooks as service
+from tillbook.events.urlpolicy import UrlPolicy
 from tillbook.events.worker import DeliveryWorker
-from tillbook.models import DeliveryAttempt, OutboxEvent, WebhookDelivery
+from tillbook.models import DeliveryAttempt, OutboxEvent, Webhook, WebhookDelivery
 from tillbook.webhooks import verify
 
 CLI = [sys.executable, "-m", "tillbook.cli"]
@@ -107,8 +108,16 @@ def fast(database_url: str, **extra: Any) -> Settings:
         webhook_backoff_base=0.01,
         webhook_backoff_cap=0.05,
         webhook_timeout=3.0,
-        **extra,
+        **({"webhook_allow_private_networks": True} | extra),  # receivers are on 127.0.0.1
     )
+
+
+async def add_webhook(
+    db: Any, company_id: int, url: str, events: list[str] | None = None
+) -> tuple[Webhook, str]:
+    """Register as the service does, with private networks allowed (a local receiver)."""
+    new = await service.check_new_webhook(url, events, UrlPolicy(allow_private=True))
+    return await db.write(lambda s: service.add_webhook(s, company_id, new))
 
 
 def sale_body(shop: Any, *, paid: bool = False) -> dict[str, Any]:
@@ -176,6 +185,7 @@ def worker_env(database_url: str, **settings: str) -> dict[str, str]:
     env["TILLBOOK_DATABASE_URL"] = database_url
     env["TILLBOOK_MASTER_KEY"] = os.environ["TILLBOOK_MASTER_KEY"]
     env.pop("TILLBOOK_REDIS_URL", None)
+    env["TILLBOOK_WEBHOOK_ALLOW_PRIVATE_NETWORKS"] = "true"  # the receiver is on 127.0.0.1
     env.update({f"TILLBOOK_{name.upper()}": value for name, value in settings.items()})
     return env
 
@@ -213,7 +223,7 @@ async def test_receiver_down_then_back_gets_every_event_once(client, shop, db, d
     rec = Receiver()
     await rec.start()
     await rec.stop()  # nothing listens on this port now
-    hook, secret = await db.write(lambda s: service.add_webhook(s, shop.company_id, rec.url))
+    hook, secret = await add_webhook(db, shop.company_id, rec.url)
     await make_sales(client, shop, 4, paid_every=2)  # 4 x (order.created, sales.created) + 2 paid
     expected = await event_ids(db, shop.company_id)
     assert len(expected) == 10
@@ -267,7 +277,7 @@ async def test_killed_worker_loses_nothing(client, shop, db, database_url, tmp_p
     rec = Receiver(delay=1.0)  # slow: every delivery is in flight for a second
     await rec.start()
     types = ["order.created", "sales.created"]
-    hook, secret = await db.write(lambda s: service.add_webhook(s, shop.company_id, rec.url, types))
+    hook, secret = await add_webhook(db, shop.company_id, rec.url, types)
     try:
         await make_sales(client, shop, 5)
         expected = await event_ids(db, shop.company_id, set(types))
@@ -337,9 +347,7 @@ async def test_killed_worker_loses_nothing(client, shop, db, database_url, tmp_p
 async def test_sigterm_finishes_the_deliveries_in_flight(client, shop, db, database_url, tmp_path):
     rec = Receiver(delay=1.0)
     await rec.start()
-    hook, secret = await db.write(
-        lambda s: service.add_webhook(s, shop.company_id, rec.url, ["order.created"])
-    )
+    hook, secret = await add_webhook(db, shop.company_id, rec.url, ["order.created"])
     try:
         await make_sales(client, shop, 3)
         proc = start_worker(database_url, tmp_path, webhook_backoff_base="0.01")

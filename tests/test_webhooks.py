@@ -17,6 +17,7 @@ from tests.invariants import check_books
 from tillbook.config import Settings
 from tillbook.errors import NotFound, ValidationFailed
 from tillbook.events import webhooks as service
+from tillbook.events.urlpolicy import UrlPolicy
 from tillbook.events.worker import DeliveryWorker
 from tillbook.models import DeliveryAttempt, OutboxEvent, Webhook, WebhookDelivery
 from tillbook.webhooks import sign, verify
@@ -89,6 +90,7 @@ def fast_settings(database_url: str) -> Settings:
         webhook_backoff_base=0.01,
         webhook_backoff_cap=0.02,
         webhook_timeout=5.0,
+        webhook_allow_private_networks=True,  # the receiver listens on 127.0.0.1
     )
 
 
@@ -100,8 +102,12 @@ def sale_body(shop, quantity=1):
     }
 
 
+LOCAL = UrlPolicy(allow_private=True)  # the receiver listens on 127.0.0.1
+
+
 async def register(db, company_id, url, events=None):
-    return await db.write(lambda s: service.add_webhook(s, company_id, url, events))
+    new = await service.check_new_webhook(url, events, LOCAL)
+    return await db.write(lambda s: service.add_webhook(s, company_id, new))
 
 
 async def deliveries_of(db, webhook_id):
@@ -368,9 +374,9 @@ async def test_webhook_management(db, shop):
         await register(db, cid, "ftp://example.com/x", ["order.created", "order.exploded"])
     assert set(bad.value.errors) == {"url", "events"}
     assert "order.exploded" in bad.value.errors["events"][0]
-    hook, secret = await register(db, cid, "https://example.com/a", ["order.paid", "order.paid"])
+    hook, secret = await register(db, cid, "https://93.184.216.34/a", ["order.paid", "order.paid"])
     assert hook.events == "order.paid"
-    star, _ = await register(db, cid, "https://example.com/b", ["*", "order.paid"])
+    star, _ = await register(db, cid, "https://93.184.216.34/b", ["*", "order.paid"])
     assert star.events == "*"
     listed = await db.read(lambda s: service.list_webhooks(s, cid))
     assert [w.id for w in listed] == [hook.id, star.id]

@@ -84,18 +84,31 @@ def _prepare(settings: Settings) -> None:
         url = make_url(async_url(settings.database_url))
     except Exception as exc:
         _fail(f"TILLBOOK_DATABASE_URL {_shown_url(settings.database_url)!r}: {exc}")
+    file: Path | None = None
     if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
-        folder = Path(url.database).resolve().parent
-        if not folder.is_dir():
-            _fail(f"TILLBOOK_DATABASE_URL: folder {folder} does not exist")
+        file = Path(url.database).resolve()
+        if not file.parent.is_dir():
+            _fail(f"TILLBOOK_DATABASE_URL: folder {file.parent} does not exist")
     try:
         master_key_bytes(settings)
     except Exception as exc:
         _fail(f"TILLBOOK_MASTER_KEY: {exc}")
+    # One line on stderr naming the database, so that a command run from the wrong
+    # folder (a relative SQLite path) shows it, and a new file is not a silent surprise.
+    new = file is not None and not file.exists()
+    if not new:
+        where = f" ({file})" if file is not None else ""
+        typer.echo(f"tillbook: database {_shown_url(settings.database_url)}{where}", err=True)
     try:
         upgrade(settings.database_url)
     except (SQLAlchemyError, OSError) as exc:
         _fail(_db_message(settings, exc))
+    if new:
+        typer.echo(
+            f"tillbook: created a new empty database at {file} "
+            f"({_shown_url(settings.database_url)})",
+            err=True,
+        )
 
 
 def _db_message(settings: Settings, exc: BaseException) -> str:
@@ -150,6 +163,8 @@ def _date(value: str | None, option: str) -> dt.date | None:
 
 
 def _iso(moment: dt.datetime | dt.date | None) -> str | None:
+    if isinstance(moment, dt.datetime) and moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC)  # SQLite hands back naive UTC times
     return None if moment is None else moment.isoformat()
 
 
@@ -492,19 +507,23 @@ def keys_revoke(
     public_key: Annotated[str, typer.Argument(help="The key's public key (pk_...).")],
     json_: JsonFlag = False,
 ) -> None:
-    """Revoke a key: requests with it get 401 from now on."""
+    """Revoke a key: requests with it get 401 from now on. Revoking it again changes
+    nothing and keeps the first revoked_at."""
 
     async def work(session: AsyncSession) -> dict[str, Any]:
-        key = await tenancy.revoke_key(session, public_key)
+        done = await tenancy.revoke_key(session, public_key)
         return {
-            "public_key": key.public_key,
-            "status": key.status,
-            "revoked_at": _iso(key.revoked_at),
+            "public_key": done.key.public_key,
+            "status": done.key.status,
+            "revoked_at": _iso(done.key.revoked_at),
+            "already_revoked": done.already_revoked,
         }
 
     data = _write(work)
     if json_:
         _print_json(data)
+    elif data["already_revoked"]:
+        out.print(f"Key {data['public_key']} was already revoked at {data['revoked_at']}")
     else:
         out.print(f"Key {data['public_key']} revoked")
 
@@ -818,26 +837,32 @@ def _print_webhook(data: dict[str, Any], what: str) -> None:
 @webhooks_app.command("add")
 def webhooks_add(
     company: WebhookCompany,
-    url: Annotated[str, typer.Option("--url", help="http(s) URL to POST events to.")],
+    url: Annotated[str, typer.Option("--url", help="https URL to POST events to.")],
     events: Annotated[
         str | None,
         typer.Option("--events", help="Comma-separated event types; every event when omitted."),
     ] = None,
     json_: JsonFlag = False,
 ) -> None:
-    """Register a webhook endpoint; its signing secret is printed once."""
+    """Register a webhook endpoint; its signing secret is printed once.
+
+    The URL must pass the address policy (see the README); a refused one exits 1."""
     from tillbook.api.admin.webhooks import webhook_view
     from tillbook.events import webhooks as service
+    from tillbook.events.urlpolicy import UrlPolicy
 
-    async def work(session: AsyncSession) -> dict[str, Any]:
-        await check_scope(session, company)
+    async def work(db: Database) -> dict[str, Any]:
+        await db.read(lambda s: check_scope(s, company))
         try:
-            webhook, secret = await service.add_webhook(session, company, url, _event_names(events))
+            new = await service.check_new_webhook(
+                url, _event_names(events), UrlPolicy.from_settings(get_settings())
+            )
         except TillbookError as exc:
             raise _every_problem(exc) from None
+        webhook, secret = await db.write(lambda s: service.add_webhook(s, company, new))
         return webhook_view(webhook, secret)
 
-    data = _write(work)
+    data = _run(work)
     if json_:
         _print_json(_webhook_secret_view(data))
         return

@@ -31,6 +31,9 @@ class Settings(BaseSettings):
     # A claimed delivery stays locked for webhook_timeout + this many seconds; a worker
     # that dies mid-send leaves it to be sent again by another once the lock expires.
     webhook_lock_grace: float = 30.0
+    # Let webhooks use http:// and loopback or private addresses (local development and
+    # tests); link-local and cloud metadata addresses stay refused (events/urlpolicy.py).
+    webhook_allow_private_networks: bool = False
     log_level: str = "INFO"
     # Seconds a request waits for a concurrent twin with the same idempotency token.
     idempotency_wait: float = 5.0

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Depends, Request
+from fastapi import Depends, Path, Request
 
 from tillbook.auth.context import AuthContext
-from tillbook.auth.service import authenticate
+from tillbook.auth.service import authenticate, request_target
 from tillbook.db import Database
 from tillbook.errors import RateLimited, UnsupportedMediaType
 
@@ -25,7 +25,6 @@ async def _db_dependency(request: Request) -> Database:
 
 async def current_key(request: Request) -> AuthContext:
     body = await request.body()
-    path = request.url.path + (f"?{request.url.query}" if request.url.query else "")
     h = request.headers
     ctx = await authenticate(
         get_db(request),
@@ -34,7 +33,7 @@ async def current_key(request: Request) -> AuthContext:
         signature=h.get("x-service-signature"),
         timestamp=h.get("x-service-timestamp"),
         method=request.method,
-        path_with_query=path,
+        target=request_target(request.scope),
         body=body,
     )
     request.state.auth = ctx
@@ -57,3 +56,7 @@ async def current_key(request: Request) -> AuthContext:
 
 DB = Annotated[Database, Depends(_db_dependency)]
 CurrentKey = Annotated[AuthContext, Depends(current_key)]
+# A sale, purchase or return in a path: resolved by ``orders.lookup.order_ids``.
+OrderRef = Annotated[
+    str, Path(description="the order's id, xid or invoice number (SAL-00003, PUR-00001, …)")
+]

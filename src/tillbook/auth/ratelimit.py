@@ -33,6 +33,7 @@ class Verdict:
     limit: int
     remaining: int
     reset_epoch: int
+    retry_after: int
 
     def headers(self) -> dict[str, str]:
         h = {
@@ -41,8 +42,24 @@ class Verdict:
             "X-RateLimit-Reset": str(self.reset_epoch),
         }
         if not self.allowed:
-            h["Retry-After"] = str(max(1, math.ceil(self.reset_epoch - time.time())))
+            h["Retry-After"] = str(self.retry_after)
         return h
+
+
+def window_timing(oldest_expires: float, now: float, window: int) -> tuple[int, int]:
+    """``(retry_after, reset_epoch)`` for a moving window whose oldest hit expires
+    at ``oldest_expires`` (Unix seconds), seen at ``now``.
+
+    ``retry_after`` is the whole seconds until that hit leaves the window, rounded up,
+    at least 1 and at most the window length; ``reset_epoch`` is the Unix second it
+    leaves, never later than ``now`` plus the window. Both come from the one clock
+    reading: rounding an already rounded-up reset time again against a later clock
+    is what made a 5/minute key answer ``Retry-After: 61``. The clamps also hold
+    when the counters live in Redis and another host's clock runs ahead.
+    """
+    retry_after = min(window, max(1, math.ceil(oldest_expires - now)))
+    reset_epoch = min(math.ceil(oldest_expires), math.floor(now) + window)
+    return retry_after, max(reset_epoch, math.floor(now))
 
 
 class RateLimiter:
@@ -63,11 +80,13 @@ class RateLimiter:
         ident = f"tillbook:key:{public_key}"
         allowed = await self.limiter.hit(item, ident)
         stats = await self.limiter.get_window_stats(item, ident)
+        retry_after, reset_epoch = window_timing(stats.reset_time, time.time(), item.get_expiry())
         return Verdict(
             allowed=allowed,
             limit=item.amount,
             remaining=max(0, stats.remaining),
-            reset_epoch=math.ceil(stats.reset_time),
+            reset_epoch=reset_epoch,
+            retry_after=retry_after,
         )
 
 

@@ -4,13 +4,25 @@
 time); 3. require status 1; 4. require a valid subscription (403); 5. attach the
 key's warehouse and user. Signed requests (and keys that require a signature)
 are then checked: HMAC-SHA256 over ``TIMESTAMP.METHOD.PATH.BODY``, 300 s window,
-each signature accepted once.
+a signed write accepted once (DESIGN §9, §12).
+
+Signing is defined so that an integrator can reproduce it from what they send:
+PATH is the request target exactly as it went on the wire (the raw path and the
+raw query, percent-encoding untouched: never a decoded and re-encoded URL, which
+differs between HTTP libraries), and the timestamp is ASCII digits only, compared
+as sent. ``sign`` is the one implementation; the README's and the OpenAPI
+document's worked examples are computed with it (``EXAMPLES``).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import re
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
 
 from sqlalchemy import bindparam, delete, insert, select
 from sqlalchemy.exc import IntegrityError
@@ -23,6 +35,13 @@ from tillbook.kit import crypto
 from tillbook.models import ApiKey, Company, SeenSignature, User, Warehouse
 
 SIGNATURE_WINDOW_S = 300
+# Only a write changes anything when it is repeated; a read signed once may be
+# sent again within the window (a retried GET, a poll).
+WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+# ASCII digits only: ``int()`` would also take "+5", " 123", "1_000" or "١٢٣",
+# none of which the signer can be expected to have hashed the same way. 19 digits
+# hold any int64; anything longer is a mistake, not a time.
+_TIMESTAMP = re.compile(r"[0-9]{1,19}")
 HMAC_CONTEXT = b"api-key-hmac"
 SECRET_CONTEXT = b"api-key-secret"
 
@@ -57,7 +76,7 @@ async def authenticate(
     signature: str | None,
     timestamp: str | None,
     method: str,
-    path_with_query: str,
+    target: bytes,
     body: bytes,
 ) -> AuthContext:
     if not public_key or not secret_key:
@@ -79,7 +98,7 @@ async def authenticate(
     if signature is not None or timestamp is not None or row["require_signature"]:
         await _verify_signature(
             db, row["key_id"], row["hmac_secret_encrypted"], signature, timestamp, method,
-            path_with_query, body,
+            target, body,
         )  # fmt: skip
     return AuthContext(
         key_id=row["key_id"],
@@ -92,8 +111,67 @@ async def authenticate(
     )
 
 
-def canonical(timestamp: str, method: str, path_with_query: str, body: bytes) -> bytes:
-    return f"{timestamp}.{method.upper()}.{path_with_query}.".encode() + body
+def request_target(scope: Mapping[str, Any]) -> bytes:
+    """PATH of the canonical string: the path and query of an ASGI request exactly as
+    the client sent them (``/api/v1/public/products?search=milk%20bottle``).
+
+    ``raw_path`` carries the path bytes as received (uvicorn and httpx set it; the
+    ASGI spec makes it optional, so without it the decoded path is re-quoted, which
+    gives the same bytes for any path that needed no escaping); ``query_string`` is
+    always raw. A ``?`` with nothing after it does not reach the application and is
+    not part of PATH."""
+    raw_path = scope.get("raw_path")
+    if not raw_path:
+        raw_path = quote(scope.get("root_path", "") + scope["path"]).encode()
+    query: bytes = scope.get("query_string") or b""
+    return bytes(raw_path) + (b"?" + query if query else b"")
+
+
+def canonical(timestamp: str, method: str, target: bytes, body: bytes) -> bytes:
+    """``TIMESTAMP.METHOD.PATH.BODY`` as the bytes that are signed."""
+    return f"{timestamp}.{method.upper()}.".encode() + target + b"." + body
+
+
+def sign(hmac_secret: str, timestamp: str, method: str, target: bytes, body: bytes) -> str:
+    """The lower-case hex HMAC-SHA256 an integrator sends as ``X-Service-Signature``,
+    keyed with the ``hmac_secret`` string's UTF-8 bytes."""
+    return crypto.hmac_hex(hmac_secret, canonical(timestamp, method, target, body))
+
+
+@dataclass(frozen=True)
+class SigningExample:
+    """A worked example with fixed inputs: shown in the README and the OpenAPI
+    document, recomputed by the tests from the README's text."""
+
+    hmac_secret: str
+    timestamp: str
+    method: str
+    path: str
+    body: str
+
+    @property
+    def canonical(self) -> str:
+        return canonical(
+            self.timestamp, self.method, self.path.encode(), self.body.encode()
+        ).decode()
+
+    @property
+    def signature(self) -> str:
+        return sign(self.hmac_secret, self.timestamp, self.method, self.path.encode(),
+                    self.body.encode())  # fmt: skip
+
+
+_EXAMPLE_SECRET = "hs_EXAMPLEexampleEXAMPLEexampleEXAMPLEexa"
+EXAMPLES = (
+    SigningExample(
+        _EXAMPLE_SECRET, "1767225600", "GET",
+        "/api/v1/public/products?search=milk%20bottle&limit=5", "",
+    ),
+    SigningExample(
+        _EXAMPLE_SECRET, "1767225600", "POST", "/api/v1/public/payments",
+        '{"user_id":12,"payment_type":"in","amount":"5.00","payment_mode_id":"cash"}',
+    ),
+)  # fmt: skip
 
 
 async def _verify_signature(
@@ -103,23 +181,39 @@ async def _verify_signature(
     signature: str | None,
     timestamp: str | None,
     method: str,
-    path_with_query: str,
+    target: bytes,
     body: bytes,
 ) -> None:
     if not signature or not timestamp:
         raise Unauthorized(
             "this key requires signed requests: send X-Service-Signature and X-Service-Timestamp"
         )
-    try:
-        ts = int(timestamp)
-    except ValueError:
-        raise Unauthorized(f"X-Service-Timestamp must be Unix seconds, got {timestamp!r}") from None
-    if abs(int(time.time()) - ts) > SIGNATURE_WINDOW_S:  # ints: a huge ts must not overflow
-        raise Unauthorized("stale request timestamp: more than 300 seconds from server time")
+    if not _TIMESTAMP.fullmatch(timestamp):
+        shown = timestamp if len(timestamp) <= 40 else timestamp[:40] + "..."
+        raise Unauthorized(
+            "X-Service-Timestamp must be Unix seconds written with the digits 0-9 only "
+            f"(no sign, space, exponent or other characters), got {shown!r}"
+        )
+    now_s = int(time.time())
+    if abs(now_s - int(timestamp)) > SIGNATURE_WINDOW_S:
+        raise Unauthorized(
+            f"stale request timestamp: more than {SIGNATURE_WINDOW_S} seconds from server "
+            f"time {now_s}"
+        )
     hmac_secret = crypto.decrypt(hmac_secret_encrypted, context=HMAC_CONTEXT)
-    expected = crypto.hmac_hex(hmac_secret, canonical(timestamp, method, path_with_query, body))
-    if not crypto.same(signature.lower(), expected):
-        raise Unauthorized("invalid request signature")
+    expected = sign(hmac_secret, timestamp, method, target, body)
+    if not crypto.same(signature.strip().lower(), expected):
+        raise Unauthorized(
+            "invalid request signature: expected the lower-case hex HMAC-SHA256 of "
+            "TIMESTAMP.METHOD.PATH.BODY, with PATH the path and query exactly as sent"
+        )
+    if method.upper() in WRITE_METHODS:
+        await _refuse_replay(db, key_id, expected)
+
+
+async def _refuse_replay(db: Database, key_id: int, signature: str) -> None:
+    """Remember a signed write; the same signature again within the window is a
+    replay (a retried write is signed anew, and its Idempotency-Key then answers)."""
     now = dt.datetime.now(dt.UTC)
 
     async def remember(session: AsyncSession) -> None:
@@ -129,10 +223,13 @@ async def _verify_signature(
             )
         )
         await session.execute(
-            insert(SeenSignature).values(signature=expected, key_id=key_id, seen_at=now)
+            insert(SeenSignature).values(signature=signature, key_id=key_id, seen_at=now)
         )
 
     try:
         await db.write(remember, attempts=1)
     except IntegrityError:
-        raise Unauthorized("replayed request signature: each signature is accepted once") from None
+        raise Unauthorized(
+            "replayed request signature: a signed write is accepted once; sign a retry "
+            "with a new timestamp"
+        ) from None

@@ -30,6 +30,7 @@ from tillbook.models import (
     User,
     Warehouse,
 )
+from tillbook.reports.parties import warehouse_balances
 
 
 async def warehouses(session: AsyncSession, key: AuthContext) -> list[dict[str, Any]]:
@@ -68,7 +69,9 @@ def _matches(text: str, *columns: InstrumentedAttribute[Any]) -> ColumnElement[b
 async def customers(
     session: AsyncSession, key: AuthContext, page: Page, *, search: str | None = None
 ) -> dict[str, Any]:
-    """The company's customers (company-wide, like categories and brands)."""
+    """The company's customers (company-wide, like categories and brands), each with
+    its balance in the key's warehouse only: what it owes this branch, never what it
+    owes another (``reports.parties``)."""
     conds: list[ColumnElement[bool]] = [
         User.company_id == key.company_id,
         User.user_type == "customer",
@@ -81,10 +84,21 @@ async def customers(
     rows: list[dict[str, Any]] = []
     if page.offset < total:
         users = (
-            await session.execute(
-                select(User).where(*conds).order_by(User.id).limit(page.limit).offset(page.offset)
+            (
+                await session.execute(
+                    select(User)
+                    .where(*conds)
+                    .order_by(User.id)
+                    .limit(page.limit)
+                    .offset(page.offset)
+                )
             )
-        ).scalars()
+            .scalars()
+            .all()
+        )
+        balances = await warehouse_balances(
+            session, key.company_id, key.warehouse_id, {u.id: u.user_type for u in users}
+        )
         rows = [
             {
                 "id": u.id,
@@ -93,7 +107,7 @@ async def customers(
                 "phone": u.phone,
                 "email": u.email,
                 "is_walk_in": u.is_walk_in,
-                "balance": money_str(u.balance),
+                "balance": money_str(balances[u.id]),
             }
             for u in users
         ]

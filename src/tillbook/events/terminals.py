@@ -21,7 +21,6 @@ from tillbook.auth.context import AuthContext
 from tillbook.errors import NotFound, Unauthorized, Unprocessable, ValidationFailed, invalid
 from tillbook.kit import crypto, xid
 from tillbook.kit.bounds import Clean, PositiveMoney, stored_length
-from tillbook.kit.refs import ref_to_id
 from tillbook.models import Order, TerminalCallback, TerminalProvider, User, Warehouse
 from tillbook.orders import lookup
 from tillbook.orders.schemas import InvoiceNo, Ref, Strict
@@ -192,19 +191,24 @@ async def handle_callback(
 
 
 async def _order(session: AsyncSession, provider: TerminalProvider, body: CallbackIn) -> Order:
-    conditions = [Order.warehouse_id == provider.warehouse_id, Order.order_type == "sales"]
+    """The sale the callback names, in the provider's warehouse, locked: ``order_id``
+    by id, xid or invoice number, ``invoice_number`` by invoice number (or id)."""
     if body.order_id is not None:
-        id_ = ref_to_id(body.order_id)
-        conditions.append(Order.id == (id_ or 0))
-        field = "order_id"
+        field, ref = "order_id", body.order_id
+        id_ = await lookup.order_id(session, provider.warehouse_id, ["sales"], ref)
     else:
-        conditions.append(Order.invoice_number == body.invoice_number)
-        field = "invoice_number"
-    order = (
-        await session.execute(select(Order).where(*conditions).with_for_update())
-    ).scalar_one_or_none()
+        assert body.invoice_number is not None
+        field, ref = "invoice_number", body.invoice_number
+        id_ = await lookup.order_id(
+            session, provider.warehouse_id, ["sales"], ref, prefer="invoice_number"
+        )
+    order = None
+    if id_ is not None:
+        order = (
+            await session.execute(select(Order).where(Order.id == id_).with_for_update())
+        ).scalar_one()
     if order is None:
-        raise invalid(field, f"no sale {body.order_id or body.invoice_number!r} at this terminal")
+        raise invalid(field, f"no sale {ref!r} at this terminal")
     return order
 
 

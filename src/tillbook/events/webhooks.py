@@ -3,20 +3,22 @@ secret, list deliveries and redeliver. Services flush, never commit.
 
 ``Webhook.events`` holds ``*`` or a comma-separated list of event types; the
 secret is stored encrypted under the master key (context ``webhook-secret``) and
-shown once, when created or rotated.
+shown once, when created or rotated. A URL is registered only after the address
+policy (``events/urlpolicy.py``) accepted it, and checked again at every delivery.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from urllib.parse import urlsplit
+from dataclasses import dataclass
 
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.errors import NotFound, ValidationFailed
 from tillbook.events.outbox import EVENT_TYPES
+from tillbook.events.urlpolicy import UrlPolicy, UrlRefused, check_url
 from tillbook.kit import crypto
 from tillbook.models import DeliveryAttempt, OutboxEvent, Webhook, WebhookDelivery
 
@@ -37,13 +39,25 @@ def subscribed(webhook_events: str, event_type: str) -> bool:
     return "*" in names or event_type in names
 
 
-def _check(url: str, events: Sequence[str] | None) -> str:
+@dataclass(frozen=True)
+class NewWebhook:
+    """A registration that passed :func:`check_new_webhook`: what :func:`add_webhook` stores."""
+
+    url: str
+    events: str  # ``*`` or the comma-separated event types
+
+
+async def check_new_webhook(
+    url: str, events: Sequence[str] | None, policy: UrlPolicy
+) -> NewWebhook:
+    """Check a registration before any transaction opens: the URL against the address
+    policy (which resolves the host, a network wait no write lock should cover) and the
+    event names. Every problem is reported at once, each under its field."""
     errors: dict[str, list[str]] = {}
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        errors["url"] = [f"{url!r} is not an http(s) URL"]
-    elif len(url) > 2000:
-        errors["url"] = ["must be at most 2000 characters"]
+    try:
+        await check_url(url, policy)
+    except UrlRefused as exc:
+        errors["url"] = [str(exc)]
     names = list(events) if events else ["*"]
     unknown = [name for name in names if name != "*" and name not in EVENT_TYPES]
     if unknown:
@@ -52,19 +66,18 @@ def _check(url: str, events: Sequence[str] | None) -> str:
         ]
     if errors:
         raise ValidationFailed(errors)
-    return "*" if "*" in names else ",".join(dict.fromkeys(names))
+    return NewWebhook(url=url, events="*" if "*" in names else ",".join(dict.fromkeys(names)))
 
 
 async def add_webhook(
-    session: AsyncSession, company_id: int, url: str, events: list[str] | None = None
+    session: AsyncSession, company_id: int, new: NewWebhook
 ) -> tuple[Webhook, str]:
-    """Register an endpoint; returns it and its secret (shown only now)."""
-    stored_events = _check(url, events)
+    """Register a checked endpoint; returns it and its secret (shown only now)."""
     secret = new_secret()
     webhook = Webhook(
         company_id=company_id,
-        url=url,
-        events=stored_events,
+        url=new.url,
+        events=new.events,
         secret_encrypted=crypto.encrypt(secret, context=SECRET_CONTEXT),
         active=True,
         created_at=dt.datetime.now(dt.UTC),

@@ -10,7 +10,9 @@ One pass (``run_once``):
    ``delivering`` whose lock expired because a worker died mid-send) are set to
    ``delivering`` with ``locked_until`` in one short transaction. PostgreSQL uses
    ``FOR UPDATE SKIP LOCKED``; SQLite's single writer makes the claim exclusive.
-3. Send, outside any transaction: the event's stored payload bytes, signed.
+3. Send, outside any transaction: the event's stored payload bytes, signed, to an
+   address the URL policy checked just now (``events/urlpolicy.py``; see ``_send``).
+   A URL the policy refuses is recorded as a failed attempt without connecting.
 4. Record: one ``DeliveryAttempt`` row, then ``delivered``, ``retrying`` (full
    jitter backoff) or ``dead`` once the delivery is older than the max age.
 """
@@ -34,6 +36,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.config import Settings
 from tillbook.db import Database
+from tillbook.events.urlpolicy import IPAddress, Resolver, Target, UrlPolicy, UrlRefused, check_url
 from tillbook.events.webhooks import subscribed, webhook_secret
 from tillbook.kit.crypto import hmac_hex
 from tillbook.models import DeliveryAttempt, OutboxEvent, Webhook, WebhookDelivery
@@ -41,6 +44,10 @@ from tillbook.models import DeliveryAttempt, OutboxEvent, Webhook, WebhookDelive
 log = logging.getLogger("tillbook.worker")
 
 IDLE_SLEEP_S = 0.5
+# What the attempt log keeps of a receiver's answer (the tenant reads it): a short,
+# printable excerpt of at most EXCERPT_CHARS, from at most EXCERPT_READ_BYTES read.
+EXCERPT_CHARS = 200
+EXCERPT_READ_BYTES = 1024
 
 
 def _utc(value: dt.datetime) -> dt.datetime:
@@ -92,11 +99,13 @@ class DeliveryWorker:
         settings: Settings,
         *,
         client: httpx.AsyncClient | None = None,
+        resolver: Resolver | None = None,
         batch_size: int = 100,
         concurrency: int = 20,
     ) -> None:
         self.db = db
         self.settings = settings
+        self.policy = UrlPolicy.from_settings(settings, resolver)
         self.batch_size = batch_size
         self.concurrency = concurrency
         self._client = client
@@ -105,8 +114,17 @@ class DeliveryWorker:
     # -- lifecycle ---------------------------------------------------------------
 
     def _http(self) -> httpx.AsyncClient:
+        """One client for the worker's life. No redirects (a 3xx is a failed attempt: the
+        Location was never checked). ``trust_env=False``: no proxy or ``.netrc`` from the
+        environment between the check and the receiver. No keep-alive: connections are
+        pooled by (scheme, address, port), so a TLS connection verified for one host name
+        would otherwise carry the next delivery for another name on the same address."""
         if self._client is None:
-            self._client = httpx.AsyncClient(follow_redirects=False)
+            self._client = httpx.AsyncClient(
+                follow_redirects=False,
+                trust_env=False,
+                limits=httpx.Limits(max_keepalive_connections=0),
+            )
         return self._client
 
     async def aclose(self) -> None:
@@ -274,6 +292,17 @@ class DeliveryWorker:
             log.exception("could not record delivery %s", claimed.delivery_uid)
 
     async def _send(self, claimed: Claimed) -> Outcome:
+        """Check the URL again, then POST to an address that was checked.
+
+        The policy resolves the host and refuses the delivery when any address is not
+        allowed (recorded as a failed attempt; nothing is connected). Otherwise the
+        request goes to the checked address itself (``Target.pinned``), with the
+        original name in ``Host`` and in TLS (SNI and certificate check): resolving
+        once and connecting by address leaves no second lookup that a DNS answer with
+        a short TTL could turn towards an internal address (DNS rebinding). The whole
+        attempt, lookup included, ends within ``webhook_timeout``, well inside the
+        claim's lease.
+        """
         headers = signed_headers(
             claimed.secret, claimed.payload, claimed.event_type, claimed.delivery_uid
         )
@@ -282,19 +311,54 @@ class DeliveryWorker:
         status_code: int | None = None
         error: str | None = None
         try:
-            response = await self._http().post(
-                claimed.url,
-                content=claimed.payload,
-                headers=headers,
-                timeout=self.settings.webhook_timeout,
-            )
-            status_code = response.status_code
+            async with asyncio.timeout(self.settings.webhook_timeout):
+                target = await check_url(claimed.url, self.policy)
+                status_code, excerpt = await self._post(target, claimed.payload, headers)
             if not 200 <= status_code < 300:
-                error = f"HTTP {status_code}: {response.text[:500]}"
+                error = f"HTTP {status_code}: {excerpt}" if excerpt else f"HTTP {status_code}"
+        except UrlRefused as exc:
+            error = str(exc)
+            log.warning("delivery %s refused: %s", claimed.delivery_uid, exc)
+        except TimeoutError:
+            error = f"no answer within {self.settings.webhook_timeout:g} s"
         except httpx.HTTPError as exc:
-            error = f"{type(exc).__name__}: {exc}"[:1000]
+            error = _printable(f"{type(exc).__name__}: {exc}", 300)
         latency_ms = (time.perf_counter() - started) * 1000.0
         return Outcome(attempted_at, status_code, round(latency_ms, 3), error)
+
+    async def _post(
+        self, target: Target, payload: bytes, headers: dict[str, str]
+    ) -> tuple[int, str]:
+        """POST to the checked addresses in the resolver's order, moving on only when a
+        connection cannot be made; returns the status and, for an answer outside 2xx,
+        a short excerpt of its body."""
+        extensions = {"sni_hostname": target.host} if target.url.scheme == "https" else {}
+        headers = {
+            **headers,
+            "Host": target.url.netloc.decode("ascii"),
+            "Accept-Encoding": "identity",  # the excerpt is read raw, never inflated
+        }
+        last: httpx.ConnectError | None = None
+        address: IPAddress
+        for address in target.addresses:
+            try:
+                async with self._http().stream(
+                    "POST",
+                    target.pinned(address),
+                    content=payload,
+                    headers=headers,
+                    extensions=extensions,
+                    timeout=self.settings.webhook_timeout,
+                    follow_redirects=False,
+                ) as response:
+                    if 200 <= response.status_code < 300:
+                        return response.status_code, ""
+                    return response.status_code, await _excerpt(response)
+            except httpx.ConnectError as exc:
+                last = exc
+        if last is None:  # never: a Target has at least one address
+            raise UrlRefused(f"host {target.host} has no address")
+        raise last
 
     async def _record(self, session: AsyncSession, claimed: Claimed, outcome: Outcome) -> None:
         delivery = await session.get(WebhookDelivery, claimed.delivery_id)
@@ -331,3 +395,23 @@ class DeliveryWorker:
             self.settings.webhook_backoff_base * 2.0 ** min(attempts, 60),
         )
         return random.uniform(0.0, ceiling)
+
+
+async def _excerpt(response: httpx.Response) -> str:
+    """At most EXCERPT_CHARS printable characters of the answer's first bytes.
+
+    The body is read no further than EXCERPT_READ_BYTES (a receiver cannot make the
+    worker hold megabytes), control characters become spaces and runs of whitespace
+    one space, so the attempt log holds a short line, never the receiver's page."""
+    data = bytearray()
+    async for chunk in response.aiter_raw():
+        data += chunk
+        if len(data) >= EXCERPT_READ_BYTES:
+            break
+    return _printable(bytes(data[:EXCERPT_READ_BYTES]).decode("utf-8", "replace"), EXCERPT_CHARS)
+
+
+def _printable(text: str, limit: int) -> str:
+    """One line of at most ``limit`` printable characters: no CR, LF or escape codes."""
+    text = " ".join("".join(c if c.isprintable() else " " for c in text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -66,8 +66,13 @@ RULES: dict[str, tuple[Leg, ...]] = {
         Leg("expense", "debit", None),
         Leg("amount", "credit", c.PAYABLE),
     ),
+    # A sales return gives back the tax of the returned units: "value" is the refund
+    # net of tax (and of the sale's order-discount share), "tax" goes back to 21200,
+    # the gross refund is credited to the customer or paid by the refund tenders.
+    # The units come back into stock at their original cost.
     "sales_return": (
-        Leg("total", "debit", c.SALES_RETURNS),
+        Leg("value", "debit", c.SALES_RETURNS),
+        Leg("tax", "debit", c.SALES_TAX),
         Leg("credit_due", "credit", c.RECEIVABLE, party=True),
         Leg("tenders", "credit", None),
         Leg("cost", "debit", c.INVENTORY),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import Boolean, Date, ForeignKey, Index, String
+from sqlalchemy import Boolean, Date, ForeignKey, Index, String, func
 from sqlalchemy.orm import Mapped, mapped_column
 
 from tillbook.models.base import Base, BigId, company_ref, created, money, pk
@@ -55,6 +55,17 @@ class User(Base):
         BigId, ForeignKey("warehouses.id"), nullable=True
     )
     created_at: Mapped[created]
+
+
+# One admin email belongs to one company, compared lower-cased: admin login finds the
+# company by the email alone. Customers and suppliers may share addresses freely.
+Index(
+    "uq_users_admin_email",
+    func.lower(User.email),
+    unique=True,
+    sqlite_where=User.user_type == "admin",
+    postgresql_where=User.user_type == "admin",
+)
 
 
 __all__ = ["Company", "User", "Warehouse"]

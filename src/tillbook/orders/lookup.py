@@ -1,20 +1,21 @@
-"""Resolving the references a client sends (ids, numeric strings, xids, codes) to
-records of the key's company or warehouse. A reference that names nothing there
-is a 422 naming the field and the value: the record may exist elsewhere, and the
-client is never told so."""
+"""Resolving the references a client sends (ids, numeric strings, xids, codes,
+invoice numbers) to records of the key's company or warehouse. A reference that
+names nothing there is a 422 naming the field and the value (a 404 in a path):
+the record may exist elsewhere, and the client is never told so."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Literal, TypeGuard
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import String, bindparam, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.errors import ValidationFailed
 from tillbook.kit.refs import ref_to_id
-from tillbook.models import Account, PaymentMode, ProductUnit, Tax, Unit, User
+from tillbook.models import Account, Order, PaymentMode, ProductUnit, Tax, Unit, User
 from tillbook.models.base import table_of
 from tillbook.rawsql import as_dict, run
 from tillbook.reference import ReferenceCache
@@ -104,6 +105,86 @@ async def party(
     if found is None:
         problems.add(field, f"unknown {user_type} {ref!r}")
     return found
+
+
+def _stored_length() -> int:
+    column_type = table_of(Order).c.invoice_number.type
+    assert isinstance(column_type, String) and column_type.length is not None
+    return column_type.length
+
+
+_INVOICE_NUMBER_LENGTH = _stored_length()
+
+
+def _could_be_invoice_number(ref: RefValue) -> TypeGuard[str]:
+    """Only a string an invoice number can be (printable ASCII, as long as stored at
+    most) is looked up as one: anything else names no order, and a NUL or an
+    over-long value must not reach the database."""
+    return (
+        isinstance(ref, str)
+        and 0 < len(ref) <= _INVOICE_NUMBER_LENGTH
+        and ref.isascii()
+        and ref.isprintable()
+    )
+
+
+async def order_ids(
+    session: AsyncSession,
+    warehouse_id: int,
+    order_types: Sequence[str],
+    refs: Sequence[RefValue],
+    *,
+    prefer: Literal["id", "invoice_number"] = "id",
+) -> list[int | None]:
+    """The id of the order of this warehouse (and of one of ``order_types``) that each
+    reference names, or None: the one resolver for every place a client names a sale,
+    purchase or return (a path, ``invoices[].order_id``, a return's original invoice,
+    a terminal callback).
+
+    A reference is the numeric id, a numeric string, the xid, or the invoice number
+    (``SAL-00003``, or the client's own number); a JSON integer is an id only. When a
+    string names two different orders (a client's all-digit invoice number that is
+    also another order's id), ``prefer`` says which reading the field means: an id
+    field its id, an ``invoice_number`` field its invoice number. One statement for
+    all the references, served by the primary key and the unique invoice number
+    index (warehouse, type, number)."""
+    if not refs:
+        return []
+    as_id = [ref_to_id(r) for r in refs]
+    numbers = {r for r in refs if _could_be_invoice_number(r)}
+    wanted_ids = {i for i in as_id if i is not None}
+    rows = (
+        await session.execute(
+            select(Order.id, Order.invoice_number).where(
+                Order.warehouse_id == warehouse_id,
+                Order.order_type.in_(tuple(order_types)),
+                or_(Order.id.in_(wanted_ids), Order.invoice_number.in_(numbers)),
+            )
+        )
+    ).all()
+    ids = {r[0] for r in rows}
+    by_number = {r[1]: r[0] for r in rows}
+    out: list[int | None] = []
+    for ref, id_ in zip(refs, as_id, strict=True):
+        by_id = id_ if id_ in ids else None
+        by_no = by_number.get(ref) if isinstance(ref, str) and ref in numbers else None
+        if prefer == "id":
+            out.append(by_id if by_id is not None else by_no)
+        else:
+            out.append(by_no if by_no is not None else by_id)
+    return out
+
+
+async def order_id(
+    session: AsyncSession,
+    warehouse_id: int,
+    order_types: Sequence[str],
+    ref: RefValue,
+    *,
+    prefer: Literal["id", "invoice_number"] = "id",
+) -> int | None:
+    """``order_ids`` for one reference."""
+    return (await order_ids(session, warehouse_id, order_types, [ref], prefer=prefer))[0]
 
 
 async def payment_modes(

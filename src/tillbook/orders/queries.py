@@ -1,20 +1,19 @@
-"""Read side of orders: pages with the ``dates`` filter, details by id or xid."""
+"""Read side of orders: pages with the ``dates`` filter, details by id, xid or invoice
+number."""
 
 from __future__ import annotations
 
 import datetime as dt
 from typing import Any
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.auth.context import AuthContext
 from tillbook.errors import NotFound, invalid
 from tillbook.kit import bounds
 from tillbook.kit.pagination import envelope, parse_page
-from tillbook.kit.refs import ref_to_id
 from tillbook.models import Order
-from tillbook.orders import views
+from tillbook.orders import lookup, views
 
 NOUNS = {
     "sales": "sale",
@@ -63,18 +62,9 @@ async def order_page(
 async def order_detail(
     session: AsyncSession, key: AuthContext, order_type: str, ref: str
 ) -> dict[str, Any]:
-    id_ = ref_to_id(ref)
-    order = None
-    if id_ is not None:
-        order = (
-            await session.execute(
-                select(Order).where(
-                    Order.id == id_,
-                    Order.warehouse_id == key.warehouse_id,
-                    Order.order_type == order_type,
-                )
-            )
-        ).scalar_one_or_none()
+    """One order of the key's warehouse, named by id, xid or invoice number."""
+    id_ = await lookup.order_id(session, key.warehouse_id, [order_type], ref)
+    order = await session.get(Order, id_) if id_ is not None else None
     if order is None:
         raise NotFound(f"{NOUNS[order_type]} not found")
     return await views.load_detail(session, order)

@@ -1,17 +1,55 @@
 """Sales returns and purchase returns.
 
-A sales return puts stock back as a new batch at the original FIFO cost of the
-units when ``invoice_number`` names the original sale (else at purchase_price),
-posts contra-revenue 41200 and credits the customer (or the refund tenders). A
-credit first settles the original invoice's due balance (``credited_amount``).
+A sales return gives back what the customer was charged for the returned units,
+tax included, and never more (DESIGN.md §5 "Sales returns and tax"):
+
+- Against the original invoice (``invoice_number``): the returned units of a
+  product are drawn from that invoice's lines of the product, in line order, up
+  to what each line has left (sold less already returned; more is a 422 on
+  ``items.N.quantity``). Each part of a line takes that line's unit price,
+  discount and tax as charged then: the rate stored on the line and the inclusive
+  flag of its tax (taxes are never edited; a new rate is a new tax).
+- A line refunds its figures pro rata, *cumulatively*: once R of its n units have
+  come back, the line has refunded round(X × R / n) of each of its figures X (its
+  net, its tax, what the customer paid for it, its cost).
+  A return takes the difference between that after it and before it. So the last
+  units back take exactly what is left of the line, and partial returns of a line
+  add up to its total to the cent, never more (a 10.00 line of 3 units comes back
+  as 3.33, 3.33 and 3.34).
+- ``unit_price`` (per base unit, like ``quantity``) above the line's is a 422 on
+  ``items.N.unit_price``: a customer gets back no more than they paid. Below it is
+  a partial refund: the line's discount and tax rate applied to the lower price,
+  never more than the full refund of those units would be.
+- The sale's order-level discount (debited to 41300 by the sale) is spread over
+  its lines and shipping in proportion to their gross. Each line's share comes
+  back pro rata like its other figures and lowers the refund (the return's
+  ``discount``, netted into 41200). So all returns of an invoice together refund
+  at most what the customer was charged for its goods. The tax comes back in
+  full: the sale charged tax on the lines, before the order discount, and 21200
+  returns to where it was before the sale once every unit has come back.
+- Without an invoice, the product's tax rule (its tax, inclusive or not) applies
+  to the given price, and that price may not exceed the product's current sales
+  price (``items.N.unit_price``): without the sale on record, the shelf price is
+  the most a unit can have cost the customer. (A till key could otherwise give
+  500.00 in cash for a 2.49 juice.)
+- Refund tenders add up to at most the return's total; the rest is a credit that
+  first settles the original invoice's due balance (``credited_amount``), then
+  stays on the customer's account.
+
+Stock comes back as a new batch at the original FIFO cost of the units (the
+line's cost pro rata), or at purchase_price when the original sale is unknown.
+How it is posted: ledger/rules.py, rule ``sales_return``.
 
 A purchase return takes stock out by FIFO; the supplier's liability falls by the
-agreed credit value and the difference to cost goes to 51200.
+agreed credit value and the difference to cost goes to 51200. Against a purchase
+invoice, no more can go back than was received less what already went back.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -21,16 +59,20 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tillbook.auth.context import AuthContext
 from tillbook.errors import ValidationFailed
 from tillbook.inventory.service import check_shortages, draw, lock_products, receive
-from tillbook.kit.money import ZERO, money, money_str, price4
+from tillbook.kit import bounds
+from tillbook.kit.bounds import MONEY
+from tillbook.kit.money import ZERO, line_amounts, money, money_str, price4
 from tillbook.kit.refs import ref_to_id
 from tillbook.ledger.service import post
 from tillbook.models import Order, OrderItem, Product, User
 from tillbook.orders import lookup, numbering
-from tillbook.orders.intake import announce, existing_order
-from tillbook.orders.schemas import ReturnIn
+from tillbook.orders.intake import announce
+from tillbook.orders.schemas import ReturnIn, ReturnItem
 from tillbook.payments.tenders import payment_status, record_order_tenders, settle_status
 
 ORIGINAL = {"sales-returns": "sales", "purchase-returns": "purchases"}
+
+Errors = dict[str, list[str]]
 
 
 def return_response(order: Order) -> dict[str, Any]:
@@ -39,8 +81,239 @@ def return_response(order: Order) -> dict[str, Any]:
         "return_id": order.id,
         "invoice_number": order.invoice_number,
         "total": money_str(order.total),
+        "tax_amount": money_str(order.tax_amount),
         "original_order_id": order.original_order_id,
     }
+
+
+@dataclass
+class Part:
+    """One line of the return: a request item, or the part of it drawn from one
+    line of the original invoice. Quantities are in base units."""
+
+    index: int  # the request item
+    product: Product
+    quantity: Decimal
+    unit_price: Decimal
+    net: Decimal
+    tax_amount: Decimal = ZERO
+    discount: Decimal = ZERO  # share of the original's order-level discount
+    discount_rate: Decimal = ZERO
+    tax_id: int | None = None
+    tax_rate: Decimal = ZERO
+    cost: Decimal | None = None  # original cost; None: at purchase_price (or by FIFO)
+    line: OrderItem | None = None  # the original line
+    returned_after: Decimal = ZERO  # the original line's returned quantity after this part
+
+    @property
+    def gross(self) -> Decimal:
+        return self.net + self.tax_amount
+
+
+# --- pure rules --------------------------------------------------------------------------
+
+
+def pro_rata(amount: Decimal, done: Decimal, whole: Decimal) -> Decimal:
+    """What ``done`` of ``whole`` units carry of ``amount``, to the cent. Taken
+    cumulatively (after minus before), parts add up to ``amount`` exactly once
+    ``done`` reaches ``whole``, whatever the rounding of each part."""
+    if done >= whole:
+        return amount
+    return money(amount * done / whole)
+
+
+def discount_shares(
+    lines: Sequence[OrderItem], order_discount: Decimal, shipping: Decimal
+) -> dict[int, Decimal]:
+    """Each line's share of an order-level discount, in proportion to the line's
+    gross among the order's gross (lines and shipping), rounded cumulatively so
+    that the shares of lines and shipping add up to the discount exactly."""
+    gross = sum((line.total for line in lines), ZERO) + shipping
+    discount = min(order_discount, gross)
+    shares: dict[int, Decimal] = {}
+    running = before = ZERO
+    for line in lines:
+        running += line.total
+        after = money(discount * running / gross) if gross else ZERO
+        shares[line.id] = after - before
+        before = after
+    return shares
+
+
+def line_unit_price(line: OrderItem) -> Decimal:
+    """The price a line charged per base unit (a box of 12 at 10.00: 0.8333)."""
+    return price4(line.unit_price * line.quantity / line.base_quantity)
+
+
+def part_of_line(
+    index: int,
+    product: Product,
+    line: OrderItem,
+    returned_before: Decimal,
+    quantity: Decimal,
+    unit_price: Decimal,
+    discount_share: Decimal,
+    tax: lookup.TaxRate | None,
+) -> Part:
+    """``quantity`` more base units of ``line`` coming back at ``unit_price`` (at
+    most the line's, checked by the caller).
+
+    At the line's price: its net, its tax, what the customer paid for it (net + tax
+    − its share of the order discount) and its cost, each pro rata and cumulative;
+    the discount given back is what the net and tax exceed the refund by, so that
+    all of them add up exactly once the line is back. At a lower price: the line's
+    discount rate and tax rate on that price, the order-discount share scaled down
+    with it, each capped by the full refund of those units."""
+    after = returned_before + quantity
+    whole = line.base_quantity
+
+    def share(amount: Decimal) -> Decimal:
+        return pro_rata(amount, after, whole) - pro_rata(amount, returned_before, whole)
+
+    net, tax_amount = share(line.subtotal), share(line.tax_amount)
+    if discount_share:
+        refund = share(line.subtotal + line.tax_amount - discount_share)
+    else:
+        refund = net + tax_amount
+    if unit_price < line_unit_price(line):
+        inclusive = tax.inclusive if tax is not None else False
+        low_net, low_tax, low_gross = line_amounts(
+            quantity, unit_price, line.discount_rate, line.tax_rate, inclusive
+        )
+        full_discount = net + tax_amount - refund
+        discount = ZERO
+        if full_discount > 0:
+            discount = min(full_discount, money(full_discount * low_gross / (net + tax_amount)))
+        net, tax_amount = min(net, low_net), min(tax_amount, low_tax)
+        refund = min(refund, max(net + tax_amount - discount, ZERO))
+    return Part(
+        index=index,
+        product=product,
+        quantity=quantity,
+        unit_price=unit_price,
+        net=net,
+        tax_amount=tax_amount,
+        discount=net + tax_amount - refund,
+        discount_rate=line.discount_rate,
+        tax_id=line.tax_id,
+        tax_rate=line.tax_rate,
+        cost=share(line.cost_amount),
+        line=line,
+        returned_after=after,
+    )
+
+
+def parts_from_invoice(
+    original: Order,
+    lines: Sequence[OrderItem],
+    items: Sequence[ReturnItem],
+    products: Sequence[Product],
+    taxes: dict[int, lookup.TaxRate],
+    *,
+    priced: bool,
+) -> tuple[list[Part], Errors]:
+    """The parts of a return against ``original`` and every problem with it at once.
+
+    ``priced`` (sales returns): refunds follow the invoice's lines (price, discount,
+    tax, order-discount share; a price above the line's is an error). Otherwise
+    (purchase returns) the request's agreed price stands and only quantities are
+    checked against the invoice."""
+    by_product: dict[int, list[OrderItem]] = {}
+    for line in lines:
+        by_product.setdefault(line.product_id, []).append(line)
+    shares = discount_shares(lines, original.discount, original.shipping) if priced else {}
+    returned = {line.id: line.returned_quantity for line in lines}
+    parts: list[Part] = []
+    errors: Errors = {}
+    invoice = original.invoice_number
+    for i, (item, product) in enumerate(zip(items, products, strict=True)):
+        candidates = by_product.get(product.id, [])
+        if not candidates:
+            errors[f"items.{i}.product_id"] = [f"{product.name!r} is not on {invoice}"]
+            continue
+        left = sum((ln.base_quantity - returned[ln.id] for ln in candidates), ZERO)
+        if item.quantity > left:
+            errors[f"items.{i}.quantity"] = [
+                f"returning {item.quantity} of {product.name!r} but only {left} of "
+                f"{invoice} remain returnable"
+            ]
+            continue
+        need = item.quantity
+        for line in candidates:
+            take = min(need, line.base_quantity - returned[line.id])
+            if take <= 0:
+                continue
+            if priced:
+                paid = line_unit_price(line)
+                if item.unit_price > paid:
+                    errors[f"items.{i}.unit_price"] = [
+                        f"refund price {item.unit_price} is above the {paid} per unit "
+                        f"{product.name!r} was sold at on {invoice}"
+                    ]
+                    break
+                tax = taxes.get(line.tax_id) if line.tax_id is not None else None
+                part = part_of_line(
+                    i, product, line, returned[line.id], take, item.unit_price, shares[line.id], tax
+                )
+            else:
+                amount = money(take * item.unit_price)
+                part = Part(i, product, take, item.unit_price, amount, line=line)
+                part.returned_after = returned[line.id] + take
+            returned[line.id] += take
+            parts.append(part)
+            need -= take
+    return parts, errors
+
+
+def parts_at_product_tax(
+    items: Sequence[ReturnItem],
+    products: Sequence[Product],
+    taxes: dict[int, lookup.TaxRate],
+) -> tuple[list[Part], Errors]:
+    """A sales return without its sale on record: the product's tax rule on the
+    given price, which may not exceed the product's sales price."""
+    parts: list[Part] = []
+    errors: Errors = {}
+    for i, (item, product) in enumerate(zip(items, products, strict=True)):
+        if item.unit_price > product.sales_price:
+            errors[f"items.{i}.unit_price"] = [
+                f"refund price {item.unit_price} is above the sales price "
+                f"{product.sales_price} of {product.name!r}; name the original sale in "
+                "invoice_number to refund the price it charged"
+            ]
+            continue
+        tax = taxes.get(product.tax_id) if product.tax_id is not None else None
+        net, tax_amount, _gross = line_amounts(
+            item.quantity,
+            item.unit_price,
+            ZERO,
+            tax.rate if tax else ZERO,
+            tax.inclusive if tax else False,
+        )
+        parts.append(
+            Part(
+                index=i,
+                product=product,
+                quantity=item.quantity,
+                unit_price=item.unit_price,
+                net=net,
+                tax_amount=tax_amount,
+                tax_id=tax.id if tax else None,
+                tax_rate=tax.rate if tax else ZERO,
+            )
+        )
+    return parts, errors
+
+
+def parts_at_agreed_price(items: Sequence[ReturnItem], products: Sequence[Product]) -> list[Part]:
+    """A purchase return without its invoice: the agreed credit price, no tax."""
+    return [
+        Part(i, product, item.quantity, item.unit_price, money(item.quantity * item.unit_price))
+        for i, (item, product) in enumerate(zip(items, products, strict=True))
+    ]
+
+
+# --- the operation -----------------------------------------------------------------------
 
 
 async def _original(
@@ -53,27 +326,94 @@ async def _original(
 ) -> Order | None:
     if body.invoice_number is None:
         return None
-    original = await existing_order(session, key.warehouse_id, ORIGINAL[kind], body.invoice_number)
+    # Named by its invoice number, or by id or xid; locked, so that two returns
+    # against it cannot both pass the quantity check.
+    id_ = await lookup.order_id(
+        session, key.warehouse_id, [ORIGINAL[kind]], body.invoice_number, prefer="invoice_number"
+    )
+    original = None
+    if id_ is not None:
+        original = (
+            await session.execute(select(Order).where(Order.id == id_).with_for_update())
+        ).scalar_one()
     if original is None or original.user_id != party.id:
         problems.add(
             "invoice_number", f"no {ORIGINAL[kind][:-1]} {body.invoice_number!r} of this party here"
         )
         return None
-    # Lock the original so two returns against it cannot both pass the quantity check.
-    await session.execute(select(Order.id).where(Order.id == original.id).with_for_update())
     return original
+
+
+async def _taxes(
+    session: AsyncSession, company_id: int, tax_ids: set[int | None]
+) -> dict[int, lookup.TaxRate]:
+    """The company's taxes by id (taxes are never edited or deleted)."""
+    refs: list[tuple[str, lookup.RefValue]] = [(str(t), t) for t in tax_ids if t is not None]
+    found = await lookup.taxes(session, company_id, refs, lookup.Problems())
+    return {tax.id: tax for tax in found.values()}
+
+
+async def _lines_of(session: AsyncSession, original: Order) -> list[OrderItem]:
+    return list(
+        (
+            await session.execute(
+                select(OrderItem).where(OrderItem.order_id == original.id).order_by(OrderItem.id)
+            )
+        )
+        .scalars()
+        .all()
+    )
+
+
+async def _plan(
+    session: AsyncSession,
+    key: AuthContext,
+    kind: str,
+    body: ReturnIn,
+    products: list[Product],
+    original: Order | None,
+) -> list[Part]:
+    """Every part of the return, or one 422 naming every bad field."""
+    if original is not None:
+        lines = await _lines_of(session, original)
+        sales = kind == "sales-returns"
+        taxes = await _taxes(session, key.company_id, {ln.tax_id for ln in lines}) if sales else {}
+        parts, errors = parts_from_invoice(
+            original, lines, body.items, products, taxes, priced=sales
+        )
+    elif kind == "sales-returns":
+        taxes = await _taxes(session, key.company_id, {p.tax_id for p in products})
+        parts, errors = parts_at_product_tax(body.items, products, taxes)
+    else:
+        parts, errors = parts_at_agreed_price(body.items, products), {}
+    if errors:
+        raise ValidationFailed(errors)
+    return parts
+
+
+def _check_bounds(parts: Sequence[Part]) -> None:
+    """Each line with its tax, and the return's total, must be amounts the books hold
+    (``kit/bounds.py``): the product's tax can take a line past what the request's
+    quantity × unit price was checked for."""
+    running = ZERO
+    for part in parts:
+        running += part.gross
+        field = f"items.{part.index}.quantity"
+        bounds.check(field, part.gross, MONEY, "the line total with its tax")
+        bounds.check(field, running, MONEY, "the return's total up to this line")
 
 
 async def create_return(
     session: AsyncSession, key: AuthContext, body: ReturnIn, kind: str
 ) -> dict[str, Any]:
     assert kind in ORIGINAL
+    sales = kind == "sales-returns"
     problems = lookup.Problems()
-    party_type = "customer" if kind == "sales-returns" else "supplier"
+    party_type = "customer" if sales else "supplier"
     party = await lookup.party(
         session, key.company_id, body.user_id, party_type, "user_id", problems
     )
-    if kind == "purchase-returns" and body.all_payments:
+    if not sales and body.all_payments:
         problems.add("all_payments", "refund tenders apply to sales returns only")
     modes = await lookup.payment_modes(
         session,
@@ -98,21 +438,27 @@ async def create_return(
     original = await _original(session, key, kind, body, party, problems)
     problems.raise_if_any()
 
-    unit_costs = await _returnable(session, original, body, resolved) if original else {}
-    total = sum((money(item.quantity * item.unit_price) for item in body.items), ZERO)
+    parts = await _plan(session, key, kind, body, resolved, original)
+    _check_bounds(parts)
+    subtotal = sum((p.net for p in parts), ZERO)
+    tax_amount = sum((p.tax_amount for p in parts), ZERO)
+    discount = sum((p.discount for p in parts), ZERO)
+    total = subtotal + tax_amount - discount
     refunds = sum((t.amount for t in body.all_payments), ZERO)
     if refunds > total:
         raise ValidationFailed(
-            {"all_payments": [f"refunds add up to {refunds}, more than the return {total}"]}
+            {"all_payments": [f"refunds add up to {refunds}, more than the return's {total}"]}
         )
-    if kind == "purchase-returns":
+    if not sales:
         needed: dict[int, Decimal] = {}
         field_of: dict[int, str] = {}
-        for i, (item, product) in enumerate(zip(body.items, resolved, strict=True)):
+        for item, product in zip(body.items, resolved, strict=True):
             needed[product.id] = needed.get(product.id, ZERO) + item.quantity
+        for i, product in enumerate(resolved):
             field_of.setdefault(product.id, f"items.{i}.quantity")
         check_shortages(products, needed, allow_negative=False, field_of=field_of)
 
+    # Everything is checked: from here on the return is written.
     number = await numbering.issue(session, key.warehouse_id, kind)
     order = Order(
         company_id=key.company_id,
@@ -125,9 +471,9 @@ async def create_return(
         user_id=party.id,
         staff_user_id=key.user_id,
         original_order_id=original.id if original else None,
-        subtotal=total,
-        tax_amount=ZERO,
-        discount=ZERO,
+        subtotal=subtotal,
+        tax_amount=tax_amount,
+        discount=discount,
         shipping=ZERO,
         total=total,
         paid_amount=refunds,
@@ -142,21 +488,24 @@ async def create_return(
     cost = ZERO
     variance = ZERO
     items: list[tuple[OrderItem, Product]] = []
-    for i, (item, product) in enumerate(zip(body.items, resolved, strict=True)):
-        line_total = money(item.quantity * item.unit_price)
-        if kind == "sales-returns":
-            unit_cost = unit_costs.get(product.id, product.purchase_price)
-            value = money(item.quantity * unit_cost)
+    for part in parts:
+        product = part.product
+        if sales:
+            value = (
+                part.cost
+                if part.cost is not None
+                else money(part.quantity * product.purchase_price)
+            )
             receipt = await receive(
                 session,
                 product,
-                item.quantity,
-                unit_cost=price4(unit_cost),
+                part.quantity,
+                unit_cost=price4(value / part.quantity),
                 value=value,
                 reason="sales_return",
                 source_type="sales_return",
                 source_id=order.id,
-                field=f"items.{i}.quantity",
+                field=f"items.{part.index}.quantity",
             )
             variance += receipt.deficit_variance
             line_cost = value
@@ -164,7 +513,7 @@ async def create_return(
             alloc = await draw(
                 session,
                 product,
-                item.quantity,
+                part.quantity,
                 reason="purchase_return",
                 source_type="purchase_return",
                 source_id=order.id,
@@ -172,20 +521,22 @@ async def create_return(
             )
             line_cost = alloc.cost
         cost += line_cost
+        if part.line is not None:
+            part.line.returned_quantity = part.returned_after
         row = OrderItem(
             order_id=order.id,
             company_id=key.company_id,
             product_id=product.id,
             unit_id=product.unit_id,
-            quantity=item.quantity,
-            base_quantity=item.quantity,
-            unit_price=item.unit_price,
-            discount_rate=ZERO,
-            tax_id=None,
-            tax_rate=ZERO,
-            tax_amount=ZERO,
-            subtotal=line_total,
-            total=line_total,
+            quantity=part.quantity,
+            base_quantity=part.quantity,
+            unit_price=part.unit_price,
+            discount_rate=part.discount_rate,
+            tax_id=part.tax_id,
+            tax_rate=part.tax_rate,
+            tax_amount=part.tax_amount,
+            subtotal=part.net,
+            total=part.gross,
             cost_amount=line_cost,
             returned_quantity=ZERO,
         )
@@ -215,13 +566,14 @@ async def create_return(
         party_id=party.id,
         created_by=key.user_id,
     )
-    if kind == "sales-returns":
+    if sales:
         order.journal_entry_id = await post(
             session,
             rule="sales_return",
             source_type="sales_return",
             figures={
-                "total": total,
+                "value": subtotal - discount,
+                "tax": tax_amount,
                 "credit_due": credit,
                 "tenders": refund_postings,
                 "cost": cost,
@@ -250,49 +602,3 @@ async def create_return(
     await session.flush()
     await announce(session, key, order, party, items, payments, ["return.created"])
     return return_response(order)
-
-
-async def _returnable(
-    session: AsyncSession, original: Order, body: ReturnIn, products: list[Product]
-) -> dict[int, Decimal]:
-    """Check quantities against what the original order still has to return, mark
-    them returned, and give each product's original cost per base unit."""
-    lines = (
-        (
-            await session.execute(
-                select(OrderItem).where(OrderItem.order_id == original.id).order_by(OrderItem.id)
-            )
-        )
-        .scalars()
-        .all()
-    )
-    by_product: dict[int, list[OrderItem]] = {}
-    for line in lines:
-        by_product.setdefault(line.product_id, []).append(line)
-    errors: dict[str, list[str]] = {}
-    costs: dict[int, Decimal] = {}
-    for i, (item, product) in enumerate(zip(body.items, products, strict=True)):
-        candidates = by_product.get(product.id, [])
-        left = sum((ln.base_quantity - ln.returned_quantity for ln in candidates), ZERO)
-        if not candidates:
-            errors[f"items.{i}.product_id"] = [
-                f"{product.name!r} is not on {original.invoice_number}"
-            ]
-            continue
-        if item.quantity > left:
-            errors[f"items.{i}.quantity"] = [
-                f"returning {item.quantity} of {product.name!r} but only {left} of "
-                f"{original.invoice_number} remain returnable"
-            ]
-            continue
-        sold = sum((ln.base_quantity for ln in candidates), ZERO)
-        sold_cost = sum((ln.cost_amount for ln in candidates), ZERO)
-        costs[product.id] = sold_cost / sold if sold else product.purchase_price
-        need = item.quantity
-        for ln in candidates:
-            take = min(need, ln.base_quantity - ln.returned_quantity)
-            ln.returned_quantity += take
-            need -= take
-    if errors:
-        raise ValidationFailed(errors)
-    return costs

@@ -28,6 +28,7 @@ from tillbook.models import Order, Payment, PaymentAllocation, User
 from tillbook.orders import lookup, views
 from tillbook.payments.schemas import PaymentIn
 from tillbook.payments.tenders import settle_status
+from tillbook.reports.parties import warehouse_balances
 
 # payment_type -> (party type, order type it settles, noun of that order)
 KINDS = {
@@ -95,17 +96,23 @@ async def create_payment(
     )
     invoices = body.invoices or []
 
+    # An invoice is named by id, xid or invoice number; the same order named twice
+    # (``17`` and ``SAL-00017``) is one allocation too many.
+    named = await lookup.order_ids(
+        session, key.warehouse_id, [order_type], [inv.order_id for inv in invoices]
+    )
     first_seen: dict[int, int] = {}
     wanted: list[int | None] = []
-    for i, inv in enumerate(invoices):
-        id_ = ref_to_id(inv.order_id)
-        if id_ is not None and id_ in first_seen:
+    for i, (inv, id_) in enumerate(zip(invoices, named, strict=True)):
+        if id_ is None:
+            problems.add(f"invoices.{i}.order_id", f"unknown {noun} {inv.order_id!r}")
+        elif id_ in first_seen:
             problems.add(
                 f"invoices.{i}.order_id",
                 f"order {inv.order_id!r} is already listed as invoices.{first_seen[id_]}",
             )
             id_ = None
-        elif id_ is not None:
+        else:
             first_seen[id_] = i
         wanted.append(id_)
     orders = await lock_orders(session, key.warehouse_id, [i for i in wanted if i is not None])
@@ -113,13 +120,8 @@ async def create_payment(
     allocations: list[tuple[Order, Decimal]] = []
     for i, (inv, id_) in enumerate(zip(invoices, wanted, strict=True)):
         if id_ is None:
-            if f"invoices.{i}.order_id" not in problems.errors:
-                problems.add(f"invoices.{i}.order_id", f"unknown {noun} {inv.order_id!r}")
             continue
-        order = orders.get(id_)
-        if order is None or order.order_type != order_type:
-            problems.add(f"invoices.{i}.order_id", f"unknown {noun} {inv.order_id!r}")
-            continue
+        order = orders[id_]
         if party is not None and order.user_id != party.id:
             problems.add(
                 f"invoices.{i}.order_id",
@@ -215,7 +217,8 @@ async def create_payment(
 async def user_invoices(
     session: AsyncSession, key: AuthContext, user_id: str | None
 ) -> dict[str, Any]:
-    """The party's outstanding invoices in the key's warehouse, oldest first."""
+    """The party's outstanding invoices in the key's warehouse, oldest first, and its
+    balance there (not the company-wide one: a key sees its own warehouse's books)."""
     if user_id is None or not user_id.strip():
         raise invalid("user_id", "is required: a customer or supplier id")
     id_ = ref_to_id(user_id)
@@ -248,12 +251,15 @@ async def user_invoices(
         .scalars()
         .all()
     )
+    balances = await warehouse_balances(
+        session, key.company_id, key.warehouse_id, {party.id: party.user_type}
+    )
     return {
         "user": {
             "id": party.id,
             "name": party.name,
             "user_type": party.user_type,
-            "balance": money_str(party.balance),
+            "balance": money_str(balances[party.id]),
         },
         "invoices": [
             {

@@ -9,12 +9,12 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from sqlalchemy import insert, select
+from sqlalchemy import func, insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.auth.ratelimit import parse_rate
 from tillbook.auth.service import HMAC_CONTEXT, SECRET_CONTEXT
-from tillbook.errors import NotFound, Unauthorized, invalid
+from tillbook.errors import Conflict, NotFound, Unauthorized, invalid
 from tillbook.kit import crypto
 from tillbook.ledger import chart
 from tillbook.ledger.service import account_ids
@@ -28,6 +28,7 @@ from tillbook.models import (
     Warehouse,
 )
 
+ADMIN_EMAIL_MAX = 200  # users.email is VARCHAR(200)
 DEFAULT_PAYMENT_MODES = (
     ("cash", "Cash", chart.CASH_ON_HAND),
     ("card", "Card", chart.CARD_CLEARING),
@@ -47,11 +48,29 @@ async def create_company(
     admin_password: str,
     subscription_expires_on: dt.date | None = None,
 ) -> tuple[Company, User]:
-    """A company with its standard chart, admin, Cash and Card modes, expense categories."""
+    """A company with its standard chart, admin, Cash and Card modes, expense categories.
+
+    The admin email must not be any other company's admin email, compared
+    lower-cased: admin login finds the company by the email alone. The unique index
+    ``uq_users_admin_email`` holds the same rule against a concurrent twin (the unit
+    of work then runs again and lands here)."""
     if not name.strip():
         raise invalid("name", "must not be empty")
+    email = admin_email.strip()
+    if "@" not in email:
+        raise invalid("admin_email", "must be an email address")
+    if len(email) > ADMIN_EMAIL_MAX:
+        raise invalid("admin_email", f"must be at most {ADMIN_EMAIL_MAX} characters")
     if len(admin_password) < 8:
         raise invalid("admin_password", "must be at least 8 characters")
+    taken = await session.scalar(
+        select(User.id)
+        .where(User.user_type == "admin", func.lower(User.email) == func.lower(email))
+        .limit(1)
+    )
+    if taken is not None:
+        shown = email if len(email) <= 100 else email[:100] + "…"
+        raise Conflict(f"admin email {shown} is already used by another company")
     company = Company(name=name.strip(), subscription_expires_on=subscription_expires_on)
     session.add(company)
     await session.flush()
@@ -73,7 +92,7 @@ async def create_company(
         company_id=company.id,
         user_type="admin",
         name=f"{company.name} admin",
-        email=admin_email,
+        email=email,
         password_hash=crypto.hash_password(admin_password),
     )
     session.add(admin)
@@ -171,13 +190,26 @@ async def reveal_secret(session: AsyncSession, public_key: str, admin_password: 
     return crypto.decrypt(key.secret_encrypted, context=SECRET_CONTEXT)
 
 
-async def revoke_key(session: AsyncSession, public_key: str) -> ApiKey:
+@dataclass(frozen=True)
+class Revocation:
+    key: ApiKey
+    already_revoked: bool  # revoked before this call: nothing changed
+
+
+async def revoke_key(session: AsyncSession, public_key: str) -> Revocation:
+    """Revoke a key once. Revoking it again changes nothing, so ``revoked_at`` keeps
+    the moment it stopped working (what an audit asks), not the last time someone
+    repeated the command. The row is locked, so two revokes at once agree too."""
     key = (
-        await session.execute(select(ApiKey).where(ApiKey.public_key == public_key))
+        await session.execute(
+            select(ApiKey).where(ApiKey.public_key == public_key).with_for_update()
+        )
     ).scalar_one_or_none()
     if key is None:
         raise NotFound("no such key")
+    if key.status == 0 and key.revoked_at is not None:
+        return Revocation(key=key, already_revoked=True)
     key.status = 0
     key.revoked_at = dt.datetime.now(dt.UTC)
     await session.flush()
-    return key
+    return Revocation(key=key, already_revoked=False)

@@ -17,8 +17,10 @@ from tillbook.api.admin.schemas import WebhookIn
 from tillbook.api.body import openapi_body, parse_body
 from tillbook.api.deps import DB
 from tillbook.auth.admin import iso_utc
+from tillbook.config import Settings
 from tillbook.errors import invalid
 from tillbook.events import webhooks as service
+from tillbook.events.urlpolicy import UrlPolicy
 from tillbook.models import DeliveryAttempt, Webhook, WebhookDelivery
 
 router = APIRouter(prefix="/webhooks", tags=["admin: webhooks"])
@@ -87,9 +89,9 @@ async def _with_events(
 async def add_webhook(request: Request, ctx: CurrentAdmin, db: DB) -> dict[str, Any]:
     require_json(request)
     body, _raw = await parse_body(request, WebhookIn)
-    webhook, secret = await db.write(
-        lambda s: service.add_webhook(s, ctx.company_id, body.url, body.events)
-    )
+    settings: Settings = request.app.state.settings
+    new = await service.check_new_webhook(body.url, body.events, UrlPolicy.from_settings(settings))
+    webhook, secret = await db.write(lambda s: service.add_webhook(s, ctx.company_id, new))
     return {"status": "success", "data": webhook_view(webhook, secret)}
 
 

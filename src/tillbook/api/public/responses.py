@@ -18,6 +18,7 @@ from typing import Annotated, Any, Generic, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from tillbook.api.body import openapi_body
+from tillbook.auth.service import EXAMPLES, SIGNATURE_WINDOW_S
 
 T = TypeVar("T")
 
@@ -330,6 +331,7 @@ class ReturnCreated(Shape):
     return_id: int
     invoice_number: str
     total: MoneyStr
+    tax_amount: MoneyStr = Field(description="the tax given back (included in the total)")
     original_order_id: int | None
 
 
@@ -575,6 +577,32 @@ def write_body(model: type[BaseModel]) -> dict[str, Any]:
 
 # --- the document --------------------------------------------------------------------------
 
+
+def _signing_description() -> str:
+    """How to sign, with the worked examples computed by the service's own ``sign``
+    (the README shows the same figures; a test keeps the two equal)."""
+    examples = "\n\n".join(
+        f"Example {i}:\n\n- hmac_secret: `{e.hmac_secret}`\n- timestamp: `{e.timestamp}`\n"
+        f"- method: `{e.method}`\n- path: `{e.path}`\n"
+        + (f"- body: `{e.body}`\n" if e.body else "- body: empty\n")
+        + f"- canonical string: `{e.canonical}`\n- X-Service-Signature: `{e.signature}`"
+        for i, e in enumerate(EXAMPLES, 1)
+    )
+    return (
+        "Optional request signing (required for keys created with `--require-signature`). "
+        "Send `X-Service-Timestamp` (Unix seconds, ASCII digits 0-9 only) and "
+        "`X-Service-Signature`: the lower-case hex HMAC-SHA256 of the canonical string "
+        "`TIMESTAMP.METHOD.PATH.BODY`, keyed with the key's `hmac_secret` string "
+        "(UTF-8 bytes). METHOD is upper case; PATH is the path and query exactly as "
+        "sent on the wire, from the root (`/api/v1/public/products?search=milk%20bottle`: "
+        "percent-encoding untouched, no `?` without a query); BODY is the raw request "
+        "body (empty for GET). A timestamp more than "
+        f"{SIGNATURE_WINDOW_S} seconds from server time is refused (401). A signed write "
+        "(POST, PUT, PATCH, DELETE) is accepted once: sign a retry with a new timestamp. "
+        "A signed read may be repeated within the window.\n\n" + examples
+    )
+
+
 SECURITY_SCHEMES = {
     "PublicKey": {
         "type": "apiKey",
@@ -588,10 +616,26 @@ SECURITY_SCHEMES = {
         "name": "X-Service-Secret-Key",
         "description": "the key pair's secret key (backend only)",
     },
+    "Timestamp": {
+        "type": "apiKey",
+        "in": "header",
+        "name": "X-Service-Timestamp",
+        "description": "signed requests: Unix seconds, digits 0-9 only. " + _signing_description(),
+    },
+    "Signature": {
+        "type": "apiKey",
+        "in": "header",
+        "name": "X-Service-Signature",
+        "description": "signed requests: lower-case hex HMAC-SHA256. " + _signing_description(),
+    },
 }
 
 
-KEY_PAIR: list[dict[str, list[str]]] = [{"PublicKey": [], "SecretKey": []}]
+# The key pair alone, or the key pair with a signature (DESIGN §9).
+KEY_PAIR: list[dict[str, list[str]]] = [
+    {"PublicKey": [], "SecretKey": []},
+    {"PublicKey": [], "SecretKey": [], "Timestamp": [], "Signature": []},
+]
 FASTAPI_422 = "#/components/schemas/HTTPValidationError"
 ENVELOPE_422 = "#/components/schemas/ValidationErrorBody"
 

@@ -1,4 +1,4 @@
-"""Sales returns and purchase returns."""
+"""Sales returns and purchase returns: record one, list them, read one."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from tillbook.api.body import parse_body
-from tillbook.api.deps import DB, CurrentKey
+from tillbook.api.deps import DB, CurrentKey, OrderRef
 from tillbook.api.idempotent import run_write
 from tillbook.api.public import responses as r
 from tillbook.api.responses import JSON
@@ -65,4 +65,18 @@ async def list_purchase_returns(
     data = await db.read(
         lambda s: queries.order_page(s, key, "purchase-returns", dates, page, limit)
     )
+    return {"status": "success", "data": data}
+
+
+@router.get("/sales-returns/{order_id}", responses=r.ok(r.OrderResponse, *r.ONE))
+async def get_sales_return(order_id: OrderRef, key: CurrentKey, db: DB) -> dict[str, Any]:
+    """The return as its ``return.created`` event carries it: each line with the
+    price, discount and tax it refunded, the return's ``tax_amount``."""
+    data = await db.read(lambda s: queries.order_detail(s, key, "sales-returns", order_id))
+    return {"status": "success", "data": data}
+
+
+@router.get("/purchase-returns/{order_id}", responses=r.ok(r.OrderResponse, *r.ONE))
+async def get_purchase_return(order_id: OrderRef, key: CurrentKey, db: DB) -> dict[str, Any]:
+    data = await db.read(lambda s: queries.order_detail(s, key, "purchase-returns", order_id))
     return {"status": "success", "data": data}

@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from tillbook.api.body import parse_body
-from tillbook.api.deps import DB, CurrentKey
+from tillbook.api.deps import DB, CurrentKey, OrderRef
 from tillbook.api.idempotent import run_write
 from tillbook.api.public import responses as r
 from tillbook.api.responses import JSON
@@ -37,6 +37,6 @@ async def list_sales(
 
 
 @router.get("/sales/{order_id}", responses=r.ok(r.OrderResponse, *r.ONE))
-async def get_sale(order_id: str, key: CurrentKey, db: DB) -> dict[str, Any]:
+async def get_sale(order_id: OrderRef, key: CurrentKey, db: DB) -> dict[str, Any]:
     data = await db.read(lambda s: queries.order_detail(s, key, "sales", order_id))
     return {"status": "success", "data": data}
