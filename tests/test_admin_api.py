@@ -455,6 +455,29 @@ BAD_REQUESTS = [
     ("GET", "/reports/stock-valuation?warehouse_id=123456789012", {}, 404, None),
     ("GET", "/reports/no-such-report", {}, 404, None),
     ("PUT", "/webhooks", {"json": {}}, 405, None),
+    # DESIGN.md §12: no control characters, dates the database holds
+    ("POST", "/webhooks", {"json": {"url": "https://x.test/\x00"}}, 422, "url"),
+    ("POST", "/webhooks", {"json": {"url": "https://x.test/a\x1fb"}}, 422, "url"),
+    ("POST", "/webhooks", {"content": b'{"url": "https://x.test/\\ud800"}'}, 422, "url"),
+    (
+        "POST",
+        "/webhooks",
+        {"json": {"url": "https://x.test/", "events": ["order.created\x00"]}},
+        422,
+        "events.0",
+    ),
+    ("GET", "/webhooks/deliveries?status=%00", {}, 422, "status"),
+    ("GET", "/webhooks/deliveries?webhook_id=1%00", {}, 422, "webhook_id"),
+    ("GET", "/webhooks/deliveries?limit=%1F", {}, 422, "limit"),
+    ("POST", "/webhooks/1%00/disable", {}, 404, None),
+    ("GET", "/webhooks/deliveries/%00/attempts", {}, 404, None),
+    ("GET", "/reports/trial-balance?from=0001-01-01", {}, 422, "from"),
+    ("GET", "/reports/trial-balance?to=9999-12-31", {}, 422, "to"),
+    ("GET", "/reports/trial-balance?from=1969-12-31", {}, 422, "from"),
+    ("GET", "/reports/trial-balance?to=2026-01-01%00", {}, 422, "to"),
+    ("GET", "/reports/trial-balance?from=%1F", {}, 422, "from"),
+    ("GET", "/reports/trial-balance?warehouse_id=%00", {}, 422, "warehouse_id"),
+    ("GET", "/reports/stock-valuation?warehouse_id=1%00", {}, 422, "warehouse_id"),
 ]
 
 
@@ -481,6 +504,10 @@ LOGIN_BAD = [
     ({"json": {"email": "a@b.c", "password": ["x"]}}, 422, "password"),
     ({"json": {"email": "a@b.c", "password": "x" * 5000}}, 422, "password"),
     ({"json": {"email": "a@b.c", "password": ""}}, 422, "password"),
+    ({"json": {"email": "a\x00@b.c", "password": "x" * 10}}, 422, "email"),
+    ({"json": {"email": "a@b.c", "password": "secret\x00"}}, 422, "password"),
+    ({"json": {"email": "a@b.c\x1f", "password": "x" * 10}}, 422, "email"),
+    ({"content": b'{"email": "a@b.c\\ud800", "password": "xxxxxxxx"}'}, 422, "email"),
     (
         {
             "content": b'{"email": "a@b.c", "password": "x"}',
@@ -500,3 +527,20 @@ async def test_bad_login_bodies(client, kwargs, status, field):
         headers.setdefault("Content-Type", "application/json")
     r = await client.post(f"{ADMIN}/login", headers=headers, **kwargs)
     assert_error(r, status, field)
+
+
+async def test_report_dates_from_1970_to_the_last_storable_day(client, db, shop):
+    """Report dates are read dates: any day the database holds is accepted, the
+    trial balance as of the last one counts every entry."""
+    headers = await login(client, db, shop)
+    sale = await client.post("/sales", json=sale_body(shop), headers=shop.headers)
+    assert sale.status_code == 200, sale.text
+    r = await client.get(
+        f"{ADMIN}/reports/trial-balance",
+        params={"from": "1970-01-01", "to": "9999-12-30"},
+        headers=headers,
+    )
+    assert r.status_code == 200, r.text
+    everything = await client.get(f"{ADMIN}/reports/trial-balance", headers=headers)
+    assert r.json()["data"]["total_debit"] == everything.json()["data"]["total_debit"]
+    await check_books(db, shop.company_id)

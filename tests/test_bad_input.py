@@ -66,6 +66,8 @@ BAD_IDS = [
 ]
 BAD_XID_FILTERS = [
     "abc",
+    "%1F",
+    "a%01",
     "0",
     "-1",
     "%00",
@@ -134,7 +136,18 @@ async def test_lenient_page_values(
 
 
 @pytest.mark.parametrize("path", LISTS)
-@pytest.mark.parametrize(("value", "field"), [("%00", "search"), ("x" * 201, "search")])
+@pytest.mark.parametrize(
+    ("value", "field"),
+    [
+        ("%00", "search"),
+        ("x" * 201, "search"),
+        ("a%00b", "search"),
+        ("%01", "search"),
+        ("milk%0B", "search"),
+        ("%1F", "search"),  # Python strips U+001F as white space: refused before that
+        ("%7F%1B", "search"),
+    ],
+)
 async def test_bad_search(
     client: httpx.AsyncClient, shop: Shop, path: str, value: str, field: str
 ) -> None:
@@ -245,3 +258,39 @@ async def test_authentication_comes_first(client: httpx.AsyncClient, path: str) 
 async def test_odd_key_headers(client: httpx.AsyncClient, headers: dict[str, str]) -> None:
     r = await client.get("/products", headers={k: v.encode("latin-1") for k, v in headers.items()})  # type: ignore[misc]
     assert_error(r, 401)
+
+
+DATED_LISTS = ["/sales", "/purchases", "/sales-returns", "/purchase-returns", "/expenses"]
+
+
+@pytest.mark.parametrize("path", DATED_LISTS)
+@pytest.mark.parametrize(
+    "value",
+    [
+        "%00",
+        "2026-01-01%00,2026-02-01",
+        "%1F",
+        "0001-01-01,2026-01-01",
+        "2026-01-01,9999-12-31",
+        "1969-12-31,",
+        "2026-13-01,",
+        "2026-02-01,2026-01-01",
+        "2026-01-01",
+        "a,b,c",
+    ],
+)
+async def test_bad_dates_filter(
+    client: httpx.AsyncClient, shop: Shop, path: str, value: str
+) -> None:
+    """Days the database cannot hold (``date.min``/``date.max`` are ±infinity on
+    PostgreSQL), control characters, malformed ranges: a 422 naming ``dates``."""
+    assert_422(await client.get(f"{path}?dates={value}", headers=shop.headers), "dates")
+
+
+@pytest.mark.parametrize("path", DATED_LISTS)
+async def test_dates_filter_edges_are_accepted(
+    client: httpx.AsyncClient, shop: Shop, path: str
+) -> None:
+    for value in ("1970-01-01,9999-12-30", ",", "2026-11-20,", ",2026-11-20"):
+        r = await client.get(f"{path}?dates={value}", headers=shop.headers)
+        assert r.status_code == 200, (value, r.text)

@@ -181,6 +181,70 @@ COMMON = [
     Case("JSON array body", raw=b"[]", field="body"),
     Case("JSON string body", raw=b'"sale"', field="body"),
     Case("wrong Content-Type", headers={"Content-Type": "text/plain"}, status=415),
+    # DESIGN.md §12: text the database cannot store, numbers and results beyond the
+    # columns, dates it cannot hold or years ahead
+    *[
+        Case(f"NUL in {name}", put(name, "a\x00b"), name)
+        for name in ("notes", "invoice_number", "unique_id", "user_id", "order_date")
+    ],
+    Case("NUL in a product ref", line("xid", "ab\x00"), "product_items.0.xid"),
+    Case(
+        "NUL in a unit ref", line("selected_unit_id", "1\x00"), "product_items.0.selected_unit_id"
+    ),
+    Case("NUL in a quantity", line("quantity", "2\x00"), "product_items.0.quantity"),
+    Case("NUL in a tender's mode", tenders(("1.00", "cash\x00")), "all_payments.0.payment_mode_id"),
+    Case(
+        "NUL in a tender's reference",
+        put("all_payments", [{"amount": 1, "payment_mode_id": "cash", "reference": "\x00"}]),
+        "all_payments.0.reference",
+    ),
+    Case(
+        "NUL in a tender's notes",
+        put("all_payments", [{"amount": 1, "payment_mode_id": "cash", "notes": "x\x00"}]),
+        "all_payments.0.notes",
+    ),
+    Case("U+001F in notes", put("notes", "a\x1fb"), "notes"),
+    Case("lone surrogate in notes", put("notes", "a\ud800b"), "notes"),
+    Case("unique_id longer than stored", put("unique_id", "u" * 101), "unique_id"),
+    Case(
+        "quantity × unit_price beyond money",
+        lambda s, b: (
+            line("quantity", "99999999999999")(s, b) or line("unit_price", "99999999999999")(s, b)
+        ),
+        "product_items.0.quantity",
+    ),
+    Case(
+        "quantity beyond NUMERIC(18,4)",
+        line("quantity", "100000000000000"),
+        "product_items.0.quantity",
+    ),
+    Case(
+        "unit_price beyond NUMERIC(18,4)", line("unit_price", "1e14"), "product_items.0.unit_price"
+    ),
+    Case("quantity 1E-99999999", line("quantity", "1E-99999999"), "product_items.0.quantity"),
+    Case(
+        "unit_price 5E-1000000000",
+        line("unit_price", "5E-1000000000"),
+        "product_items.0.unit_price",
+    ),
+    Case(
+        "lines summing beyond money",
+        lambda s, b: b.__setitem__(
+            "product_items",
+            [{"xid": s.xid("apple"), "quantity": 1000, "unit_price": "6000000000000"}] * 2,
+        ),
+        "product_items.1.quantity",
+    ),
+    Case("tender beyond money", tenders(("10000000000000000", "cash")), "all_payments.0.amount"),
+    Case("order_date 0001-01-01", put("order_date", "0001-01-01"), "order_date"),
+    Case("order_date 9999-12-31", put("order_date", "9999-12-31"), "order_date"),
+    Case("order_date 1969-12-31", put("order_date", "1969-12-31"), "order_date"),
+    Case("order_date years ahead", put("order_date", "2031-01-01"), "order_date"),
+    Case(
+        "order_date 0001-01-01T00:00:00+14:00",
+        put("order_date", "0001-01-01T00:00:00+14:00"),
+        "order_date",
+    ),
 ]
 SALES_ONLY = [
     Case("supplier as customer", lambda s, b: b.__setitem__("user_id", s.supplier_id), "user_id"),
@@ -193,6 +257,40 @@ SALES_ONLY = [
     Case("discount above the order value", put("discount", "7.01"), "discount", "7.01"),
     Case("negative shipping", put("shipping", -1), "shipping"),
     Case("discount of 3 decimals", put("discount", "0.001"), "discount"),
+    Case("NUL in a tax ref", line("tax_id", "1\x00"), "product_items.0.tax_id"),
+    Case("discount beyond money", put("discount", "10000000000000000"), "discount"),
+    Case("shipping beyond money", put("shipping", "10000000000000000"), "shipping"),
+    Case("client total beyond money", put("total", "10000000000000000"), "total"),
+    Case(
+        "a line pushed beyond money by its tax",
+        lambda s, b: b.__setitem__(
+            "product_items",
+            [
+                {
+                    "xid": s.xid("apple"),
+                    "quantity": 100,
+                    "unit_price": "95000000000000",
+                    "tax_id": s.tax10_id,
+                }
+            ],
+        ),
+        "product_items.0.quantity",
+    ),
+    Case(
+        "boxes beyond the quantity column in base units",
+        lambda s, b: b.__setitem__(
+            "product_items",
+            [
+                {
+                    "xid": s.xid("water"),
+                    "quantity": "9999999999999.9999",
+                    "unit_price": 0,
+                    "selected_unit_id": s.box_unit_id,
+                }
+            ],
+        ),
+        "product_items.0.quantity",
+    ),
 ]
 PURCHASES_ONLY = [
     Case("customer as supplier", lambda s, b: b.__setitem__("user_id", s.customer_id), "user_id"),
@@ -200,6 +298,18 @@ PURCHASES_ONLY = [
         "walk-in customer as supplier",
         lambda s, b: b.__setitem__("user_id", s.walk_in_id),
         "user_id",
+    ),
+    Case(
+        "stock pushed beyond NUMERIC(18,4)",
+        lambda s, b: line("quantity", "99999999999999")(s, b) or line("unit_price", 0)(s, b),
+        "product_items.0.quantity",
+    ),
+    Case(
+        "a unit cost beyond NUMERIC(18,4)",
+        lambda s, b: (
+            line("quantity", "0.0001")(s, b) or line("unit_price", "99999999999999.9999")(s, b)
+        ),
+        "product_items.0.quantity",
     ),
 ]
 

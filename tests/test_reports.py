@@ -147,6 +147,7 @@ async def test_reports_after_fifo_draw(db: Database, shop: Shop) -> None:
             rule="stock_subtract",
             figures={"cost": alloc.cost},
             narration="test write-off",
+            field="quantity",
             source_type="test",
             source_id=None,
             entry_date=TODAY,

@@ -58,7 +58,8 @@ BOX = D(12)  # water: a Box of 12 pieces
 TAX_RATES = {"excl": (D(10), False), "incl": (D(20), True)}  # tests/factories.py
 SALES_PRICE = {"apple": D("3.50"), "water": D("1.00"), "tea": D("9.99")}  # tests/factories.py
 PRODUCT_TAX = {"apple": "incl", "water": "excl", "tea": None}  # set by open_shop
-DATES = ["2026-11-20", "2026-11-21", "2026-12-01T09:30:00Z", "2027-01-02"]
+# Business dates lie from 1970-01-01 to one day after today (UTC): past days only.
+DATES = ["2026-10-20", "2026-10-21", "2026-11-01T09:30:00Z", "2026-11-02"]
 
 
 def r2(value: Decimal) -> Decimal:
@@ -518,7 +519,7 @@ class BooksMachine(RuleBasedStateMachine):
             "payment_type": "in" if kind == "sales" else "out",
             "amount": str(amount),
             "payment_mode_id": data.draw(st.sampled_from(["cash", "card"]), label="mode"),
-            "date": "2026-12-05",
+            "date": "2026-11-05",
             "reference": f"hyp-{uuid.uuid4().hex[:8]}",
             "invoices": [{"order_id": order_id, "amount": str(amount)}],
         }
@@ -564,7 +565,7 @@ class BooksMachine(RuleBasedStateMachine):
         """DESIGN.md §5 "Sales returns and tax": against a sale, the line's price,
         discount and tax, no more than is left, no price above the line's; without
         one, the product's tax and at most its sales price; tenders up to the total."""
-        body: dict[str, Any] = {"order_date": "2026-12-06"}
+        body: dict[str, Any] = {"order_date": "2026-11-06"}
         customer = self.s.customer_id
         problems: set[str] = set()
         open_sales = [s for s in self.sales if any(ln.base > ln.returned for ln in s.lines)]
@@ -662,7 +663,7 @@ class BooksMachine(RuleBasedStateMachine):
     def purchase_return(self, product: str, quantity: Decimal, price: Decimal) -> None:
         body = {
             "user_id": self.s.supplier_id,
-            "order_date": "2026-12-07",
+            "order_date": "2026-11-07",
             "items": [
                 {
                     "product_id": self.ref(product, "int"),
@@ -686,7 +687,7 @@ class BooksMachine(RuleBasedStateMachine):
         body: dict[str, Any] = {
             "expense_category_id": self.expense_category_id,
             "amount": str(amount),
-            "date": "2026-12-08",
+            "date": "2026-11-08",
             "reference": "hypothesis",
         }
         if mode is not None:

@@ -27,12 +27,14 @@ from tillbook.api.responses import JSON, dumps
 from tillbook.auth.context import AuthContext
 from tillbook.db import Database
 from tillbook.errors import LedgerImbalance, Unprocessable, invalid
+from tillbook.kit.bounds import stored_length, text_problem
 from tillbook.kit.text import quoted
 from tillbook.models import FailedTransaction, IdempotencyRecord
 from tillbook.models.base import table_of
 from tillbook.unit import QueuedUpdate, UnitOfWork
 
 WINDOW = dt.timedelta(hours=24)
+TOKEN_LENGTH = stored_length(IdempotencyRecord.token)
 _records = table_of(IdempotencyRecord)
 # Built once: every write with a token runs the claim and the response.
 _CLAIM_PG = (
@@ -106,8 +108,12 @@ async def run_write(
 ) -> JSON:
     db: Database = request.app.state.db
     token = request.headers.get("idempotency-key") or body_token
-    if token is not None and not (1 <= len(token) <= 255):
-        raise invalid("Idempotency-Key", "must be 1 to 255 characters")
+    if token is not None:
+        problem = text_problem(token)
+        if problem is not None:
+            raise invalid("Idempotency-Key", problem)
+        if not 1 <= len(token) <= TOKEN_LENGTH:
+            raise invalid("Idempotency-Key", f"must be 1 to {TOKEN_LENGTH} characters")
     digest = request_hash(request.method, request.url.path, raw) if token else ""
 
     async def unit(uow: UnitOfWork) -> tuple[int, dict[str, Any], bool]:

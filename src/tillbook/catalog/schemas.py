@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from tillbook.kit.fields import Ref, Strict, Text, Token, UnitPrice
+from tillbook.fields import Ref, Strict, UniqueId
+from tillbook.kit.bounds import Note, UnitPrice
 
 
 class PriceAdjustmentIn(Strict):
     product_id: Ref
     new_sales_price: UnitPrice
-    notes: Text | None = None
-    unique_id: Token | None = None
+    notes: Note | None = None
+    unique_id: UniqueId | None = None

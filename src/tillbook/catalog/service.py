@@ -135,6 +135,7 @@ async def create_product(
             source_type="opening",
             source_id=product.id,
             new_product=True,
+            field="opening_batches",
         )
         await post(
             uow,
@@ -143,6 +144,7 @@ async def create_product(
             rule="opening_stock",
             figures={"cost": value},
             narration=f"Opening stock {name} ({item_code}) {qty} @ {cost}",
+            field="opening_batches",
             source_type="opening",
             source_id=product.id,
             entry_date=dt.date.today(),

@@ -111,6 +111,7 @@ async def create_adjustment(
         warehouse_id=key.warehouse_id,
         source_type="stock_adjustment",
         source_id=adj.id,
+        field="quantity",
         entry_date=now.date(),
         created_by=key.user_id,
     )
@@ -129,6 +130,7 @@ async def create_adjustment(
             reason="adjustment",
             source_type="stock_adjustment",
             source_id=adj.id,
+            field="quantity",
             batch_number=body.batch_number,
             expiry_date=body.expiry_date,
         )

@@ -1,45 +1,31 @@
 """Request bodies of the stock endpoints (POST /stock-adjustments).
 
-Quantities carry at most 4 decimal places and at least 0.01 (spec: minimum
-quantity); more decimals is a 422, never a silent rounding (DESIGN.md §3).
+Limits from ``kit/bounds.py``: quantities carry at most 4 decimal places, at
+least 0.01 (spec: minimum quantity) and fit NUMERIC(18,4) — more decimals is a
+422, never a silent rounding (DESIGN.md §3). An expiry date may lie years ahead
+but must be a day the database holds.
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import BeforeValidator, Field, WithJsonSchema
+from pydantic import Field, StrictStr
 
-from tillbook.kit.fields import MinQty, Ref, Strict, Text, Token
+from tillbook.fields import Ref, Strict, UniqueId
+from tillbook.kit.bounds import Clean, MinQuantity, Note, StorableDay, stored_length
+from tillbook.models import StockBatch
 
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-
-
-def _calendar_date(value: Any) -> Any:
-    """Exactly ``YYYY-MM-DD`` and a real calendar day; no timestamps, no date-times."""
-    if isinstance(value, str) and _DATE.match(value):
-        try:
-            return dt.date.fromisoformat(value)
-        except ValueError:
-            pass
-    raise ValueError("must be a real calendar date YYYY-MM-DD")
-
-
-CalendarDate = Annotated[
-    dt.date,
-    BeforeValidator(_calendar_date),
-    WithJsonSchema({"type": "string", "format": "date", "examples": ["2027-03-31"]}),
+BatchNumber = Annotated[
+    StrictStr, Field(min_length=1, max_length=stored_length(StockBatch.batch_number)), Clean
 ]
-BatchNumber = Annotated[str, Field(min_length=1, max_length=100)]
 
 
 class StockAdjustmentIn(Strict):
     product_id: Ref
-    quantity: MinQty
+    quantity: MinQuantity
     adjustment_type: Literal["add", "subtract"]
-    notes: Text | None = None
+    notes: Note | None = None
     batch_number: BatchNumber | None = None
-    expiry_date: CalendarDate | None = None
-    unique_id: Token | None = None
+    expiry_date: StorableDay | None = None
+    unique_id: UniqueId | None = None

@@ -26,6 +26,8 @@ from typing import Any
 from tillbook.errors import ValidationFailed
 from tillbook.inventory import repository as repo
 from tillbook.inventory.fifo import Allocation, ShortageList, allocate_many
+from tillbook.kit import bounds
+from tillbook.kit.bounds import MONEY, PRICE, QTY
 from tillbook.kit.money import ZERO, draw_cost, line_cost
 from tillbook.models import Product
 from tillbook.unit import UnitOfWork
@@ -55,7 +57,9 @@ async def plan(
     layers = await repo.open_layers(uow, (p for p, _, _ in takes), today or dt.date.today())
     deficit_costs = {p: products[p].purchase_price for p, _, _ in takes} if allow_negative else None
     try:
-        return allocate_many([(p, q) for p, q, _ in takes], layers, deficit_costs=deficit_costs)
+        allocations = allocate_many(
+            [(p, q) for p, q, _ in takes], layers, deficit_costs=deficit_costs
+        )
     except ShortageList as short:
         field_of: dict[int, str] = {}
         for product_id, _, field in takes:
@@ -68,6 +72,40 @@ async def plan(
                 f"requested {_q(s.requested)}, available {_q(s.available)}"
             ]
         raise ValidationFailed(errors) from None
+    if allow_negative:
+        _refuse_unstorable(products, takes, allocations)
+    return allocations
+
+
+def _refuse_unstorable(
+    products: Mapping[int, Product],
+    takes: Sequence[tuple[int, Decimal, str]],
+    allocations: Sequence[Allocation],
+) -> None:
+    """Where negative stock is allowed, what the draws will write instead: the stock
+    after them and the cost of the deficit layers (the units below zero at
+    purchase_price) must be values the books hold (``kit/bounds.py``)."""
+    taken: dict[int, Decimal] = {}
+    deficit: dict[int, Decimal] = {}
+    field_of: dict[int, str] = {}
+    for (product_id, quantity, field), alloc in zip(takes, allocations, strict=True):
+        taken[product_id] = taken.get(product_id, ZERO) + quantity
+        field_of.setdefault(product_id, field)
+        deficit[product_id] = deficit.get(product_id, ZERO) + sum(
+            (d.cost for d in alloc.draws if d.layer_id is None), ZERO
+        )
+    errors: dict[str, list[str]] = {}
+    for product_id, quantity in sorted(taken.items()):
+        product = products[product_id]
+        problem = bounds.exceeds(
+            product.current_stock - quantity, QTY, f"the stock of {product.name!r} after this"
+        ) or bounds.exceeds(
+            deficit[product_id], MONEY, f"the cost of the units of {product.name!r} below zero"
+        )
+        if problem is not None:
+            errors[field_of[product_id]] = [problem]
+    if errors:
+        raise ValidationFailed(errors)
 
 
 def _q(value: Decimal) -> str:
@@ -162,6 +200,7 @@ async def receive(
     reason: str,
     source_type: str,
     source_id: int | None,
+    field: str,
     batch_number: str | None = None,
     expiry_date: dt.date | None = None,
     new_product: bool = False,
@@ -175,7 +214,14 @@ async def receive(
     ``filled``: an operation that receives one product on several lines passes the
     same dict to each call (deficit layer id -> quantity and value this unit has
     filled so far), since the fills reach the database only with its last
-    statement."""
+    statement. The batch and the stock after the receipt must be values the books
+    hold (``kit/bounds.py``); one that is not is a 422 naming ``field``."""
+    for value_, kind, what in (
+        (product.current_stock + quantity, QTY, f"the stock of {product.name!r} after this"),
+        (unit_cost, PRICE, f"the unit cost of {product.name!r} in this batch"),
+        (value, MONEY, f"the value of this batch of {product.name!r}"),
+    ):
+        bounds.check(field, value_, kind, what)
     filled = {} if filled is None else filled
     filled_q = filled_v = variance = ZERO
     fills: list[dict[str, Any]] = []

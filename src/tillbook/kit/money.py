@@ -4,22 +4,28 @@ from __future__ import annotations
 
 from decimal import ROUND_HALF_UP, Decimal
 
-CENT = Decimal("0.01")
+from tillbook.kit.bounds import MONEY, PRICE, QTY, WIDE
+
+# The scales of the columns (``kit/bounds.py``): rounding goes to what is stored.
+CENT = MONEY.step
 ZERO = Decimal("0.00")
-MONEY_PLACES = 2
-PRICE_PLACES = 4
-QTY_PLACES = 4
+MONEY_PLACES = MONEY.scale
+PRICE_PLACES = PRICE.scale
+QTY_PLACES = QTY.scale
 HUNDRED = Decimal(100)
+_PRICE_STEP = PRICE.step
 
 
 def money(value: Decimal | int | str) -> Decimal:
-    """Round half-up to the cent."""
-    return Decimal(value).quantize(CENT, rounding=ROUND_HALF_UP)
+    """Round half-up to the cent. In the wide context: a value beyond what the books
+    hold is still rounded (and then refused by ``bounds.check``), never an
+    InvalidOperation."""
+    return Decimal(value).quantize(CENT, rounding=ROUND_HALF_UP, context=WIDE)
 
 
 def price4(value: Decimal) -> Decimal:
     """Round half-up to 4 places: stored unit prices and costs."""
-    return value.quantize(Decimal("0.0001"), rounding=ROUND_HALF_UP)
+    return value.quantize(_PRICE_STEP, rounding=ROUND_HALF_UP, context=WIDE)
 
 
 def places(value: Decimal) -> int:

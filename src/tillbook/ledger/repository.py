@@ -68,6 +68,7 @@ def _entry_with_lines() -> Any:
 
 
 _ENTRY_WITH_LINES = _entry_with_lines()
+_BALANCES = select(User.id, User.balance).where(User.id.in_(bindparam("ids", expanding=True)))
 _ACCOUNT_IDS = select(Account.code, Account.id).where(Account.company_id == bindparam("company_id"))
 
 # Customers' balance is what they owe (11500), suppliers' what we owe them (21100):
@@ -121,3 +122,9 @@ async def entry_lines(uow: UnitOfWork, entry_id: int) -> tuple[JournalEntry, lis
 def move_balances(uow: UnitOfWork, deltas: Mapping[int, Decimal]) -> None:
     """Parties' balances moved by ``deltas``, with the unit's last statement."""
     uow.defer(PARTY_BALANCES, [{"id": p, "balance": d} for p, d in sorted(deltas.items()) if d])
+
+
+async def balances(uow: UnitOfWork, party_ids: Sequence[int]) -> list[tuple[int, Decimal]]:
+    """(id, balance) of the parties, as the unit reads them now."""
+    rows = await uow.session.execute(_BALANCES, {"ids": list(party_ids)})
+    return [(r[0], r[1]) for r in rows]

@@ -15,7 +15,9 @@ from decimal import Decimal
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tillbook.errors import LedgerImbalance
+from tillbook.errors import LedgerImbalance, ValidationFailed
+from tillbook.kit import bounds
+from tillbook.kit.bounds import MONEY
 from tillbook.kit.money import ZERO
 from tillbook.kit.refcache import ReferenceCache
 from tillbook.ledger import chart
@@ -80,13 +82,18 @@ async def post(
     source_type: str,
     source_id: int | None,
     entry_date: dt.date,
+    field: str,
     party_id: int | None = None,
     created_by: int | None = None,
 ) -> int | None:
     """Write one balanced journal entry and return its id, or raise LedgerImbalance.
 
     When every figure is zero (free goods received, a free sample whose cost rounds
-    to 0.00) nothing moves: no entry is written and None is returned."""
+    to 0.00) nothing moves: no entry is written and None is returned.
+
+    A line amount, or a party's balance after the entry, beyond what the books hold
+    (``kit/bounds.py``) is a 422 naming ``field``: the request field whose amount
+    it is."""
     lines = build_lines(rule, figures, party_id)
     if not lines:
         return None
@@ -100,6 +107,7 @@ async def post(
         source_id=source_id,
         entry_date=entry_date,
         created_by=created_by,
+        field=field,
     )
 
 
@@ -132,6 +140,7 @@ async def reverse(
         entry_date=entry_date,
         created_by=created_by,
         reverses_entry_id=entry_id,
+        field="entry_id",
     )
 
 
@@ -146,8 +155,11 @@ async def _write(
     source_id: int | None,
     entry_date: dt.date,
     created_by: int | None,
+    field: str,
     reverses_entry_id: int | None = None,
 ) -> int:
+    for line in lines:
+        bounds.check(field, line.debit or line.credit, MONEY, f"the {line.account} line")
     ids = await account_ids(uow.session, company_id)
     problem = imbalance(lines)
     unknown = [line.account for line in lines if line.account not in ids]
@@ -189,13 +201,39 @@ async def _write(
             for line in lines
         ],
     )
-    repo.move_balances(uow, _party_deltas(lines))
+    deltas = _party_deltas(lines)
+    if deltas:
+        await _refuse_unbounded_balances(uow, deltas, field)
+    repo.move_balances(uow, deltas)
     return entry_id
+
+
+async def _refuse_unbounded_balances(
+    uow: UnitOfWork, deltas: Mapping[int, Decimal], field: str
+) -> None:
+    """A party's balance after the entry must be a value the books hold
+    (``kit/bounds.py``): checked on the balance as read now (the increment itself
+    goes with the unit's last statement)."""
+    for party_id, balance in await repo.balances(uow, sorted(deltas)):
+        after = balance + deltas[party_id]
+        if bounds.exceeds(after, MONEY, "the balance") is not None:
+            raise ValidationFailed(
+                {
+                    field: [
+                        f"this would take the balance of party {party_id} beyond the "
+                        f"largest amount the books hold ({MONEY.max})"
+                    ]
+                }
+            )
 
 
 def _party_deltas(lines: list[Line]) -> dict[int, Decimal]:
     """Customers' balance is what they owe (11500, debit-normal); suppliers' is what
-    we owe them (21100, credit-normal)."""
+    we owe them (21100, credit-normal).
+
+    The update moves a balance only while the result stays within what the column
+    holds; the check is in the statement, so two writers moving the same party
+    cannot both pass it on a stale read."""
     deltas: dict[int, Decimal] = {}
     for line in lines:
         if line.party_id is None:

@@ -12,12 +12,13 @@ from sqlalchemy import (
     ForeignKey,
     Integer,
     MetaData,
-    Numeric,
     String,
     Table,
     func,
 )
 from sqlalchemy.orm import DeclarativeBase, mapped_column
+
+from tillbook.kit.bounds import MONEY, PRICE, QTY, RATE
 
 NAMING = {
     "ix": "ix_%(column_0_label)s",
@@ -30,10 +31,12 @@ NAMING = {
 # SQLite only auto-increments an INTEGER PRIMARY KEY.
 BigId = BigInteger().with_variant(Integer(), "sqlite")
 
-Money = Numeric(18, 2, asdecimal=True)
-Price = Numeric(18, 4, asdecimal=True)
-Qty = Numeric(18, 4, asdecimal=True)
-Rate = Numeric(9, 4, asdecimal=True)
+# NUMERIC(precision, scale) from ``kit/bounds.py``, where the request schemas and the
+# result checks read the same limits.
+Money = MONEY.column()
+Price = PRICE.column()
+Qty = QTY.column()
+Rate = RATE.column()
 
 pk = Annotated[int, mapped_column(BigId, primary_key=True, autoincrement=True)]
 money = Annotated[Decimal, mapped_column(Money, nullable=False, default=Decimal("0.00"))]

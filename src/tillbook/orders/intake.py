@@ -17,6 +17,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tillbook.auth.context import AuthContext
 from tillbook.events.outbox import emit
 from tillbook.inventory import service as inventory
+from tillbook.kit import bounds
+from tillbook.kit.bounds import MONEY, QTY
 from tillbook.kit.money import ZERO, line_amounts
 from tillbook.kit.problems import Problems
 from tillbook.kit.refs import ref_to_id
@@ -125,7 +127,12 @@ async def price_lines(
     list_name: str,
     with_tax: bool,
 ) -> list[PricedLine]:
-    """Resolve products, units and taxes of each line and compute its amounts."""
+    """Resolve products, units and taxes of each line and compute its amounts.
+
+    What the lines produce must be values the books hold (``kit/bounds.py``): the
+    base quantity (a unit factor multiplies it), each line's net, tax and gross
+    (the catalog's tax rate adds to it), and the gross of the lines so far — a
+    problem is reported on the quantity of the line that caused it."""
     tax_refs = []
     unit_refs = []
     resolved: list[Product | None] = []
@@ -149,6 +156,7 @@ async def price_lines(
     units = await lookup.unit_factors(session, key.company_id, unit_refs, problems)
     problems.raise_if_any()
     lines = []
+    running = ZERO
     for i, (item, product) in enumerate(zip(items, resolved, strict=True)):
         assert product is not None
         field = f"{list_name}.{i}"
@@ -163,7 +171,15 @@ async def price_lines(
             tax.inclusive if tax else False,
         )
         base_quantity = item.quantity * factor
-        if base_quantity != base_quantity.quantize(Decimal("0.0001")):
+        running += gross
+        problem = (
+            bounds.exceeds(base_quantity, QTY, f"{item.quantity} × {factor} base units")
+            or bounds.exceeds(gross, MONEY, "the line total")
+            or bounds.exceeds(running, MONEY, f"the total of {list_name} up to this line")
+        )
+        if problem is not None:
+            problems.add(f"{field}.quantity", problem)
+        elif base_quantity != base_quantity.quantize(QTY.step):
             problems.add(
                 f"{field}.quantity",
                 f"{item.quantity} × {factor} base units has more than 4 decimal places",

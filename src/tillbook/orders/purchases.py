@@ -89,6 +89,7 @@ async def create_purchase(uow: UnitOfWork, key: AuthContext, body: PurchaseIn) -
             source_type="purchase",
             source_id=order.id,
             filled=filled,
+            field=f"{line.field}.quantity",
         )
         variance += receipt.deficit_variance
         item_rows.append(
@@ -125,6 +126,7 @@ async def create_purchase(uow: UnitOfWork, key: AuthContext, body: PurchaseIn) -
         warehouse_id=key.warehouse_id,
         source_type="purchase",
         source_id=order.id,
+        field="product_items",
         entry_date=order.order_date,
         party_id=supplier.id,
         created_by=key.user_id,

@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.auth.context import AuthContext
 from tillbook.errors import NotFound, invalid
+from tillbook.kit import bounds
 from tillbook.kit.pagination import envelope, parse_page
 from tillbook.kit.text import quoted
 from tillbook.models import Order
@@ -24,15 +25,14 @@ NOUNS = {
 
 
 def parse_dates(dates: str | None) -> tuple[dt.date | None, dt.date | None]:
-    if dates is None or dates.strip() == "":
+    """``start,end`` (either may be blank): days the database holds (``kit/bounds.py``)."""
+    text = bounds.query_value("dates", dates)
+    if text is None:
         return None, None
-    parts = dates.split(",")
+    parts = text.split(",")
     if len(parts) != 2:
         raise invalid("dates", f"must be YYYY-MM-DD,YYYY-MM-DD, got {quoted(dates)}")
-    try:
-        start, end = (dt.date.fromisoformat(p.strip()) if p.strip() else None for p in parts)
-    except ValueError:
-        raise invalid("dates", f"must be YYYY-MM-DD,YYYY-MM-DD, got {quoted(dates)}") from None
+    start, end = (bounds.query_date("dates", p) for p in parts)
     if start and end and start > end:
         raise invalid("dates", f"start {start} is after end {end}")
     return start, end

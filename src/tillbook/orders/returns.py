@@ -59,6 +59,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tillbook.auth.context import AuthContext
 from tillbook.errors import ValidationFailed
 from tillbook.inventory import service as inventory
+from tillbook.kit import bounds
+from tillbook.kit.bounds import MONEY
 from tillbook.kit.money import ZERO, line_amounts, money, money_str, price4
 from tillbook.kit.problems import Problems
 from tillbook.kit.refs import ref_to_id
@@ -396,6 +398,18 @@ async def _plan(
     return parts
 
 
+def _check_bounds(parts: Sequence[Part]) -> None:
+    """Each line with its tax, and the return's total, must be amounts the books hold
+    (``kit/bounds.py``): the product's tax can take a line past what the request's
+    quantity × unit price was checked for."""
+    running = ZERO
+    for part in parts:
+        running += part.gross
+        field = f"items.{part.index}.quantity"
+        bounds.check(field, part.gross, MONEY, "the line total with its tax")
+        bounds.check(field, running, MONEY, "the return's total up to this line")
+
+
 async def create_return(
     uow: UnitOfWork, key: AuthContext, body: ReturnIn, kind: str
 ) -> dict[str, Any]:
@@ -434,6 +448,7 @@ async def create_return(
     problems.raise_if_any()
 
     parts = await _plan(session, key, kind, body, resolved, original)
+    _check_bounds(parts)
     subtotal = sum((p.net for p in parts), ZERO)
     tax_amount = sum((p.tax_amount for p in parts), ZERO)
     discount = sum((p.discount for p in parts), ZERO)
@@ -502,6 +517,7 @@ async def create_return(
                 source_type="sales_return",
                 source_id=order.id,
                 filled=filled,
+                field=f"items.{part.index}.quantity",
             )
             variance += receipt.deficit_variance
             line_cost = value
@@ -569,6 +585,7 @@ async def create_return(
         warehouse_id=key.warehouse_id,
         entry_date=order.order_date,
         source_id=order.id,
+        field="items",
         party_id=party.id,
         created_by=key.user_id,
     )

@@ -17,6 +17,8 @@ from tillbook.auth.context import AuthContext
 from tillbook.errors import ValidationFailed
 from tillbook.events.outbox import emit
 from tillbook.inventory import service as inventory
+from tillbook.kit import bounds
+from tillbook.kit.bounds import MONEY
 from tillbook.kit.money import ZERO, money_str, number
 from tillbook.ledger.service import post
 from tillbook.models import Order, OrderItem, User
@@ -68,6 +70,7 @@ async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[s
     subtotal = sum((line.net for line in lines), ZERO)
     tax_amount = sum((line.tax_amount for line in lines), ZERO)
     gross = subtotal + tax_amount + body.shipping
+    bounds.check("shipping", gross, MONEY, "the order total with shipping")
     if body.discount > gross:
         raise ValidationFailed(
             {"discount": [f"discount {body.discount} exceeds the order value {gross}"]}
@@ -119,6 +122,8 @@ async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[s
         "journal_entry_id": None,
     }
     order = Order(id=await repo.insert_order(uow, values), **values)
+    for line, alloc in zip(lines, allocations, strict=True):
+        bounds.check(f"{line.field}.quantity", alloc.cost, MONEY, "the cost of this line")
     item_rows = [
         {
             "order_id": order.id,
@@ -168,6 +173,7 @@ async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[s
             "shipping": order.shipping,
         },
         narration=f"Sale {invoice_number} to {customer.name}",
+        field="product_items",
         source_type="sale",
         source_id=order.id,
         entry_date=order.order_date,

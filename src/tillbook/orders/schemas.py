@@ -1,28 +1,42 @@
 """Request bodies of the order endpoints (sales, purchases, returns).
 
-The field types and their limits (DESIGN.md §3) are shared with the other
-domains: ``kit/fields.py``.
+Every limit comes from ``kit/bounds.py`` (DESIGN.md §12): quantities and unit
+prices carry at most 4 decimal places and fit NUMERIC(18,4), money 2 places and
+NUMERIC(18,2) — more is a 422, never a silent rounding (DESIGN.md §3); texts are
+storable and as long as their columns; business dates lie from 1970-01-01 to one
+day after the server's UTC date. A line whose quantity × unit price is beyond
+what the books hold is refused here, naming its quantity, so no order total is
+ever computed from it.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from decimal import Decimal
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
-from pydantic import BeforeValidator, Field, WithJsonSchema
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    Field,
+    ValidationError,
+    WithJsonSchema,
+    model_validator,
+)
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from tillbook.kit.fields import (
-    InvoiceNo,
-    MinQty,
+from tillbook.fields import InvoiceNo, Ref, Reference, Strict, UniqueId
+from tillbook.kit import bounds
+from tillbook.kit.bounds import (
+    MONEY,
+    MinQuantity,
     Money,
+    Note,
     Percent,
     PositiveMoney,
-    Qty,
-    Ref,
-    Strict,
-    Text,
-    Token,
+    Quantity,
     UnitPrice,
 )
 
@@ -48,6 +62,11 @@ def _order_date(value: Any) -> Any:
     raise ValueError(f"must be a date YYYY-MM-DD or an ISO 8601 date-time, got {value!r}")
 
 
+def _business_day(value: OrderDate) -> OrderDate:
+    bounds.check_business_day(value.date)
+    return value
+
+
 class OrderDate:
     __slots__ = ("date", "datetime")
 
@@ -68,6 +87,7 @@ class OrderDate:
 DateIn = Annotated[
     OrderDate,
     BeforeValidator(_order_date),
+    AfterValidator(_business_day),
     WithJsonSchema(
         {
             "type": "string",
@@ -78,16 +98,40 @@ DateIn = Annotated[
 ]
 
 
+M = TypeVar("M", bound=BaseModel)
+
+
+def _within_bounds(body: M, list_name: str, items: Sequence[Any]) -> M:
+    """The first line whose quantity × unit price, or the running sum up to it, is
+    beyond the largest amount the books hold is refused on its quantity (prices,
+    discounts and taxes from the catalog are checked where the order is priced)."""
+    running = Decimal(0)
+    for i, item in enumerate(items):
+        amount = item.quantity * item.unit_price
+        running += amount
+        problem = bounds.exceeds(amount, MONEY, "quantity × unit_price") or bounds.exceeds(
+            running, MONEY, f"the sum of {list_name} up to this line"
+        )
+        if problem is not None:
+            error = InitErrorDetails(
+                type=PydanticCustomError("out_of_range", "{problem}", {"problem": problem}),
+                loc=(list_name, i, "quantity"),
+                input=str(item.quantity),
+            )
+            raise ValidationError.from_exception_data(type(body).__name__, [error])
+    return body
+
+
 class Tender(Strict):
     amount: PositiveMoney
     payment_mode_id: Ref
-    reference: Annotated[str, Field(max_length=200)] | None = None
-    notes: Text | None = None
+    reference: Reference | None = None
+    notes: Note | None = None
 
 
 class SaleItem(Strict):
     xid: Ref
-    quantity: Qty
+    quantity: Quantity
     unit_price: UnitPrice
     selected_unit_id: Ref | None = None
     tax_id: Ref | None = None
@@ -105,13 +149,17 @@ class SaleIn(Strict):
     subtotal: Money | None = None
     total: Money | None = None
     tax_amount: Money | None = None
-    unique_id: Token | None = None
-    notes: Text | None = None
+    unique_id: UniqueId | None = None
+    notes: Note | None = None
+
+    @model_validator(mode="after")
+    def _lines_within_bounds(self) -> SaleIn:
+        return _within_bounds(self, "product_items", self.product_items)
 
 
 class PurchaseItem(Strict):
     xid: Ref
-    quantity: Qty
+    quantity: Quantity
     unit_price: UnitPrice
     selected_unit_id: Ref | None = None
 
@@ -122,13 +170,17 @@ class PurchaseIn(Strict):
     product_items: Annotated[list[PurchaseItem], Field(min_length=1, max_length=500)]
     invoice_number: InvoiceNo | None = None
     all_payments: Annotated[list[Tender], Field(max_length=20)] = Field(default=[])
-    unique_id: Token | None = None
-    notes: Text | None = None
+    unique_id: UniqueId | None = None
+    notes: Note | None = None
+
+    @model_validator(mode="after")
+    def _lines_within_bounds(self) -> PurchaseIn:
+        return _within_bounds(self, "product_items", self.product_items)
 
 
 class ReturnItem(Strict):
     product_id: Ref
-    quantity: MinQty
+    quantity: MinQuantity
     unit_price: UnitPrice
 
 
@@ -136,11 +188,15 @@ class ReturnIn(Strict):
     user_id: Ref
     order_date: DateIn
     items: Annotated[list[ReturnItem], Field(min_length=1, max_length=500)]
-    notes: Text | None = None
+    notes: Note | None = None
     invoice_number: InvoiceNo | None = Field(
         default=None, description="the original sale (or purchase) being returned against"
     )
     all_payments: Annotated[list[Tender], Field(max_length=20)] = Field(
         default=[], description="immediate refunds (sales returns only)"
     )
-    unique_id: Token | None = None
+    unique_id: UniqueId | None = None
+
+    @model_validator(mode="after")
+    def _lines_within_bounds(self) -> ReturnIn:
+        return _within_bounds(self, "items", self.items)

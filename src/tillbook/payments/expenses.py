@@ -131,6 +131,7 @@ async def create_expense(uow: UnitOfWork, key: AuthContext, body: ExpenseIn) -> 
         + (f" ({body.reference})" if body.reference else ""),
         source_type="expense",
         source_id=expense.id,
+        field="amount",
         entry_date=body.date,
         created_by=key.user_id,
     )

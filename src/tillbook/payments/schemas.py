@@ -1,38 +1,20 @@
 """Request bodies of POST /payments and POST /expenses.
 
-Money carries at most 2 decimal places and must be above zero; more decimals is a
-422, never a silent rounding (DESIGN.md §3). Dates are exactly ``YYYY-MM-DD``.
+Limits from ``kit/bounds.py``: money carries at most 2 decimal places, is above
+zero and fits NUMERIC(18,2) — more decimals is a 422, never a silent rounding
+(DESIGN.md §3); dates are exactly ``YYYY-MM-DD`` business days (1970-01-01 to one
+day after the server's UTC date); texts are storable and as long as their columns.
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import BeforeValidator, Field, WithJsonSchema
+from pydantic import Field, StrictStr
 
-from tillbook.kit.fields import PositiveMoney, Ref, Strict, Text, Token
-
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-
-
-def _plain_date(value: Any) -> Any:
-    """Exactly ``YYYY-MM-DD`` and a real calendar day; no timestamps, no words."""
-    if isinstance(value, str) and _DATE.match(value.strip()):
-        try:
-            return dt.date.fromisoformat(value.strip())
-        except ValueError:
-            pass
-    raise ValueError("must be a date YYYY-MM-DD")
-
-
-PlainDate = Annotated[
-    dt.date,
-    BeforeValidator(_plain_date),
-    WithJsonSchema({"type": "string", "format": "date", "examples": ["2026-11-20"]}),
-]
-Reference = Annotated[str, Field(max_length=200)]
+from tillbook.fields import Ref, Reference, Strict, UniqueId
+from tillbook.kit.bounds import BusinessDay, Clean, Note, PositiveMoney, stored_length
+from tillbook.models import Expense
 
 
 class AllocationIn(Strict):
@@ -45,19 +27,21 @@ class PaymentIn(Strict):
     payment_type: Literal["in", "out"]
     amount: PositiveMoney
     payment_mode_id: Ref
-    date: PlainDate | None = None
+    date: BusinessDay | None = None
     reference: Reference | None = None
-    notes: Text | None = None
+    notes: Note | None = None
     invoices: Annotated[list[AllocationIn], Field(max_length=500)] | None = None
-    unique_id: Token | None = None
+    unique_id: UniqueId | None = None
 
 
 class ExpenseIn(Strict):
     expense_category_id: Ref
     amount: PositiveMoney
-    date: PlainDate
+    date: BusinessDay
     payment_mode_id: Ref | None = None
     user_id: Ref | None = None
-    reference: Reference | None = None
-    notes: Text | None = None
-    unique_id: Token | None = None
+    reference: (
+        Annotated[StrictStr, Field(max_length=stored_length(Expense.reference)), Clean] | None
+    ) = None
+    notes: Note | None = None
+    unique_id: UniqueId | None = None

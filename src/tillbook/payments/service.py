@@ -186,6 +186,7 @@ async def create_payment(uow: UnitOfWork, key: AuthContext, body: PaymentIn) -> 
         rule=rule,
         figures={"tenders": [(mode.account_code, body.amount)], "amount": body.amount},
         narration=f"Payment {body.payment_type} {direction} {party.name} ({mode.name})",
+        field="amount",
         source_type="payment",
         source_id=payment.id,
         entry_date=payment.date,

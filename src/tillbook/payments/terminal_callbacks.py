@@ -12,15 +12,16 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, StrictStr, model_validator
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.auth.context import AuthContext
 from tillbook.config import master_key
 from tillbook.errors import NotFound, Unauthorized, Unprocessable, ValidationFailed, invalid
+from tillbook.fields import InvoiceNo, Ref, Strict
 from tillbook.kit import crypto, xid
-from tillbook.kit.fields import InvoiceNo, PositiveMoney, Ref, Strict
+from tillbook.kit.bounds import Clean, PositiveMoney, stored_length
 from tillbook.kit.problems import Problems
 from tillbook.models import Order, TerminalCallback, TerminalProvider, User, Warehouse
 from tillbook.orders import lookup
@@ -36,7 +37,9 @@ class CallbackIn(Strict):
     invoice_number: InvoiceNo | None = None
     status: Literal["confirmed", "failed"]
     amount: PositiveMoney
-    reference: Annotated[str, Field(min_length=1, max_length=200)]
+    reference: Annotated[
+        StrictStr, Field(min_length=1, max_length=stored_length(TerminalCallback.reference)), Clean
+    ]
 
     @model_validator(mode="after")
     def _names_an_order(self) -> CallbackIn:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
@@ -10,19 +9,10 @@ from fastapi import APIRouter, Query
 from tillbook.api.admin.deps import CurrentAdmin, query_id
 from tillbook.api.deps import DB
 from tillbook.errors import invalid
-from tillbook.kit.text import quoted
+from tillbook.kit import bounds
 from tillbook.reports import stock_valuation, stock_valuation_company, trial_balance
 
 router = APIRouter(prefix="/reports", tags=["admin: reports"])
-
-
-def _date(value: str | None, field: str) -> dt.date | None:
-    if value is None or value.strip() == "":
-        return None
-    try:
-        return dt.date.fromisoformat(value.strip())
-    except ValueError:
-        raise invalid(field, f"must be a date as YYYY-MM-DD (got {quoted(value)})") from None
 
 
 @router.get("/trial-balance")
@@ -34,7 +24,7 @@ async def get_trial_balance(
     date_to: Annotated[str | None, Query(alias="to")] = None,
 ) -> dict[str, Any]:
     wid = query_id(warehouse_id, "warehouse_id")
-    start, end = _date(date_from, "from"), _date(date_to, "to")
+    start, end = bounds.query_date("from", date_from), bounds.query_date("to", date_to)
     if start is not None and end is not None and start > end:
         raise invalid("from", f"{start} is after to ({end})")
     data = await db.read(lambda s: trial_balance(s, ctx.company_id, wid, start, end))

@@ -14,12 +14,15 @@ from tillbook.api.deps import DB, CurrentKey
 from tillbook.api.public import openapi as r
 from tillbook.catalog import queries
 from tillbook.errors import invalid
+from tillbook.kit.bounds import query_text, query_value, stored_length
 from tillbook.kit.pagination import parse_page
 from tillbook.kit.refs import ref_to_id
+from tillbook.models import Product
 
 router = APIRouter(tags=["catalog"])
 
-MAX_SEARCH = 200
+# A search matches names (the longest text searched): a longer one matches nothing.
+MAX_SEARCH = stored_length(Product.name)
 
 
 def _shown(raw: str) -> str:
@@ -28,24 +31,18 @@ def _shown(raw: str) -> str:
 
 def _search(raw: str | None) -> str | None:
     """The search text, or None when absent or blank."""
-    text = (raw or "").strip()
-    if not text:
-        return None
-    if "\x00" in text:
-        raise invalid("search", "must not contain NUL characters")
-    if len(text) > MAX_SEARCH:
-        raise invalid("search", f"must be at most {MAX_SEARCH} characters")
-    return text
+    return query_text("search", raw, MAX_SEARCH)
 
 
 def _xid_filter(name: str, raw: str | None) -> int | None:
     """A filter naming a record by xid (or id); one that cannot name any record is a 422.
     A well-formed reference to another company's record simply matches nothing."""
-    if raw is None or not raw.strip():
+    text = query_value(name, raw)
+    if text is None:
         return None
-    ref = ref_to_id(raw)
+    ref = ref_to_id(text)
     if ref is None:
-        raise invalid(name, f"must be an xid, got {_shown(raw)}")
+        raise invalid(name, f"must be an xid, got {_shown(text)}")
     return ref
 
 
