@@ -22,7 +22,8 @@ from tillbook.events.outbox import emit
 from tillbook.inventory import repository as inventory_repo
 from tillbook.inventory import service as inventory
 from tillbook.inventory.schemas import StockAdjustmentIn
-from tillbook.kit import xid
+from tillbook.kit import bounds, xid
+from tillbook.kit.bounds import MONEY
 from tillbook.kit.money import ZERO, line_cost, money_str, number, price4
 from tillbook.kit.pagination import envelope, parse_page
 from tillbook.kit.problems import Problems
@@ -88,6 +89,9 @@ async def create_adjustment(
         cost = allocations[0].cost
     else:
         cost = line_cost(body.quantity, product.purchase_price)
+    # The adjustment records its cost: a value the books must hold (kit/bounds.py),
+    # checked before anything is written.
+    bounds.check("quantity", cost, MONEY, f"the cost of {body.quantity} x {product.name!r}")
 
     now = dt.datetime.now(dt.UTC)
     adj = StockAdjustment(
