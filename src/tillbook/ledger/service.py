@@ -12,7 +12,7 @@ import datetime as dt
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import Numeric, insert, literal, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.deferred import DeferredInsert, DeferredUpdate, carries_late, defer
@@ -31,6 +31,9 @@ from tillbook.reference import ReferenceCache
 Figure = Decimal | Sequence[tuple[str, Decimal]]
 
 _entries = table_of(JournalEntry)
+# The limits a balance is compared with lie beyond the column's own type by up to
+# the amount moved: sent as plain NUMERIC.
+_UNBOUNDED = Numeric(asdecimal=True)
 # Built once: every sale, purchase, return and payment posts through these two.
 _INSERT_ENTRY = insert(_entries).returning(_entries.c.id)
 # A narration naming a number taken at COMMIT (``numbering.issue_at_commit``).
@@ -190,8 +193,8 @@ async def _move_party_balances(session: AsyncSession, lines: list[Line], field: 
                 update(User)
                 .where(
                     User.id == party_id,
-                    User.balance >= -MONEY.max - delta,
-                    User.balance <= MONEY.max - delta,
+                    User.balance >= literal(-MONEY.max - delta, _UNBOUNDED),
+                    User.balance <= literal(MONEY.max - delta, _UNBOUNDED),
                 )
                 .values(balance=User.balance + delta)
             )
