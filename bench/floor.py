@@ -17,19 +17,19 @@ split-tender sale, in the same order, with the same row locks and one transactio
       statement of two CTEs over arrays)          2
     order items INSERT (3 rows), payments
       INSERT (2 rows)                             2
-    journal entry INSERT (narration with the
-      number's placeholder)                       1
     one statement of data-modifying CTEs, each
       taking its rows as arrays: the invoice
       counter's upsert giving the number, stock
-      movements, allocations, the narration,
-      journal lines, order UPDATE (number,
-      entry), 3 outbox events, idempotency
-      response; the placeholder replaced by the
-      number in SQL                               1
+      movements, allocations, the journal entry
+      (its narration naming the number: the
+      journal is insert-only, so the entry is
+      written once, complete) and its lines,
+      order UPDATE (number, entry), 3 outbox
+      events, idempotency response; the
+      placeholder replaced by the number in SQL   1
     COMMIT
                                                  --
-                                                 11
+                                                 10
 
 The invoice counter row is locked from that last statement to COMMIT, so every
 sale of a warehouse queues there for one round trip.
@@ -94,7 +94,7 @@ def machine_share(before: tuple[float, float], done: int) -> dict[str, float]:
 
 
 CENT = Decimal("0.01")
-STATEMENTS_PER_SALE = 11
+STATEMENTS_PER_SALE = 10
 
 AUTH = """
 SELECT k.id AS key_id, k.secret_digest, k.status, k.require_signature, k.hmac_secret_encrypted,
@@ -161,23 +161,22 @@ VALUES ($1, $2, $3, 'in', $4, 0, $5, $6, NULL, '', $7, $8),
        ($1, $2, $3, 'in', $9, 0, $10, $6, $11, '', $7, $8)
 RETURNING id
 """
-ENTRY = """
-INSERT INTO journal_entries (company_id, warehouse_id, entry_date, narration, source_type,
-    source_id, created_by)
-VALUES ($1, $2, $3, $4, 'sale', $5, $6) RETURNING id
-"""
-# Everything nothing reads back, as the service sends it: one statement just before
-# COMMIT, each write a data-modifying CTE over arrays, the invoice number taken by
-# its first CTE and put in place of the placeholder ($21) where the sale names it.
+# Everything nothing reads back: one statement just before COMMIT, each write a
+# data-modifying CTE over arrays, the invoice number taken by its first CTE and put in
+# place of the placeholder ($21) where the sale names it. The journal entry is
+# inserted here, its narration complete: journal entries and lines are insert-only
+# (database triggers), so no UPDATE can name the number afterwards.
 FINISH = """
 WITH late_value AS (
   INSERT INTO invoice_counters (warehouse_id, counter_type, last_value) VALUES ($2, 'sales', 1)
   ON CONFLICT (warehouse_id, counter_type)
   DO UPDATE SET last_value = invoice_counters.last_value + 1
   RETURNING 'SAL-' || lpad(last_value::text, greatest(5, length(last_value::text)), '0') AS value
-), narration AS (
-  UPDATE journal_entries SET narration = replace($22, $21, (SELECT value FROM late_value))
-  WHERE id = $10
+), entry AS (
+  INSERT INTO journal_entries (company_id, warehouse_id, entry_date, narration, source_type,
+      source_id, created_by)
+  SELECT $1, $2, $10::date, replace($22, $21, value), 'sale', $3, $23 FROM late_value
+  RETURNING id
 ), movements AS (
   INSERT INTO stock_movements (company_id, warehouse_id, product_id, batch_id, quantity,
       cost_amount, reason, source_type, source_id)
@@ -189,11 +188,11 @@ WITH late_value AS (
 ), lines AS (
   INSERT INTO journal_lines (entry_id, company_id, warehouse_id, account_id, party_id, debit,
       credit)
-  SELECT $10, $1, $2, acc, NULL, d, c
+  SELECT (SELECT id FROM entry), $1, $2, acc, NULL, d, c
   FROM unnest($11::bigint[], $12::numeric[], $13::numeric[]) AS l(acc, d, c)
 ), numbered AS (
   UPDATE orders SET invoice_number = replace($14, $21, (SELECT value FROM late_value)),
-      journal_entry_id = $10
+      journal_entry_id = (SELECT id FROM entry)
   WHERE id = $3
 ), events AS (
   INSERT INTO outbox_events (event_id, company_id, warehouse_id, type, payload, dispatched,
@@ -315,9 +314,6 @@ async def one_sale(conn: asyncpg.Connection, ctx: Context, wh: dict[str, Any],
         ]  # fmt: skip
         invoice = f"late-{uuid.uuid4().hex}"  # the number's placeholder
         narration = f"Sale {invoice} to {customer['name']}"
-        entry = await conn.fetchval(
-            ENTRY, company_id, wh_id, today, narration, order_id, staff_id,
-        )  # fmt: skip
         a = ctx.accounts
         legs = [
             (a["11101"], cash, 0), (a["11105"], card, 0), (a["51100"], cost_total, 0),
@@ -343,9 +339,10 @@ async def one_sale(conn: asyncpg.Connection, ctx: Context, wh: dict[str, Any],
             [m[0] for m in movements], [m[1] for m in movements], [m[2] for m in movements],
             [m[3] for m in movements],
             payment_ids, [cash, card],
-            entry, [leg[0] for leg in legs], [Decimal(leg[1]) for leg in legs],
+            today, [leg[0] for leg in legs], [Decimal(leg[1]) for leg in legs],
             [Decimal(leg[2]) for leg in legs],
             invoice, now, event_ids, kinds, payloads, response, token, invoice, narration,
+            staff_id,
         )  # fmt: skip
     assert number.startswith("SAL-"), number
     return int(order_id)
@@ -441,7 +438,7 @@ async def capture(url: str, info: dict[str, Any]) -> list[str]:
     from run import Workload
     from sqlalchemy import event
 
-    from tillbook import rawsql
+    from tillbook import unit
     from tillbook.app import create_app
     from tillbook.config import Settings
     from tillbook.db import Database
@@ -453,7 +450,7 @@ async def capture(url: str, info: dict[str, Any]) -> list[str]:
     def _record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
         seen.append(" ".join(statement.split()))
 
-    rawsql.observers.append(lambda statement: seen.append(" ".join(statement.split())))
+    unit.statement_observers.append(lambda statement: seen.append(" ".join(statement.split())))
 
     app = create_app(Settings(database_url=url), database=db)
     work = Workload(info)

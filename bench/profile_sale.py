@@ -39,7 +39,7 @@ async def main(args: argparse.Namespace) -> None:
     if info is None:
         raise SystemExit("no seed state for this database: run bench/run.py on it first")
     os.environ.setdefault("TILLBOOK_LOG_LEVEL", "warning")
-    from tillbook import rawsql
+    from tillbook import unit
     from tillbook.app import create_app
     from tillbook.config import Settings
     from tillbook.db import Database
@@ -53,7 +53,7 @@ async def main(args: argparse.Namespace) -> None:
     def _count(_conn: Any, _cursor: Any, statement: str, *_a: Any) -> None:
         statements[" ".join(statement.split())[:90]] += 1
 
-    rawsql.observers.append(lambda statement: _count(None, None, statement))
+    unit.statement_observers.append(lambda statement: _count(None, None, statement))
 
     app = create_app(settings, database=db)
     work = Workload(info)

@@ -14,6 +14,7 @@ from tillbook.catalog import service as catalog
 from tillbook.db import Database
 from tillbook.kit import xid
 from tillbook.tenancy import service as tenancy
+from tillbook.unit import UnitOfWork
 
 D = Decimal
 
@@ -70,7 +71,8 @@ async def make_shop(
 ) -> Shop:
     tag = uuid.uuid4().hex[:6]
 
-    async def build(session: AsyncSession) -> Shop:
+    async def build(uow: UnitOfWork) -> Shop:
+        session = uow.session
         company, _admin = await tenancy.create_company(
             session,
             f"Shop {tag}",
@@ -100,7 +102,7 @@ async def make_shop(
         )
         products: dict[str, int] = {}
         apple = await catalog.create_product(
-            session,
+            uow,
             company_id=cid,
             warehouse_id=wh.id,
             name="Apple juice",
@@ -115,7 +117,7 @@ async def make_shop(
         )
         products["apple"] = apple.id
         water = await catalog.create_product(
-            session,
+            uow,
             company_id=cid,
             warehouse_id=wh.id,
             name="Still water",
@@ -129,7 +131,7 @@ async def make_shop(
         products["water"] = water.id
         await catalog.add_product_unit(session, water, box.id, D("12"), D("10.00"))
         empty = await catalog.create_product(
-            session,
+            uow,
             company_id=cid,
             warehouse_id=wh.id,
             name="Rare tea",
@@ -139,7 +141,7 @@ async def make_shop(
         )
         products["tea"] = empty.id
         other = await catalog.create_product(
-            session,
+            uow,
             company_id=cid,
             warehouse_id=wh2.id,
             name="Harbour coffee",
@@ -171,7 +173,7 @@ async def make_shop(
             other_products={"coffee": other.id},
         )
 
-    return await db.write(build)
+    return await db.unit(build)
 
 
 async def _modes(session: AsyncSession, company_id: int) -> dict[str, int]:

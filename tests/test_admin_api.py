@@ -13,7 +13,7 @@ from sqlalchemy import select, update
 from tests.factories import make_shop
 from tests.invariants import check_books
 from tillbook.config import Settings
-from tillbook.events import webhooks as service
+from tillbook.events import webhook_service as service
 from tillbook.events.worker import DeliveryWorker
 from tillbook.kit import crypto
 from tillbook.models import AdminSession, User, Webhook, WebhookDelivery

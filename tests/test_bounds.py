@@ -29,7 +29,7 @@ from tests.factories import Shop, make_shop
 from tests.invariants import check_books
 from tests.written import snapshot
 from tillbook.db import Database
-from tillbook.events import terminals
+from tillbook.payments import terminal_callbacks as terminals
 from tillbook.kit import bounds, crypto
 from tillbook.models import ExpenseCategory, Order, OrderItem, Payment, Product, StockBatch, User
 

@@ -15,9 +15,10 @@ from tests.factories import Key, Shop, make_shop
 from tests.invariants import check_books
 from tillbook.catalog import service as catalog
 from tillbook.db import Database
-from tillbook.inventory.service import draw
+from tillbook.inventory import service as inventory
 from tillbook.kit import xid
 from tillbook.models import Product, StockBatch, User
+from tillbook.unit import UnitOfWork
 
 D = Decimal
 ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
@@ -253,9 +254,9 @@ async def test_product_list_fields_and_types(client: httpx.AsyncClient, db: Data
 async def test_product_mrp_is_a_number_when_set(client: httpx.AsyncClient, db: Database) -> None:
     shop = await make_shop(db)
 
-    async def add(session: AsyncSession) -> int:
+    async def add(uow: UnitOfWork) -> int:
         p = await catalog.create_product(
-            session,
+            uow,
             company_id=shop.company_id,
             warehouse_id=shop.warehouse_id,
             name="Mango nectar",
@@ -266,7 +267,7 @@ async def test_product_mrp_is_a_number_when_set(client: httpx.AsyncClient, db: D
         )
         return p.id
 
-    pid = await db.write(add)
+    pid = await db.unit(add)
     page = await product_page(client, shop, search="mango")
     assert [p["id"] for p in page["data"]] == [pid]
     assert page["data"][0]["mrp"] == 2.5
@@ -275,10 +276,10 @@ async def test_product_mrp_is_a_number_when_set(client: httpx.AsyncClient, db: D
 async def test_product_pagination(client: httpx.AsyncClient, db: Database) -> None:
     shop = await tagged(db)
 
-    async def add_many(session: AsyncSession) -> None:
+    async def add_many(uow: UnitOfWork) -> None:
         for n in range(102):
             await catalog.create_product(
-                session,
+                uow,
                 company_id=shop.company_id,
                 warehouse_id=shop.warehouse_id,
                 name=f"Bulk item {n:03d}",
@@ -287,7 +288,7 @@ async def test_product_pagination(client: httpx.AsyncClient, db: Database) -> No
                 purchase_price=D("0.5"),
             )
 
-    await db.write(add_many)
+    await db.unit(add_many)
     total = 105
 
     first = await product_page(client, shop)
@@ -424,11 +425,11 @@ async def test_product_detail_fields_units_and_batches(
 async def test_product_detail_hides_empty_batches(client: httpx.AsyncClient, db: Database) -> None:
     shop = await make_shop(db)
 
-    async def sell_first_batch(session: AsyncSession) -> None:
-        product = await session.get(Product, shop.products["apple"])
-        assert product is not None
-        await draw(
-            session,
+    async def sell_first_batch(uow: UnitOfWork) -> None:
+        products = await inventory.products(uow, shop.warehouse_id, [shop.products["apple"]])
+        product = products[shop.products["apple"]]
+        await inventory.draw(
+            uow,
             product,
             D("10"),
             reason="sale",
@@ -437,7 +438,7 @@ async def test_product_detail_hides_empty_batches(client: httpx.AsyncClient, db:
             allow_negative=False,
         )
 
-    await db.write(sell_first_batch)
+    await db.unit(sell_first_batch)
     apple = await get_ok(client, shop, f"/products/{shop.xid('apple')}")
     assert apple["current_stock"] == 10
     assert [(b["quantity_remaining"], b["unit_cost"]) for b in apple["batches"]] == [(10, 2)]

@@ -21,7 +21,7 @@ from tests.test_webhook_reliability import Receiver, fast, make_sales, run_until
 from tillbook.events.worker import DeliveryWorker
 from tillbook.kit import crypto
 from tillbook.models import Order, WebhookDelivery
-from tillbook.webhooks import verify
+from tillbook.receiving import verify
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
 CLI = [sys.executable, "-m", "tillbook.cli"]

@@ -1,5 +1,7 @@
-"""The database layer's own promises: ids back in row order, and statements sent on
-the asyncpg connection (``tillbook.rawsql``) failing as SQLAlchemy's would."""
+"""The database layer's own promises: ids back in row order; what the unit of work's
+fast path relies on (statements on the driver connection, inside the transaction
+SQLAlchemy began, rolled back with it, failing with errors the unit classifies by
+name); the retry rules."""
 
 from __future__ import annotations
 
@@ -8,15 +10,17 @@ import datetime as dt
 import pytest
 from sqlalchemy import exc, insert, select, text
 
-from tillbook.db import Database, insert_returning_ids
+from tillbook.db import Database
+from tillbook.errors import Conflict
 from tillbook.models import FailedTransaction, InvoiceCounter
 from tillbook.models.base import table_of
-from tillbook.rawsql import run
+from tillbook.unit import PremiseGone, UnitOfWork, constraint_name, is_unique_race
 
 _failed = table_of(FailedTransaction)
 _counters = table_of(InvoiceCounter)
 _NEW_COUNTER = insert(_counters)
 _BACKEND_PID = text("SELECT pg_backend_pid()")
+_ONE = text("SELECT 1")
 
 
 @pytest.mark.parametrize("count", [2, 3, 57])
@@ -32,7 +36,12 @@ async def test_ids_come_back_in_row_order(db: Database, shop, count: int) -> Non
         }
         for i in range(count)
     ]
-    ids = await db.write(lambda s: insert_returning_ids(s, _failed, rows))
+
+    async def insert_rows(uow: UnitOfWork) -> list[int]:
+        await uow.run(_ONE, {})
+        return await uow.insert_returning_ids(_failed, rows)
+
+    ids = await db.unit(insert_rows)
     assert len(set(ids)) == count
 
     async def reasons(s):
@@ -43,11 +52,57 @@ async def test_ids_come_back_in_row_order(db: Database, shop, count: int) -> Non
     assert [by_id[i] for i in ids] == [row["reason"] for row in rows]
 
 
-async def test_unique_violation_is_sqlalchemys_integrity_error(db: Database, shop) -> None:
+async def test_driver_statements_run_in_the_units_transaction(db: Database, shop, backend) -> None:
+    """The fast path sends statements on the asyncpg connection
+    (``AsyncConnection.get_raw_connection().driver_connection``) once SQLAlchemy has
+    begun the transaction with the unit's first statement: they must run inside it,
+    and roll back with it. An upgrade of SQLAlchemy or asyncpg that changed either
+    fails here."""
+    if backend != "postgresql":
+        pytest.skip("the driver path is PostgreSQL's")
+    row = {"warehouse_id": shop.warehouse_id, "counter_type": "pin-rollback", "last_value": 1}
+
+    class Rollback(Exception):
+        pass
+
+    async def unit(uow: UnitOfWork) -> None:
+        await uow.run(_ONE, {})  # the first statement: through the session
+        connection = await uow.session.connection()
+        driver = (await connection.get_raw_connection()).driver_connection
+        assert driver.is_in_transaction()
+        await uow.run(_NEW_COUNTER, row)  # on the driver
+        assert (
+            await driver.fetchval(
+                "SELECT count(*) FROM invoice_counters WHERE counter_type = 'pin-rollback'"
+            )
+            == 1
+        )
+        raise Rollback
+
+    with pytest.raises(Rollback):
+        await db.unit(unit)
+    count = await db.read(
+        lambda s: s.scalar(
+            select(text("count(*)"))
+            .select_from(_counters)
+            .where(_counters.c.counter_type == "pin-rollback")
+        )
+    )
+    assert count == 0
+
+
+async def test_unique_violation_is_named(db: Database, shop) -> None:
     row = {"warehouse_id": shop.warehouse_id, "counter_type": "test-series", "last_value": 1}
-    await db.write(lambda s: run(s, _NEW_COUNTER, row))
-    with pytest.raises(exc.IntegrityError):
-        await db.standalone(lambda s: run(s, _NEW_COUNTER, row))
+
+    async def add(uow: UnitOfWork) -> None:
+        await uow.run(_ONE, {})
+        await uow.run(_NEW_COUNTER, row)
+
+    await db.unit(add)
+    with pytest.raises(Exception) as caught:
+        await db.unit(add, attempts=1)
+    assert constraint_name(caught.value) == "pk_invoice_counters"
+    assert is_unique_race(caught.value)
     # the failed unit left nothing behind and the pool still serves
     count = await db.read(
         lambda s: s.scalar(
@@ -59,6 +114,44 @@ async def test_unique_violation_is_sqlalchemys_integrity_error(db: Database, sho
     assert count == 1
 
 
+async def test_other_integrity_errors_are_not_retried(db: Database, shop) -> None:
+    """A foreign key or not-null violation is a bug, not a lost race: no re-run."""
+    calls = 0
+
+    async def bad(uow: UnitOfWork) -> None:
+        nonlocal calls
+        calls += 1
+        await uow.session.execute(
+            insert(_failed).values(
+                company_id=shop.company_id, reason=None, transaction_data="{}",
+                timestamp=dt.datetime.now(dt.UTC),
+            )
+        )  # fmt: skip
+
+    with pytest.raises(exc.IntegrityError):
+        await db.unit(bad)
+    assert calls == 1
+
+
+async def test_premise_gone_runs_the_unit_again(db: Database, shop) -> None:
+    calls = 0
+
+    async def unit(uow: UnitOfWork) -> int:
+        nonlocal calls
+        calls += 1
+        if calls < 3:
+            raise PremiseGone("a neighbour emptied the layer")
+        return calls
+
+    assert await db.unit(unit) == 3
+
+    async def never(uow: UnitOfWork) -> None:
+        raise PremiseGone("always")
+
+    with pytest.raises(Conflict):
+        await db.unit(never, attempts=2)
+
+
 async def test_dead_connection_is_invalidated_and_the_unit_runs_again(
     db: Database, shop, backend: str
 ) -> None:
@@ -66,18 +159,20 @@ async def test_dead_connection_is_invalidated_and_the_unit_runs_again(
         pytest.skip("a backend to terminate is PostgreSQL's")
     calls = 0
 
-    async def unit(s):
+    async def unit(uow: UnitOfWork) -> int:
         nonlocal calls
         calls += 1
         if calls == 1:
-            pid = (await run(s, _BACKEND_PID, {}))[0][0]
+            pid = (await uow.run(_BACKEND_PID, {}))[0][0]
             async with db.engine.connect() as other:
                 await other.execute(text("SELECT pg_terminate_backend(:p)"), {"p": pid})
+        else:
+            await uow.run(_ONE, {})
         row = {"warehouse_id": shop.warehouse_id, "counter_type": f"dead-{calls}", "last_value": 1}
-        await run(s, _NEW_COUNTER, row)
+        await uow.run(_NEW_COUNTER, row)
         return calls
 
-    assert await db.write(unit) == 2
+    assert await db.unit(unit) == 2
     types = await db.read(
         lambda s: s.scalars(
             select(_counters.c.counter_type).where(_counters.c.counter_type.like("dead-%"))

@@ -121,9 +121,13 @@ async def test_thirty_clients_buy_the_last_twenty(client, db):
 
 
 async def test_forced_imbalance_rolls_back_and_records_failure(client, shop, db, monkeypatch):
-    """Drop the shipping leg from the sale rule: the real posting path must refuse."""
-    broken = tuple(leg for leg in rules.RULES["sale"] if leg.amount != "shipping")
-    assert len(broken) == len(rules.RULES["sale"]) - 1
+    """Put the shipping leg of the sale rule on the wrong side: the real posting path
+    must refuse."""
+    broken = tuple(
+        Leg(leg.amount, "debit", leg.account, leg.party) if leg.amount == "shipping" else leg
+        for leg in rules.RULES["sale"]
+    )
+    assert broken != rules.RULES["sale"]
     monkeypatch.setitem(rules.RULES, "sale", broken)
     r = await client.post("/sales", json=one_apple(shop, shipping=2), headers=shop.headers)
     assert r.status_code == 422
@@ -148,9 +152,11 @@ async def test_forced_imbalance_rolls_back_and_records_failure(client, shop, db,
     assert len(failed) == 1
     assert "debits" in failed[0].reason and failed[0].warehouse_id == shop.warehouse_id
     assert '"narration"' in failed[0].transaction_data and '"entries"' in failed[0].transaction_data
-    # the rolled-back sale took no number: its record says so, with no placeholder
+    # the rolled-back sale gave its number back
     narration = json.loads(failed[0].transaction_data)["context"]["narration"]
-    assert narration.startswith("Sale ") and "late-" not in narration
+    assert narration.startswith("Sale SAL-00001 ")
+    again = await client.post("/sales", json=one_apple(shop), headers=shop.headers)
+    assert again.json()["invoice_number"] == "SAL-00001"
     # without shipping the broken rule still balances: the check is real, not a blanket refusal
     ok = await client.post("/sales", json=one_apple(shop), headers=shop.headers)
     assert ok.status_code == 200

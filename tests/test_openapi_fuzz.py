@@ -36,13 +36,13 @@ from sqlalchemy import select, update
 from tests.factories import Shop, make_shop
 from tests.invariants import check_books
 from tillbook.api.body import BODY_SCHEMAS
-from tillbook.api.public import responses
+from tillbook.api.public import openapi as response_models
 from tillbook.app import create_app
 from tillbook.config import Settings
 from tillbook.db import Database
-from tillbook.events import terminals
 from tillbook.kit import crypto, xid
 from tillbook.models import Company, ExpenseCategory
+from tillbook.payments import terminal_callbacks as terminals
 
 MAX_EXAMPLES = int(os.environ.get("TILLBOOK_FUZZ_EXAMPLES", "15"))
 PUBLIC = "^/api/v1/public/"
@@ -424,7 +424,7 @@ def test_document_names_do_not_collide() -> None:
     name as a request model would be silently replaced."""
     names = {
         name
-        for name, value in vars(responses).items()
-        if isinstance(value, type) and value.__module__ == responses.__name__
+        for name, value in vars(response_models).items()
+        if isinstance(value, type) and value.__module__ == response_models.__name__
     }
     assert not names & set(BODY_SCHEMAS), names & set(BODY_SCHEMAS)

@@ -649,8 +649,8 @@ async def test_allocations_name_invoices_by_number(client, shop, db):
 
 
 async def test_terminal_callback_names_the_sale_by_number(client, shop, db):
-    from tillbook.events import terminals
     from tillbook.kit import crypto
+    from tillbook.payments import terminal_callbacks as terminals
 
     async def add(s):
         provider, secret = await terminals.add_provider(s, shop.warehouse_id, "acme", "card")

@@ -12,12 +12,11 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from tests.factories import Shop
 from tillbook.db import Database
 from tillbook.errors import NotFound, ValidationFailed
-from tillbook.inventory.service import draw, lock_products
+from tillbook.inventory import service as inventory
 from tillbook.kit import xid
 from tillbook.ledger.service import post
 from tillbook.reports import (
@@ -27,6 +26,7 @@ from tillbook.reports import (
     stock_valuation_company,
     trial_balance,
 )
+from tillbook.unit import UnitOfWork
 
 D = Decimal
 TODAY = dt.date.today()
@@ -129,10 +129,10 @@ async def test_reports_after_fifo_draw(db: Database, shop: Shop) -> None:
     """Write off 15 apple juice (FIFO: 10 @ 1.50 + 5 @ 2.00 = 25.00) through the same
     inventory and ledger services a stock adjustment uses, then read every report."""
 
-    async def write_off(session: AsyncSession) -> D:
-        products = await lock_products(session, shop.warehouse_id, [shop.products["apple"]])
-        alloc = await draw(
-            session,
+    async def write_off(uow: UnitOfWork) -> D:
+        products = await inventory.products(uow, shop.warehouse_id, [shop.products["apple"]])
+        alloc = await inventory.draw(
+            uow,
             products[shop.products["apple"]],
             D("15"),
             reason="adjustment",
@@ -141,7 +141,7 @@ async def test_reports_after_fifo_draw(db: Database, shop: Shop) -> None:
             allow_negative=False,
         )
         await post(
-            session,
+            uow,
             company_id=shop.company_id,
             warehouse_id=shop.warehouse_id,
             rule="stock_subtract",
@@ -154,7 +154,7 @@ async def test_reports_after_fifo_draw(db: Database, shop: Shop) -> None:
         )
         return alloc.cost
 
-    assert await db.write(write_off) == D("25.00")
+    assert await db.unit(write_off) == D("25.00")
 
     sv = await db.read(lambda s: stock_valuation(s, shop.company_id, shop.warehouse_id))
     apple = next(p for p in sv["products"] if p["product_id"] == shop.products["apple"])

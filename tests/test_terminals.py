@@ -8,9 +8,9 @@ from decimal import Decimal
 from sqlalchemy import func, select
 
 from tests.invariants import check_books, gl_balance
-from tillbook.events import terminals
 from tillbook.kit import crypto
 from tillbook.models import Order, OutboxEvent, Payment, TerminalCallback
+from tillbook.payments import terminal_callbacks as terminals
 
 D = Decimal
 BASE = "http://testserver"

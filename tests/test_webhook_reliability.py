@@ -23,11 +23,11 @@ from sqlalchemy import select
 
 from tests.invariants import check_books
 from tillbook.config import Settings
-from tillbook.events import webhooks as service
+from tillbook.events import webhook_service as service
 from tillbook.events.urlpolicy import UrlPolicy
 from tillbook.events.worker import DeliveryWorker
 from tillbook.models import DeliveryAttempt, OutboxEvent, Webhook, WebhookDelivery
-from tillbook.webhooks import verify
+from tillbook.receiving import verify
 
 CLI = [sys.executable, "-m", "tillbook.cli"]
 

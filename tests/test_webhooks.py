@@ -16,11 +16,11 @@ from tests.factories import make_shop
 from tests.invariants import check_books
 from tillbook.config import Settings
 from tillbook.errors import NotFound, ValidationFailed
-from tillbook.events import webhooks as service
+from tillbook.events import webhook_service as service
 from tillbook.events.urlpolicy import UrlPolicy
 from tillbook.events.worker import DeliveryWorker
 from tillbook.models import DeliveryAttempt, OutboxEvent, Webhook, WebhookDelivery
-from tillbook.webhooks import sign, verify
+from tillbook.receiving import sign, verify
 
 
 @dataclass

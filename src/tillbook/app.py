@@ -12,25 +12,37 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
+from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tillbook.api.admin import router as admin_router
 from tillbook.api.body import BODY_SCHEMAS, errors_of_request
+from tillbook.api.health import router as health_router
+from tillbook.api.limits import BodyLimit
 from tillbook.api.public import router as public_router
-from tillbook.api.public.responses import finish_openapi
+from tillbook.api.public.openapi import finish_openapi
 from tillbook.api.responses import JSON
 from tillbook.auth.ratelimit import RateLimiter
 from tillbook.config import Settings, get_settings
 from tillbook.db import Database
 from tillbook.errors import TillbookError, ValidationFailed
 from tillbook.events.worker import DeliveryWorker
+from tillbook.kit.text import shorten
 
 log = logging.getLogger("tillbook.app")
 
 
 class ContextHeaders:
-    """Adds the request id and rate-limit headers to every response, errors included."""
+    """Adds the request id, ``X-Content-Type-Options: nosniff`` and the rate-limit
+    headers to every response, errors and the 500 included.
+
+    It wraps the whole application, outside Starlette's error middleware, so the 500
+    carries them too. That middleware answers an unexpected error (the handler in
+    ``create_app``) and then raises it again for the server, which would log it with
+    a traceback and the statement: it ends here instead, logged in one line (the
+    traceback at DEBUG), also when it came after the response had started.
+    """
 
     def __init__(self, app: ASGIApp):
         self.app = app
@@ -41,11 +53,15 @@ class ContextHeaders:
             return
         request_id = uuid.uuid4().hex[:16]
         scope.setdefault("state", {})["request_id"] = request_id
+        answered = False
 
         async def send_with_headers(message: Message) -> None:
+            nonlocal answered
             if message["type"] == "http.response.start":
+                answered = True
                 headers = list(message.get("headers", []))
                 headers.append((b"x-request-id", request_id.encode()))
+                headers.append((b"x-content-type-options", b"nosniff"))
                 extra: dict[str, str] = scope["state"].get("extra_headers") or {}
                 present = {k.lower() for k, _ in headers}
                 for name, value in extra.items():
@@ -54,7 +70,36 @@ class ContextHeaders:
                 message["headers"] = headers
             await send(message)
 
-        await self.app(scope, receive, send_with_headers)
+        try:
+            await self.app(scope, receive, send_with_headers)
+        except Exception as exc:
+            if not answered:
+                raise
+            log.error("unhandled error (request %s): %s", request_id, _describe(exc))
+            log.debug("traceback of request %s", request_id, exc_info=exc)
+
+
+class _API(FastAPI):
+    """FastAPI with ``ContextHeaders`` around its whole middleware stack."""
+
+    def build_middleware_stack(self) -> ASGIApp:
+        return ContextHeaders(super().build_middleware_stack())
+
+
+def _describe(exc: Exception) -> str:
+    """An exception in one line for the log, without the values of the request.
+
+    A database error names its driver error and code (SQLSTATE) only: PostgreSQL's own
+    message quotes the offending value (``invalid input syntax for type integer:
+    "alice@example.com"``), and the statement's parameters are hidden by the
+    engines (``hide_parameters``)."""
+    if isinstance(exc, DBAPIError):
+        orig = exc.orig
+        driver = type(orig.__cause__ or orig).__name__ if orig is not None else "none"
+        code = getattr(orig, "sqlstate", None) or getattr(orig, "sqlite_errorname", None)
+        return f"{type(exc).__name__} (driver {driver}, code {code or 'none'})"
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {shorten(text, 200)}" if text else type(exc).__name__
 
 
 def _error_response(request: Request, exc: TillbookError) -> JSON:
@@ -84,13 +129,13 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
             if owned:
                 await app.state.db.dispose()
 
-    app = FastAPI(
+    app = _API(
         title="tillbook public API",
         version="1.0.0",
         default_response_class=JSON,
         lifespan=lifespan,
     )
-    app.add_middleware(ContextHeaders)
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
 
     @app.exception_handler(TillbookError)
     async def _tillbook(request: Request, exc: TillbookError) -> JSON:
@@ -110,7 +155,6 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSON:
         request_id = request.scope.get("state", {}).get("request_id", "")
-        log.exception("unhandled error (request %s)", request_id)
         body: dict[str, Any] = {
             "status": "error",
             "message": f"internal error; quote request id {request_id}",
@@ -118,6 +162,7 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
         }
         return JSON(body, status_code=500)
 
+    app.include_router(health_router)
     app.include_router(public_router, prefix="/api/v1/public")
     app.include_router(admin_router, prefix="/api/v1/admin")
 

@@ -12,6 +12,7 @@ import secrets
 from functools import lru_cache
 from pathlib import Path
 
+from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 log = logging.getLogger("tillbook.config")
@@ -41,6 +42,9 @@ class Settings(BaseSettings):
     # Run the webhook delivery worker inside the API process (``tillbook serve``
     # sets it unless --no-worker; ``tillbook worker`` runs it alone).
     run_worker: bool = False
+    # Request bodies above this many bytes are refused with 413 while they are read,
+    # before any key or token is checked (``api/limits.py``, DESIGN.md §12).
+    max_body_bytes: int = Field(default=1024 * 1024, ge=1)
 
 
 @lru_cache
@@ -72,3 +76,8 @@ def master_key_bytes(settings: Settings) -> bytes:
     if len(key) != 32:
         raise ValueError("TILLBOOK_MASTER_KEY must be 32 bytes, url-safe base64 encoded")
     return key
+
+
+def master_key() -> bytes:
+    """The master key of this process's settings, for ``kit.crypto``."""
+    return master_key_bytes(get_settings())

@@ -1,46 +1,34 @@
-"""Engines and the unit of work: one transaction per request, committed in one place.
+"""Engines, reads, and running a unit of work: one transaction per request,
+committed in one place.
 
-Services receive an ``AsyncSession``, flush, and never commit. ``Database.write``
-owns the transaction: it commits once, retries the whole unit on a lost race
-(unique violation, deadlock, serialization failure) or on a connection that died
-before the commit was sent, and maps a vanished database to a clean 503.
-
-Writes whose results the unit never reads back go out together just before COMMIT
-(``tillbook.deferred``), and a late value that statement takes (an invoice number)
-is put into the unit's result once it has committed.
+Services receive a ``UnitOfWork`` (``tillbook.unit``) or, on cold paths, its
+``AsyncSession``; they flush and never commit. ``Database.unit`` owns the
+transaction: it commits once, and runs the whole unit again when the failure has
+a name that says a re-run can succeed (``tillbook.unit``: a lost unique race on a
+named constraint, a guard whose premise a neighbour changed, a serialization
+failure or deadlock, a connection that died before COMMIT was sent); a database
+that stays away is a clean 503, a lock wait past the timeout a 409.
 
 Pooled PostgreSQL connections are not pinged at checkout: SQLAlchemy's pre-ping
-costs three round trips (BEGIN, ``;``, ROLLBACK) on every checkout, two checkouts
-per request. A dead connection instead fails its first statement; nothing can
-have been committed then, so the unit runs again on a fresh connection.
+costs three round trips (BEGIN, ``;``, ROLLBACK) on every checkout. A dead
+connection instead fails its first statement; nothing can have been committed
+then, so the unit runs again on a fresh connection.
 
 SQLite (the embedded default) has one writer: writes go through a dedicated
 engine with a single pooled connection and ``BEGIN IMMEDIATE``, so two writers in
 one process queue instead of failing, and several processes wait on
-``busy_timeout``. PostgreSQL takes row locks (``FOR UPDATE``) instead.
+``busy_timeout``. PostgreSQL takes row locks instead.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from contextvars import ContextVar
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
-from sqlalchemy import (
-    ARRAY,
-    Executable,
-    Insert,
-    Row,
-    Table,
-    bindparam,
-    event,
-    func,
-    insert,
-    select,
-    text,
-)
+from sqlalchemy import Executable, Row, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.ext.asyncio import (
@@ -50,23 +38,25 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 
-from tillbook.deferred import flush, resolved  # (importing registers the before-commit writer)
 from tillbook.errors import Conflict, ServiceUnavailable
-from tillbook.rawsql import first_autocommit, on_postgresql, run
+from tillbook.unit import (
+    PremiseGone,
+    UnitOfWork,
+    driver_sql,
+    is_database_error,
+    is_lock_timeout,
+    is_transient,
+    is_unique_race,
+    sqlstate,
+    statement_observers,
+)
 
 log = logging.getLogger("tillbook.db")
 T = TypeVar("T")
 
-RETRYABLE_PG_CODES = {"40001", "40P01"}  # serialization failure, deadlock
-LOCK_TIMEOUT_PG_CODE = "55P03"
 # admin shutdown, crash shutdown, cannot connect now (starting up or shutting down),
 # too many connections; and every code of class 08, connection exception
 UNAVAILABLE_PG_CODES = {"57P01", "57P02", "57P03", "53300"}
-
-
-# True while ``Database.write`` runs a unit again after a unique violation: code that
-# trusts a unique index to catch a rare collision (invoice numbers) checks first then.
-after_conflict: ContextVar[bool] = ContextVar("after_conflict", default=False)
 
 
 def async_url(url: str) -> str:
@@ -99,23 +89,19 @@ def _sqlite_setup(engine: AsyncEngine, *, immediate: bool) -> None:
         conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
 
-def _sqlstate(exc: DBAPIError) -> str | None:
-    orig = exc.orig
-    code = getattr(orig, "sqlstate", None) or getattr(orig, "pgcode", None)
-    if code is None and orig is not None and orig.__cause__ is not None:
-        code = getattr(orig.__cause__, "sqlstate", None)
-    return code if isinstance(code, str) else None
-
-
 class Database:
     def __init__(self, url: str, *, pool_size: int = 10, lock_timeout_s: float = 5.0):
         self.url = async_url(url)
         self.lock_timeout_s = lock_timeout_s
         self.is_sqlite = self.url.startswith("sqlite")
+        # hide_parameters: a failed statement's error, and any log or traceback of it,
+        # shows the SQL but not the values a client sent (an email, a name).
         if self.is_sqlite:
-            self.engine = create_async_engine(self.url, pool_size=pool_size, max_overflow=0)
+            self.engine = create_async_engine(
+                self.url, pool_size=pool_size, max_overflow=0, hide_parameters=True
+            )
             self.write_engine = create_async_engine(
-                self.url, pool_size=1, max_overflow=0, pool_timeout=60
+                self.url, pool_size=1, max_overflow=0, pool_timeout=60, hide_parameters=True
             )
             _sqlite_setup(self.engine, immediate=False)
             _sqlite_setup(self.write_engine, immediate=True)
@@ -125,6 +111,7 @@ class Database:
                 pool_size=pool_size,
                 max_overflow=pool_size,
                 pool_recycle=1800,
+                hide_parameters=True,
                 # Set once per connection instead of a SET LOCAL round trip per write.
                 connect_args={"server_settings": {"lock_timeout": str(int(lock_timeout_s * 1000))}},
             )
@@ -150,13 +137,30 @@ class Database:
         self, statement: Executable, params: dict[str, Any]
     ) -> Mapping[str, Any] | None:
         """The first row of one prebuilt read, by column name, outside any transaction
-        on PostgreSQL (no BEGIN and COMMIT round trips; the statement on the asyncpg
-        connection: ``rawsql.first_autocommit``); used on every request by the key
-        lookup."""
+        on PostgreSQL (no BEGIN and COMMIT round trips: the statement goes on the
+        driver connection, which SQLAlchemy has not begun a transaction on); used on
+        every request by the key lookup."""
         if self.is_sqlite:
             row = await self.read(lambda s: _first(s, statement, params))
             return None if row is None else dict(row._mapping)
-        return await self._reading(lambda: first_autocommit(self.engine, statement, params))
+        return await self._reading(lambda: self._first_autocommit(statement, params))
+
+    async def _first_autocommit(
+        self, statement: Executable, params: dict[str, Any]
+    ) -> Mapping[str, Any] | None:
+        async with self.engine.connect() as connection:
+            driver = (await connection.get_raw_connection()).driver_connection
+            assert driver is not None
+            compiled = driver_sql(statement, tuple(params), self.engine.dialect)
+            for observe in statement_observers:
+                observe(compiled.sql)
+            try:
+                row = await driver.fetchrow(compiled.sql, *compiled.args(params))
+            except Exception as exc:
+                if _connection_lost(exc):
+                    await connection.invalidate()
+                raise
+        return None if row is None else dict(row)
 
     async def _reading(self, op: Callable[[], Awaitable[T]]) -> T:
         """A read runs once more on a fresh connection when its pooled one was dead;
@@ -164,15 +168,15 @@ class Database:
         for attempt in range(2):
             try:
                 return await op()
-            except DBAPIError as exc:
+            except Exception as exc:
+                if not (is_database_error(exc) or isinstance(exc, OSError)):
+                    raise
                 if isinstance(exc, IntegrityError):
                     raise
-                if attempt == 0 and _stale(exc):
+                if attempt == 0 and _connection_lost(exc):
                     log.info("connection lost during a read; retrying on a fresh one")
                     continue
                 raise self._unavailable(exc) from exc
-            except OSError as exc:  # the driver's connect: refused, reset, timed out
-                raise _down(exc) from exc
         raise AssertionError("unreachable")
 
     async def write(
@@ -182,62 +186,90 @@ class Database:
         lock_timeout_s: float | None = None,
         attempts: int = 4,
     ) -> T:
-        """Run ``fn`` in one write transaction and commit it, or roll all of it back."""
-        token = after_conflict.set(False)
-        try:
-            return await self._write(fn, lock_timeout_s, attempts)
-        finally:
-            after_conflict.reset(token)
+        """Run ``fn`` on the session of one unit of work (the cold paths, which need
+        nothing of the unit but its transaction)."""
+        return await self.unit(
+            lambda uow: fn(uow.session), lock_timeout_s=lock_timeout_s, attempts=attempts
+        )
 
-    async def _write(
+    async def unit(
         self,
-        fn: Callable[[AsyncSession], Awaitable[T]],
-        lock_timeout_s: float | None,
-        attempts: int,
+        fn: Callable[[UnitOfWork], Awaitable[T]],
+        *,
+        lock_timeout_s: float | None = None,
+        attempts: int = 8,
     ) -> T:
+        """Run ``fn`` in one write transaction and commit it, or roll all of it back;
+        run it again, up to ``attempts`` times, when the failure says a re-run can
+        succeed."""
         lock_timeout_s = self.lock_timeout_s if lock_timeout_s is None else lock_timeout_s
+        unique_race = False
         for attempt in range(attempts):
-            in_unit = False
+            last = attempt == attempts - 1
             try:
-                if attempt:
-                    after_conflict.set(True)
-                async with self._writer() as session, session.begin():
-                    if not self.is_sqlite and lock_timeout_s != self.lock_timeout_s:
-                        await session.execute(
-                            text(f"SET LOCAL lock_timeout = '{int(lock_timeout_s * 1000)}ms'")
-                        )
-                    in_unit = True
-                    result = await fn(session)
-                    await flush(session)
-                    in_unit = False
-                    info = session.info
-                # Committed: values the last statement took (an invoice number) replace
-                # their placeholders in the result.
-                return resolved(result, info)
-            except IntegrityError:
-                # A concurrent twin won a unique race (invoice number, token, counter):
-                # run again; this time the twin's committed row is visible.
-                if attempt == attempts - 1:
+                return await self._once(fn, attempt, unique_race, lock_timeout_s)
+            except PremiseGone as exc:
+                if last:
+                    raise Conflict(
+                        "too many concurrent changes to the same stock; retry shortly",
+                        headers={"Retry-After": "1"},
+                    ) from exc
+                log.debug("premise gone (%s); running the unit again", exc)
+                await asyncio.sleep(0)
+            except _LostBeforeCommit as exc:
+                if last:
+                    raise _down(exc.cause) from exc.cause
+                log.info("connection lost before commit; retrying (attempt %d)", attempt + 2)
+            except Exception as exc:
+                if not (is_database_error(exc) or isinstance(exc, OSError)):
                     raise
-                log.info("write lost a unique race; retrying (attempt %d)", attempt + 2)
-            except DBAPIError as exc:
-                code = _sqlstate(exc)
-                if in_unit and attempt < attempts - 1 and _stale(exc):
-                    # The connection died before COMMIT was sent: nothing was written.
-                    log.info("connection lost before commit; retrying (attempt %d)", attempt + 2)
+                if is_unique_race(exc) and not last:
+                    # A concurrent twin won a unique race: run again; this time the
+                    # twin's committed row is visible.
+                    unique_race = True
+                    log.info("write lost a unique race; retrying (attempt %d)", attempt + 2)
                     continue
-                if code in RETRYABLE_PG_CODES and attempt < attempts - 1:
+                if is_transient(exc) and not last:
                     await asyncio.sleep(0.01 * (attempt + 1))
                     continue
-                if code == LOCK_TIMEOUT_PG_CODE:
+                if is_lock_timeout(exc):
                     raise Conflict(
                         "another request holds the same records; retry shortly",
                         headers={"Retry-After": "1"},
                     ) from exc
+                if isinstance(exc, IntegrityError):
+                    raise
                 raise self._unavailable(exc) from exc
-            except OSError as exc:  # the driver's connect: refused, reset, timed out
-                raise _down(exc) from exc
         raise AssertionError("unreachable")
+
+    async def _once(
+        self,
+        fn: Callable[[UnitOfWork], Awaitable[T]],
+        attempt: int,
+        unique_race: bool,
+        lock_timeout_s: float,
+    ) -> T:
+        async with self._writer() as session:
+            in_unit = False
+            try:
+                async with session.begin():
+                    if not self.is_sqlite and lock_timeout_s != self.lock_timeout_s:
+                        await session.execute(
+                            text(f"SET LOCAL lock_timeout = '{int(lock_timeout_s * 1000)}ms'")
+                        )
+                    uow = UnitOfWork(session, attempt=attempt, after_unique_race=unique_race)
+                    in_unit = True
+                    result = await fn(uow)
+                    await uow.finish()
+                    in_unit = False
+                return result
+            except Exception as exc:
+                if in_unit and _connection_lost(exc):
+                    # The connection died before COMMIT was sent: nothing was written.
+                    with contextlib.suppress(Exception):  # already dead: best effort
+                        await (await session.connection()).invalidate()
+                    raise _LostBeforeCommit(exc) from exc
+                raise
 
     async def standalone(self, fn: Callable[[AsyncSession], Awaitable[T]]) -> T:
         """A separate short transaction (failed-transaction records, audit)."""
@@ -245,14 +277,17 @@ class Database:
             return await fn(session)
 
     @staticmethod
-    def _unavailable(exc: DBAPIError) -> Exception:
-        if (
-            isinstance(exc, OperationalError)
-            or exc.connection_invalidated
-            or _is_connection_error(exc)
-        ):
-            return _down(exc.orig or exc)
+    def _unavailable(exc: Exception) -> Exception:
+        if isinstance(exc, OSError | OperationalError) or _connection_lost(exc):
+            cause: BaseException = getattr(exc, "orig", None) or exc
+            return _down(cause)
         return exc
+
+
+class _LostBeforeCommit(Exception):
+    def __init__(self, cause: BaseException):
+        super().__init__(str(cause))
+        self.cause = cause
 
 
 async def _first(
@@ -261,75 +296,29 @@ async def _first(
     return (await session.execute(statement, params)).first()
 
 
-def _stale(exc: DBAPIError) -> bool:
-    """A pooled connection the server dropped (terminated backend, restart, idle
-    timeout): SQLAlchemy invalidates it, and a fresh one may well work."""
-    return bool(exc.connection_invalidated)
+def _connection_lost(exc: BaseException) -> bool:
+    """A connection the server dropped or never gave (terminated backend, restart,
+    refused connect): SQLAlchemy's own error marks it invalidated; the driver's
+    errors name it; a fresh connection may well work."""
+    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
+        return True
+    if isinstance(exc, OSError):
+        return True
+    code = sqlstate(exc)
+    if code is not None and (code.startswith("08") or code in UNAVAILABLE_PG_CODES):
+        return True
+    current: BaseException | None = exc
+    seen: list[BaseException] = []
+    markers = ("ConnectionDoesNotExist", "ConnectionReset", "CannotConnectNow", "AdminShutdown",
+               "InterfaceError", "ConnectionError")  # fmt: skip
+    while current is not None and current not in seen:
+        seen.append(current)
+        if any(m in type(current).__name__ for m in markers):
+            return True
+        current = getattr(current, "orig", None) or current.__cause__
+    return False
 
 
 def _down(cause: BaseException) -> ServiceUnavailable:
     log.warning("database unavailable: %s: %s", type(cause).__name__, cause)
     return ServiceUnavailable(headers={"Retry-After": "2"})
-
-
-def _is_connection_error(exc: DBAPIError) -> bool:
-    code = _sqlstate(exc)
-    if code is not None and (code.startswith("08") or code in UNAVAILABLE_PG_CODES):
-        return True
-    # the driver's own exception: SQLAlchemy's asyncpg adapter keeps it as the cause
-    causes = (exc.orig, exc.orig.__cause__ if exc.orig is not None else None)
-    names = [type(c).__name__ for c in causes if c is not None]
-    markers = ("Connection", "CannotConnectNow", "AdminShutdown", "InterfaceError")
-    return any(m in name for name in names for m in markers)
-
-
-_INSERTS: dict[Table, Insert] = {}
-_ARRAY_INSERTS: dict[tuple[Table, tuple[str, ...]], Insert] = {}
-
-
-async def insert_returning_ids(
-    session: AsyncSession, table: Table, rows: Sequence[Mapping[str, Any]]
-) -> list[int]:
-    """Insert rows into a table in one statement and return their ids in row order.
-
-    For write paths that need ids but no ORM objects: statements built once per
-    table, no unit-of-work flush (about a third of the CPU of ``add`` + ``flush``).
-    Several rows on PostgreSQL go as one array insert (``_array_insert``) on the
-    asyncpg connection; elsewhere as SQLAlchemy's multi-row insert, which sorts
-    the returned ids by a sentinel column."""
-    if not rows:
-        return []
-    if len(rows) > 1 and on_postgresql(session):
-        columns = tuple(rows[0])
-        params = {f"arr_{c}": [row[c] for row in rows] for c in columns}
-        # Sorted: each row takes its id from the sequence as the SELECT yields it,
-        # in row order, whatever order RETURNING lists them in.
-        return sorted(r[0] for r in await run(session, _array_insert(table, columns), params))
-    statement = _INSERTS.get(table)
-    if statement is None:
-        statement = insert(table).returning(table.c.id, sort_by_parameter_order=True)
-        _INSERTS[table] = statement
-    if len(rows) == 1:
-        return [(await run(session, statement, rows[0]))[0][0]]
-    return list((await session.execute(statement, list(rows))).scalars())
-
-
-def _array_insert(table: Table, columns: tuple[str, ...]) -> Insert:
-    """``INSERT … SELECT … FROM unnest(:arrays) WITH ORDINALITY ORDER BY ordinality
-    RETURNING id``: one prebuilt statement whatever the number of rows (a VALUES list
-    is a new statement for every count). The SELECT yields the rows in their order
-    (one sort over the ordinality; an INSERT never runs a parallel plan) and each
-    takes the next id of the sequence as it is inserted, so the ids, sorted, are in
-    row order; ``tests/test_db.py`` holds it to that."""
-    statement = _ARRAY_INSERTS.get((table, columns))
-    if statement is None:
-        binds = [bindparam(f"arr_{c}", type_=ARRAY(table.c[c].type)) for c in columns]
-        rows = (
-            func.unnest(*binds)
-            .table_valued(*columns, with_ordinality="ordinality")
-            .render_derived(name=f"arr_{table.name}")
-        )
-        select_rows = select(*(rows.c[c] for c in columns)).order_by(rows.c.ordinality)
-        statement = insert(table).from_select(list(columns), select_rows).returning(table.c.id)
-        _ARRAY_INSERTS[(table, columns)] = statement
-    return statement

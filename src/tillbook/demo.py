@@ -14,13 +14,13 @@ from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.catalog import service as catalog
 from tillbook.kit import xid
 from tillbook.kit.money import number
 from tillbook.models import Account, ExpenseCategory, PaymentMode, Product
 from tillbook.tenancy import service as tenancy
+from tillbook.unit import UnitOfWork
 
 D = Decimal
 DEMO_RATE_LIMIT = "600/minute"
@@ -190,7 +190,8 @@ def _party(user_id: int, name: str) -> dict[str, Any]:
     return {"id": user_id, "xid": xid.encode(user_id), "name": name}
 
 
-async def _build_company(session: AsyncSession, spec: CompanySpec) -> dict[str, Any]:
+async def _build_company(uow: UnitOfWork, spec: CompanySpec) -> dict[str, Any]:
+    session = uow.session
     tag = secrets.token_hex(3)
     email = f"admin+{tag}@{spec.domain}"
     password = secrets.token_urlsafe(12)
@@ -256,7 +257,7 @@ async def _build_company(session: AsyncSession, spec: CompanySpec) -> dict[str, 
             }
         )
         for p in wh_spec.products:
-            product = await _build_product(session, out, cid, warehouse.id, p, admin.id)
+            product = await _build_product(uow, out, cid, warehouse.id, p, admin.id)
             products.append(
                 {
                     "id": product.id,
@@ -307,15 +308,16 @@ async def _build_company(session: AsyncSession, spec: CompanySpec) -> dict[str, 
 
 
 async def _build_product(
-    session: AsyncSession,
+    uow: UnitOfWork,
     built: _Names,
     company_id: int,
     warehouse_id: int,
     spec: ProductSpec,
     admin_id: int,
 ) -> Product:
+    session = uow.session
     product = await catalog.create_product(
-        session,
+        uow,
         company_id=company_id,
         warehouse_id=warehouse_id,
         name=spec.name,
@@ -337,7 +339,7 @@ async def _build_product(
     return product
 
 
-async def create_demo(session: AsyncSession) -> dict[str, Any]:
+async def create_demo(uow: UnitOfWork) -> dict[str, Any]:
     """Build the whole demo set in the caller's transaction and return it in the
     ``tillbook demo --json`` shape (DESIGN.md §11)."""
-    return {"companies": [await _build_company(session, spec) for spec in DEMO_COMPANIES]}
+    return {"companies": [await _build_company(uow, spec) for spec in DEMO_COMPANIES]}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 from alembic import command
@@ -25,7 +24,3 @@ def upgrade(database_url: str) -> None:
     """Blocking; runs its own event loop, so call it outside a running loop
     (or from a worker thread)."""
     command.upgrade(alembic_config(database_url), "head")
-
-
-async def upgrade_async(database_url: str) -> None:
-    await asyncio.to_thread(upgrade, database_url)

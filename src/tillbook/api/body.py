@@ -15,24 +15,54 @@ from fastapi import Request
 from pydantic import BaseModel, ValidationError
 
 from tillbook.errors import BadRequest, ValidationFailed
+from tillbook.kit.text import QUOTE_LIMIT, quoted, shorten
 
 M = TypeVar("M", bound=BaseModel)
 
 
 def field_path(loc: tuple[int | str, ...]) -> str:
-    parts = [str(p) for p in loc if p not in ("body",)]
+    # A location can hold a key the client chose (an unknown property): cut it short.
+    parts = [shorten(str(p)) for p in loc if p not in ("body",)]
     return ".".join(parts) or "body"
 
 
+# Fields whose value is never quoted back, by any part of their name: a rejected
+# password is still the owner's password, and a rejected secret still a secret.
+SECRET_NAME_PARTS = ("password", "secret", "token")
+HIDDEN = "<hidden>"
+
+
+def _is_secret(loc: tuple[int | str, ...]) -> bool:
+    return any(
+        isinstance(part, str) and any(word in part.lower() for word in SECRET_NAME_PARTS)
+        for part in loc
+    )
+
+
 def _message(err: Any) -> str:
+    """Pydantic's message, with at most ``QUOTE_LIMIT`` characters of the value it
+    rejected and none of a secret's (DESIGN.md §12).
+
+    The value is added as ``(got …)`` unless the message already shows it (a
+    validator's own ``ValueError``); a message that shows a long value or a secret
+    has it cut or hidden in place."""
     msg = str(err["msg"])
+    if "input" not in err:
+        return msg
+    value = err["input"]
+    secret = _is_secret(tuple(err.get("loc", ())))
+    if isinstance(value, str | bytes) and value and (secret or len(value) > QUOTE_LIMIT):
+        shown = HIDDEN if secret else quoted(value)
+        msg = msg.replace(repr(value), shown)
+        if isinstance(value, str) and len(value) >= 8:  # shown without quotes
+            msg = msg.replace(value, shown)
     if (
         err["type"] not in ("missing",)
-        and "input" in err
-        and not isinstance(err["input"], dict | list)
-        and repr(err["input"]) not in msg
+        and not secret
+        and not isinstance(value, dict | list)
+        and repr(value) not in str(err["msg"])
     ):
-        msg += f" (got {err['input']!r})"
+        msg += f" (got {quoted(value)})"
     return msg
 
 
@@ -70,13 +100,18 @@ def decode_json(raw: bytes) -> Any:
 
 async def parse_body(request: Request, model: type[M]) -> tuple[M, bytes]:
     raw = await request.body()
+    return parse_bytes(raw, model), raw
+
+
+def parse_bytes(raw: bytes, model: type[M]) -> M:
+    """A body already read (a signed callback is verified over its bytes first)."""
     if not raw.strip():
         raise BadRequest("request body is empty; send a JSON object")
     data = decode_json(raw)
     if not isinstance(data, dict):
         raise ValidationFailed({"body": ["must be a JSON object"]})
     try:
-        return model.model_validate(data), raw
+        return model.model_validate(data)
     except ValidationError as exc:
         raise ValidationFailed(errors_of(exc)) from None
 

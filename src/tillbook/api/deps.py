@@ -10,6 +10,7 @@ from tillbook.auth.context import AuthContext
 from tillbook.auth.service import authenticate, request_target
 from tillbook.db import Database
 from tillbook.errors import RateLimited, UnsupportedMediaType
+from tillbook.kit.text import quoted
 
 
 def get_db(request: Request) -> Database:
@@ -49,7 +50,7 @@ async def current_key(request: Request) -> AuthContext:
         ctype = h.get("content-type", "")
         if ctype.split(";")[0].strip().lower() != "application/json":
             raise UnsupportedMediaType(
-                f"Content-Type must be application/json, got {ctype or 'none'!r}"
+                f"Content-Type must be application/json, got {quoted(ctype or 'none')}"
             )
     return ctx
 

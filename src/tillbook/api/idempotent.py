@@ -26,12 +26,12 @@ from tillbook.api.body import decode_json
 from tillbook.api.responses import JSON, dumps
 from tillbook.auth.context import AuthContext
 from tillbook.db import Database
-from tillbook.deferred import DeferredUpdate, defer, without_placeholders
 from tillbook.errors import LedgerImbalance, Unprocessable, invalid
 from tillbook.kit.bounds import stored_length, text_problem
+from tillbook.kit.text import quoted
 from tillbook.models import FailedTransaction, IdempotencyRecord
 from tillbook.models.base import table_of
-from tillbook.rawsql import run
+from tillbook.unit import QueuedUpdate, UnitOfWork
 
 WINDOW = dt.timedelta(hours=24)
 TOKEN_LENGTH = stored_length(IdempotencyRecord.token)
@@ -47,13 +47,9 @@ _CLAIM_SQLITE = (
     .on_conflict_do_nothing(index_elements=["warehouse_id", "token"])
     .returning(_records.c.id)
 )
-_RESPONSE = DeferredUpdate(
-    _records,
-    ["warehouse_id", "token"],
-    ["response_status", "response_body"],
-    late=["response_body"],
-)
-Work = Callable[[AsyncSession], Awaitable[dict[str, Any]]]
+# The stored answer goes with the unit's last statement.
+_RESPONSE = QueuedUpdate(_records, ["warehouse_id", "token"], ["response_status", "response_body"])
+Work = Callable[[UnitOfWork], Awaitable[dict[str, Any]]]
 
 
 def request_hash(method: str, path: str, raw: bytes) -> str:
@@ -62,7 +58,7 @@ def request_hash(method: str, path: str, raw: bytes) -> str:
 
 
 async def _claim(
-    session: AsyncSession, db: Database, warehouse_id: int, token: str, digest: str
+    uow: UnitOfWork, warehouse_id: int, token: str, digest: str
 ) -> tuple[int, dict[str, Any]] | None:
     """None when this request now owns the token; else the stored (status, body)."""
     now = dt.datetime.now(dt.UTC)
@@ -72,9 +68,10 @@ async def _claim(
         "request_hash": digest,
         "created_at": now,
     }
+    session = uow.session
     for _ in range(2):
-        claim = _CLAIM_SQLITE if db.is_sqlite else _CLAIM_PG
-        if await run(session, claim, values):
+        claim = _CLAIM_PG if uow.is_postgresql else _CLAIM_SQLITE
+        if await uow.run(claim, values):
             return None
         record = (
             await session.execute(
@@ -94,10 +91,10 @@ async def _claim(
             continue
         if record.request_hash != digest:
             raise Unprocessable(
-                f"Idempotency-Key {token!r} was already used with a different request body"
+                f"Idempotency-Key {quoted(token)} was already used with a different request body"
             )
         if record.response_status is None or record.response_body is None:
-            raise Unprocessable(f"Idempotency-Key {token!r} is in an unknown state")
+            raise Unprocessable(f"Idempotency-Key {quoted(token)} is in an unknown state")
         return record.response_status, json.loads(record.response_body)
     raise AssertionError("unreachable")
 
@@ -119,21 +116,21 @@ async def run_write(
             raise invalid("Idempotency-Key", f"must be 1 to {TOKEN_LENGTH} characters")
     digest = request_hash(request.method, request.url.path, raw) if token else ""
 
-    async def unit(session: AsyncSession) -> tuple[int, dict[str, Any], bool]:
+    async def unit(uow: UnitOfWork) -> tuple[int, dict[str, Any], bool]:
         if token:
-            stored = await _claim(session, db, key.warehouse_id, token, digest)
+            stored = await _claim(uow, key.warehouse_id, token, digest)
             if stored is not None:
                 return stored[0], stored[1], True
-        result = await work(session)
+        result = await work(uow)
         if token:
             response = {"response_status": 200, "response_body": dumps(result).decode()}
             row = {"warehouse_id": key.warehouse_id, "token": token, **response}
-            defer(session, _RESPONSE, [row])
+            uow.defer(_RESPONSE, [row])
         return 200, result, False
 
     wait = request.app.state.settings.idempotency_wait
     try:
-        status, body, replayed = await db.write(unit, lock_timeout_s=wait)
+        status, body, replayed = await db.unit(unit, lock_timeout_s=wait)
     except LedgerImbalance as exc:
         await record_failed_transaction(db, key, exc)
         raise
@@ -156,7 +153,7 @@ async def record_failed_transaction(db: Database, key: AuthContext, exc: LedgerI
                         "entries": exc.entries,
                         "context": {
                             "user_id": key.user_id,
-                            "narration": without_placeholders(exc.narration),
+                            "narration": exc.narration,
                         },
                     }
                 ).decode(),

@@ -9,12 +9,22 @@ Guessing is made expensive and uninformative:
 
 - an unknown email and a wrong password get the same 401 message after the same
   scrypt work (a dummy hash stands in for a missing user);
-- ten failed logins for one email within 15 minutes block that email (429 with
-  ``Retry-After``), whatever the password of the next try, so a blocked attacker
-  cannot tell a right guess from a wrong one. The count lives in the app's rate
-  limiter storage (shared through Redis when configured); within one process the
-  check and the count are serialised per email, so parallel guesses cannot slip
-  past the limit.
+- failed logins are counted per client address, in two limits consulted before
+  any password is hashed (a refused request costs no scrypt work):
+  ``LOGIN_FAILURES`` (10 in 15 minutes) for one email from one address, and
+  ``ADDRESS_FAILURES`` (30 in 15 minutes) for all emails from one address, so
+  that guessing across many emails is as slow as guessing one. Once blocked
+  (429 with ``Retry-After``, at most the window), the address is refused whatever
+  the password of the next try, so a blocked guesser cannot tell a right guess
+  from a wrong one (a right password before that clears the count for its email
+  and address, not the address's). Because the counts are per address, a stranger's failures
+  block the stranger only: the owner logs in from their own address meanwhile.
+  The address is the ASGI client host; behind a reverse proxy it is the address
+  uvicorn takes from ``X-Forwarded-For`` when ``--proxy-headers`` is on and the
+  proxy is listed in ``--forwarded-allow-ips`` (see the README). The counts live
+  in the app's rate limiter storage (shared through Redis when configured);
+  within one process the check and the count are serialised per address, so
+  parallel guesses cannot slip past the limit.
 
 Passwords and tokens are never logged; emails are logged as a short digest.
 """
@@ -24,8 +34,6 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
-import math
-import time
 import weakref
 from dataclasses import dataclass
 
@@ -33,7 +41,7 @@ from limits import RateLimitItem, parse
 from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tillbook.auth.ratelimit import RateLimiter
+from tillbook.auth.ratelimit import RateLimiter, retry_after
 from tillbook.db import Database
 from tillbook.errors import RateLimited, Unauthorized
 from tillbook.kit import crypto
@@ -44,10 +52,11 @@ log = logging.getLogger("tillbook.auth.admin")
 TOKEN_PREFIX = "adm_"
 TOKEN_LENGTH = 40
 SESSION_TTL = dt.timedelta(hours=12)
-LOGIN_FAILURES: RateLimitItem = parse("10 per 15 minutes")
+LOGIN_FAILURES: RateLimitItem = parse("10 per 15 minutes")  # one email from one address
+ADDRESS_FAILURES: RateLimitItem = parse("30 per 15 minutes")  # every email from one address
 BAD_CREDENTIALS = "invalid email or password"
 
-_email_locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+_address_locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
 
 @dataclass(frozen=True)
@@ -85,22 +94,24 @@ def _email_digest(email: str) -> str:
     return crypto.sha256_hex(email)[:16]
 
 
-def _lock_for(email_digest: str) -> asyncio.Lock:
-    lock = _email_locks.get(email_digest)
+def _lock_for(address: str) -> asyncio.Lock:
+    lock = _address_locks.get(address)
     if lock is None:
         lock = asyncio.Lock()
-        _email_locks[email_digest] = lock
+        _address_locks[address] = lock
     return lock
 
 
-async def _blocked(limiter: RateLimiter, ident: str) -> RateLimited | None:
-    if await limiter.limiter.test(LOGIN_FAILURES, ident):
+async def _blocked(
+    limiter: RateLimiter, item: RateLimitItem, ident: str, what: str
+) -> RateLimited | None:
+    if await limiter.limiter.test(item, ident):
         return None
-    stats = await limiter.limiter.get_window_stats(LOGIN_FAILURES, ident)
-    retry_after = max(1, math.ceil(stats.reset_time - time.time()))
+    stats = await limiter.limiter.get_window_stats(item, ident)
+    wait = retry_after(stats.reset_time, item)
     return RateLimited(
-        f"too many failed logins for this email; retry after {retry_after} seconds",
-        headers={"Retry-After": str(retry_after)},
+        f"too many failed logins {what}; retry after {wait} seconds",
+        headers={"Retry-After": str(wait)},
     )
 
 
@@ -143,16 +154,30 @@ async def _open_session(session: AsyncSession, company_id: int, user_id: int) ->
     return AdminLogin(token=token, expires_at=expires_at, company_id=company_id, user_id=user_id)
 
 
-async def login(db: Database, limiter: RateLimiter, email: str, password: str) -> AdminLogin:
-    """A new session for the admin with this email and password; 401 otherwise."""
+async def login(
+    db: Database, limiter: RateLimiter, email: str, password: str, address: str
+) -> AdminLogin:
+    """A new session for the admin with this email and password; 401 otherwise.
+
+    ``address`` is the client's network address (``request.client.host``)."""
     normalized = email.strip().lower()
     digest = _email_digest(normalized)
-    ident = f"tillbook:admin-login:{crypto.sha256_hex(normalized)}"
-    async with _lock_for(digest):
-        refused = await _blocked(limiter, ident)
-        if refused is not None:
-            log.warning("admin login refused: too many failures (email %s)", digest)
-            raise refused
+    address_ident = f"tillbook:admin-login-address:{address}"
+    email_ident = f"tillbook:admin-login:{crypto.sha256_hex(normalized)}:{address}"
+    async with _lock_for(address):
+        for item, ident, what in (
+            (ADDRESS_FAILURES, address_ident, "from this address"),
+            (LOGIN_FAILURES, email_ident, "for this email from this address"),
+        ):
+            refused = await _blocked(limiter, item, ident, what)
+            if refused is not None:
+                log.warning(
+                    "admin login refused: too many failures %s (email %s, address %s)",
+                    what,
+                    digest,
+                    address,
+                )
+                raise refused
         candidates = await db.read(lambda s: _admins_with_email(s, normalized))
         matched: tuple[int, int] | None = None
         if not candidates:
@@ -162,9 +187,14 @@ async def login(db: Database, limiter: RateLimiter, email: str, password: str) -
                 matched = (user_id, company_id)
                 break
         if matched is None:
-            await limiter.limiter.hit(LOGIN_FAILURES, ident)
-            log.info("admin login failed (email %s)", digest)
+            await limiter.limiter.hit(ADDRESS_FAILURES, address_ident)
+            await limiter.limiter.hit(LOGIN_FAILURES, email_ident)
+            log.info("admin login failed (email %s, address %s)", digest, address)
             raise Unauthorized(BAD_CREDENTIALS)
+        # The owner's own typos for this email are forgotten once the password is
+        # right; the address's count across emails is not (one known password must
+        # not reset the guessing at others).
+        await limiter.limiter.clear(LOGIN_FAILURES, email_ident)
     user_id, company_id = matched
     opened = await db.write(lambda s: _open_session(s, company_id, user_id))
     log.info("admin login: company %s user %s", company_id, user_id)

@@ -27,6 +27,11 @@ def parse_rate(rate: str) -> RateLimitItem:
     return parse(f"{int(count)}/{period}")
 
 
+def retry_after(reset_time: float, item: RateLimitItem) -> int:
+    """Whole seconds until the window frees a place (``window_timing``'s first half)."""
+    return window_timing(reset_time, time.time(), item.get_expiry())[0]
+
+
 @dataclass(frozen=True)
 class Verdict:
     allowed: bool

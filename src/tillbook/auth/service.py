@@ -29,6 +29,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.auth.context import AuthContext
+from tillbook.config import master_key
 from tillbook.db import Database
 from tillbook.errors import Forbidden, Unauthorized
 from tillbook.kit import crypto
@@ -200,7 +201,7 @@ async def _verify_signature(
             f"stale request timestamp: more than {SIGNATURE_WINDOW_S} seconds from server "
             f"time {now_s}"
         )
-    hmac_secret = crypto.decrypt(hmac_secret_encrypted, context=HMAC_CONTEXT)
+    hmac_secret = crypto.decrypt(hmac_secret_encrypted, master_key(), context=HMAC_CONTEXT)
     expected = sign(hmac_secret, timestamp, method, target, body)
     if not crypto.same(signature.strip().lower(), expected):
         raise Unauthorized(

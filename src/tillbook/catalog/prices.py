@@ -17,13 +17,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tillbook.auth.context import AuthContext
 from tillbook.catalog.schemas import PriceAdjustmentIn
 from tillbook.events.outbox import emit
-from tillbook.inventory.service import lock_products
 from tillbook.kit import xid
 from tillbook.kit.money import number
 from tillbook.kit.pagination import envelope, parse_page
+from tillbook.kit.problems import Problems
 from tillbook.kit.refs import ref_to_id
 from tillbook.models import PriceAdjustmentBatch, PriceHistory, Product, User
-from tillbook.orders import lookup, numbering
+from tillbook.orders import numbering
+from tillbook.unit import UnitOfWork
 
 
 def product_updated(product: Product) -> dict[str, Any]:
@@ -40,19 +41,28 @@ def product_updated(product: Product) -> dict[str, Any]:
 
 
 async def create_price_adjustment(
-    session: AsyncSession, key: AuthContext, body: PriceAdjustmentIn
+    uow: UnitOfWork, key: AuthContext, body: PriceAdjustmentIn
 ) -> dict[str, Any]:
-    problems = lookup.Problems()
+    """A price change edits the product row itself, so it locks it (a cold path)."""
+    session = uow.session
+    problems = Problems()
     product_id = ref_to_id(body.product_id)
-    products = await lock_products(session, key.warehouse_id, [product_id] if product_id else [])
-    product = products.get(product_id or 0)
+    product = None
+    if product_id is not None:
+        product = (
+            await session.execute(
+                select(Product)
+                .where(Product.id == product_id, Product.warehouse_id == key.warehouse_id)
+                .with_for_update()
+            )
+        ).scalar_one_or_none()
     if product is None:
         problems.add("product_id", f"unknown product {body.product_id!r}")
     problems.raise_if_any()
     assert product is not None
 
     now = dt.datetime.now(dt.UTC)
-    invoice_number = await numbering.issue(session, key.warehouse_id, "price-adjustments")
+    invoice_number = await numbering.take(uow, key.warehouse_id, "price-adjustments")
     batch = PriceAdjustmentBatch(
         company_id=key.company_id,
         warehouse_id=key.warehouse_id,
@@ -78,8 +88,8 @@ async def create_price_adjustment(
     )
     product.sales_price = body.new_sales_price
     await session.flush()
-    await emit(
-        session,
+    emit(
+        uow,
         company_id=key.company_id,
         warehouse_id=key.warehouse_id,
         types=["product.updated"],

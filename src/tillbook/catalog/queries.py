@@ -20,6 +20,7 @@ from tillbook.errors import NotFound
 from tillbook.kit import xid
 from tillbook.kit.money import money_str, number
 from tillbook.kit.pagination import Page, envelope
+from tillbook.ledger.parties import warehouse_balances
 from tillbook.models import (
     Brand,
     Category,
@@ -30,7 +31,6 @@ from tillbook.models import (
     User,
     Warehouse,
 )
-from tillbook.reports.parties import warehouse_balances
 
 
 async def warehouses(session: AsyncSession, key: AuthContext) -> list[dict[str, Any]]:

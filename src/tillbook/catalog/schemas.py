@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from tillbook.fields import Ref, Strict, UniqueId
 from tillbook.kit.bounds import Note, UnitPrice
-from tillbook.orders.schemas import Ref, Strict, UniqueId
 
 
 class PriceAdjustmentIn(Strict):

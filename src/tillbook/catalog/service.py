@@ -8,10 +8,11 @@ from decimal import Decimal
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tillbook.inventory.service import receive
+from tillbook.inventory import service as inventory
 from tillbook.kit.money import money, price4
 from tillbook.ledger.service import post
 from tillbook.models import Brand, Category, Product, ProductUnit, Tax, Unit, User
+from tillbook.unit import UnitOfWork
 
 
 def slugify(name: str) -> str:
@@ -83,7 +84,7 @@ async def create_party(
 
 
 async def create_product(
-    session: AsyncSession,
+    uow: UnitOfWork,
     *,
     company_id: int,
     warehouse_id: int,
@@ -102,6 +103,8 @@ async def create_product(
 ) -> Product:
     """A product with optional opening stock: one batch per (quantity, unit_cost),
     posted Dr 11700 / Cr 31100 Opening Balance Equity."""
+    session = uow.session
+    opening = opening_batches or []
     product = Product(
         company_id=company_id,
         warehouse_id=warehouse_id,
@@ -115,15 +118,15 @@ async def create_product(
         sales_price=sales_price,
         purchase_price=purchase_price,
         mrp=mrp,
-        current_stock=Decimal("0"),
+        current_stock=sum((qty for qty, _ in opening), Decimal("0")),
         description=description,
     )
     session.add(product)
     await session.flush()
-    for qty, cost in opening_batches or []:
+    for qty, cost in opening:
         value = money(qty * cost)
-        await receive(
-            session,
+        await inventory.receive(
+            uow,
             product,
             qty,
             unit_cost=price4(cost),
@@ -131,10 +134,11 @@ async def create_product(
             reason="opening",
             source_type="opening",
             source_id=product.id,
+            new_product=True,
             field="opening_batches",
         )
         await post(
-            session,
+            uow,
             company_id=company_id,
             warehouse_id=warehouse_id,
             rule="opening_stock",

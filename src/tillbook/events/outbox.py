@@ -10,12 +10,11 @@ import time
 from typing import Any
 
 import orjson
-from sqlalchemy.ext.asyncio import AsyncSession
 
-from tillbook.api.responses import dumps
-from tillbook.deferred import DeferredInsert, defer
+from tillbook.kit.jsonio import dumps
 from tillbook.models import OutboxEvent
 from tillbook.models.base import table_of
+from tillbook.unit import QueuedInsert, UnitOfWork
 
 EVENT_TYPES = (
     "order.created",
@@ -29,10 +28,9 @@ EVENT_TYPES = (
     "return.created",
 )
 
-_INSERT = DeferredInsert(
+_INSERT = QueuedInsert(
     table_of(OutboxEvent),
     ["event_id", "company_id", "warehouse_id", "type", "payload", "dispatched", "created_at"],
-    late=["payload"],
 )
 
 
@@ -44,8 +42,8 @@ def time_ordered_hex() -> str:
     return f"{time.time_ns() // 1_000_000:012x}{secrets.token_hex(10)}"
 
 
-async def emit(
-    session: AsyncSession,
+def emit(
+    uow: UnitOfWork,
     *,
     company_id: int,
     warehouse_id: int | None,
@@ -79,5 +77,5 @@ async def emit(
                 "created_at": now,
             }
         )
-    # Nothing in a unit reads its own events back: they go out with the commit.
-    defer(session, _INSERT, rows)
+    # Nothing in a unit reads its own events back: they go with its last statement.
+    uow.defer(_INSERT, rows)

@@ -4,7 +4,7 @@ A tenant names the URL and the service POSTs to it from inside the operator's
 network, so an unchecked URL lets a tenant reach what only the service can reach:
 the cloud metadata endpoint (credentials), the database port, an internal admin
 page, and read back what answered in the attempt log. This module is the one
-place that decides; registration (``events/webhooks.py``) and every delivery
+place that decides; registration (``events/webhook_service.py``) and every delivery
 (``events/worker.py``) call :func:`check_url`.
 
 The rules:

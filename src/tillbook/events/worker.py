@@ -37,7 +37,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tillbook.config import Settings
 from tillbook.db import Database
 from tillbook.events.urlpolicy import IPAddress, Resolver, Target, UrlPolicy, UrlRefused, check_url
-from tillbook.events.webhooks import subscribed, webhook_secret
+from tillbook.events.webhook_service import subscribed, webhook_secret
 from tillbook.kit.crypto import hmac_hex
 from tillbook.models import DeliveryAttempt, OutboxEvent, Webhook, WebhookDelivery
 

@@ -3,8 +3,9 @@
 ``add`` receives a new batch at the product's purchase_price and books the
 gain (Dr 11700 / Cr 51100); ``subtract`` draws FIFO and books the loss at the
 cost of the units removed (Dr 51100 / Cr 11700). Everything happens in the
-caller's one transaction: the product row locked, the stock change, the
-adjustment record, the journal entry and the outbox events.
+caller's one unit of work: planned on unlocked reads, the adjustment record and
+its journal entry written, the stock change guarded in the unit's last statement
+with the outbox events.
 """
 
 from __future__ import annotations
@@ -18,15 +19,19 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.auth.context import AuthContext
 from tillbook.events.outbox import emit
+from tillbook.inventory import repository as inventory_repo
+from tillbook.inventory import service as inventory
 from tillbook.inventory.schemas import StockAdjustmentIn
-from tillbook.inventory.service import check_shortages, draw, lock_products, receive
-from tillbook.kit import xid
-from tillbook.kit.money import ZERO, money, money_str, number, price4
+from tillbook.kit import bounds, xid
+from tillbook.kit.bounds import MONEY
+from tillbook.kit.money import ZERO, line_cost, money_str, number, price4
 from tillbook.kit.pagination import envelope, parse_page
+from tillbook.kit.problems import Problems
 from tillbook.kit.refs import ref_to_id
+from tillbook.ledger.rules import RuleName
 from tillbook.ledger.service import post
 from tillbook.models import Product, StockAdjustment, User
-from tillbook.orders import lookup
+from tillbook.unit import UnitOfWork
 
 
 def utc_iso(value: dt.datetime) -> str:
@@ -62,23 +67,31 @@ def list_item(adj: StockAdjustment, product: Product, creator: User | None) -> d
 
 
 async def create_adjustment(
-    session: AsyncSession, key: AuthContext, body: StockAdjustmentIn
+    uow: UnitOfWork, key: AuthContext, body: StockAdjustmentIn
 ) -> dict[str, Any]:
-    problems = lookup.Problems()
+    session = uow.session
+    problems = Problems()
     product_id = ref_to_id(body.product_id)
-    products = await lock_products(session, key.warehouse_id, [product_id] if product_id else [])
+    products = await inventory.products(uow, key.warehouse_id, [product_id] if product_id else [])
     product = products.get(product_id or 0)
     if product is None:
         problems.add("product_id", f"unknown product {body.product_id!r}")
     problems.raise_if_any()
     assert product is not None
+    allocations = []
     if body.adjustment_type == "subtract":
-        check_shortages(
+        allocations = await inventory.plan(
+            uow,
             products,
-            {product.id: body.quantity},
+            [(product.id, body.quantity, "quantity")],
             allow_negative=key.allow_negative_stock,
-            field_of={product.id: "quantity"},
         )
+        cost = allocations[0].cost
+    else:
+        cost = line_cost(body.quantity, product.purchase_price)
+    # The adjustment records its cost: a value the books must hold (kit/bounds.py),
+    # checked before anything is written.
+    bounds.check("quantity", cost, MONEY, f"the cost of {body.quantity} x {product.name!r}")
 
     now = dt.datetime.now(dt.UTC)
     adj = StockAdjustment(
@@ -90,7 +103,7 @@ async def create_adjustment(
         notes=body.notes or "",
         batch_number=body.batch_number,
         expiry_date=body.expiry_date,
-        cost_amount=ZERO,
+        cost_amount=cost,
         created_by=key.user_id,
         created_at=now,
     )
@@ -110,10 +123,10 @@ async def create_adjustment(
     reason = f": {body.notes}" if body.notes else ""
     shortfall = ZERO
     variance = ZERO
+    rule: RuleName
     if body.adjustment_type == "add":
-        cost = money(body.quantity * product.purchase_price)
-        receipt = await receive(
-            session,
+        receipt = await inventory.receive(
+            uow,
             product,
             body.quantity,
             unit_cost=product.purchase_price,
@@ -128,49 +141,41 @@ async def create_adjustment(
         variance = receipt.deficit_variance
         rule, narration = "stock_add", f"Stock adjustment #{adj.id}: add {what}{reason}"
     else:
-        alloc = await draw(
-            session,
-            product,
-            body.quantity,
+        await inventory.take(
+            uow,
+            products,
+            allocations,
             reason="adjustment",
             source_type="stock_adjustment",
             source_id=adj.id,
             allow_negative=key.allow_negative_stock,
         )
-        cost = money(alloc.cost)
-        shortfall = alloc.shortfall
+        shortfall = allocations[0].shortfall
         rule, narration = "stock_subtract", f"Stock adjustment #{adj.id}: subtract {what}{reason}"
-    adj.cost_amount = cost
     # The ledger refuses an entry without lines: a zero-cost change moves no money.
     if cost != 0:
-        adj.journal_entry_id = await post(
-            session,
-            rule=rule,
-            figures={"cost": cost},
-            narration=narration,
-            **common,
-        )
+        entry_id = await post(uow, rule=rule, figures={"cost": cost}, narration=narration, **common)
+        inventory_repo.link_adjustment_entry(uow, adj.id, entry_id)
     if variance:
         await post(
-            session,
+            uow,
             rule="deficit_settlement",
             figures={"variance": variance},
             narration=f"Stock deficit settled at cost by stock adjustment #{adj.id}",
             **common,
         )
-    await session.flush()
 
     creator = await session.get(User, key.user_id)
-    await emit(
-        session,
+    emit(
+        uow,
         company_id=key.company_id,
         warehouse_id=key.warehouse_id,
         types=["stock.adjusted"],
         data=list_item(adj, product, creator),
     )
     if shortfall:
-        await emit(
-            session,
+        emit(
+            uow,
             company_id=key.company_id,
             warehouse_id=key.warehouse_id,
             types=["stock.discrepancy"],

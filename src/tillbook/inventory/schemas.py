@@ -12,9 +12,9 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StrictStr
 
+from tillbook.fields import Ref, Strict, UniqueId
 from tillbook.kit.bounds import Clean, MinQuantity, Note, StorableDay, stored_length
 from tillbook.models import StockBatch
-from tillbook.orders.schemas import Ref, Strict, UniqueId
 
 BatchNumber = Annotated[
     StrictStr, Field(min_length=1, max_length=stored_length(StockBatch.batch_number)), Clean

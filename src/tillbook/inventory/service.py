@@ -1,119 +1,106 @@
-"""Stock: locking product rows, FIFO draws from batches, receipts into new batches.
+"""Stock rules: planning FIFO draws, writing them back, receiving new layers.
 
-Every change to stock on hand goes through ``draw`` or ``receive``; each writes a
-signed stock movement, so Σ movements = ``products.current_stock`` always.
+Every change to stock on hand goes through ``take`` (after ``plan``) or
+``receive``; each writes a signed stock movement, so Σ movements =
+``products.current_stock`` always. Nothing here locks: a plan is made on what the
+unit read, and written back by guarded updates in the unit's last statement
+(``inventory.repository``); a neighbour that changed a layer first makes the unit
+run again (``tillbook.unit.PremiseGone``), so FIFO order and costs come out as if
+the units had run one after another.
+
+Negative stock (a warehouse's ``allow_negative_stock``): a shortfall is a deficit
+layer (negative quantity and value, costed at the purchase price) and a
+discrepancy alert; a later receipt fills deficit layers first, and the difference
+between what they were booked at and what the units cost is returned for the
+``deficit_settlement`` posting.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
-from sqlalchemy import ARRAY, BigInteger, any_, bindparam, case, func, select
-from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm.attributes import set_committed_value
-from sqlalchemy.orm.util import identity_key
-
-from tillbook.deferred import DeferredInsert, DeferredUpdate, defer, write_now
 from tillbook.errors import ValidationFailed
+from tillbook.inventory import repository as repo
+from tillbook.inventory.fifo import Allocation, ShortageList, allocate_many
 from tillbook.kit import bounds
 from tillbook.kit.bounds import MONEY, PRICE, QTY
-from tillbook.kit.money import ZERO, money
-from tillbook.models import Product, StockAlert, StockBatch, StockMovement
-from tillbook.models.base import table_of
-from tillbook.rawsql import as_dict, on_postgresql, run
+from tillbook.kit.money import ZERO, draw_cost, line_cost
+from tillbook.models import Product
+from tillbook.unit import UnitOfWork
 
-_LOCK_PRODUCTS = (
-    select(Product)
-    .where(
-        Product.id.in_(bindparam("ids", expanding=True)),
-        Product.warehouse_id == bindparam("w_id"),
-    )
-    .order_by(Product.id)
-    .with_for_update()
-)
+__all__ = ["Allocation", "Receipt", "draw", "plan", "products", "receive", "take"]
 
 
-@dataclass
-class Draw:
-    batch_id: int
-    quantity: Decimal
-    cost: Decimal
-
-
-@dataclass
-class Allocation:
-    product_id: int
-    quantity: Decimal
-    cost: Decimal = ZERO
-    draws: list[Draw] = field(default_factory=list)
-    shortfall: Decimal = ZERO
-
-
-_product_rows = table_of(Product)
-# The same lock read as rows, the ids as one array on PostgreSQL (``rawsql``).
-_LOCK_PRODUCT_ROWS = (
-    select(*_product_rows.c)
-    .where(
-        _product_rows.c.id == any_(bindparam("ids", type_=ARRAY(BigInteger))),
-        _product_rows.c.warehouse_id == bindparam("w_id"),
-    )
-    .order_by(_product_rows.c.id)
-    .with_for_update()
-)
-
-
-async def lock_products(
-    session: AsyncSession, warehouse_id: int, product_ids: Iterable[int], *, attach: bool = True
+async def products(
+    uow: UnitOfWork, warehouse_id: int, product_ids: Iterable[int], *, lock: bool = False
 ) -> dict[int, Product]:
-    """Products of this warehouse, locked in id order (no oversell, no deadlock).
-
-    ``attach=False`` (a sale): the rows as detached ``Product`` values, a third of
-    the CPU of an ORM load. A sale changes products only through statements
-    (``draw_many``'s level update); a purchase or an adjustment changes the loaded
-    objects and lets the unit of work write them, so it needs them attached."""
-    ids = sorted(set(product_ids))
-    if not ids:
-        return {}
-    params = {"ids": ids, "w_id": warehouse_id}
-    if not attach and on_postgresql(session):
-        rows = await run(session, _LOCK_PRODUCT_ROWS, params)
-        return {row["id"]: Product(**as_dict(row)) for row in rows}
-    found = (await session.execute(_LOCK_PRODUCTS, params)).scalars()
-    return {p.id: p for p in found}
+    """Products of the warehouse by id, read without a lock (see the module)."""
+    return await repo.products(uow, warehouse_id, product_ids, lock=lock)
 
 
-def check_shortages(
-    products: dict[int, Product],
-    needed: dict[int, Decimal],
+async def plan(
+    uow: UnitOfWork,
+    products: Mapping[int, Product],
+    takes: Sequence[tuple[int, Decimal, str]],
     *,
     allow_negative: bool,
-    field_of: dict[int, str],
-) -> None:
-    """All shortages of a request at once, as one 422 naming each product.
+    today: dt.date | None = None,
+) -> list[Allocation]:
+    """FIFO allocations for ``takes`` (product id, base quantity, the request field
+    that asked), in order, on the layers as read now. Without negative stock every
+    shortage of the request is one 422, each naming its field, product and the
+    requested and available quantities."""
+    layers = await repo.open_layers(uow, (p for p, _, _ in takes), today or dt.date.today())
+    deficit_costs = {p: products[p].purchase_price for p, _, _ in takes} if allow_negative else None
+    try:
+        allocations = allocate_many(
+            [(p, q) for p, q, _ in takes], layers, deficit_costs=deficit_costs
+        )
+    except ShortageList as short:
+        field_of: dict[int, str] = {}
+        for product_id, _, field in takes:
+            field_of.setdefault(product_id, field)
+        errors: dict[str, list[str]] = {}
+        for s in short.shortages:
+            product = products[s.product_id]
+            errors[field_of[s.product_id]] = [
+                f"insufficient stock for {product.name!r} ({product.item_code}): "
+                f"requested {_q(s.requested)}, available {_q(s.available)}"
+            ]
+        raise ValidationFailed(errors) from None
+    if allow_negative:
+        _refuse_unstorable(products, takes, allocations)
+    return allocations
 
-    Where negative stock is allowed, what the draw will write instead: the stock
-    after it and the cost of the deficit layer (the units below zero at
+
+def _refuse_unstorable(
+    products: Mapping[int, Product],
+    takes: Sequence[tuple[int, Decimal, str]],
+    allocations: Sequence[Allocation],
+) -> None:
+    """Where negative stock is allowed, what the draws will write instead: the stock
+    after them and the cost of the deficit layers (the units below zero at
     purchase_price) must be values the books hold (``kit/bounds.py``)."""
+    taken: dict[int, Decimal] = {}
+    deficit: dict[int, Decimal] = {}
+    field_of: dict[int, str] = {}
+    for (product_id, quantity, field), alloc in zip(takes, allocations, strict=True):
+        taken[product_id] = taken.get(product_id, ZERO) + quantity
+        field_of.setdefault(product_id, field)
+        deficit[product_id] = deficit.get(product_id, ZERO) + sum(
+            (d.cost for d in alloc.draws if d.layer_id is None), ZERO
+        )
     errors: dict[str, list[str]] = {}
-    for product_id, qty in sorted(needed.items()):
+    for product_id, quantity in sorted(taken.items()):
         product = products[product_id]
-        if not allow_negative:
-            if qty > product.current_stock:
-                errors[field_of[product_id]] = [
-                    f"insufficient stock for {product.name!r} ({product.item_code}): "
-                    f"requested {_q(qty)}, available {_q(product.current_stock)}"
-                ]
-            continue
-        below_zero = qty - max(product.current_stock, ZERO)
         problem = bounds.exceeds(
-            product.current_stock - qty, QTY, f"the stock of {product.name!r} after this"
+            product.current_stock - quantity, QTY, f"the stock of {product.name!r} after this"
         ) or bounds.exceeds(
-            below_zero * product.purchase_price,
-            MONEY,
-            f"the cost of the {_q(below_zero)} units of {product.name!r} taken below zero",
+            deficit[product_id], MONEY, f"the cost of the units of {product.name!r} below zero"
         )
         if problem is not None:
             errors[field_of[product_id]] = [problem]
@@ -125,235 +112,72 @@ def _q(value: Decimal) -> str:
     return format(value.normalize(), "f")
 
 
-async def draw(
-    session: AsyncSession,
-    product: Product,
-    quantity: Decimal,
+async def take(
+    uow: UnitOfWork,
+    products: Mapping[int, Product],
+    allocations: Sequence[Allocation],
     *,
     reason: str,
     source_type: str,
     source_id: int | None,
     allow_negative: bool,
-    today: dt.date | None = None,
-) -> Allocation:
-    """Take ``quantity`` base units out by FIFO (oldest first, expired last).
-
-    Costs are rounded per draw; a draw that empties a batch takes exactly the
-    value the batch still carries, so layers and GL 11700 agree to the cent.
-    A shortfall (only when negative stock is allowed) is costed at the product's
-    purchase_price in a deficit layer with negative quantity and value, and
-    raises a stock-discrepancy alert.
-    """
-    allocations = await draw_many(
-        session,
-        [(product, quantity)],
-        reason=reason,
-        source_type=source_type,
-        source_id=source_id,
-        allow_negative=allow_negative,
-        today=today,
-    )
-    return allocations[0]
-
-
-_batches = table_of(StockBatch)
-_products = table_of(Product)
-_expired_last = case(
-    (_batches.c.expiry_date.is_not(None) & (_batches.c.expiry_date < bindparam("today")), 1),
-    else_=0,
-)
-# The hot path of every sale: statements built once, run on tables (no unit of work).
-_OPEN_BATCH_COLUMNS = (
-    _batches.c.id,
-    _batches.c.product_id,
-    _batches.c.unit_cost,
-    _batches.c.quantity_remaining,
-    _batches.c.value_remaining,
-)
-_BATCH_ORDER = (_batches.c.product_id, _expired_last, _batches.c.id)
-OPEN_BATCHES = (
-    select(*_OPEN_BATCH_COLUMNS)
-    .where(
-        _batches.c.product_id.in_(bindparam("ids", expanding=True)),
-        _batches.c.quantity_remaining > 0,
-    )
-    .order_by(*_BATCH_ORDER)
-)
-# The same on PostgreSQL with the ids as one array: one prepared statement on the
-# asyncpg connection whatever the number of products (``rawsql``).
-_OPEN_BATCHES_PG = (
-    select(*_OPEN_BATCH_COLUMNS)
-    .where(
-        _batches.c.product_id == any_(bindparam("ids", type_=ARRAY(BigInteger))),
-        _batches.c.quantity_remaining > 0,
-    )
-    .order_by(*_BATCH_ORDER)
-)
-# A draw's new stock levels, sent in one round trip (a later draw of the same unit
-# reads the batches again, so they cannot wait for the COMMIT).
-STOCK_LEVELS = DeferredUpdate(
-    _products, ["id"], [], increments=["current_stock"], also={"updated_at": func.now()}
-)
-BATCH_LEVELS = DeferredUpdate(_batches, ["id"], ["quantity_remaining", "value_remaining"])
-# Nothing reads a unit's own movements back: they go out with its COMMIT.
-MOVEMENTS = DeferredInsert(
-    table_of(StockMovement),
-    [
-        "company_id",
-        "warehouse_id",
-        "product_id",
-        "batch_id",
-        "quantity",
-        "cost_amount",
-        "reason",
-        "source_type",
-        "source_id",
-    ],
-)
-
-
-@dataclass
-class _Layer:
-    id: int
-    unit_cost: Decimal
-    quantity: Decimal
-    value: Decimal
-    drawn: bool = False
-
-
-async def draw_many(
-    session: AsyncSession,
-    takes: Sequence[tuple[Product, Decimal]],
-    *,
-    reason: str,
-    source_type: str,
-    source_id: int | None,
-    allow_negative: bool,
-    today: dt.date | None = None,
-) -> list[Allocation]:
-    """``draw`` for several lines of one operation, in order, with the same result as
-    one ``draw`` after the other (a product named twice draws twice), in four round
-    trips instead of several per line: one SELECT of every open batch of the
-    products, one UPDATE of the products and one of the batches (each executemany),
-    one insert of the movements.
-
-    The products must be locked (``lock_products``): the batches read here are then
-    the ones written back. The products' ``current_stock`` is moved by an UPDATE of
-    the table and mirrored on the loaded objects without marking them dirty.
-    """
-    today = today or dt.date.today()
-    ids = sorted({product.id for product, _ in takes})
-    open_batches: dict[int, list[_Layer]] = {}
-    if ids:
-        rows = await run(
-            session, _OPEN_BATCHES_PG, {"ids": ids, "today": today}, elsewhere=OPEN_BATCHES
-        )
-        for b_id, product_id, unit_cost, quantity, value in rows:
-            open_batches.setdefault(product_id, []).append(_Layer(b_id, unit_cost, quantity, value))
-    allocations: list[Allocation] = []
-    movements: list[dict[str, object]] = []
-    moved: dict[int, Decimal] = {}
-    for product, quantity in takes:
-        alloc = Allocation(product_id=product.id, quantity=quantity)
-        left = quantity
-        for layer in open_batches.get(product.id, []):
-            if left <= 0:
-                break
-            if layer.quantity <= 0:  # emptied by an earlier line
-                continue
-            take = min(left, layer.quantity)
-            if take == layer.quantity:
-                cost = layer.value
+) -> None:
+    """Write planned draws back: guarded layer draws and stock levels, movements
+    and (for a shortfall) the deficit layer and its alert. ``products`` get the
+    stock level the unit leaves them at, as this unit saw it."""
+    draws: list[dict[str, Any]] = []
+    levels: list[dict[str, Any]] = []
+    movements: list[dict[str, Any]] = []
+    alerts: list[dict[str, Any]] = []
+    for alloc in allocations:
+        product = products[alloc.product_id]
+        for draw in alloc.draws:
+            batch_id = draw.layer_id
+            if batch_id is None:
+                batch_id = await repo.insert_batch(
+                    uow,
+                    _batch_values(
+                        product,
+                        unit_cost=product.purchase_price,
+                        received=ZERO,
+                        remaining=-draw.quantity,
+                        value=-draw.cost,
+                        source_type="deficit",
+                        source_id=source_id,
+                    ),
+                )
             else:
-                cost = min(money(take * layer.unit_cost), layer.value)
-            layer.quantity -= take
-            layer.value -= cost
-            layer.drawn = True
-            alloc.draws.append(Draw(layer.id, take, cost))
-            alloc.cost += cost
-            left -= take
-            movements.append(
-                _movement(product, layer.id, -take, -cost, reason, source_type, source_id)
-            )
-        if left > 0:
-            if not allow_negative:
-                raise ValidationFailed(
+                draws.append(
                     {
-                        f"product {product.id}": [
-                            f"insufficient stock for {product.name!r}: requested "
-                            f"{_q(quantity)}, available {_q(quantity - left)}"
-                        ]
+                        "id": batch_id,
+                        "quantity_remaining": -draw.quantity,
+                        "value_remaining": -draw.cost,
+                        "empties": draw.empties,
                     }
                 )
-            cost = money(left * product.purchase_price)
-            deficit = StockBatch(
-                company_id=product.company_id,
-                warehouse_id=product.warehouse_id,
-                product_id=product.id,
-                unit_cost=product.purchase_price,
-                quantity_received=ZERO,
-                quantity_remaining=-left,
-                value_remaining=-cost,
-                source_type="deficit",
-                source_id=source_id,
-            )
-            session.add(deficit)
-            await session.flush()
-            alloc.draws.append(Draw(deficit.id, left, cost))
-            alloc.cost += cost
-            alloc.shortfall = left
             movements.append(
-                _movement(product, deficit.id, -left, -cost, reason, source_type, source_id)
-            )
-        set_committed_value(product, "current_stock", product.current_stock - quantity)
-        moved[product.id] = moved.get(product.id, ZERO) - quantity
-        if alloc.shortfall:
-            session.add(
-                StockAlert(
-                    company_id=product.company_id,
-                    warehouse_id=product.warehouse_id,
-                    product_id=product.id,
-                    kind="discrepancy",
-                    quantity_short=alloc.shortfall,
-                    stock_after=product.current_stock,
-                    source_type=source_type,
-                    source_id=source_id,
+                repo.movement(
+                    product, batch_id, -draw.quantity, -draw.cost, reason, source_type, source_id
                 )
             )
-        allocations.append(alloc)
-    drawn = [layer for layers in open_batches.values() for layer in layers if layer.drawn]
-    await write_now(
-        session,
-        (STOCK_LEVELS, [{"id": pid, "current_stock": delta} for pid, delta in moved.items()]),
-        (
-            BATCH_LEVELS,
-            [
+        product.current_stock = product.current_stock - alloc.quantity
+        levels.append(
+            {"id": product.id, "current_stock": -alloc.quantity, "negative_ok": allow_negative}
+        )
+        if alloc.shortfall:
+            alerts.append(
                 {
-                    "id": layer.id,
-                    "quantity_remaining": layer.quantity,
-                    "value_remaining": layer.value,
+                    "company_id": product.company_id,
+                    "warehouse_id": product.warehouse_id,
+                    "product_id": product.id,
+                    "kind": "discrepancy",
+                    "quantity_short": alloc.shortfall,
+                    "stock_after": product.current_stock,
+                    "source_type": source_type,
+                    "source_id": source_id,
                 }
-                for layer in drawn
-            ],
-        ),
-    )
-    _mirror_batches(session, drawn)
-    defer(session, MOVEMENTS, movements)
-    return allocations
-
-
-def _levels(layer: _Layer) -> dict[str, object]:
-    return {"id": layer.id, "quantity_remaining": layer.quantity, "value_remaining": layer.value}
-
-
-def _mirror_batches(session: AsyncSession, layers: list[_Layer]) -> None:
-    """Batches this transaction also holds as objects (rare: a receipt earlier in the
-    same unit) get the written values, so no later read sees them stale."""
-    for layer in layers:
-        batch = session.identity_map.get(identity_key(StockBatch, layer.id))
-        if isinstance(batch, StockBatch):
-            set_committed_value(batch, "quantity_remaining", layer.quantity)
-            set_committed_value(batch, "value_remaining", layer.value)
+            )
+    repo.write_draws(uow, draws, levels, movements, alerts)
 
 
 @dataclass
@@ -367,7 +191,7 @@ class Receipt:
 
 
 async def receive(
-    session: AsyncSession,
+    uow: UnitOfWork,
     product: Product,
     quantity: Decimal,
     *,
@@ -379,95 +203,121 @@ async def receive(
     field: str,
     batch_number: str | None = None,
     expiry_date: dt.date | None = None,
+    new_product: bool = False,
+    filled: dict[int, tuple[Decimal, Decimal]] | None = None,
 ) -> Receipt:
-    """Put ``quantity`` base units in as a new batch carrying ``value`` (to the cent).
+    """Put ``quantity`` base units in as a new layer carrying ``value`` (to the cent).
 
-    The batch and the stock after the receipt must be values the books hold
-    (``kit/bounds.py``); one that is not is a 422 naming ``field``, the request field
-    that brought the units in. The product is locked, so the stock checked is the
-    stock written."""
+    Deficit layers of the product are filled first (guarded: never past zero); the
+    new layer keeps what is left. ``new_product``: the product row was created in
+    this unit with its stock already counted, so no level change is queued.
+    ``filled``: an operation that receives one product on several lines passes the
+    same dict to each call (deficit layer id -> quantity and value this unit has
+    filled so far), since the fills reach the database only with its last
+    statement. The batch and the stock after the receipt must be values the books
+    hold (``kit/bounds.py``); one that is not is a 422 naming ``field``."""
     for value_, kind, what in (
         (product.current_stock + quantity, QTY, f"the stock of {product.name!r} after this"),
         (unit_cost, PRICE, f"the unit cost of {product.name!r} in this batch"),
         (value, MONEY, f"the value of this batch of {product.name!r}"),
     ):
         bounds.check(field, value_, kind, what)
-    batch = StockBatch(
-        company_id=product.company_id,
-        warehouse_id=product.warehouse_id,
-        product_id=product.id,
-        batch_number=batch_number,
-        expiry_date=expiry_date,
-        unit_cost=unit_cost,
-        quantity_received=quantity,
-        quantity_remaining=quantity,
-        value_remaining=value,
-        source_type=source_type,
-        source_id=source_id,
-    )
-    session.add(batch)
-    await session.flush()
-    receipt = Receipt(batch_id=batch.id, value=value)
+    filled = {} if filled is None else filled
+    filled_q = filled_v = variance = ZERO
+    fills: list[dict[str, Any]] = []
     if product.current_stock < 0:
-        receipt.deficit_variance = await _fill_deficits(session, product, batch)
-    product.current_stock += quantity
-    await session.flush()
-    defer(
-        session,
-        MOVEMENTS,
-        [_movement(product, batch.id, quantity, value, reason, source_type, source_id)],
+        for d_id, d_cost, d_qty, d_value in await repo.deficit_layers(uow, product.id):
+            before_q, before_v = filled.get(d_id, (ZERO, ZERO))
+            open_q, open_v = -d_qty - before_q, -d_value - before_v
+            left = quantity - filled_q
+            if left <= 0:
+                break
+            if open_q <= 0:
+                continue
+            fill = min(left, open_q)
+            booked = open_v if fill == open_q else line_cost(fill, d_cost)
+            actual = draw_cost(fill, left, unit_cost, value - filled_v)
+            fills.append({"id": d_id, "quantity_remaining": fill, "value_remaining": booked})
+            filled[d_id] = (before_q + fill, before_v + booked)
+            filled_q += fill
+            filled_v += actual
+            variance += actual - booked
+    batch_id = await repo.insert_batch(
+        uow,
+        _batch_values(
+            product,
+            unit_cost=unit_cost,
+            received=quantity,
+            remaining=quantity - filled_q,
+            value=value - filled_v,
+            source_type=source_type,
+            source_id=source_id,
+            batch_number=batch_number,
+            expiry_date=expiry_date,
+        ),
     )
-    return receipt
+    level = None
+    if not new_product:
+        product.current_stock = product.current_stock + quantity
+        level = {"id": product.id, "current_stock": quantity, "negative_ok": True}
+    repo.write_receipt(
+        uow,
+        fills,
+        level,
+        repo.movement(product, batch_id, quantity, value, reason, source_type, source_id),
+    )
+    return Receipt(batch_id=batch_id, value=value, deficit_variance=variance)
 
 
-async def _fill_deficits(session: AsyncSession, product: Product, batch: StockBatch) -> Decimal:
-    deficits = (
-        await session.execute(
-            select(StockBatch)
-            .where(StockBatch.product_id == product.id, StockBatch.quantity_remaining < 0)
-            .order_by(StockBatch.id)
-        )
-    ).scalars()
-    variance = ZERO
-    for deficit in deficits:
-        if batch.quantity_remaining <= 0:
-            break
-        fill = min(batch.quantity_remaining, -deficit.quantity_remaining)
-        booked = (
-            -deficit.value_remaining
-            if fill == -deficit.quantity_remaining
-            else money(fill * deficit.unit_cost)
-        )
-        actual = (
-            batch.value_remaining
-            if fill == batch.quantity_remaining
-            else money(fill * batch.unit_cost)
-        )
-        deficit.quantity_remaining += fill
-        deficit.value_remaining += booked
-        batch.quantity_remaining -= fill
-        batch.value_remaining -= actual
-        variance += actual - booked
-    return variance
-
-
-def _movement(
+def _batch_values(
     product: Product,
-    batch_id: int | None,
-    quantity: Decimal,
-    cost: Decimal,
-    reason: str,
+    *,
+    unit_cost: Decimal,
+    received: Decimal,
+    remaining: Decimal,
+    value: Decimal,
     source_type: str,
     source_id: int | None,
+    batch_number: str | None = None,
+    expiry_date: dt.date | None = None,
 ) -> dict[str, object]:
     return {
         "company_id": product.company_id,
         "warehouse_id": product.warehouse_id,
         "product_id": product.id,
-        "batch_id": batch_id,
-        "quantity": quantity,
-        "cost_amount": cost,
-        "reason": reason,
+        "batch_number": batch_number,
+        "expiry_date": expiry_date,
+        "unit_cost": unit_cost,
+        "quantity_received": received,
+        "quantity_remaining": remaining,
+        "value_remaining": value,
         "source_type": source_type,
         "source_id": source_id,
     }
+
+
+async def draw(
+    uow: UnitOfWork,
+    product: Product,
+    quantity: Decimal,
+    *,
+    reason: str,
+    source_type: str,
+    source_id: int | None,
+    allow_negative: bool,
+) -> Allocation:
+    """``plan`` and ``take`` for one product: the FIFO draw of ``quantity`` base units."""
+    products = {product.id: product}
+    (allocation,) = await plan(
+        uow, products, [(product.id, quantity, "quantity")], allow_negative=allow_negative
+    )
+    await take(
+        uow,
+        products,
+        [allocation],
+        reason=reason,
+        source_type=source_type,
+        source_id=source_id,
+        allow_negative=allow_negative,
+    )
+    return allocation

@@ -1,4 +1,8 @@
-"""Secrets at rest, constant-time digests and HMAC helpers."""
+"""Secrets at rest, constant-time digests and HMAC helpers.
+
+The master key is passed in by the caller (``config.master_key()``): kit reads no
+settings, so it stays below everything that does.
+"""
 
 from __future__ import annotations
 
@@ -11,19 +15,17 @@ import secrets
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 
-from tillbook.config import get_settings, master_key_bytes
 
-
-def encrypt(plaintext: str, *, context: bytes = b"tillbook") -> str:
-    """AES-GCM under the master key; ``context`` is bound as associated data."""
+def encrypt(plaintext: str, key: bytes, *, context: bytes = b"tillbook") -> str:
+    """AES-GCM under ``key`` (the master key); ``context`` is bound as associated data."""
     nonce = os.urandom(12)
-    sealed = AESGCM(master_key_bytes(get_settings())).encrypt(nonce, plaintext.encode(), context)
+    sealed = AESGCM(key).encrypt(nonce, plaintext.encode(), context)
     return base64.urlsafe_b64encode(nonce + sealed).decode()
 
 
-def decrypt(token: str, *, context: bytes = b"tillbook") -> str:
+def decrypt(token: str, key: bytes, *, context: bytes = b"tillbook") -> str:
     raw = base64.urlsafe_b64decode(token.encode())
-    return AESGCM(master_key_bytes(get_settings())).decrypt(raw[:12], raw[12:], context).decode()
+    return AESGCM(key).decrypt(raw[:12], raw[12:], context).decode()
 
 
 def sha256_hex(value: str) -> str:

@@ -70,3 +70,37 @@ def line_amounts(
         return gross - tax, tax, gross
     tax = money(gross * tax_rate / HUNDRED)
     return gross, tax, gross + tax
+
+
+def line_cost(quantity: Decimal, unit_cost: Decimal) -> Decimal:
+    """Cost of ``quantity`` units at ``unit_cost``, rounded half-up to the cent: the
+    figure a receipt, an adjustment or a deficit layer carries (DESIGN.md §3)."""
+    return money(quantity * unit_cost)
+
+
+def draw_cost(
+    take: Decimal, layer_quantity: Decimal, layer_unit_cost: Decimal, layer_value: Decimal
+) -> Decimal:
+    """Cost of taking ``take`` units out of a FIFO layer that still holds
+    ``layer_quantity`` units worth ``layer_value``.
+
+    A draw that empties the layer takes exactly the value it still carries, so the
+    cents that per-draw rounding left behind go out with the last unit and the layers
+    agree with the inventory account to the cent (1.00 for 3 units at 0.3333 is drawn
+    0.33, 0.33, 0.34). A partial draw is ``line_cost`` of the units taken, but never
+    more than the layer still carries.
+    """
+    if not 0 < take <= layer_quantity:
+        raise ValueError(f"cannot take {take} from a layer holding {layer_quantity}")
+    if take == layer_quantity:
+        return layer_value
+    return min(line_cost(take, layer_unit_cost), layer_value)
+
+
+def to_money(value: object) -> Decimal:
+    """A database sum as money: SQLite may hand back floats or ints, PostgreSQL Decimals."""
+    if value is None:
+        return ZERO
+    if isinstance(value, Decimal):
+        return money(value)
+    return money(Decimal(str(value)))

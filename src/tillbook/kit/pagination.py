@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tillbook.errors import invalid
+from tillbook.kit.text import quoted
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
@@ -27,7 +28,7 @@ def parse_int(name: str, raw: str | None, default: int) -> int:
     try:
         value = int(raw)
     except ValueError:
-        raise invalid(name, f"must be a whole number, got {raw!r}") from None
+        raise invalid(name, f"must be a whole number, got {quoted(raw)}") from None
     return value
 
 

@@ -13,6 +13,7 @@ def ref_to_id(value: int | str | None) -> int | None:
         return value if 0 < value < 2**63 else None
     text = value.strip()
     if text.isascii() and text.isdigit():  # "²".isdigit() is True, int("²") fails
-        n = int(text)
+        # Past 19 digits no id fits (and past 4300 int() raises): not found, not a 500.
+        n = int(text) if len(text) <= 19 else 0
         return n if 0 < n < 2**63 else None
     return xid.decode(text)

@@ -27,7 +27,7 @@ def _codec() -> Sqids:
 
 # Both directions are pure functions of the master key and cost tens of
 # microseconds each in sqids (alphabet shuffles, a blocklist scan), several times
-# per request: remembered, and forgotten with the codec.
+# per request: remembered.
 @lru_cache(maxsize=65536)
 def encode(id_: int) -> str:
     return _codec().encode([id_])
@@ -52,9 +52,3 @@ def _decode(xid: str) -> int | None:
     except Exception:
         return None
     return numbers[0]
-
-
-def reset_codec() -> None:
-    _codec.cache_clear()
-    encode.cache_clear()
-    _decode.cache_clear()

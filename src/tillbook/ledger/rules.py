@@ -10,7 +10,7 @@ Reading this file is enough to know how any operation hits the books.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 from tillbook.ledger import chart as c
 
@@ -25,7 +25,22 @@ class Leg:
     party: bool = False  # the line names the order's party (sub-ledger)
 
 
-RULES: dict[str, tuple[Leg, ...]] = {
+RuleName = Literal[
+    "sale",
+    "purchase",
+    "payment_in",
+    "payment_out",
+    "stock_add",
+    "stock_subtract",
+    "expense_paid",
+    "expense_pending",
+    "sales_return",
+    "purchase_return",
+    "opening_stock",
+    "deficit_settlement",
+]
+
+RULES: dict[RuleName, tuple[Leg, ...]] = {
     "sale": (
         Leg("due", "debit", c.RECEIVABLE, party=True),
         Leg("tenders", "debit", None),
@@ -94,3 +109,11 @@ RULES: dict[str, tuple[Leg, ...]] = {
         Leg("variance", "credit", c.INVENTORY),
     ),
 }
+
+
+def figure_names(rule: RuleName) -> frozenset[str]:
+    """The figures ``rule`` must be given: each exactly once, no others."""
+    return frozenset(leg.amount for leg in RULES[rule])
+
+
+assert set(RULES) == set(get_args(RuleName)), "every rule name has its legs"

@@ -2,8 +2,9 @@
 
 ``post`` turns an operation's named figures into lines through ``RULES``, runs the
 pure balance check (which cannot be skipped: there is no other insert into
-``journal_lines``), writes the entry and moves party sub-ledger balances in the
-same transaction.
+``journal_lines``), writes the entry with its lines and moves party sub-ledger
+balances in the same transaction. ``reverse`` is the only correction: a new entry
+with every line on the other side, naming the entry it reverses.
 """
 
 from __future__ import annotations
@@ -12,63 +13,49 @@ import datetime as dt
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 
-from sqlalchemy import Numeric, insert, literal, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tillbook.deferred import DeferredInsert, DeferredUpdate, carries_late, defer
 from tillbook.errors import LedgerImbalance, ValidationFailed
 from tillbook.kit import bounds
 from tillbook.kit.bounds import MONEY
 from tillbook.kit.money import ZERO
+from tillbook.kit.refcache import ReferenceCache
 from tillbook.ledger import chart
+from tillbook.ledger import repository as repo
 from tillbook.ledger.balance import Line, imbalance
-from tillbook.ledger.rules import RULES
-from tillbook.models import Account, JournalEntry, JournalLine, User
-from tillbook.models.base import table_of
-from tillbook.rawsql import run
-from tillbook.reference import ReferenceCache
+from tillbook.ledger.rules import RULES, RuleName, figure_names
+from tillbook.unit import UnitOfWork
 
 Figure = Decimal | Sequence[tuple[str, Decimal]]
 
-_entries = table_of(JournalEntry)
-# The limits a balance is compared with lie beyond the column's own type by up to
-# the amount moved: sent as plain NUMERIC.
-_UNBOUNDED = Numeric(asdecimal=True)
-# Built once: every sale, purchase, return and payment posts through these two.
-_INSERT_ENTRY = insert(_entries).returning(_entries.c.id)
-# A narration naming a number taken at COMMIT (``numbering.issue_at_commit``).
-_NARRATE = DeferredUpdate(_entries, ["id"], ["narration"], late=["narration"])
-_INSERT_LINES = DeferredInsert(
-    table_of(JournalLine),
-    ["entry_id", "company_id", "warehouse_id", "account_id", "party_id", "debit", "credit"],
-)
-
-
-async def _load_account_ids(session: AsyncSession, company_id: int) -> dict[str, int]:
-    rows = await session.execute(
-        select(Account.code, Account.id).where(Account.company_id == company_id)
-    )
-    return {code: id_ for code, id_ in rows.all()}
-
-
 # A chart's accounts never change once it exists: code -> id, cached.
-_ACCOUNT_IDS = ReferenceCache(_load_account_ids)
+_ACCOUNT_IDS = ReferenceCache(repo.load_account_ids)
 
 
 async def account_ids(session: AsyncSession, company_id: int) -> dict[str, int]:
     return await _ACCOUNT_IDS.get(session, company_id)
 
 
-def build_lines(rule: str, figures: Mapping[str, Figure], party_id: int | None) -> list[Line]:
-    """Lines of one entry, zero lines dropped, negative amounts on the other side."""
+def build_lines(rule: RuleName, figures: Mapping[str, Figure], party_id: int | None) -> list[Line]:
+    """Lines of one entry, zero lines dropped, negative amounts on the other side.
+
+    The figures must be exactly the ones the rule names: a figure missing (or
+    misspelled) would otherwise drop its legs silently, and balance."""
+    names = figure_names(rule)
+    if set(figures) != names:
+        missing = sorted(names - set(figures))
+        extra = sorted(set(figures) - names)
+        raise ValueError(f"rule {rule!r}: figures missing {missing}, unknown {extra}")
     lines: list[Line] = []
     for leg in RULES[rule]:
-        value = figures.get(leg.amount, ZERO)
+        value = figures[leg.amount]
         if isinstance(value, Decimal):
             if leg.account is None:
                 raise ValueError(f"leg {leg.amount!r} of {rule!r} needs (account, amount) pairs")
             parts: Sequence[tuple[str, Decimal]] = [(leg.account, value)]
         else:
+            if leg.account is not None:
+                raise ValueError(f"leg {leg.amount!r} of {rule!r} takes one amount")
             parts = value
         for account, amount in parts:
             if amount == 0:
@@ -85,11 +72,11 @@ def build_lines(rule: str, figures: Mapping[str, Figure], party_id: int | None) 
 
 
 async def post(
-    session: AsyncSession,
+    uow: UnitOfWork,
     *,
     company_id: int,
     warehouse_id: int | None,
-    rule: str,
+    rule: RuleName,
     figures: Mapping[str, Figure],
     narration: str,
     source_type: str,
@@ -110,9 +97,70 @@ async def post(
     lines = build_lines(rule, figures, party_id)
     if not lines:
         return None
+    return await _write(
+        uow,
+        lines,
+        company_id=company_id,
+        warehouse_id=warehouse_id,
+        narration=narration,
+        source_type=source_type,
+        source_id=source_id,
+        entry_date=entry_date,
+        created_by=created_by,
+        field=field,
+    )
+
+
+async def reverse(
+    uow: UnitOfWork,
+    entry_id: int,
+    *,
+    narration: str,
+    source_type: str,
+    source_id: int | None,
+    entry_date: dt.date,
+    created_by: int | None = None,
+) -> int:
+    """Post the mirror of entry ``entry_id`` (every debit a credit and back), naming
+    it in ``reverses_entry_id``: the books' only way to undo an entry."""
+    original, original_lines = await repo.entry_lines(uow, entry_id)
+    codes = {v: k for k, v in (await account_ids(uow.session, original.company_id)).items()}
+    lines = [
+        Line(codes[line.account_id], debit=line.credit, credit=line.debit, party_id=line.party_id)
+        for line in original_lines
+    ]
+    return await _write(
+        uow,
+        lines,
+        company_id=original.company_id,
+        warehouse_id=original.warehouse_id,
+        narration=narration,
+        source_type=source_type,
+        source_id=source_id,
+        entry_date=entry_date,
+        created_by=created_by,
+        reverses_entry_id=entry_id,
+        field="entry_id",
+    )
+
+
+async def _write(
+    uow: UnitOfWork,
+    lines: list[Line],
+    *,
+    company_id: int,
+    warehouse_id: int | None,
+    narration: str,
+    source_type: str,
+    source_id: int | None,
+    entry_date: dt.date,
+    created_by: int | None,
+    field: str,
+    reverses_entry_id: int | None = None,
+) -> int:
     for line in lines:
         bounds.check(field, line.debit or line.credit, MONEY, f"the {line.account} line")
-    ids = await account_ids(session, company_id)
+    ids = await account_ids(uow.session, company_id)
     problem = imbalance(lines)
     unknown = [line.account for line in lines if line.account not in ids]
     if unknown and problem is None:
@@ -131,32 +179,20 @@ async def post(
             ],
             narration,
         )
-    entry_id: int = (
-        await run(
-            session,
-            _INSERT_ENTRY,
-            {
-                "company_id": company_id,
-                "warehouse_id": warehouse_id,
-                "entry_date": entry_date,
-                "narration": narration,
-                "source_type": source_type,
-                "source_id": source_id,
-                "created_by": created_by,
-            },
-        )
-    )[0][0]
-    if carries_late(session, narration):
-        defer(session, _NARRATE, [{"id": entry_id, "narration": narration}])
-    # Nothing in a unit reads its own lines back: they go out with the commit.
-    defer(
-        session,
-        _INSERT_LINES,
+    entry_id = await repo.insert_entry(
+        uow,
+        {
+            "company_id": company_id,
+            "warehouse_id": warehouse_id,
+            "entry_date": entry_date,
+            "narration": narration,
+            "source_type": source_type,
+            "source_id": source_id,
+            "reverses_entry_id": reverses_entry_id,
+            "created_by": created_by,
+        },
         [
             {
-                "entry_id": entry_id,
-                "company_id": company_id,
-                "warehouse_id": warehouse_id,
                 "account_id": ids[line.account],
                 "party_id": line.party_id,
                 "debit": line.debit,
@@ -165,11 +201,33 @@ async def post(
             for line in lines
         ],
     )
-    await _move_party_balances(session, lines, field)
+    deltas = _party_deltas(lines)
+    if deltas:
+        await _refuse_unbounded_balances(uow, deltas, field)
+    repo.move_balances(uow, deltas)
     return entry_id
 
 
-async def _move_party_balances(session: AsyncSession, lines: list[Line], field: str) -> None:
+async def _refuse_unbounded_balances(
+    uow: UnitOfWork, deltas: Mapping[int, Decimal], field: str
+) -> None:
+    """A party's balance after the entry must be a value the books hold
+    (``kit/bounds.py``): checked on the balance as read now (the increment itself
+    goes with the unit's last statement)."""
+    for party_id, balance in await repo.balances(uow, sorted(deltas)):
+        after = balance + deltas[party_id]
+        if bounds.exceeds(after, MONEY, "the balance") is not None:
+            raise ValidationFailed(
+                {
+                    field: [
+                        f"this would take the balance of party {party_id} beyond the "
+                        f"largest amount the books hold ({MONEY.max})"
+                    ]
+                }
+            )
+
+
+def _party_deltas(lines: list[Line]) -> dict[int, Decimal]:
     """Customers' balance is what they owe (11500, debit-normal); suppliers' is what
     we owe them (21100, credit-normal).
 
@@ -187,23 +245,4 @@ async def _move_party_balances(session: AsyncSession, lines: list[Line], field: 
         else:
             continue
         deltas[line.party_id] = deltas.get(line.party_id, ZERO) + delta
-    for party_id, delta in sorted(deltas.items()):
-        if delta:
-            moved = await session.execute(
-                update(User)
-                .where(
-                    User.id == party_id,
-                    User.balance >= literal(-MONEY.max - delta, _UNBOUNDED),
-                    User.balance <= literal(MONEY.max - delta, _UNBOUNDED),
-                )
-                .values(balance=User.balance + delta)
-            )
-            if moved.rowcount == 0:  # type: ignore[attr-defined]
-                raise ValidationFailed(
-                    {
-                        field: [
-                            f"this would take the balance of party {party_id} beyond the "
-                            f"largest amount the books hold ({MONEY.max})"
-                        ]
-                    }
-                )
+    return deltas

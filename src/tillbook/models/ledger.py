@@ -1,11 +1,30 @@
-"""Chart of accounts, journal entries and lines, failed-transaction records."""
+"""Chart of accounts, journal entries and lines, failed-transaction records.
+
+Journal entries and lines are insert-only: a correction is a reversing entry. The
+database refuses UPDATE, DELETE and TRUNCATE of both tables (triggers, migration
+``7ea926272366``); the mapper events at the end of this module refuse the same at
+flush for ORM objects, so a mistake fails with a plain message before any SQL.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
-from sqlalchemy import Boolean, Date, DateTime, ForeignKey, Index, String, Text, UniqueConstraint
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy import (
+    Boolean,
+    Connection,
+    Date,
+    DateTime,
+    ForeignKey,
+    Index,
+    String,
+    Text,
+    UniqueConstraint,
+    event,
+    inspect,
+)
+from sqlalchemy.orm import Mapped, Mapper, mapped_column
 
 from tillbook.models.base import Base, BigId, company_ref, created, money, opt_warehouse_ref, pk
 
@@ -24,7 +43,8 @@ class Account(Base):
 
 
 class JournalEntry(Base):
-    """A posted entry. Never updated or deleted: corrections reverse it."""
+    """A posted entry. Never updated or deleted: corrections reverse it (see the
+    module docstring for what enforces it)."""
 
     __tablename__ = "journal_entries"
     __table_args__ = (Index("ix_journal_entries_source", "source_type", "source_id"),)
@@ -44,6 +64,8 @@ class JournalEntry(Base):
 
 
 class JournalLine(Base):
+    """One debit or credit of an entry; insert-only like its entry."""
+
     __tablename__ = "journal_lines"
     __table_args__ = (
         Index("ix_journal_lines_company_account", "company_id", "account_id"),
@@ -73,4 +95,34 @@ class FailedTransaction(Base):
     timestamp: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
 
 
-__all__ = ["Account", "FailedTransaction", "JournalEntry", "JournalLine"]
+class JournalIsInsertOnly(RuntimeError):
+    """A flush tried to change or delete a posted journal entry or line: a bug in
+    the caller, which must post a reversing entry instead."""
+
+
+def _refuse_update(_mapper: Mapper[Any], _connection: Connection, target: Any) -> None:
+    # The unit of work also calls this for objects that are only marked dirty (an
+    # attribute set to its own value), which emit no UPDATE: refuse real changes.
+    changed = sorted(a.key for a in inspect(target).attrs if a.history.has_changes())
+    if changed:
+        raise JournalIsInsertOnly(
+            f"{type(target).__name__} {target.id}: {', '.join(changed)} changed; "
+            "journal entries are insert-only, post a reversing entry"
+        )
+
+
+def _refuse_delete(_mapper: Mapper[Any], _connection: Connection, target: Any) -> None:
+    raise JournalIsInsertOnly(
+        f"{type(target).__name__} {target.id} deleted; "
+        "journal entries are insert-only, post a reversing entry"
+    )
+
+
+# Mapper events on these two classes only (not a hook on every Session): they see
+# ORM unit-of-work flushes; Core and raw SQL statements meet the database triggers.
+for _journal_class in (JournalEntry, JournalLine):
+    event.listen(_journal_class, "before_update", _refuse_update)
+    event.listen(_journal_class, "before_delete", _refuse_delete)
+
+
+__all__ = ["Account", "FailedTransaction", "JournalEntry", "JournalIsInsertOnly", "JournalLine"]

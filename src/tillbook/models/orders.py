@@ -37,7 +37,9 @@ class Order(Base):
     warehouse_id: Mapped[warehouse_ref]
     order_type: Mapped[str] = mapped_column(String(20))
     unique_id: Mapped[str] = mapped_column(String(100))
-    invoice_number: Mapped[str] = mapped_column(String(100))
+    # NULL only inside the unit that creates the order: numbered in its closing step
+    # (``orders.repository``), always before COMMIT.
+    invoice_number: Mapped[str] = mapped_column(String(100), nullable=True)
     order_date: Mapped[dt.date] = mapped_column(Date)
     order_datetime: Mapped[dt.datetime | None] = mapped_column(
         DateTime(timezone=True), nullable=True

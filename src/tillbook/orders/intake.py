@@ -12,19 +12,21 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.auth.context import AuthContext
 from tillbook.events.outbox import emit
-from tillbook.inventory.service import lock_products
+from tillbook.inventory import service as inventory
 from tillbook.kit import bounds
 from tillbook.kit.bounds import MONEY, QTY
 from tillbook.kit.money import ZERO, line_amounts
+from tillbook.kit.problems import Problems
 from tillbook.kit.refs import ref_to_id
 from tillbook.models import Order, OrderItem, Payment, Product, User
 from tillbook.orders import lookup, views
+from tillbook.orders import repository as repo
 from tillbook.orders.schemas import PurchaseIn, SaleIn, Tender
+from tillbook.unit import UnitOfWork
 
 
 @dataclass
@@ -52,22 +54,20 @@ class Intake:
 
 
 async def take_in(
-    session: AsyncSession,
+    uow: UnitOfWork,
     key: AuthContext,
     body: SaleIn | PurchaseIn,
     *,
     party_type: str,
     with_tax: bool,
-    attach_products: bool = True,
 ) -> Intake:
-    """``attach_products=False`` when the order changes its products only through
-    statements (a sale: ``inventory.lock_products``)."""
-    problems = lookup.Problems()
-    party = await lookup.party(
-        session, key.company_id, body.user_id, party_type, "user_id", problems
-    )
+    """Party, products (read without a lock: stock changes are guarded updates at
+    the unit's end), payment modes and priced lines."""
+    session = uow.session
+    problems = Problems()
+    party = await lookup.party(uow, key.company_id, body.user_id, party_type, "user_id", problems)
     wanted = [i for i in (ref_to_id(item.xid) for item in body.product_items) if i is not None]
-    products = await lock_products(session, key.warehouse_id, wanted, attach=attach_products)
+    products = await inventory.products(uow, key.warehouse_id, wanted)
     fields = [f"all_payments.{i}.payment_mode_id" for i in range(len(body.all_payments))]
     modes = await lookup.payment_modes(
         session,
@@ -90,7 +90,7 @@ async def take_in(
 
 
 async def announce(
-    session: AsyncSession,
+    uow: UnitOfWork,
     key: AuthContext,
     order: Order,
     party: User,
@@ -103,28 +103,18 @@ async def announce(
     """Outbox events carrying the order's detail shape (``staff``: the key's user,
     when the caller has it already)."""
     if staff is None:
-        staff = await session.get(User, key.user_id)
+        staff = await uow.session.get(User, key.user_id)
     data = views.detail(order, party, staff, items, [(p, p.amount) for p in payments])
-    await emit(
-        session, company_id=key.company_id, warehouse_id=key.warehouse_id, types=types, data=data
-    )
+    emit(uow, company_id=key.company_id, warehouse_id=key.warehouse_id, types=types, data=data)
 
 
 async def existing_order(
-    session: AsyncSession, warehouse_id: int, order_type: str, invoice_number: str | None
+    uow: UnitOfWork, warehouse_id: int, order_type: str, invoice_number: str | None
 ) -> Order | None:
     """The earlier order a client invoice number names (spec: same number, same order)."""
     if invoice_number is None:
         return None
-    return (
-        await session.execute(
-            select(Order).where(
-                Order.warehouse_id == warehouse_id,
-                Order.order_type == order_type,
-                Order.invoice_number == invoice_number,
-            )
-        )
-    ).scalar_one_or_none()
+    return await repo.client_numbered(uow, warehouse_id, order_type, invoice_number)
 
 
 async def price_lines(
@@ -132,7 +122,7 @@ async def price_lines(
     key: AuthContext,
     items: list[Any],
     products: dict[int, Product],
-    problems: lookup.Problems,
+    problems: Problems,
     *,
     list_name: str,
     with_tax: bool,

@@ -13,12 +13,12 @@ from typing import Literal, TypeGuard
 from sqlalchemy import String, bindparam, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tillbook.errors import ValidationFailed
+from tillbook.kit.problems import Problems
+from tillbook.kit.refcache import ReferenceCache
 from tillbook.kit.refs import ref_to_id
-from tillbook.models import Account, Order, PaymentMode, ProductUnit, Tax, Unit, User
+from tillbook.models import Account, Order, PaymentMode, ProductUnit, Tax, User
 from tillbook.models.base import table_of
-from tillbook.rawsql import as_dict, run
-from tillbook.reference import ReferenceCache
+from tillbook.unit import UnitOfWork
 
 RefValue = int | str
 
@@ -71,37 +71,23 @@ _COMPANY_MODES = ReferenceCache(_load_modes)
 _COMPANY_TAXES = ReferenceCache(_load_taxes)
 
 
-class Problems:
-    """Collects every bad reference of a request, to report them all at once."""
-
-    def __init__(self) -> None:
-        self.errors: dict[str, list[str]] = {}
-
-    def add(self, field: str, message: str) -> None:
-        self.errors.setdefault(field, []).append(message)
-
-    def raise_if_any(self) -> None:
-        if self.errors:
-            raise ValidationFailed(self.errors)
-
-
 async def party(
-    session: AsyncSession,
+    uow: UnitOfWork,
     company_id: int,
     ref: RefValue,
     user_type: str,
     field: str,
     problems: Problems,
 ) -> User | None:
-    """The customer or supplier a request names, read as a row into a detached
-    ``User``: a party is only read by the write that names it (its balance moves by
-    an UPDATE in ``ledger.post``), and an ORM load costs three times the row."""
+    """The customer or supplier a request names, read as a row into a transient
+    ``User`` value (never added to the session): its balance moves only by an
+    increment from ``ledger.post``, and an ORM load costs three times the row."""
     id_ = ref_to_id(ref)
     found = None
     if id_ is not None:
         params = {"id": id_, "company_id": company_id, "user_type": user_type}
-        rows = await run(session, _PARTY, params)
-        found = User(**as_dict(rows[0])) if rows else None
+        rows = await uow.run(_PARTY, params)
+        found = User(**rows[0].as_dict()) if rows else None
     if found is None:
         problems.add(field, f"unknown {user_type} {ref!r}")
     return found
@@ -270,11 +256,4 @@ async def unit_factors(
     return out
 
 
-async def unit_names(session: AsyncSession, unit_ids: set[int]) -> dict[int, Unit]:
-    if not unit_ids:
-        return {}
-    rows = await session.execute(select(Unit).where(Unit.id.in_(unit_ids)))
-    return {u.id: u for u in rows.scalars()}
-
-
-__all__ = ["Mode", "Problems", "TaxRate"]
+__all__ = ["Mode", "TaxRate"]

@@ -4,20 +4,21 @@ supplier, outward tenders paid at once."""
 from __future__ import annotations
 
 import uuid
+from decimal import Decimal
 from typing import Any
-
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.auth.context import AuthContext
 from tillbook.errors import ValidationFailed
-from tillbook.inventory.service import receive
+from tillbook.inventory import service as inventory
 from tillbook.kit.money import ZERO, money_str, price4
 from tillbook.ledger.service import post
 from tillbook.models import Order, OrderItem, Product
 from tillbook.orders import numbering
+from tillbook.orders import repository as repo
 from tillbook.orders.intake import announce, existing_order, take_in
 from tillbook.orders.schemas import PurchaseIn
-from tillbook.payments.tenders import payment_status, record_order_tenders
+from tillbook.orders.tenders import payment_status, record_order_tenders
+from tillbook.unit import UnitOfWork
 
 
 def purchase_response(order: Order) -> dict[str, Any]:
@@ -34,13 +35,14 @@ def purchase_response(order: Order) -> dict[str, Any]:
     }
 
 
-async def create_purchase(
-    session: AsyncSession, key: AuthContext, body: PurchaseIn
-) -> dict[str, Any]:
-    earlier = await existing_order(session, key.warehouse_id, "purchases", body.invoice_number)
+async def create_purchase(uow: UnitOfWork, key: AuthContext, body: PurchaseIn) -> dict[str, Any]:
+    """Unlocked: the supplier, products and prices, the order and its lines, the new
+    layers (plain inserts). Closing step: the number, the entries; the stock levels
+    go up with the last statement."""
+    earlier = await existing_order(uow, key.warehouse_id, "purchases", body.invoice_number)
     if earlier is not None:
         return purchase_response(earlier)
-    intake = await take_in(session, key, body, party_type="supplier", with_tax=False)
+    intake = await take_in(uow, key, body, party_type="supplier", with_tax=False)
     supplier, lines = intake.party, intake.lines
     total = sum((line.net for line in lines), ZERO)
     paid = sum((t.amount for t in body.all_payments), ZERO)
@@ -48,75 +50,77 @@ async def create_purchase(
         raise ValidationFailed(
             {"all_payments": [f"payments add up to {paid}, more than the total {total}"]}
         )
-    invoice_number = body.invoice_number or await numbering.issue(
-        session, key.warehouse_id, "purchases"
-    )
-    order = Order(
-        company_id=key.company_id,
-        warehouse_id=key.warehouse_id,
-        order_type="purchases",
-        unique_id=body.unique_id or uuid.uuid4().hex,
-        invoice_number=invoice_number,
-        order_date=body.order_date.date,
-        order_datetime=body.order_date.datetime,
-        user_id=supplier.id,
-        staff_user_id=key.user_id,
-        subtotal=total,
-        tax_amount=ZERO,
-        discount=ZERO,
-        shipping=ZERO,
-        total=total,
-        paid_amount=paid,
-        due_amount=total - paid,
-        order_status="received",
-        payment_status=payment_status(total, paid),
-        notes=body.notes or "",
-    )
-    session.add(order)
-    await session.flush()
-    items: list[tuple[OrderItem, Product]] = []
+    values: dict[str, Any] = {
+        "company_id": key.company_id,
+        "warehouse_id": key.warehouse_id,
+        "order_type": "purchases",
+        "unique_id": body.unique_id or uuid.uuid4().hex,
+        "invoice_number": body.invoice_number,
+        "order_date": body.order_date.date,
+        "order_datetime": body.order_date.datetime,
+        "user_id": supplier.id,
+        "staff_user_id": key.user_id,
+        "original_order_id": None,
+        "subtotal": total,
+        "tax_amount": ZERO,
+        "discount": ZERO,
+        "shipping": ZERO,
+        "total": total,
+        "paid_amount": paid,
+        "due_amount": total - paid,
+        "credited_amount": ZERO,
+        "order_status": "received",
+        "payment_status": payment_status(total, paid),
+        "notes": body.notes or "",
+        "journal_entry_id": None,
+    }
+    order = Order(id=await repo.insert_order(uow, values), **values)
     variance = ZERO
+    item_rows: list[dict[str, Any]] = []
+    filled: dict[int, tuple[Decimal, Decimal]] = {}  # deficit fills across lines
     for line in lines:
-        unit_cost = price4(line.net / line.base_quantity)
-        receipt = await receive(
-            session,
+        receipt = await inventory.receive(
+            uow,
             line.product,
             line.base_quantity,
-            unit_cost=unit_cost,
+            unit_cost=price4(line.net / line.base_quantity),
             value=line.net,
             reason="purchase",
             source_type="purchase",
             source_id=order.id,
+            filled=filled,
             field=f"{line.field}.quantity",
         )
         variance += receipt.deficit_variance
-        item = OrderItem(
-            order_id=order.id,
-            company_id=key.company_id,
-            product_id=line.product.id,
-            unit_id=line.unit_id,
-            quantity=line.quantity,
-            base_quantity=line.base_quantity,
-            unit_price=line.unit_price,
-            discount_rate=ZERO,
-            tax_id=None,
-            tax_rate=ZERO,
-            tax_amount=ZERO,
-            subtotal=line.net,
-            total=line.net,
-            cost_amount=line.net,
-            returned_quantity=ZERO,
+        item_rows.append(
+            {
+                "order_id": order.id,
+                "company_id": key.company_id,
+                "product_id": line.product.id,
+                "unit_id": line.unit_id,
+                "quantity": line.quantity,
+                "base_quantity": line.base_quantity,
+                "unit_price": line.unit_price,
+                "discount_rate": ZERO,
+                "tax_id": None,
+                "tax_rate": ZERO,
+                "tax_amount": ZERO,
+                "subtotal": line.net,
+                "total": line.net,
+                "cost_amount": line.net,
+                "returned_quantity": ZERO,
+            }
         )
-        session.add(item)
-        items.append((item, line.product))
+    item_ids = await repo.insert_items(uow, item_rows)
+    items: list[tuple[OrderItem, Product]] = [
+        (OrderItem(id=item_id, **row), line.product)
+        for item_id, row, line in zip(item_ids, item_rows, lines, strict=True)
+    ]
     payments, tender_postings = await record_order_tenders(
-        session,
-        key,
-        order,
-        intake.tenders,
-        payment_type="out",
-        date=order.order_date,
+        uow, key, order, intake.tenders, payment_type="out", date=order.order_date
     )
+    invoice_number = body.invoice_number or await numbering.take(uow, key.warehouse_id, "purchases")
+    order.invoice_number = invoice_number
     common: dict[str, Any] = dict(
         company_id=key.company_id,
         warehouse_id=key.warehouse_id,
@@ -128,7 +132,7 @@ async def create_purchase(
         created_by=key.user_id,
     )
     order.journal_entry_id = await post(
-        session,
+        uow,
         rule="purchase",
         figures={"total": total, "paid": paid, "tenders": tender_postings},
         narration=f"Purchase {invoice_number} from {supplier.name}",
@@ -136,12 +140,12 @@ async def create_purchase(
     )
     if variance:
         await post(
-            session,
+            uow,
             rule="deficit_settlement",
             figures={"variance": variance},
             narration=f"Stock deficit settled at cost by purchase {invoice_number}",
             **common,
         )
-    await session.flush()
-    await announce(session, key, order, supplier, items, payments, ["purchase.created"])
+    repo.number_order(uow, order.id, invoice_number, order.journal_entry_id)
+    await announce(uow, key, order, supplier, items, payments, ["purchase.created"])
     return purchase_response(order)

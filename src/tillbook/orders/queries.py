@@ -12,6 +12,7 @@ from tillbook.auth.context import AuthContext
 from tillbook.errors import NotFound, invalid
 from tillbook.kit import bounds
 from tillbook.kit.pagination import envelope, parse_page
+from tillbook.kit.text import quoted
 from tillbook.models import Order
 from tillbook.orders import lookup, views
 
@@ -30,7 +31,7 @@ def parse_dates(dates: str | None) -> tuple[dt.date | None, dt.date | None]:
         return None, None
     parts = text.split(",")
     if len(parts) != 2:
-        raise invalid("dates", f"must be YYYY-MM-DD,YYYY-MM-DD, got {dates!r}")
+        raise invalid("dates", f"must be YYYY-MM-DD,YYYY-MM-DD, got {quoted(dates)}")
     start, end = (bounds.query_date("dates", p) for p in parts)
     if start and end and start > end:
         raise invalid("dates", f"start {start} is after end {end}")

@@ -58,17 +58,20 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.auth.context import AuthContext
 from tillbook.errors import ValidationFailed
-from tillbook.inventory.service import check_shortages, draw, lock_products, receive
+from tillbook.inventory import service as inventory
 from tillbook.kit import bounds
 from tillbook.kit.bounds import MONEY
 from tillbook.kit.money import ZERO, line_amounts, money, money_str, price4
+from tillbook.kit.problems import Problems
 from tillbook.kit.refs import ref_to_id
 from tillbook.ledger.service import post
 from tillbook.models import Order, OrderItem, Product, User
 from tillbook.orders import lookup, numbering
+from tillbook.orders import repository as repo
 from tillbook.orders.intake import announce
 from tillbook.orders.schemas import ReturnIn, ReturnItem
-from tillbook.payments.tenders import payment_status, record_order_tenders, settle_status
+from tillbook.orders.tenders import payment_status, record_order_tenders, settle_status
+from tillbook.unit import UnitOfWork
 
 ORIGINAL = {"sales-returns": "sales", "purchase-returns": "purchases"}
 
@@ -317,24 +320,28 @@ def parts_at_agreed_price(items: Sequence[ReturnItem], products: Sequence[Produc
 
 
 async def _original(
-    session: AsyncSession,
+    uow: UnitOfWork,
     key: AuthContext,
     kind: str,
     body: ReturnIn,
     party: User,
-    problems: lookup.Problems,
+    problems: Problems,
 ) -> Order | None:
     if body.invoice_number is None:
         return None
     # Named by its invoice number, or by id or xid; locked, so that two returns
     # against it cannot both pass the quantity check.
     id_ = await lookup.order_id(
-        session, key.warehouse_id, [ORIGINAL[kind]], body.invoice_number, prefer="invoice_number"
+        uow.session,
+        key.warehouse_id,
+        [ORIGINAL[kind]],
+        body.invoice_number,
+        prefer="invoice_number",
     )
     original = None
     if id_ is not None:
         original = (
-            await session.execute(select(Order).where(Order.id == id_).with_for_update())
+            await uow.session.execute(select(Order).where(Order.id == id_).with_for_update())
         ).scalar_one()
     if original is None or original.user_id != party.id:
         problems.add(
@@ -349,7 +356,7 @@ async def _taxes(
 ) -> dict[int, lookup.TaxRate]:
     """The company's taxes by id (taxes are never edited or deleted)."""
     refs: list[tuple[str, lookup.RefValue]] = [(str(t), t) for t in tax_ids if t is not None]
-    found = await lookup.taxes(session, company_id, refs, lookup.Problems())
+    found = await lookup.taxes(session, company_id, refs, Problems())
     return {tax.id: tax for tax in found.values()}
 
 
@@ -404,15 +411,17 @@ def _check_bounds(parts: Sequence[Part]) -> None:
 
 
 async def create_return(
-    session: AsyncSession, key: AuthContext, body: ReturnIn, kind: str
+    uow: UnitOfWork, key: AuthContext, body: ReturnIn, kind: str
 ) -> dict[str, Any]:
+    """Checked and planned on unlocked reads (the original invoice excepted: it is
+    locked, as its figures decide what may come back); the number and the entries
+    in the closing step; stock changes with the unit's last statement."""
     assert kind in ORIGINAL
+    session = uow.session
     sales = kind == "sales-returns"
-    problems = lookup.Problems()
+    problems = Problems()
     party_type = "customer" if sales else "supplier"
-    party = await lookup.party(
-        session, key.company_id, body.user_id, party_type, "user_id", problems
-    )
+    party = await lookup.party(uow, key.company_id, body.user_id, party_type, "user_id", problems)
     if not sales and body.all_payments:
         problems.add("all_payments", "refund tenders apply to sales returns only")
     modes = await lookup.payment_modes(
@@ -425,7 +434,7 @@ async def create_return(
         problems,
     )
     ids = [i for i in (ref_to_id(item.product_id) for item in body.items) if i is not None]
-    products = await lock_products(session, key.warehouse_id, ids)
+    products = await inventory.products(uow, key.warehouse_id, ids)
     resolved: list[Product] = []
     for i, item in enumerate(body.items):
         product = products.get(ref_to_id(item.product_id) or 0)
@@ -435,7 +444,7 @@ async def create_return(
             resolved.append(product)
     problems.raise_if_any()
     assert party is not None
-    original = await _original(session, key, kind, body, party, problems)
+    original = await _original(uow, key, kind, body, party, problems)
     problems.raise_if_any()
 
     parts = await _plan(session, key, kind, body, resolved, original)
@@ -449,46 +458,48 @@ async def create_return(
         raise ValidationFailed(
             {"all_payments": [f"refunds add up to {refunds}, more than the return's {total}"]}
         )
-    if not sales:
-        needed: dict[int, Decimal] = {}
-        field_of: dict[int, str] = {}
-        for item, product in zip(body.items, resolved, strict=True):
-            needed[product.id] = needed.get(product.id, ZERO) + item.quantity
-        for i, product in enumerate(resolved):
-            field_of.setdefault(product.id, f"items.{i}.quantity")
-        check_shortages(products, needed, allow_negative=False, field_of=field_of)
+    allocations = []
+    if not sales:  # a purchase return takes stock out by FIFO
+        allocations = await inventory.plan(
+            uow,
+            products,
+            [(p.product.id, p.quantity, f"items.{p.index}.quantity") for p in parts],
+            allow_negative=False,
+        )
 
-    # Everything is checked: from here on the return is written.
-    number = await numbering.issue(session, key.warehouse_id, kind)
-    order = Order(
-        company_id=key.company_id,
-        warehouse_id=key.warehouse_id,
-        order_type=kind,
-        unique_id=body.unique_id or uuid.uuid4().hex,
-        invoice_number=number,
-        order_date=body.order_date.date,
-        order_datetime=body.order_date.datetime,
-        user_id=party.id,
-        staff_user_id=key.user_id,
-        original_order_id=original.id if original else None,
-        subtotal=subtotal,
-        tax_amount=tax_amount,
-        discount=discount,
-        shipping=ZERO,
-        total=total,
-        paid_amount=refunds,
-        due_amount=total - refunds,
-        order_status="returned",
-        payment_status=payment_status(total, refunds),
-        notes=body.notes or "",
-    )
-    session.add(order)
-    await session.flush()
+    # Everything is checked: from here on the return is written, numbered in the
+    # closing step below.
+    values: dict[str, Any] = {
+        "company_id": key.company_id,
+        "warehouse_id": key.warehouse_id,
+        "order_type": kind,
+        "unique_id": body.unique_id or uuid.uuid4().hex,
+        "invoice_number": None,
+        "order_date": body.order_date.date,
+        "order_datetime": body.order_date.datetime,
+        "user_id": party.id,
+        "staff_user_id": key.user_id,
+        "original_order_id": original.id if original else None,
+        "subtotal": subtotal,
+        "tax_amount": tax_amount,
+        "discount": discount,
+        "shipping": ZERO,
+        "total": total,
+        "paid_amount": refunds,
+        "due_amount": total - refunds,
+        "credited_amount": ZERO,
+        "order_status": "returned",
+        "payment_status": payment_status(total, refunds),
+        "notes": body.notes or "",
+        "journal_entry_id": None,
+    }
+    order = Order(id=await repo.insert_order(uow, values), **values)
 
     cost = ZERO
     variance = ZERO
-    items: list[tuple[OrderItem, Product]] = []
-    for part in parts:
+    item_rows: list[dict[str, Any]] = []
+    filled: dict[int, tuple[Decimal, Decimal]] = {}  # deficit fills across lines
+    for n, part in enumerate(parts):
         product = part.product
         if sales:
             value = (
@@ -496,8 +507,8 @@ async def create_return(
                 if part.cost is not None
                 else money(part.quantity * product.purchase_price)
             )
-            receipt = await receive(
-                session,
+            receipt = await inventory.receive(
+                uow,
                 product,
                 part.quantity,
                 unit_cost=price4(value / part.quantity),
@@ -505,46 +516,53 @@ async def create_return(
                 reason="sales_return",
                 source_type="sales_return",
                 source_id=order.id,
+                filled=filled,
                 field=f"items.{part.index}.quantity",
             )
             variance += receipt.deficit_variance
             line_cost = value
         else:
-            alloc = await draw(
-                session,
-                product,
-                part.quantity,
-                reason="purchase_return",
-                source_type="purchase_return",
-                source_id=order.id,
-                allow_negative=False,
-            )
-            line_cost = alloc.cost
+            line_cost = allocations[n].cost
         cost += line_cost
         if part.line is not None:
             part.line.returned_quantity = part.returned_after
-        row = OrderItem(
-            order_id=order.id,
-            company_id=key.company_id,
-            product_id=product.id,
-            unit_id=product.unit_id,
-            quantity=part.quantity,
-            base_quantity=part.quantity,
-            unit_price=part.unit_price,
-            discount_rate=part.discount_rate,
-            tax_id=part.tax_id,
-            tax_rate=part.tax_rate,
-            tax_amount=part.tax_amount,
-            subtotal=part.net,
-            total=part.gross,
-            cost_amount=line_cost,
-            returned_quantity=ZERO,
+        item_rows.append(
+            {
+                "order_id": order.id,
+                "company_id": key.company_id,
+                "product_id": product.id,
+                "unit_id": product.unit_id,
+                "quantity": part.quantity,
+                "base_quantity": part.quantity,
+                "unit_price": part.unit_price,
+                "discount_rate": part.discount_rate,
+                "tax_id": part.tax_id,
+                "tax_rate": part.tax_rate,
+                "tax_amount": part.tax_amount,
+                "subtotal": part.net,
+                "total": part.gross,
+                "cost_amount": line_cost,
+                "returned_quantity": ZERO,
+            }
         )
-        session.add(row)
-        items.append((row, product))
+    item_ids = await repo.insert_items(uow, item_rows)
+    items: list[tuple[OrderItem, Product]] = [
+        (OrderItem(id=item_id, **row), part.product)
+        for item_id, row, part in zip(item_ids, item_rows, parts, strict=True)
+    ]
+    if allocations:
+        await inventory.take(
+            uow,
+            products,
+            allocations,
+            reason="purchase_return",
+            source_type="purchase_return",
+            source_id=order.id,
+            allow_negative=False,
+        )
 
     payments, refund_postings = await record_order_tenders(
-        session,
+        uow,
         key,
         order,
         [(t, modes[f"all_payments.{i}.payment_mode_id"]) for i, t in enumerate(body.all_payments)],
@@ -557,6 +575,11 @@ async def create_return(
         original.credited_amount += applied
         original.due_amount -= applied
         original.payment_status = settle_status(original)
+    # The original's changes go out with a flush now, before the closing step.
+    await session.flush()
+
+    number = await numbering.take(uow, key.warehouse_id, kind)
+    order.invoice_number = number
     common: dict[str, Any] = dict(
         company_id=key.company_id,
         warehouse_id=key.warehouse_id,
@@ -568,7 +591,7 @@ async def create_return(
     )
     if sales:
         order.journal_entry_id = await post(
-            session,
+            uow,
             rule="sales_return",
             source_type="sales_return",
             figures={
@@ -583,7 +606,7 @@ async def create_return(
         )
     else:
         order.journal_entry_id = await post(
-            session,
+            uow,
             rule="purchase_return",
             source_type="purchase_return",
             figures={"total": total, "cost": cost, "difference": total - cost},
@@ -592,13 +615,13 @@ async def create_return(
         )
     if variance:
         await post(
-            session,
+            uow,
             rule="deficit_settlement",
             source_type="sales_return",
             figures={"variance": variance},
             narration=f"Stock deficit settled at cost by return {number}",
             **common,
         )
-    await session.flush()
-    await announce(session, key, order, party, items, payments, ["return.created"])
+    repo.number_order(uow, order.id, number, order.journal_entry_id)
+    await announce(uow, key, order, party, items, payments, ["return.created"])
     return return_response(order)

@@ -1,8 +1,10 @@
 """POST /sales: price the lines, take the stock, take the tenders, post the books.
 
-Everything happens in the caller's one transaction: stock rows locked in id order,
-FIFO draws, the invoice number, the order and its lines, payments, the journal
-entry and the outbox events commit together or not at all.
+Everything happens in the caller's one unit of work (``tillbook.unit``), in its
+three parts: priced, checked and planned on unlocked reads, with the order, its
+lines and payments inserted; then the invoice number and the journal entry; then
+the last statement with the guarded stock changes, movements, events and the
+order's number. All of it commits together or not at all.
 """
 
 from __future__ import annotations
@@ -11,31 +13,23 @@ import uuid
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncSession
-
 from tillbook.auth.context import AuthContext
-from tillbook.db import insert_returning_ids
-from tillbook.deferred import DeferredUpdate, defer
 from tillbook.errors import ValidationFailed
 from tillbook.events.outbox import emit
-from tillbook.inventory.service import check_shortages, draw_many
+from tillbook.inventory import service as inventory
 from tillbook.kit import bounds
 from tillbook.kit.bounds import MONEY
-from tillbook.kit.money import ZERO, money, money_str, number
+from tillbook.kit.money import ZERO, money_str, number
 from tillbook.ledger.service import post
-from tillbook.models import Order, OrderItem, Product, User
-from tillbook.models.base import table_of
+from tillbook.models import Order, OrderItem, User
 from tillbook.orders import numbering
+from tillbook.orders import repository as repo
 from tillbook.orders.intake import announce, existing_order, take_in
 from tillbook.orders.schemas import SaleIn
-from tillbook.payments.tenders import payment_status, record_order_tenders
+from tillbook.orders.tenders import payment_status, record_order_tenders
+from tillbook.unit import UnitOfWork
 
 TOLERANCE = Decimal("0.01")
-_orders = table_of(Order)
-_items = table_of(OrderItem)
-_NUMBER_ORDER = DeferredUpdate(
-    _orders, ["id"], ["invoice_number", "journal_entry_id"], late=["invoice_number"]
-)
 
 
 def sale_response(order: Order) -> dict[str, Any]:
@@ -65,14 +59,12 @@ def check_client_totals(body: SaleIn, subtotal: Decimal, tax: Decimal, total: De
         raise ValidationFailed(errors)
 
 
-async def create_sale(session: AsyncSession, key: AuthContext, body: SaleIn) -> dict[str, Any]:
-    earlier = await existing_order(session, key.warehouse_id, "sales", body.invoice_number)
+async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[str, Any]:
+    earlier = await existing_order(uow, key.warehouse_id, "sales", body.invoice_number)
     if earlier is not None:
         return sale_response(earlier)
 
-    intake = await take_in(
-        session, key, body, party_type="customer", with_tax=True, attach_products=False
-    )
+    intake = await take_in(uow, key, body, party_type="customer", with_tax=True)
     customer, products, lines = intake.party, intake.products, intake.lines
 
     subtotal = sum((line.net for line in lines), ZERO)
@@ -95,28 +87,22 @@ async def create_sale(session: AsyncSession, key: AuthContext, body: SaleIn) -> 
                 ]
             }
         )
+    allocations = await inventory.plan(
+        uow,
+        products,
+        [(line.product.id, line.base_quantity, f"{line.field}.quantity") for line in lines],
+        allow_negative=key.allow_negative_stock,
+    )
 
-    needed: dict[int, Decimal] = {}
-    field_of: dict[int, str] = {}
-    for line in lines:
-        needed[line.product.id] = needed.get(line.product.id, ZERO) + line.base_quantity
-        field_of.setdefault(line.product.id, f"{line.field}.quantity")
-    check_shortages(products, needed, allow_negative=key.allow_negative_stock, field_of=field_of)
-
-    # The invoice counter row stays locked until commit, so every sale of the
-    # warehouse queues behind it: the number is taken by the unit's last statement
-    # (``numbering.issue_at_commit``), and the order holds a placeholder, unique and
-    # never committed, until then.
-    #
-    # The order, its lines and tenders are written on the tables with statements
-    # built once (no unit of work: a sale is the hot path); the ORM objects below are
-    # detached values for the response, the detail view and the events.
+    # The order is written now, numbered in the closing step below; its lines and
+    # tenders with statements built once. The ORM objects are transient values for
+    # the response, the detail view and the events.
     values: dict[str, Any] = {
         "company_id": key.company_id,
         "warehouse_id": key.warehouse_id,
         "order_type": "sales",
         "unique_id": body.unique_id or uuid.uuid4().hex,
-        "invoice_number": body.invoice_number or f"pending-{uuid.uuid4().hex}",
+        "invoice_number": body.invoice_number,
         "order_date": body.order_date.date,
         "order_datetime": body.order_date.datetime,
         "user_id": customer.id,
@@ -135,67 +121,45 @@ async def create_sale(session: AsyncSession, key: AuthContext, body: SaleIn) -> 
         "notes": body.notes or "",
         "journal_entry_id": None,
     }
-    (order_id,) = await insert_returning_ids(session, _orders, [values])
-    order = Order(id=order_id, **values)
-
-    cost = ZERO
-    item_rows: list[dict[str, Any]] = []
-    shortages: list[tuple[Product, Decimal]] = []
-    allocations = await draw_many(
-        session,
-        [(line.product, line.base_quantity) for line in lines],
-        reason="sale",
-        source_type="sale",
-        source_id=order.id,
-        allow_negative=key.allow_negative_stock,
-    )
+    order = Order(id=await repo.insert_order(uow, values), **values)
     for line, alloc in zip(lines, allocations, strict=True):
         bounds.check(f"{line.field}.quantity", alloc.cost, MONEY, "the cost of this line")
-        cost += alloc.cost
-        if alloc.shortfall:
-            shortages.append((line.product, alloc.shortfall))
-        item_rows.append(
-            {
-                "order_id": order.id,
-                "company_id": key.company_id,
-                "product_id": line.product.id,
-                "unit_id": line.unit_id,
-                "quantity": line.quantity,
-                "base_quantity": line.base_quantity,
-                "unit_price": line.unit_price,
-                "discount_rate": line.discount_rate,
-                "tax_id": line.tax.id if line.tax else None,
-                "tax_rate": line.tax.rate if line.tax else ZERO,
-                "tax_amount": line.tax_amount,
-                "subtotal": line.net,
-                "total": line.gross,
-                "cost_amount": alloc.cost,
-                "returned_quantity": ZERO,
-            }
-        )
-    item_ids = await insert_returning_ids(session, _items, item_rows)
+    item_rows = [
+        {
+            "order_id": order.id,
+            "company_id": key.company_id,
+            "product_id": line.product.id,
+            "unit_id": line.unit_id,
+            "quantity": line.quantity,
+            "base_quantity": line.base_quantity,
+            "unit_price": line.unit_price,
+            "discount_rate": line.discount_rate,
+            "tax_id": line.tax.id if line.tax else None,
+            "tax_rate": line.tax.rate if line.tax else ZERO,
+            "tax_amount": line.tax_amount,
+            "subtotal": line.net,
+            "total": line.gross,
+            "cost_amount": alloc.cost,
+            "returned_quantity": ZERO,
+        }
+        for line, alloc in zip(lines, allocations, strict=True)
+    ]
+    item_ids = await repo.insert_items(uow, item_rows)
     items = [
         (OrderItem(id=item_id, **row), line.product)
         for item_id, row, line in zip(item_ids, item_rows, lines, strict=True)
     ]
-
     payments, tender_postings = await record_order_tenders(
-        session,
-        key,
-        order,
-        intake.tenders,
-        payment_type="in",
-        date=order.order_date,
+        uow, key, order, intake.tenders, payment_type="in", date=order.order_date
     )
-    # On PostgreSQL a placeholder until the last statement takes the number: the
-    # narration, the events and the response carry it, and get the number in SQL
-    # (late columns) or after COMMIT (``Database.write``).
-    invoice_number = body.invoice_number or await numbering.issue_at_commit(
-        session, key.warehouse_id, "sales"
-    )
+
+    # The closing step: the number (the counter row is locked from here to COMMIT),
+    # the journal entry that names it, and the stock changes, queued for the last
+    # statement with everything else nothing reads back.
+    invoice_number = body.invoice_number or await numbering.take(uow, key.warehouse_id, "sales")
     order.invoice_number = invoice_number
     order.journal_entry_id = await post(
-        session,
+        uow,
         company_id=key.company_id,
         warehouse_id=key.warehouse_id,
         rule="sale",
@@ -203,7 +167,7 @@ async def create_sale(session: AsyncSession, key: AuthContext, body: SaleIn) -> 
             "due": order.due_amount,
             "tenders": tender_postings,
             "discount": order.discount,
-            "cost": money(cost),
+            "cost": sum((alloc.cost for alloc in allocations), ZERO),
             "subtotal": subtotal,
             "tax": tax_amount,
             "shipping": order.shipping,
@@ -216,37 +180,38 @@ async def create_sale(session: AsyncSession, key: AuthContext, body: SaleIn) -> 
         party_id=customer.id,
         created_by=key.user_id,
     )
-    defer(
-        session,
-        _NUMBER_ORDER,
-        [
-            {
-                "id": order.id,
-                "invoice_number": invoice_number,
-                "journal_entry_id": order.journal_entry_id,
-            }
-        ],
+    repo.number_order(uow, order.id, invoice_number, order.journal_entry_id)
+    await inventory.take(
+        uow,
+        products,
+        allocations,
+        reason="sale",
+        source_type="sale",
+        source_id=order.id,
+        allow_negative=key.allow_negative_stock,
     )
 
     events = ["order.created", "sales.created"]
     if order.payment_status == "paid":
         events.append("order.paid")
     staff = User(id=key.user_id, name=key.user_name)  # the key's user, as the events name it
-    await announce(session, key, order, customer, items, payments, events, staff=staff)
-    for product, short in shortages:
-        await emit(
-            session,
-            company_id=key.company_id,
-            warehouse_id=key.warehouse_id,
-            types=["stock.discrepancy"],
-            data={
-                "product_id": product.id,
-                "name": product.name,
-                "item_code": product.item_code,
-                "quantity_short": number(short),
-                "current_stock": number(product.current_stock),
-                "order_id": order.id,
-                "invoice_number": invoice_number,
-            },
-        )
+    await announce(uow, key, order, customer, items, payments, events, staff=staff)
+    for alloc in allocations:
+        if alloc.shortfall:
+            product = products[alloc.product_id]
+            emit(
+                uow,
+                company_id=key.company_id,
+                warehouse_id=key.warehouse_id,
+                types=["stock.discrepancy"],
+                data={
+                    "product_id": product.id,
+                    "name": product.name,
+                    "item_code": product.item_code,
+                    "quantity_short": number(alloc.shortfall),
+                    "current_stock": number(product.current_stock),
+                    "order_id": order.id,
+                    "invoice_number": invoice_number,
+                },
+            )
     return sale_response(order)

@@ -20,20 +20,17 @@ from pydantic import (
     AfterValidator,
     BaseModel,
     BeforeValidator,
-    ConfigDict,
     Field,
-    StrictInt,
-    StrictStr,
     ValidationError,
     WithJsonSchema,
     model_validator,
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from tillbook.fields import InvoiceNo, Ref, Reference, Strict, UniqueId
 from tillbook.kit import bounds
 from tillbook.kit.bounds import (
     MONEY,
-    Clean,
     MinQuantity,
     Money,
     Note,
@@ -41,28 +38,7 @@ from tillbook.kit.bounds import (
     PositiveMoney,
     Quantity,
     UnitPrice,
-    stored_length,
 )
-from tillbook.models import Order, Payment
-
-Ref = Annotated[
-    StrictInt | Annotated[StrictStr, Field(min_length=1, max_length=64), Clean],
-    Field(description="numeric id, numeric string or xid"),
-]
-# Kept as the order's ``unique_id`` (and as the idempotency token).
-UniqueId = Annotated[
-    StrictStr, Field(min_length=1, max_length=stored_length(Order.unique_id)), Clean
-]
-InvoiceNo = Annotated[
-    StrictStr,
-    Field(
-        min_length=1,
-        max_length=stored_length(Order.invoice_number),
-        pattern=r"^[\x21-\x7e ]+$",
-    ),
-    Clean,
-]
-Reference = Annotated[StrictStr, Field(max_length=stored_length(Payment.reference)), Clean]
 
 
 def _order_date(value: Any) -> Any:
@@ -122,10 +98,6 @@ DateIn = Annotated[
 ]
 
 
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="ignore", arbitrary_types_allowed=True)
-
-
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -173,7 +145,7 @@ class SaleIn(Strict):
     discount: Money = Decimal("0")
     shipping: Money = Decimal("0")
     invoice_number: InvoiceNo | None = None
-    all_payments: Annotated[list[Tender], Field(max_length=20)] = []
+    all_payments: Annotated[list[Tender], Field(max_length=20)] = Field(default=[])
     subtotal: Money | None = None
     total: Money | None = None
     tax_amount: Money | None = None
@@ -197,7 +169,7 @@ class PurchaseIn(Strict):
     order_date: DateIn
     product_items: Annotated[list[PurchaseItem], Field(min_length=1, max_length=500)]
     invoice_number: InvoiceNo | None = None
-    all_payments: Annotated[list[Tender], Field(max_length=20)] = []
+    all_payments: Annotated[list[Tender], Field(max_length=20)] = Field(default=[])
     unique_id: UniqueId | None = None
     notes: Note | None = None
 

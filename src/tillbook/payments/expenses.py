@@ -19,12 +19,15 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tillbook.auth.context import AuthContext
 from tillbook.kit.money import money_str
 from tillbook.kit.pagination import envelope, parse_page
+from tillbook.kit.problems import Problems
 from tillbook.kit.refs import ref_to_id
+from tillbook.ledger.rules import RuleName
 from tillbook.ledger.service import post
 from tillbook.models import Account, Expense, ExpenseCategory
 from tillbook.orders import lookup
 from tillbook.orders.queries import parse_dates
 from tillbook.payments.schemas import ExpenseIn
+from tillbook.unit import UnitOfWork
 
 
 @dataclass(frozen=True)
@@ -39,7 +42,7 @@ async def category(
     company_id: int,
     ref: lookup.RefValue,
     field: str,
-    problems: lookup.Problems,
+    problems: Problems,
 ) -> Category | None:
     """The company's expense category named by id, numeric string or xid."""
     id_ = ref_to_id(ref)
@@ -68,10 +71,9 @@ def expense_response(expense: Expense) -> dict[str, Any]:
     }
 
 
-async def create_expense(
-    session: AsyncSession, key: AuthContext, body: ExpenseIn
-) -> dict[str, Any]:
-    problems = lookup.Problems()
+async def create_expense(uow: UnitOfWork, key: AuthContext, body: ExpenseIn) -> dict[str, Any]:
+    session = uow.session
+    problems = Problems()
     cat = await category(
         session, key.company_id, body.expense_category_id, "expense_category_id", problems
     )
@@ -84,7 +86,7 @@ async def create_expense(
     supplier = None
     if body.user_id is not None:
         supplier = await lookup.party(
-            session, key.company_id, body.user_id, "supplier", "user_id", problems
+            uow, key.company_id, body.user_id, "supplier", "user_id", problems
         )
     problems.raise_if_any()
     assert cat is not None
@@ -107,6 +109,7 @@ async def create_expense(
     await session.flush()
 
     expense_leg = [(cat.account_code, body.amount)]
+    rule: RuleName
     if mode is not None:
         rule = "expense_paid"
         figures: dict[str, Any] = {
@@ -119,7 +122,7 @@ async def create_expense(
         figures = {"expense": expense_leg, "amount": body.amount}
         how = "pending approval"
     expense.journal_entry_id = await post(
-        session,
+        uow,
         company_id=key.company_id,
         warehouse_id=key.warehouse_id,
         rule=rule,

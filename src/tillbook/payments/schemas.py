@@ -12,9 +12,9 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StrictStr
 
+from tillbook.fields import Ref, Reference, Strict, UniqueId
 from tillbook.kit.bounds import BusinessDay, Clean, Note, PositiveMoney, stored_length
 from tillbook.models import Expense
-from tillbook.orders.schemas import Ref, Reference, Strict, UniqueId
 
 
 class AllocationIn(Strict):

@@ -22,13 +22,16 @@ from tillbook.errors import NotFound, invalid
 from tillbook.events.outbox import emit
 from tillbook.kit import xid
 from tillbook.kit.money import ZERO, money_str
+from tillbook.kit.problems import Problems
 from tillbook.kit.refs import ref_to_id
+from tillbook.ledger.parties import warehouse_balances
+from tillbook.ledger.rules import RuleName
 from tillbook.ledger.service import post
 from tillbook.models import Order, Payment, PaymentAllocation, User
 from tillbook.orders import lookup, views
+from tillbook.orders.tenders import settle_status
 from tillbook.payments.schemas import PaymentIn
-from tillbook.payments.tenders import settle_status
-from tillbook.reports.parties import warehouse_balances
+from tillbook.unit import UnitOfWork
 
 # payment_type -> (party type, order type it settles, noun of that order)
 KINDS = {
@@ -83,14 +86,11 @@ def payment_data(payment: Payment, allocations: list[tuple[Order, Decimal]]) -> 
     }
 
 
-async def create_payment(
-    session: AsyncSession, key: AuthContext, body: PaymentIn
-) -> dict[str, Any]:
+async def create_payment(uow: UnitOfWork, key: AuthContext, body: PaymentIn) -> dict[str, Any]:
+    session = uow.session
     party_type, order_type, noun = KINDS[body.payment_type]
-    problems = lookup.Problems()
-    party = await lookup.party(
-        session, key.company_id, body.user_id, party_type, "user_id", problems
-    )
+    problems = Problems()
+    party = await lookup.party(uow, key.company_id, body.user_id, party_type, "user_id", problems)
     modes = await lookup.payment_modes(
         session, key.company_id, [("payment_mode_id", body.payment_mode_id)], problems
     )
@@ -177,10 +177,10 @@ async def create_payment(
             )
         )
 
-    rule = "payment_in" if body.payment_type == "in" else "payment_out"
+    rule: RuleName = "payment_in" if body.payment_type == "in" else "payment_out"
     direction = "from" if body.payment_type == "in" else "to"
     payment.journal_entry_id = await post(
-        session,
+        uow,
         company_id=key.company_id,
         warehouse_id=key.warehouse_id,
         rule=rule,
@@ -196,16 +196,16 @@ async def create_payment(
     await session.flush()
 
     data = payment_data(payment, allocations)
-    await emit(
-        session,
+    emit(
+        uow,
         company_id=key.company_id,
         warehouse_id=key.warehouse_id,
         types=["payment.created"],
         data=data,
     )
     for order in settled:
-        await emit(
-            session,
+        emit(
+            uow,
             company_id=key.company_id,
             warehouse_id=key.warehouse_id,
             types=["order.paid"],

@@ -10,17 +10,8 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.errors import NotFound, invalid
-from tillbook.kit.money import ZERO, money
+from tillbook.kit.money import to_money
 from tillbook.models import Account, Company, JournalEntry, JournalLine, Warehouse
-
-
-def to_money(value: object) -> Decimal:
-    """A database sum as money: SQLite may hand back floats or ints, PostgreSQL Decimals."""
-    if value is None:
-        return ZERO
-    if isinstance(value, Decimal):
-        return money(value)
-    return money(Decimal(str(value)))
 
 
 @dataclass(frozen=True)

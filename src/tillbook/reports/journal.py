@@ -16,9 +16,10 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.errors import NotFound, invalid
-from tillbook.kit.money import ZERO
+from tillbook.kit.money import ZERO, to_money
+from tillbook.kit.text import quoted
 from tillbook.models import Account, JournalEntry, JournalLine
-from tillbook.reports.common import check_period, check_scope, iso, to_money
+from tillbook.reports.common import check_period, check_scope, iso
 
 ROOTS = {
     "asset": "Assets",
@@ -44,7 +45,7 @@ def _text(value: str) -> str:
 async def export_journal(session: AsyncSession, company_id: int, fmt: str) -> AsyncIterator[str]:
     """Lines of the whole journal of a company, oldest entry first."""
     if fmt not in FORMATS:
-        raise invalid("format", f"must be one of {', '.join(FORMATS)}, got {fmt!r}")
+        raise invalid("format", f"must be one of {', '.join(FORMATS)}, got {quoted(fmt)}")
     company = await check_scope(session, company_id)
     currency = company.base_currency
     accounts = {

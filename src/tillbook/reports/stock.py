@@ -15,10 +15,10 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.kit import xid
-from tillbook.kit.money import ZERO, money_str, number
+from tillbook.kit.money import ZERO, money_str, number, to_money
 from tillbook.ledger import chart
 from tillbook.models import Account, JournalLine, Product, StockBatch, Warehouse
-from tillbook.reports.common import check_scope, to_money
+from tillbook.reports.common import check_scope
 
 
 async def _inventory_gl(

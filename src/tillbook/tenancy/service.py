@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.auth.ratelimit import parse_rate
 from tillbook.auth.service import HMAC_CONTEXT, SECRET_CONTEXT
+from tillbook.config import master_key
 from tillbook.errors import Conflict, NotFound, Unauthorized, invalid
 from tillbook.kit import crypto
 from tillbook.ledger import chart
@@ -160,8 +161,8 @@ async def create_api_key(
         name=name,
         public_key=crypto.random_token("pk_", 32),
         secret_digest=crypto.sha256_hex(secret),
-        secret_encrypted=crypto.encrypt(secret, context=SECRET_CONTEXT),
-        hmac_secret_encrypted=crypto.encrypt(hmac_secret, context=HMAC_CONTEXT),
+        secret_encrypted=crypto.encrypt(secret, master_key(), context=SECRET_CONTEXT),
+        hmac_secret_encrypted=crypto.encrypt(hmac_secret, master_key(), context=HMAC_CONTEXT),
         rate_limit=rate_limit,
         require_signature=require_signature,
         status=1,
@@ -187,7 +188,7 @@ async def reveal_secret(session: AsyncSession, public_key: str, admin_password: 
         a.password_hash and crypto.verify_password(admin_password, a.password_hash) for a in admins
     ):
         raise Unauthorized("wrong administrator password")
-    return crypto.decrypt(key.secret_encrypted, context=SECRET_CONTEXT)
+    return crypto.decrypt(key.secret_encrypted, master_key(), context=SECRET_CONTEXT)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from tillbook.api.deps import get_db
 from tillbook.auth import admin
 from tillbook.errors import NotFound, UnsupportedMediaType, invalid
+from tillbook.kit.text import quoted
 
 MAX_ID = 2**63 - 1
 
@@ -30,13 +31,13 @@ def require_json(request: Request) -> None:
     ctype = request.headers.get("content-type", "")
     if ctype.split(";")[0].strip().lower() != "application/json":
         raise UnsupportedMediaType(
-            f"Content-Type must be application/json, got {ctype or 'none'!r}"
+            f"Content-Type must be application/json, got {quoted(ctype or 'none')}"
         )
 
 
 def _as_id(value: str) -> int | None:
     text = value.strip()
-    if not (text.isascii() and text.isdigit()):
+    if not (text.isascii() and text.isdigit()) or len(text) > 19:  # no id has more digits
         return None
     n = int(text)
     return n if 0 < n <= MAX_ID else None
@@ -46,7 +47,7 @@ def path_id(value: str, what: str) -> int:
     """An id from the path; anything that cannot name a record is simply not found."""
     n = _as_id(value)
     if n is None:
-        raise NotFound(f"{what} {value!r} not found")
+        raise NotFound(f"{what} {quoted(value)} not found")
     return n
 
 
@@ -56,7 +57,7 @@ def query_id(value: str | None, field: str) -> int | None:
         return None
     n = _as_id(value)
     if n is None:
-        raise invalid(field, f"must be a positive integer id (got {value!r})")
+        raise invalid(field, f"must be a positive integer id (got {quoted(value)})")
     return n
 
 

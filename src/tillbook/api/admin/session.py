@@ -19,7 +19,10 @@ router = APIRouter(tags=["admin: session"])
 async def login(request: Request, db: DB) -> dict[str, Any]:
     require_json(request)
     body, _raw = await parse_body(request, LoginIn)
-    opened = await admin.login(db, request.app.state.ratelimiter, body.email, body.password)
+    address = request.client.host if request.client else "unknown"
+    opened = await admin.login(
+        db, request.app.state.ratelimiter, body.email, body.password, address
+    )
     return {
         "status": "success",
         "token": opened.token,

@@ -19,8 +19,9 @@ from tillbook.api.deps import DB
 from tillbook.auth.admin import iso_utc
 from tillbook.config import Settings
 from tillbook.errors import invalid
-from tillbook.events import webhooks as service
+from tillbook.events import webhook_service as service
 from tillbook.events.urlpolicy import UrlPolicy
+from tillbook.kit.text import quoted
 from tillbook.models import DeliveryAttempt, Webhook, WebhookDelivery
 
 router = APIRouter(prefix="/webhooks", tags=["admin: webhooks"])
@@ -73,8 +74,11 @@ def _limit(value: str | None) -> int:
     if value is None or value == "":
         return 100
     text = value.strip()
-    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_LIMIT:
-        raise invalid("limit", f"must be an integer from 1 to {MAX_LIMIT} (got {value!r})")
+    if (
+        not (text.isascii() and text.isdigit() and len(text) <= 19)
+        or not 1 <= int(text) <= MAX_LIMIT
+    ):
+        raise invalid("limit", f"must be an integer from 1 to {MAX_LIMIT} (got {quoted(value)})")
     return int(text)
 
 

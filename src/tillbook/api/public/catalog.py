@@ -11,7 +11,7 @@ from typing import Any
 from fastapi import APIRouter
 
 from tillbook.api.deps import DB, CurrentKey
-from tillbook.api.public import responses as r
+from tillbook.api.public import openapi as r
 from tillbook.catalog import queries
 from tillbook.errors import invalid
 from tillbook.kit.bounds import query_text, query_value, stored_length

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Request
 from tillbook.api.body import parse_body
 from tillbook.api.deps import DB, CurrentKey, OrderRef
 from tillbook.api.idempotent import run_write
-from tillbook.api.public import responses as r
+from tillbook.api.public import openapi as r
 from tillbook.api.responses import JSON
 from tillbook.orders import queries
 from tillbook.orders.sales import create_sale

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
-from sqlalchemy.ext.asyncio import AsyncSession
 
-from tillbook.api.body import openapi_body
+from tillbook.api.body import openapi_body, parse_bytes
 from tillbook.api.deps import DB
-from tillbook.api.public import responses as r
+from tillbook.api.public import openapi as r
 from tillbook.api.responses import JSON
-from tillbook.errors import BadRequest
-from tillbook.events import terminals
+from tillbook.payments import terminal_callbacks as terminals
+from tillbook.unit import UnitOfWork
 
 router = APIRouter(tags=["terminal callbacks"])
 
@@ -24,12 +23,10 @@ async def terminal_callback(provider: str, request: Request, db: DB) -> JSON:
     raw = await request.body()
     found = await db.read(lambda s: terminals.find_provider(s, provider))
     terminals.verify_signature(found, raw, request.headers.get("x-service-signature"))
-    if not raw.strip():
-        raise BadRequest("request body is empty; send a JSON object")
-    body = terminals.parse_callback(raw)
+    body = parse_bytes(raw, terminals.CallbackIn)
 
-    async def work(session: AsyncSession) -> dict[str, object]:
-        fresh = await terminals.find_provider(session, provider)
-        return await terminals.handle_callback(session, fresh, body)
+    async def work(uow: UnitOfWork) -> dict[str, object]:
+        fresh = await terminals.find_provider(uow.session, provider)
+        return await terminals.handle_callback(uow, fresh, body)
 
-    return JSON(await db.write(work))
+    return JSON(await db.unit(work))

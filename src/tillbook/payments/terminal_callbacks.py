@@ -12,20 +12,22 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, StrictStr, ValidationError, model_validator
+from pydantic import Field, StrictStr, model_validator
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tillbook.api.body import errors_of
 from tillbook.auth.context import AuthContext
+from tillbook.config import master_key
 from tillbook.errors import NotFound, Unauthorized, Unprocessable, ValidationFailed, invalid
+from tillbook.fields import InvoiceNo, Ref, Strict
 from tillbook.kit import crypto, xid
 from tillbook.kit.bounds import Clean, PositiveMoney, stored_length
+from tillbook.kit.problems import Problems
 from tillbook.models import Order, TerminalCallback, TerminalProvider, User, Warehouse
 from tillbook.orders import lookup
-from tillbook.orders.schemas import InvoiceNo, Ref, Strict
 from tillbook.payments.schemas import AllocationIn, PaymentIn
 from tillbook.payments.service import create_payment
+from tillbook.unit import UnitOfWork
 
 SECRET_CONTEXT = b"terminal-secret"
 
@@ -55,7 +57,7 @@ async def add_provider(
         raise NotFound(f"warehouse {warehouse_id} not found")
     if not name.strip() or len(name) > 100:
         raise invalid("name", "must be 1 to 100 characters")
-    problems = lookup.Problems()
+    problems = Problems()
     modes = await lookup.payment_modes(
         session, warehouse.company_id, [("payment_mode", payment_mode)], problems
     )
@@ -73,7 +75,7 @@ async def add_provider(
         warehouse_id=warehouse.id,
         name=name.strip(),
         payment_mode_id=modes["payment_mode"].id,
-        secret_encrypted=crypto.encrypt(secret, context=SECRET_CONTEXT),
+        secret_encrypted=crypto.encrypt(secret, master_key(), context=SECRET_CONTEXT),
         active=True,
     )
     session.add(provider)
@@ -108,26 +110,15 @@ async def find_provider(session: AsyncSession, provider_ref: str) -> TerminalPro
 def verify_signature(provider: TerminalProvider, raw: bytes, signature: str | None) -> None:
     if not signature:
         raise Unauthorized("missing X-Service-Signature")
-    secret = crypto.decrypt(provider.secret_encrypted, context=SECRET_CONTEXT)
+    secret = crypto.decrypt(provider.secret_encrypted, master_key(), context=SECRET_CONTEXT)
     if not crypto.same(signature.strip().lower(), crypto.hmac_hex(secret, raw)):
         raise Unauthorized("invalid callback signature")
 
 
-def parse_callback(raw: bytes) -> CallbackIn:
-    from tillbook.api.body import decode_json
-
-    data = decode_json(raw)
-    if not isinstance(data, dict):
-        raise ValidationFailed({"body": ["must be a JSON object"]})
-    try:
-        return CallbackIn.model_validate(data)
-    except ValidationError as exc:
-        raise ValidationFailed(errors_of(exc)) from None
-
-
 async def handle_callback(
-    session: AsyncSession, provider: TerminalProvider, body: CallbackIn
+    uow: UnitOfWork, provider: TerminalProvider, body: CallbackIn
 ) -> dict[str, Any]:
+    session = uow.session
     earlier = (
         await session.execute(
             select(TerminalCallback).where(
@@ -161,7 +152,7 @@ async def handle_callback(
             )
         key = await _acting_context(session, provider, order)
         payment = await create_payment(
-            session,
+            uow,
             key,
             PaymentIn(
                 user_id=order.user_id,

@@ -8,25 +8,23 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncSession
-
 from tillbook.auth.context import AuthContext
-from tillbook.db import insert_returning_ids
-from tillbook.deferred import DeferredInsert, defer
 from tillbook.kit.money import ZERO
 from tillbook.models import Order, Payment, PaymentAllocation
 from tillbook.models.base import table_of
 from tillbook.orders.lookup import Mode
 from tillbook.orders.schemas import Tender
+from tillbook.unit import QueuedInsert, UnitOfWork
 
 # Nothing in a sale, purchase or return reads its own tenders' allocations back.
-_ALLOCATIONS = DeferredInsert(
+_ALLOCATIONS = QueuedInsert(
     table_of(PaymentAllocation), ["company_id", "payment_id", "order_id", "amount"]
 )
+_payments = table_of(Payment)
 
 
 async def record_order_tenders(
-    session: AsyncSession,
+    uow: UnitOfWork,
     key: AuthContext,
     order: Order,
     tenders: Sequence[tuple[Tender, Mode]],
@@ -34,9 +32,9 @@ async def record_order_tenders(
     payment_type: str,
     date: dt.date,
 ) -> tuple[list[Payment], list[tuple[str, Decimal]]]:
-    """Written on the tables (the payments now, their allocations with the COMMIT);
-    the returned ``Payment`` objects are detached values for the order's detail view
-    and events."""
+    """Written on the tables (the payments now, their allocations with the unit's
+    last statement); the returned ``Payment`` objects are transient values for the
+    order's detail view and events."""
     rows: list[dict[str, Any]] = [
         {
             "company_id": key.company_id,
@@ -54,9 +52,8 @@ async def record_order_tenders(
         }
         for tender, mode in tenders
     ]
-    ids = await insert_returning_ids(session, table_of(Payment), rows)
-    defer(
-        session,
+    ids = await uow.insert_returning_ids(_payments, rows)
+    uow.defer(  # nothing reads them back: with the unit's last statement
         _ALLOCATIONS,
         [
             {

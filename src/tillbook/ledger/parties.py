@@ -19,11 +19,10 @@ from decimal import Decimal
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tillbook.kit.money import ZERO
+from tillbook.kit.money import ZERO, to_money
 from tillbook.ledger import chart
 from tillbook.ledger.service import account_ids
 from tillbook.models import JournalLine
-from tillbook.reports.common import to_money
 
 # party type -> (its control account, True when the balance is debit − credit)
 CONTROL = {"customer": (chart.RECEIVABLE, True), "supplier": (chart.PAYABLE, False)}

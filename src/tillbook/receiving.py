@@ -1,6 +1,6 @@
 """For integrators: verify a webhook the service sent you.
 
-    from tillbook.webhooks import verify
+    from tillbook.receiving import verify
 
     if not verify(request_body_bytes, request.headers, WEBHOOK_SECRET):
         return 401

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tillbook.config import master_key
 from tillbook.errors import NotFound, ValidationFailed
 from tillbook.events.outbox import EVENT_TYPES
 from tillbook.events.urlpolicy import UrlPolicy, UrlRefused, check_url
@@ -31,7 +32,7 @@ def new_secret() -> str:
 
 
 def webhook_secret(webhook: Webhook) -> str:
-    return crypto.decrypt(webhook.secret_encrypted, context=SECRET_CONTEXT)
+    return crypto.decrypt(webhook.secret_encrypted, master_key(), context=SECRET_CONTEXT)
 
 
 def subscribed(webhook_events: str, event_type: str) -> bool:
@@ -78,7 +79,7 @@ async def add_webhook(
         company_id=company_id,
         url=new.url,
         events=new.events,
-        secret_encrypted=crypto.encrypt(secret, context=SECRET_CONTEXT),
+        secret_encrypted=crypto.encrypt(secret, master_key(), context=SECRET_CONTEXT),
         active=True,
         created_at=dt.datetime.now(dt.UTC),
     )
@@ -136,7 +137,7 @@ async def rotate_secret(
     """A new secret, effective for every send from now on; the old one stops working."""
     webhook = await get_webhook(session, company_id, webhook_id)
     secret = new_secret()
-    webhook.secret_encrypted = crypto.encrypt(secret, context=SECRET_CONTEXT)
+    webhook.secret_encrypted = crypto.encrypt(secret, master_key(), context=SECRET_CONTEXT)
     await session.flush()
     return webhook, secret
 

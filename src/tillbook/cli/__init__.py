@@ -1,0 +1,57 @@
+"""The operator command line (DESIGN.md §11): a contract that scripts rely on.
+
+Every command reads ``TILLBOOK_DATABASE_URL`` and applies migrations first. With
+``--json`` a command prints exactly one JSON object on stdout; logs and errors go
+to stderr. A domain error (unknown company, wrong password, bad rate limit) is one
+line on stderr and exit code 1, never a traceback; a malformed option is click's
+usage error, exit code 2.
+
+This package assembles the command groups, one module each; what they share
+(running a unit against the database, ``--json`` printing, exit codes) is in
+``common``. The order of registration below is the order ``--help`` lists them in.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import typer
+
+from tillbook.cli import companies, demo, keys, reports, serve, terminals, webhooks
+from tillbook.config import get_settings
+
+app = typer.Typer(
+    help="tillbook: retail POS, inventory and double-entry accounting service.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+)
+app.command()(serve.serve)
+app.command()(serve.worker)
+app.command()(serve.migrate)
+app.command()(demo.demo)
+app.add_typer(companies.company_app, name="company")
+app.add_typer(companies.warehouse_app, name="warehouse")
+app.add_typer(keys.keys_app, name="keys")
+app.add_typer(reports.report_app, name="report")
+app.add_typer(reports.export_app, name="export")
+app.add_typer(webhooks.webhooks_app, name="webhooks")
+app.add_typer(terminals.terminals_app, name="terminals")
+
+
+def main() -> None:
+    try:
+        settings = get_settings()
+    except ValueError as exc:  # pydantic's ValidationError: a malformed TILLBOOK_* variable
+        typer.echo(f"error: invalid settings: {exc}", err=True)
+        raise SystemExit(1) from None
+    level = logging.getLevelName(settings.log_level.upper())
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=level if isinstance(level, int) else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    if logging.getLogger().level > logging.DEBUG:
+        logging.getLogger("alembic").setLevel(logging.WARNING)
+    app()

@@ -1,0 +1,524 @@
+"""The unit of work: one request's transaction, as an object the write path is handed.
+
+A write runs in three parts, and the order is what keeps it fast when every till
+sells the same item:
+
+1. **Unlocked work.** Everything that can be read, priced and checked without a
+   lock: the party, the products, their open FIFO layers, prices, taxes, the
+   shortage check, the FIFO plan; and the rows nobody else touches (the order,
+   its lines, its payments).
+2. **The closing step.** The invoice number (a counter row per warehouse and
+   type, locked from here to COMMIT, so numbers are gapless), the journal entry
+   that names it.
+3. **The last statement** (``finish``): the writes nothing in the unit reads back
+   (stock movements, tender allocations, outbox events, the idempotency response)
+   and the stock changes, as *guarded* updates: commutative increments whose
+   ``WHERE`` states the premise the plan was made on (the layer still holds what
+   the plan takes; stock does not go below zero). Row locks on hot stock rows are
+   therefore held from that one statement to COMMIT. A guard that fails means a
+   neighbour changed the premise (emptied the layer first): the unit raises
+   ``PremiseGone`` and ``Database.unit`` runs it again on fresh reads.
+
+On PostgreSQL the last statement is one statement of data-modifying CTEs, each
+taking its rows as arrays (``unnest``), built once per combination of kinds; on
+SQLite (one writer at a time, so guards always hold) each kind is one executemany.
+
+Prebuilt statements of the hot path may run on the driver connection (``run``):
+the same SQL SQLAlchemy compiles, sent with asyncpg's public ``fetch`` on the
+connection the session's transaction is on (``AsyncConnection.get_raw_connection()
+.driver_connection``), about a third of the CPU of ``session.execute``. The unit's
+first statement always goes through the session, so that SQLAlchemy has begun the
+transaction on that connection before the driver is used; ``tests/test_db.py``
+pins that behaviour.
+
+Which failures mean "run the unit again" is decided here, by name (``retry_reason``).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import (
+    ARRAY,
+    ColumnElement,
+    Dialect,
+    Executable,
+    Insert,
+    Select,
+    Table,
+    Update,
+    and_,
+    bindparam,
+    func,
+    insert,
+    literal_column,
+    select,
+    update,
+)
+from sqlalchemy.engine import CursorResult
+from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tillbook.models.base import Base
+
+log = logging.getLogger("tillbook.unit")
+Row = Mapping[str, Any]
+
+# Called with each statement's SQL sent through ``run`` or ``finish`` on the driver
+# (SQLAlchemy's ``before_cursor_execute`` does not see those): the benchmark's tools
+# (``bench/floor.py --capture``, ``bench/profile_sale.py``) count every statement.
+statement_observers: list[Callable[[str], None]] = []
+
+
+class PremiseGone(Exception):
+    """A guarded update found its row changed since the unit read it (a neighbour
+    emptied a FIFO layer or took the last stock): the unit must run again."""
+
+
+# Unique constraints whose violation means a concurrent twin won a race, so that a
+# re-run of the unit sees the twin's committed row and takes another path: a client
+# invoice number (the same number sent twice at once, or a number the counter was
+# about to issue), a terminal callback's reference, an outbox fan-out, an
+# idempotency token. Any other integrity error is a bug or bad data, not a race.
+RACE_CONSTRAINTS = frozenset(
+    {
+        "uq_orders_invoice_number",
+        "uq_terminal_callback_ref",
+        "uq_delivery_event_webhook",
+        "uq_idempotency_token",
+        "pk_invoice_counters",
+        "uq_users_admin_email",
+    }
+)
+SERIALIZATION_FAILURE = "40001"
+DEADLOCK = "40P01"
+LOCK_TIMEOUT = "55P03"
+# asyncpg's cached prepared statement after a schema change (feature not supported)
+CACHED_STATEMENT = "0A000"
+
+
+class Record:
+    """One result row by position (``row[0]``) or by column name (``row["id"]``),
+    whichever path ran the statement."""
+
+    __slots__ = ("_index", "_values")
+
+    def __init__(self, names: Sequence[str], values: Sequence[Any]):
+        self._index = {name: i for i, name in enumerate(names)}
+        self._values = tuple(values)
+
+    def __getitem__(self, key: int | str) -> Any:
+        return self._values[key if isinstance(key, int) else self._index[key]]
+
+    def __iter__(self) -> Any:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {name: self._values[i] for name, i in self._index.items()}
+
+
+def _records(names: Sequence[str], rows: Sequence[Any]) -> list[Record]:
+    return [Record(names, tuple(row)) for row in rows]
+
+
+# ------------------------------------------------------------------ queued writes
+
+
+class Queued:
+    """A kind of write on one table that waits for the unit's last statement: its
+    per-row statement (SQLite executemany) and its array statement (PostgreSQL),
+    both built once when the repository declares it."""
+
+    prefix = "q"
+
+    def __init__(self, table: Table, columns: Sequence[str]):
+        self.table = table
+        self.columns = tuple(columns)
+        self.guarded = False
+        self.rows_statement: Insert | Update
+        self.array_statement: Insert | Update
+
+    def _arrays(self) -> Any:
+        """``unnest(:a, :b, …) AS v(a, b, …)``: one typed array parameter a column."""
+        binds = [bindparam(self._array_name(c), type_=ARRAY(self._type(c))) for c in self.columns]
+        return (
+            func.unnest(*binds)
+            .table_valued(*self.columns)
+            .render_derived(name=f"{self.prefix}_{self.table.name}")
+        )
+
+    def _type(self, column: str) -> Any:
+        return self.table.c[column].type
+
+    def _array_name(self, column: str) -> str:
+        return f"{self.prefix}_{self.table.name}_{column}"
+
+    def array_params(self, rows: Sequence[Row]) -> dict[str, list[Any]]:
+        return {self._array_name(c): [row[c] for row in rows] for c in self.columns}
+
+    def row_params(self, row: Row) -> dict[str, Any]:
+        return dict(row)
+
+
+class QueuedInsert(Queued):
+    """Rows inserted into ``table``, each giving every one of ``columns``."""
+
+    prefix = "ins"
+
+    def __init__(self, table: Table, columns: Sequence[str]):
+        super().__init__(table, columns)
+        self.rows_statement = insert(table)
+        arrays = self._arrays()
+        self.array_statement = insert(table).from_select(
+            list(self.columns), select(*(arrays.c[c] for c in self.columns))
+        )
+
+
+Guard = Callable[[Table, Mapping[str, Any]], ColumnElement[bool]]
+
+
+class QueuedUpdate(Queued):
+    """Rows of ``table`` found by ``keys`` get ``values`` and have ``increments``
+    added to theirs (commutative: two units adding to one row both count).
+    ``also``: columns every row sets to one SQL expression (``updated_at``).
+    ``guard``: the premise each row must still meet, written over the table and
+    the row's given values (``given[name]``); a guarded kind reports how many rows
+    it changed, and fewer than queued is ``PremiseGone``. ``flags``: given values
+    that only the guard reads (not columns of the table), with their SQL types."""
+
+    prefix = "upd"
+
+    def __init__(
+        self,
+        table: Table,
+        keys: Sequence[str],
+        values: Sequence[str] = (),
+        *,
+        increments: Sequence[str] = (),
+        also: Mapping[str, Any] | None = None,
+        guard: Guard | None = None,
+        flags: Mapping[str, Any] | None = None,
+    ):
+        self.flags = dict(flags or {})
+        super().__init__(table, [*keys, *values, *increments, *self.flags])
+        self.keys = tuple(keys)
+        self.values = tuple(values)
+        self.increments = tuple(increments)
+        self.also = dict(also or {})
+        self.guard = guard
+        self.guarded = guard is not None
+        given = {c: bindparam(f"new_{c}", type_=self._type(c)) for c in self.columns}
+        self.rows_statement = self._build(given, [table.c[k] == given[k] for k in keys])
+        arrays = self._arrays()
+        given = {c: arrays.c[c] for c in self.columns}
+        statement = self._build(given, [table.c[k] == given[k] for k in keys])
+        # (the CTE of a guarded kind returns a row per row it changed, for counting)
+        self.array_statement = (
+            statement.returning(literal_column("1")) if self.guarded else statement
+        )
+
+    def _type(self, column: str) -> Any:
+        return self.flags[column] if column in self.flags else self.table.c[column].type
+
+    def _build(self, given: Mapping[str, Any], matches: list[ColumnElement[bool]]) -> Update:
+        where = list(matches)
+        if self.guard is not None:
+            where.append(self.guard(self.table, given))
+        assignments: dict[str, Any] = {v: given[v] for v in self.values}
+        assignments.update(
+            {c: _at_scale(self.table.c[c], self.table.c[c] + given[c]) for c in self.increments}
+        )
+        assignments.update(self.also)
+        return update(self.table).where(and_(*where)).values(assignments)
+
+    def row_params(self, row: Row) -> dict[str, Any]:
+        return {f"new_{c}": row[c] for c in self.columns}
+
+    def merge(self, rows: Sequence[Row]) -> list[Row]:
+        """One row per key: an UPDATE … FROM changes a row once however many given
+        rows match it, so two changes to one row in a unit (a product on two lines)
+        are summed first (increments), the later winning for plain values and flags."""
+        merged: dict[tuple[Any, ...], dict[str, Any]] = {}
+        for row in rows:
+            key = tuple(row[k] for k in self.keys)
+            found = merged.get(key)
+            if found is None:
+                merged[key] = dict(row)
+                continue
+            for column in self.columns:
+                if column in self.increments:
+                    found[column] = found[column] + row[column]
+                elif column not in self.keys:
+                    found[column] = row[column]
+        return list(merged.values())
+
+
+def _at_scale(column: Any, value: Any) -> Any:
+    """An increment rounded to the column's scale: a no-op on PostgreSQL's numeric,
+    and on SQLite, which adds in binary floating point, it keeps 3.19 stored as 3.19."""
+    scale = getattr(column.type, "scale", None)
+    return func.round(value, scale) if isinstance(scale, int) else value
+
+
+_combined: dict[tuple[Queued, ...], Select[Any]] = {}
+
+
+def _combine(kinds: tuple[Queued, ...]) -> Select[Any]:
+    """One statement running every kind's array statement as a CTE, and counting
+    the rows each guarded kind changed; built once per combination (every sale
+    queues the same kinds)."""
+    statement = _combined.get(kinds)
+    if statement is None:
+        ctes = [kind.array_statement.cte(f"w{i}") for i, kind in enumerate(kinds)]
+        # Data-modifying CTEs run once and to completion whether or not the main
+        # query reads them; the guarded ones are read for their counts.
+        counts: list[Any] = [
+            select(func.count()).select_from(cte).scalar_subquery().label(f"n{i}")
+            for i, (kind, cte) in enumerate(zip(kinds, ctes, strict=True))
+            if kind.guarded
+        ]
+        built: Select[Any] = select(*(counts or [literal_column("1")])).add_cte(*ctes)
+        _combined[kinds] = statement = built
+    return statement
+
+
+# ------------------------------------------------------------------ the unit
+
+
+class _Compiled:
+    """A statement's SQL for the driver and its parameter names in ``$n`` order,
+    compiled once per statement and set of given names with public SQLAlchemy API
+    (``compile``, ``positiontup``, ``construct_params``). Values must be ones asyncpg
+    takes as they are (Decimal, int, str, bool, date, datetime, lists of those):
+    the repositories give nothing that needs a SQLAlchemy bind processor."""
+
+    def __init__(self, statement: Executable, keys: tuple[str, ...], dialect: Dialect):
+        self.statement = statement  # held, so that its id() is never another's
+        compiled = statement.compile(dialect=dialect, column_keys=list(keys))  # type: ignore[attr-defined]
+        self.compiled = compiled
+        self.sql: str = compiled.string
+        self.names: tuple[str, ...] = tuple(compiled.positiontup or ())
+
+    def args(self, params: Mapping[str, Any]) -> list[Any]:
+        values = self.compiled.construct_params(dict(params))
+        return [values[name] for name in self.names]
+
+
+_compiled: dict[tuple[int, tuple[str, ...]], _Compiled] = {}
+
+
+def driver_sql(statement: Executable, keys: tuple[str, ...], dialect: Dialect) -> _Compiled:
+    """``statement`` compiled for the driver, once per statement and set of names."""
+    cache_key = (id(statement), keys)
+    found = _compiled.get(cache_key)
+    if found is None:
+        found = _compiled[cache_key] = _Compiled(statement, keys, dialect)
+    return found
+
+
+_INSERTS: dict[Table, Insert] = {}
+_ARRAY_INSERTS: dict[tuple[Table, tuple[str, ...]], Insert] = {}
+
+
+def _array_insert(table: Table, columns: tuple[str, ...]) -> Insert:
+    """``INSERT … SELECT … FROM unnest(:arrays) WITH ORDINALITY ORDER BY ordinality
+    RETURNING id``: one prebuilt statement whatever the number of rows (a VALUES list
+    is a new statement for every count). The SELECT yields the rows in their order
+    and each takes the next id of the sequence as it is inserted, so the ids,
+    sorted, are in row order; ``tests/test_db.py`` holds it to that."""
+    statement = _ARRAY_INSERTS.get((table, columns))
+    if statement is None:
+        binds = [bindparam(f"arr_{c}", type_=ARRAY(table.c[c].type)) for c in columns]
+        rows = (
+            func.unnest(*binds)
+            .table_valued(*columns, with_ordinality="ordinality")
+            .render_derived(name=f"arr_{table.name}")
+        )
+        select_rows = select(*(rows.c[c] for c in columns)).order_by(rows.c.ordinality)
+        statement = insert(table).from_select(list(columns), select_rows).returning(table.c.id)
+        _ARRAY_INSERTS[(table, columns)] = statement
+    return statement
+
+
+class UnitOfWork:
+    """One write transaction: the session, the queue for the last statement, and
+    what a re-run needs to know (``attempt``; ``after_unique_race``: a twin won a
+    unique race last time, so numbers are checked before they are used)."""
+
+    def __init__(self, session: AsyncSession, *, attempt: int = 0, after_unique_race: bool = False):
+        self.session = session
+        bind = session.get_bind()
+        self.dialect: Dialect = bind.dialect
+        self.is_postgresql = self.dialect.name == "postgresql"
+        self.attempt = attempt
+        self.after_unique_race = after_unique_race
+        self._queue: dict[Queued, list[Row]] = {}
+        self._driver: Any = None
+        self._begun = False
+
+    # -- statements
+
+    async def run(self, statement: Executable, params: Mapping[str, Any]) -> list[Record]:
+        """The rows a prebuilt (module-level) statement returns, in this unit's
+        transaction. On PostgreSQL, once the transaction is open, on the driver."""
+        if self._driver is None or not self.is_postgresql:
+            result = await self.session.execute(statement, dict(params))
+            self._begun = True
+            if self.is_postgresql:
+                connection = await self.session.connection()
+                self._driver = (await connection.get_raw_connection()).driver_connection
+            if isinstance(result, CursorResult) and not result.returns_rows:
+                return []
+            return _records(list(result.keys()), result.all())
+        compiled = driver_sql(statement, tuple(params), self.dialect)
+        for observe in statement_observers:
+            observe(compiled.sql)
+        rows = await self._driver.fetch(compiled.sql, *compiled.args(params))
+        return [Record(list(row.keys()), tuple(row.values())) for row in rows]
+
+    async def insert_returning_ids(self, table: Table, rows: Sequence[Row]) -> list[int]:
+        """Insert ``rows`` into ``table`` in one statement and return their ids in row
+        order: for write paths that need ids but no ORM objects. Several rows on
+        PostgreSQL go as one array insert (``_array_insert``); elsewhere as
+        SQLAlchemy's multi-row insert, which sorts the returned ids itself."""
+        if not rows:
+            return []
+        if len(rows) > 1 and self.is_postgresql:
+            columns = tuple(rows[0])
+            params = {f"arr_{c}": [row[c] for row in rows] for c in columns}
+            # Sorted: each row takes its id from the sequence as the SELECT yields
+            # it, in row order, whatever order RETURNING lists them in.
+            return sorted(r[0] for r in await self.run(_array_insert(table, columns), params))
+        statement = _INSERTS.get(table)
+        if statement is None:
+            statement = insert(table).returning(table.c.id, sort_by_parameter_order=True)
+            _INSERTS[table] = statement
+        if len(rows) == 1:
+            return [(await self.run(statement, rows[0]))[0][0]]
+        self._begun = True
+        return list((await self.session.execute(statement, list(rows))).scalars())
+
+    # -- the queue and the last statement
+
+    def defer(self, kind: Queued, rows: Sequence[Row]) -> None:
+        """Queue ``rows`` of one kind of write for the unit's last statement."""
+        if rows:
+            self._queue.setdefault(kind, []).extend(rows)
+
+    async def finish(self) -> None:
+        """Send the queue as the unit's last statement before COMMIT, and raise
+        ``PremiseGone`` when a guarded update changed fewer rows than it was given."""
+        queue = {
+            kind: kind.merge(rows) if isinstance(kind, QueuedUpdate) else rows
+            for kind, rows in self._queue.items()
+        }
+        self._queue = {}
+        if not queue:
+            return
+        kinds = tuple(queue)
+        if self.is_postgresql:
+            params: dict[str, Any] = {}
+            for kind in kinds:
+                params.update(kind.array_params(queue[kind]))
+            if len(kinds) == 1 and not kinds[0].guarded:
+                await self.run(kinds[0].array_statement, params)
+                return
+            counts = (await self.run(_combine(kinds), params))[0]
+            guarded = [kind for kind in kinds if kind.guarded]
+            for kind, count in zip(guarded, counts, strict=False):
+                if count != len(queue[kind]):
+                    raise PremiseGone(f"{kind.table.name}: {count} of {len(queue[kind])} rows")
+            return
+        for kind in kinds:
+            rows = [kind.row_params(row) for row in queue[kind]]
+            result = await self.session.execute(kind.rows_statement, rows)
+            if kind.guarded:
+                changed = getattr(result, "rowcount", len(rows))
+                if changed != len(rows):
+                    raise PremiseGone(f"{kind.table.name}: {changed} of {len(rows)} rows")
+
+
+# ------------------------------------------------------------------ failures by name
+
+
+def sqlstate(exc: BaseException) -> str | None:
+    """The SQLSTATE of a database error, whichever layer raised it (SQLAlchemy's
+    wrapper, the adapter's DB-API error or asyncpg's own exception)."""
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in seen:
+        seen.append(current)
+        code = getattr(current, "sqlstate", None) or getattr(current, "pgcode", None)
+        if isinstance(code, str):
+            return code
+        current = getattr(current, "orig", None) or current.__cause__
+    return None
+
+
+_SQLITE_UNIQUE = re.compile(r"UNIQUE constraint failed: ([\w.,\s]+)")
+_SQLITE_INDEX = re.compile(r"UNIQUE constraint failed: index '(\w+)'")
+
+
+def constraint_name(exc: BaseException) -> str | None:
+    """The name of the constraint an integrity error names: asyncpg gives it; for
+    SQLite, whose message lists the table's columns, the metadata's constraint with
+    exactly those columns."""
+    current: BaseException | None = exc
+    seen: list[BaseException] = []
+    while current is not None and current not in seen:
+        seen.append(current)
+        name = getattr(current, "constraint_name", None)
+        if isinstance(name, str):
+            return name
+        current = getattr(current, "orig", None) or current.__cause__
+    named = _SQLITE_INDEX.search(str(exc))
+    if named is not None:
+        return named.group(1)
+    match = _SQLITE_UNIQUE.search(str(exc))
+    if match is None:
+        return None
+    pairs = [part.strip().split(".", 1) for part in match.group(1).split(",")]
+    table = Base.metadata.tables.get(pairs[0][0])
+    if table is None:
+        return None
+    columns = {column for _, column in pairs}
+    for constraint in table.constraints:
+        if {c.name for c in getattr(constraint, "columns", ())} == columns:
+            return str(constraint.name)
+    return None
+
+
+def is_unique_race(exc: BaseException) -> bool:
+    """An integrity error that a concurrent twin caused (``RACE_CONSTRAINTS``)."""
+    if not isinstance(exc, IntegrityError) and sqlstate(exc) != "23505":
+        return False
+    return constraint_name(exc) in RACE_CONSTRAINTS
+
+
+def is_integrity_error(exc: BaseException) -> bool:
+    code = sqlstate(exc)
+    return isinstance(exc, IntegrityError) or (code is not None and code.startswith("23"))
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Serialization failure, deadlock, or a cached statement a schema change made
+    stale: the same unit run again can succeed."""
+    return sqlstate(exc) in (SERIALIZATION_FAILURE, DEADLOCK, CACHED_STATEMENT)
+
+
+def is_lock_timeout(exc: BaseException) -> bool:
+    return sqlstate(exc) == LOCK_TIMEOUT
+
+
+def is_database_error(exc: BaseException) -> bool:
+    """Raised by the database or its driver (not by the service's own code)."""
+    if isinstance(exc, DBAPIError):
+        return True
+    module = type(exc).__module__
+    return module.startswith("asyncpg") or module.startswith("sqlite3")
