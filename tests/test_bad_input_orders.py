@@ -173,6 +173,26 @@ COMMON = [
         rewrite=lambda text: text.replace('"quantity": 2', '"quantity": NaN'),
         status=400,
     ),
+    *[
+        Case(
+            f"quantity {number} (beyond any Decimal)",
+            rewrite=lambda text, n=number: text.replace('"quantity": 2', f'"quantity": {n}'),
+            status=400,
+        )
+        for number in (
+            "1e99999999999999999999",
+            "1e-99999999999999999999",
+            "-1.5E+9999999999999999999",
+        )
+    ],
+    *[
+        Case(
+            f"quantity {number} (Decimal's extremes)",
+            field="product_items.0.quantity",
+            rewrite=lambda text, n=number: text.replace('"quantity": 2', f'"quantity": {n}'),
+        )
+        for number in ("1e999999999999999999", "1e-999999999999999999", "-1E+999999")
+    ],
     Case("malformed JSON", raw=b'{"user_id": 1, "order_date": ', status=400),
     Case("deeply nested JSON", raw=b"[" * 100_000 + b"]" * 100_000, status=400),
     Case("not UTF-8", raw=b'{"user_id": "\xff\xfe"}', status=400),

@@ -436,6 +436,31 @@ async def test_nul_in_any_query_or_path_parameter(
     assert await snapshot(db, world.shop) == before
 
 
+@pytest.mark.parametrize("number", ["1e99999999999999999999", "-2.5e-99999999999999999999"])
+async def test_a_number_beyond_any_decimal_is_a_400_everywhere(
+    client: httpx.AsyncClient, db: Database, world: World, document: dict[str, Any], number: str
+) -> None:
+    """JSON carries exponents that Decimal cannot represent (InvalidOperation, not a
+    ValueError): refused while the body is parsed, like NaN, on every body."""
+    before = await snapshot(db, world.shop)
+    for method, route in body_operations(document):
+        raw = json.dumps(full_bodies(world)[(method, route)])
+        text = raw[:-1] + f', "extra": {number}}}'  # an unknown field: parsed, then ignored
+        headers = {"Content-Type": "application/json"}
+        if route == "/terminal-callbacks/{provider}":
+            headers["X-Service-Signature"] = crypto.hmac_hex(world.provider_secret, text.encode())
+            url = ROOT + world.provider_path
+        elif route in ("/login", "/webhooks"):
+            headers.update(world.admin)
+            url = ADMIN + route
+        else:
+            headers.update(world.shop.headers)
+            url = ROOT + PUBLIC + route
+        r = await client.request(method, url, content=text.encode(), headers=headers)
+        assert_refused(r, "", status=400)
+    assert await snapshot(db, world.shop) == before
+
+
 async def test_idempotency_key_with_a_control_character(
     client: httpx.AsyncClient, db: Database, world: World
 ) -> None:

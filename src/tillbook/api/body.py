@@ -90,10 +90,20 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a number JSON allows")
 
 
+def _exact_number(text: str) -> Decimal:
+    """A JSON number with a fraction or an exponent, exactly. An exponent beyond what
+    Decimal represents (``1e99999999999999999999``) raises InvalidOperation, not a
+    ValueError: refused here like NaN, as a number JSON cannot carry to us."""
+    try:
+        return Decimal(text)
+    except ArithmeticError:
+        raise ValueError(f"the number {text[:40]} is out of any range") from None
+
+
 def decode_json(raw: bytes) -> Any:
     """JSON with every non-integer number as an exact Decimal (never a float)."""
     try:
-        return json.loads(raw, parse_float=Decimal, parse_constant=_reject_constant)
+        return json.loads(raw, parse_float=_exact_number, parse_constant=_reject_constant)
     except (ValueError, RecursionError) as exc:
         raise BadRequest(f"malformed JSON: {exc}") from None
 
