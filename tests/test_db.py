@@ -179,3 +179,22 @@ async def test_dead_connection_is_invalidated_and_the_unit_runs_again(
         )
     )
     assert list(types) == ["dead-2"]
+
+
+async def test_numeric_overflow_at_the_database_is_a_422(db: Database, shop, backend) -> None:
+    """Bounds are checked on what a write reads; two concurrent writes pushing one
+    balance past the column's limit together would reach PostgreSQL with a value it
+    cannot hold: that is a 422 with nothing recorded, never a 500."""
+    if backend != "postgresql":
+        pytest.skip("SQLite keeps NUMERIC as floating point and does not overflow")
+    from tillbook.errors import Unprocessable
+
+    async def overflow(uow: UnitOfWork) -> None:
+        await uow.run(_ONE, {})
+        await uow.session.execute(
+            text("UPDATE users SET balance = balance + 1e20 WHERE id = :id"),
+            {"id": shop.customer_id},
+        )
+
+    with pytest.raises(Unprocessable):
+        await db.unit(overflow)

@@ -38,13 +38,14 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 
-from tillbook.errors import Conflict, ServiceUnavailable
+from tillbook.errors import Conflict, ServiceUnavailable, Unprocessable
 from tillbook.unit import (
     PremiseGone,
     UnitOfWork,
     driver_sql,
     is_database_error,
     is_lock_timeout,
+    is_out_of_range,
     is_transient,
     is_unique_race,
     sqlstate,
@@ -232,6 +233,11 @@ class Database:
                 if is_transient(exc) and not last:
                     await asyncio.sleep(0.01 * (attempt + 1))
                     continue
+                if is_out_of_range(exc):
+                    raise Unprocessable(
+                        "a value this write produces is beyond what the books hold; "
+                        "nothing was recorded"
+                    ) from exc
                 if is_lock_timeout(exc):
                     raise Conflict(
                         "another request holds the same records; retry shortly",

@@ -96,6 +96,10 @@ RACE_CONSTRAINTS = frozenset(
 SERIALIZATION_FAILURE = "40001"
 DEADLOCK = "40P01"
 LOCK_TIMEOUT = "55P03"
+# A value beyond its NUMERIC column: the bounds of ``kit/bounds.py`` are checked on
+# what each write reads, so only two concurrent writes pushing one balance past the
+# limit together can reach the database with one.
+NUMERIC_OUT_OF_RANGE = "22003"
 # asyncpg's cached prepared statement after a schema change (feature not supported)
 CACHED_STATEMENT = "0A000"
 
@@ -510,6 +514,10 @@ def is_transient(exc: BaseException) -> bool:
     """Serialization failure, deadlock, or a cached statement a schema change made
     stale: the same unit run again can succeed."""
     return sqlstate(exc) in (SERIALIZATION_FAILURE, DEADLOCK, CACHED_STATEMENT)
+
+
+def is_out_of_range(exc: BaseException) -> bool:
+    return sqlstate(exc) == NUMERIC_OUT_OF_RANGE
 
 
 def is_lock_timeout(exc: BaseException) -> bool:
