@@ -174,20 +174,7 @@ async def create_adjustment(
         data=list_item(adj, product, creator),
     )
     if shortfall:
-        emit(
-            uow,
-            company_id=key.company_id,
-            warehouse_id=key.warehouse_id,
-            types=["stock.discrepancy"],
-            data={
-                "product_id": product.id,
-                "name": product.name,
-                "item_code": product.item_code,
-                "quantity_short": number(shortfall),
-                "current_stock": number(product.current_stock),
-                "adjustment_id": adj.id,
-            },
-        )
+        inventory.announce_shortfall(uow, product, shortfall, {"adjustment_id": adj.id})
     return {
         "status": "success",
         "adjustment_id": adj.id,

@@ -24,11 +24,12 @@ from decimal import Decimal
 from typing import Any
 
 from tillbook.errors import ValidationFailed
+from tillbook.events.outbox import emit
 from tillbook.inventory import repository as repo
 from tillbook.inventory.fifo import Allocation, ShortageList, allocate_many
 from tillbook.kit import bounds
 from tillbook.kit.bounds import MONEY, PRICE, QTY
-from tillbook.kit.money import ZERO, draw_cost, line_cost
+from tillbook.kit.money import ZERO, draw_cost, line_cost, number
 from tillbook.models import Product
 from tillbook.unit import UnitOfWork
 
@@ -321,3 +322,26 @@ async def draw(
         allow_negative=allow_negative,
     )
     return allocation
+
+
+def announce_shortfall(
+    uow: UnitOfWork, product: Product, shortfall: Decimal, source: Mapping[str, object]
+) -> None:
+    """A ``stock.discrepancy`` event for units taken below zero (negative stock
+    allowed): the product, the shortfall, its stock as this unit leaves it, and
+    ``source`` naming what took them (``order_id`` and ``invoice_number``, or
+    ``adjustment_id``)."""
+    emit(
+        uow,
+        company_id=product.company_id,
+        warehouse_id=product.warehouse_id,
+        types=["stock.discrepancy"],
+        data={
+            "product_id": product.id,
+            "name": product.name,
+            "item_code": product.item_code,
+            "quantity_short": number(shortfall),
+            "current_stock": number(product.current_stock),
+            **source,
+        },
+    )

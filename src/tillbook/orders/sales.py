@@ -15,7 +15,6 @@ from typing import Any
 
 from tillbook.auth.context import AuthContext
 from tillbook.errors import ValidationFailed
-from tillbook.events.outbox import emit
 from tillbook.inventory import service as inventory
 from tillbook.kit import bounds
 from tillbook.kit.bounds import MONEY
@@ -198,20 +197,10 @@ async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[s
     await announce(uow, key, order, customer, items, payments, events, staff=staff)
     for alloc in allocations:
         if alloc.shortfall:
-            product = products[alloc.product_id]
-            emit(
+            inventory.announce_shortfall(
                 uow,
-                company_id=key.company_id,
-                warehouse_id=key.warehouse_id,
-                types=["stock.discrepancy"],
-                data={
-                    "product_id": product.id,
-                    "name": product.name,
-                    "item_code": product.item_code,
-                    "quantity_short": number(alloc.shortfall),
-                    "current_stock": number(product.current_stock),
-                    "order_id": order.id,
-                    "invoice_number": invoice_number,
-                },
+                products[alloc.product_id],
+                alloc.shortfall,
+                {"order_id": order.id, "invoice_number": invoice_number},
             )
     return sale_response(order)
