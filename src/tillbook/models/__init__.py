@@ -1,5 +1,6 @@
 """All tables, imported in one place so metadata is complete for Alembic."""
 
+from tillbook.models.audit import AuditEvent
 from tillbook.models.auth import AdminSession, ApiKey, IdempotencyRecord, SeenSignature
 from tillbook.models.base import Base
 from tillbook.models.catalog import Brand, Category, Product, ProductUnit, Tax, Unit
@@ -29,6 +30,7 @@ __all__ = [
     "Account",
     "AdminSession",
     "ApiKey",
+    "AuditEvent",
     "Base",
     "Brand",
     "Category",

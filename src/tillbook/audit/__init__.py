@@ -1,0 +1,1 @@
+"""The audit trail of back-office changes."""
