@@ -47,6 +47,20 @@ class Conflict(TillbookError):
     message = "conflict"
 
 
+class PreconditionFailed(TillbookError):
+    """412: an edit based on a copy of a record that has changed since (If-Match)."""
+
+    status_code = 412
+    message = "the record changed since it was read"
+
+
+class PreconditionRequired(TillbookError):
+    """428: an edit that does not say which version of the record it is based on."""
+
+    status_code = 428
+    message = "send If-Match with the record's ETag"
+
+
 class UnsupportedMediaType(TillbookError):
     status_code = 415
     message = "Content-Type must be application/json"

@@ -16,7 +16,7 @@ from sqlalchemy import (
     Table,
     func,
 )
-from sqlalchemy.orm import DeclarativeBase, mapped_column
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from tillbook.kit.bounds import MONEY, PRICE, QTY, RATE
 
@@ -58,6 +58,17 @@ opt_warehouse_ref = Annotated[
 
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING)
+
+
+class Editable:
+    """A record the back office edits: ``version`` grows by one on every edit (the
+    ETag an edit must name, ``kit/versions.py``), and a record with history is
+    archived (``archived_at``), never deleted."""
+
+    version: Mapped[int] = mapped_column(Integer, nullable=False, default=1, server_default="1")
+    archived_at: Mapped[dt.datetime | None] = mapped_column(
+        DateTime(timezone=True), nullable=True, default=None
+    )
 
 
 def utcnow() -> dt.datetime:

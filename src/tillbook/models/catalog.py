@@ -11,6 +11,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 from tillbook.models.base import (
     Base,
     BigId,
+    Editable,
     Price,
     Qty,
     Rate,
@@ -23,7 +24,7 @@ from tillbook.models.base import (
 )
 
 
-class Unit(Base):
+class Unit(Editable, Base):
     __tablename__ = "units"
 
     id: Mapped[pk]
@@ -32,7 +33,7 @@ class Unit(Base):
     short_name: Mapped[str] = mapped_column(String(20))
 
 
-class Category(Base):
+class Category(Editable, Base):
     __tablename__ = "categories"
 
     id: Mapped[pk]
@@ -43,7 +44,7 @@ class Category(Base):
     image: Mapped[str | None] = mapped_column(String(500), nullable=True)
 
 
-class Brand(Base):
+class Brand(Editable, Base):
     __tablename__ = "brands"
 
     id: Mapped[pk]
@@ -53,7 +54,7 @@ class Brand(Base):
     image: Mapped[str | None] = mapped_column(String(500), nullable=True)
 
 
-class Tax(Base):
+class Tax(Editable, Base):
     __tablename__ = "taxes"
 
     id: Mapped[pk]

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 from tillbook.models.base import (
     Base,
     BigId,
+    Editable,
     Price,
     company_ref,
     created,
@@ -21,7 +22,7 @@ from tillbook.models.base import (
 )
 
 
-class PaymentMode(Base):
+class PaymentMode(Editable, Base):
     __tablename__ = "payment_modes"
     __table_args__ = (UniqueConstraint("company_id", "code", name="uq_payment_modes_code"),)
 
@@ -66,7 +67,7 @@ class PaymentAllocation(Base):
     created_at: Mapped[created]
 
 
-class ExpenseCategory(Base):
+class ExpenseCategory(Editable, Base):
     __tablename__ = "expense_categories"
 
     id: Mapped[pk]

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
+from decimal import Decimal
 
 from sqlalchemy import Boolean, Date, ForeignKey, Index, String, func
 from sqlalchemy.orm import Mapped, mapped_column
 
-from tillbook.models.base import Base, BigId, company_ref, created, money, pk
+from tillbook.models.base import Base, BigId, Editable, Money, company_ref, created, money, pk
 
 
 class Company(Base):
@@ -21,17 +22,22 @@ class Company(Base):
     created_at: Mapped[created]
 
 
-class Warehouse(Base):
+class Warehouse(Editable, Base):
     __tablename__ = "warehouses"
 
     id: Mapped[pk]
     company_id: Mapped[company_ref]
     name: Mapped[str] = mapped_column(String(200))
     allow_negative_stock: Mapped[bool] = mapped_column(Boolean, default=False)
+    address: Mapped[str | None] = mapped_column(String(500), nullable=True)
+    phone: Mapped[str | None] = mapped_column(String(50), nullable=True)
+    # Printed at the top and bottom of this branch's receipts.
+    receipt_header: Mapped[str | None] = mapped_column(String(500), nullable=True)
+    receipt_footer: Mapped[str | None] = mapped_column(String(500), nullable=True)
     created_at: Mapped[created]
 
 
-class User(Base):
+class User(Editable, Base):
     """Anyone the books name: customers, suppliers, staff and the company admin.
 
     ``balance`` is the party's running sub-ledger balance: what a customer owes
@@ -40,7 +46,12 @@ class User(Base):
     """
 
     __tablename__ = "users"
-    __table_args__ = (Index("ix_users_company_type_name", "company_id", "user_type", "name"),)
+    __table_args__ = (
+        Index("ix_users_company_type_name", "company_id", "user_type", "name"),
+        # A customer's or supplier's own code (their account number in the shop's
+        # old system), unique per company and kind; import files match on it.
+        Index("uq_users_company_type_code", "company_id", "user_type", "code", unique=True),
+    )
 
     id: Mapped[pk]
     company_id: Mapped[company_ref]
@@ -51,6 +62,13 @@ class User(Base):
     is_walk_in: Mapped[bool] = mapped_column(Boolean, default=False)
     password_hash: Mapped[str | None] = mapped_column(String(200), nullable=True)
     balance: Mapped[money]
+    code: Mapped[str | None] = mapped_column(String(50), nullable=True)
+    tax_number: Mapped[str | None] = mapped_column(String(50), nullable=True)
+    address: Mapped[str | None] = mapped_column(String(500), nullable=True)
+    # What a customer may owe before a credit sale is refused; None: no limit.
+    credit_limit: Mapped[Decimal | None] = mapped_column(Money, nullable=True)
+    # Staff only: owner | manager | accountant | cashier.
+    role: Mapped[str | None] = mapped_column(String(20), nullable=True)
     warehouse_id: Mapped[int | None] = mapped_column(
         BigId, ForeignKey("warehouses.id"), nullable=True
     )
