@@ -14,10 +14,10 @@ from tillbook.models import (
     Expense,
     JournalEntry,
     JournalLine,
+    Listing,
     Order,
     OrderItem,
     PaymentAllocation,
-    Product,
     StockBatch,
     StockMovement,
     User,
@@ -83,33 +83,46 @@ async def check_books(db: Database, company_id: int) -> None:
         total_layers = sum((q(v) for v in layer_values.values()), D(0))
         assert await gl_balance(session, company_id, "11700") == total_layers
 
-        # 3. stock = Σ movements = Σ batch remaining, per product
-        products = (
+        # 3. stock = Σ movements = Σ batch remaining, per listing (product, warehouse);
+        # no movement or batch outside a listing
+        listings = (
             await session.execute(
-                select(Product.id, Product.current_stock).where(Product.company_id == company_id)
+                select(Listing.product_id, Listing.warehouse_id, Listing.current_stock).where(
+                    Listing.company_id == company_id
+                )
             )
         ).all()
-        moves = dict(
-            (
-                await session.execute(
-                    select(StockMovement.product_id, func.sum(StockMovement.quantity))
-                    .where(StockMovement.company_id == company_id)
-                    .group_by(StockMovement.product_id)
+        moves = {
+            (pid, wh): total
+            for pid, wh, total in await session.execute(
+                select(
+                    StockMovement.product_id,
+                    StockMovement.warehouse_id,
+                    func.sum(StockMovement.quantity),
                 )
-            ).all()
-        )
-        layers = dict(
-            (
-                await session.execute(
-                    select(StockBatch.product_id, func.sum(StockBatch.quantity_remaining))
-                    .where(StockBatch.company_id == company_id)
-                    .group_by(StockBatch.product_id)
+                .where(StockMovement.company_id == company_id)
+                .group_by(StockMovement.product_id, StockMovement.warehouse_id)
+            )
+        }
+        layers = {
+            (pid, wh): total
+            for pid, wh, total in await session.execute(
+                select(
+                    StockBatch.product_id,
+                    StockBatch.warehouse_id,
+                    func.sum(StockBatch.quantity_remaining),
                 )
-            ).all()
-        )
-        for pid, stock in products:
-            assert q(stock) == q(moves.get(pid)), f"product {pid}: stock {stock} != movements"
-            assert q(stock) == q(layers.get(pid)), f"product {pid}: stock {stock} != layers"
+                .where(StockBatch.company_id == company_id)
+                .group_by(StockBatch.product_id, StockBatch.warehouse_id)
+            )
+        }
+        listed = {(pid, wh) for pid, wh, _ in listings}
+        assert set(moves) <= listed, f"movements outside a listing: {set(moves) - listed}"
+        assert set(layers) <= listed, f"batches outside a listing: {set(layers) - listed}"
+        for pid, wh, stock in listings:
+            where = f"product {pid} in warehouse {wh}"
+            assert q(stock) == q(moves.get((pid, wh))), f"{where}: stock {stock} != movements"
+            assert q(stock) == q(layers.get((pid, wh))), f"{where}: stock {stock} != layers"
 
         # 4. sub-ledgers: 11500 = Σ customer balances; 21100 = Σ suppliers + pending expenses
         balances = dict(

@@ -13,8 +13,8 @@ from tests.factories import make_shop
 from tests.invariants import check_books, gl_balance
 from tillbook.models import (
     JournalEntry,
+    Listing,
     OutboxEvent,
-    Product,
     StockAdjustment,
     StockBatch,
     StockMovement,
@@ -32,7 +32,7 @@ def adjust(product_id, quantity, adjustment_type="add", **extra):
 
 async def stock_of(db, product_id):
     return await db.read(
-        lambda s: s.scalar(select(Product.current_stock).where(Product.id == product_id))
+        lambda s: s.scalar(select(Listing.current_stock).where(Listing.product_id == product_id))
     )
 
 
@@ -52,8 +52,8 @@ async def recorded(db, company_id):
         out["stock"] = sorted(
             (
                 await s.execute(
-                    select(Product.id, Product.current_stock).where(
-                        Product.company_id == company_id
+                    select(Listing.product_id, Listing.current_stock).where(
+                        Listing.company_id == company_id
                     )
                 )
             ).all()
@@ -192,8 +192,8 @@ async def test_negative_stock_subtract_alerts_and_add_settles(client, db):
     # the purchase price went up before the units turned up: 3 x 1.00 more cost
     await db.write(
         lambda s: s.execute(
-            update(Product)
-            .where(Product.id == shop.products["tea"])
+            update(Listing)
+            .where(Listing.product_id == shop.products["tea"])
             .values(purchase_price=D("6.00"))
         )
     )
@@ -221,7 +221,9 @@ async def test_negative_stock_subtract_alerts_and_add_settles(client, db):
 async def test_zero_cost_add_records_stock_without_an_entry(client, shop, db):
     await db.write(
         lambda s: s.execute(
-            update(Product).where(Product.id == shop.products["tea"]).values(purchase_price=0)
+            update(Listing)
+            .where(Listing.product_id == shop.products["tea"])
+            .values(purchase_price=0)
         )
     )
     r = await client.post(

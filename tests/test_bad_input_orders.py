@@ -26,10 +26,10 @@ from tillbook.models import (
     FailedTransaction,
     IdempotencyRecord,
     JournalEntry,
+    Listing,
     Order,
     OutboxEvent,
     Payment,
-    Product,
     StockBatch,
     StockMovement,
 )
@@ -356,7 +356,9 @@ async def snapshot(db: Database, shop: Shop) -> dict[str, Any]:
             pid: D(str(q))
             for pid, q in (
                 await session.execute(
-                    select(Product.id, Product.current_stock).where(Product.company_id == cid)
+                    select(Listing.product_id, Listing.current_stock).where(
+                        Listing.company_id == cid
+                    )
                 )
             ).all()
         }

@@ -37,8 +37,14 @@ LIST_FIELDS = {
     "category",
     "brand",
     "unit",
+    # additive to the spec's shape (DESIGN.md §13): the listing's state and what a
+    # till needs to know without fetching each product
+    "barcode",
+    "reorder_level",
+    "active",
+    "has_additional_units",
 }
-DETAIL_FIELDS = LIST_FIELDS | {"description", "additional_units", "batches"}
+DETAIL_FIELDS = LIST_FIELDS | {"description", "additional_units", "batches", "barcodes"}
 CATEGORY_FIELDS = {"id", "xid", "name", "slug", "parent_id", "image", "children"}
 
 
@@ -242,7 +248,13 @@ async def test_product_list_fields_and_types(client: httpx.AsyncClient, db: Data
         "category": {"xid": xid.encode(shop.child_category_id), "name": "Juice"},
         "brand": {"xid": xid.encode(shop.brand_id), "name": "Acme"},
         "unit": {"xid": xid.encode(shop.piece_unit_id), "name": "Piece", "short_name": "pc"},
+        "barcode": apple["barcode"],
+        "reorder_level": 0,
+        "active": True,
+        "has_additional_units": False,
     }
+    assert apple["barcode"].startswith("400")
+    assert water["has_additional_units"] is True  # a box of 12
     assert water["category"] == {"xid": xid.encode(shop.category_id), "name": "Drinks"}
     assert water["brand"] is None
     assert water["current_stock"] == 100

@@ -52,10 +52,10 @@ from tillbook.migrate import upgrade
 from tillbook.models import (
     JournalEntry,
     JournalLine,
+    Listing,
     Order,
     OrderItem,
     OutboxEvent,
-    Product,
     StockMovement,
 )
 
@@ -632,7 +632,7 @@ async def test_hundred_concurrent_mixed_writes_keep_the_books(fresh: Fresh) -> N
 
     async def stocks(s: AsyncSession) -> list[Decimal]:
         rows = await s.execute(
-            select(Product.current_stock).where(Product.company_id == shop.company_id)
+            select(Listing.current_stock).where(Listing.company_id == shop.company_id)
         )
         return list(rows.scalars())
 

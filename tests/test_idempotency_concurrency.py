@@ -12,7 +12,7 @@ from tests.factories import make_shop
 from tests.invariants import check_books
 from tillbook.ledger import rules
 from tillbook.ledger.rules import Leg
-from tillbook.models import FailedTransaction, JournalEntry, Order, OutboxEvent, Product
+from tillbook.models import FailedTransaction, JournalEntry, Listing, Order, OutboxEvent
 
 D = Decimal
 
@@ -91,7 +91,7 @@ async def test_concurrent_same_token_creates_one_sale(client, shop, db):
     assert await count(db, Order, shop.company_id) == 1
     stock = await db.read(
         lambda s: s.scalar(
-            select(Product.current_stock).where(Product.id == shop.products["apple"])
+            select(Listing.current_stock).where(Listing.product_id == shop.products["apple"])
         )
     )
     assert stock == D("19")
@@ -111,7 +111,7 @@ async def test_thirty_clients_buy_the_last_twenty(client, db):
     assert all("insufficient stock" in str(r["errors"]) for r in refused)
     stock = await db.read(
         lambda s: s.scalar(
-            select(Product.current_stock).where(Product.id == shop.products["apple"])
+            select(Listing.current_stock).where(Listing.product_id == shop.products["apple"])
         )
     )
     assert stock == 0
@@ -137,7 +137,7 @@ async def test_forced_imbalance_rolls_back_and_records_failure(client, shop, db,
     assert await count(db, OutboxEvent, shop.company_id) == 0
     stock = await db.read(
         lambda s: s.scalar(
-            select(Product.current_stock).where(Product.id == shop.products["apple"])
+            select(Listing.current_stock).where(Listing.product_id == shop.products["apple"])
         )
     )
     assert stock == D("20")

@@ -12,10 +12,10 @@ from sqlalchemy import func, select
 from tests.invariants import check_books
 from tillbook.models import (
     JournalEntry,
+    Listing,
     OutboxEvent,
     PriceAdjustmentBatch,
     PriceHistory,
-    Product,
 )
 
 D = Decimal
@@ -39,7 +39,9 @@ async def recorded(db, company_id):
         out["prices"] = sorted(
             (
                 await s.execute(
-                    select(Product.id, Product.sales_price).where(Product.company_id == company_id)
+                    select(Listing.product_id, Listing.sales_price).where(
+                        Listing.company_id == company_id
+                    )
                 )
             ).all()
         )
@@ -85,7 +87,9 @@ async def test_price_change_numbers_batches_and_keeps_history(client, shop, db):
     second = r.json()
     assert second["batch_invoice"] == "ADJ-BATCH-2" and second["new_price"] == 4
     price = await db.read(
-        lambda s: s.scalar(select(Product.sales_price).where(Product.id == shop.products["apple"]))
+        lambda s: s.scalar(
+            select(Listing.sales_price).where(Listing.product_id == shop.products["apple"])
+        )
     )
     assert price == D("4")
 

@@ -7,7 +7,7 @@ from decimal import Decimal
 from sqlalchemy import select
 
 from tests.invariants import check_books, gl_balance
-from tillbook.models import Product, StockBatch
+from tillbook.models import Listing, StockBatch
 
 D = Decimal
 
@@ -65,7 +65,9 @@ async def test_purchase_with_outward_payment_then_sale_uses_fifo(client, shop, d
     again = await client.post("/purchases", json=body, headers=shop.headers)
     assert again.json()["purchase_id"] == r.json()["purchase_id"]
     stock = await db.read(
-        lambda s: s.scalar(select(Product.current_stock).where(Product.id == shop.products["tea"]))
+        lambda s: s.scalar(
+            select(Listing.current_stock).where(Listing.product_id == shop.products["tea"])
+        )
     )
     assert stock == D("3")
     sale = {
@@ -92,7 +94,9 @@ async def test_negative_stock_sale_then_purchase_settles_deficit(client, db):
     r = await client.post("/sales", json=sale, headers=shop.headers)
     assert r.status_code == 200, r.text
     stock = await db.read(
-        lambda s: s.scalar(select(Product.current_stock).where(Product.id == shop.products["tea"]))
+        lambda s: s.scalar(
+            select(Listing.current_stock).where(Listing.product_id == shop.products["tea"])
+        )
     )
     assert stock == D("-2")
     await check_books(db, shop.company_id)

@@ -9,13 +9,15 @@ from decimal import Decimal
 from sqlalchemy import func, select
 
 from tests.invariants import check_books, gl_balance
-from tillbook.models import JournalEntry, Order, OrderItem, OutboxEvent, Product, User
+from tillbook.models import JournalEntry, Listing, Order, OrderItem, OutboxEvent, Product, User
 
 D = Decimal
 
 
 async def stock(db, pid):
-    return await db.read(lambda s: s.scalar(select(Product.current_stock).where(Product.id == pid)))
+    return await db.read(
+        lambda s: s.scalar(select(Listing.current_stock).where(Listing.product_id == pid))
+    )
 
 
 async def gl(db, shop, code):
@@ -257,9 +259,9 @@ async def recorded(db, shop):
         )
         stock = (
             await session.execute(
-                select(Product.id, Product.current_stock)
-                .where(Product.company_id == shop.company_id)
-                .order_by(Product.id)
+                select(Listing.product_id, Listing.current_stock)
+                .where(Listing.company_id == shop.company_id)
+                .order_by(Listing.product_id)
             )
         ).all()
         returned = (

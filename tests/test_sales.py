@@ -8,7 +8,7 @@ from sqlalchemy import func, select
 
 from tests.invariants import check_books, gl_balance
 from tillbook.kit import xid
-from tillbook.models import OutboxEvent, Product
+from tillbook.models import Listing, OutboxEvent
 
 D = Decimal
 
@@ -21,7 +21,7 @@ def sale(shop, items, **extra):
 
 async def stock_of(db, product_id):
     return await db.read(
-        lambda s: s.scalar(select(Product.current_stock).where(Product.id == product_id))
+        lambda s: s.scalar(select(Listing.current_stock).where(Listing.product_id == product_id))
     )
 
 

@@ -40,7 +40,7 @@ from tests.factories import Shop, make_shop
 from tests.invariants import check_books, gl_balance
 from tillbook.db import Database
 from tillbook.kit import xid
-from tillbook.models import ExpenseCategory, Product
+from tillbook.models import ExpenseCategory, Listing, Product
 
 D = Decimal
 T = TypeVar("T")
@@ -270,7 +270,7 @@ class BooksMachine(RuleBasedStateMachine):
 
         async def read(session: Any) -> dict[str, Decimal]:
             rows = await session.execute(
-                select(Product.id, Product.current_stock).where(Product.id.in_(ids))
+                select(Listing.product_id, Listing.current_stock).where(Listing.product_id.in_(ids))
             )
             return {ids[pid]: D(str(stock)) for pid, stock in rows.all()}
 
@@ -772,8 +772,8 @@ async def test_zero_value_sale_and_purchase_move_stock_and_post_nothing(
         stock = dict(
             (
                 await session.execute(
-                    select(Product.id, Product.current_stock).where(
-                        Product.company_id == shop.company_id
+                    select(Listing.product_id, Listing.current_stock).where(
+                        Listing.company_id == shop.company_id
                     )
                 )
             ).all()

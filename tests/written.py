@@ -17,6 +17,7 @@ from tillbook.models import (
     IdempotencyRecord,
     JournalEntry,
     JournalLine,
+    Listing,
     Order,
     OrderItem,
     OutboxEvent,
@@ -24,7 +25,6 @@ from tillbook.models import (
     PaymentAllocation,
     PriceAdjustmentBatch,
     PriceHistory,
-    Product,
     StockAdjustment,
     StockBatch,
     StockMovement,
@@ -76,12 +76,15 @@ async def snapshot(db: Database, shop: Shop) -> dict[str, Any]:
             .where(TerminalProvider.company_id == cid)
         )
         out["products"] = sorted(
-            (pid, Decimal(str(stock)), Decimal(str(price)))
-            for pid, stock, price in (
+            (pid, wh, Decimal(str(stock)), Decimal(str(price)))
+            for pid, wh, stock, price in (
                 await session.execute(
-                    select(Product.id, Product.current_stock, Product.sales_price).where(
-                        Product.company_id == cid
-                    )
+                    select(
+                        Listing.product_id,
+                        Listing.warehouse_id,
+                        Listing.current_stock,
+                        Listing.sales_price,
+                    ).where(Listing.company_id == cid)
                 )
             ).all()
         )

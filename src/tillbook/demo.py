@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import select
 
 from tillbook.catalog import service as catalog
+from tillbook.inventory.service import Listed
 from tillbook.kit import xid
 from tillbook.kit.money import number
 from tillbook.models import Account, ExpenseCategory, PaymentMode, Product
@@ -126,6 +127,15 @@ GROCER = CompanySpec(
                   (("20", "1.00"), ("20", "1.10")), "Produce", None, unit="kg"),
                 P("Olive oil 500ml", "GB-2007", "6.49", "4.10",
                   (("10", "3.90"), ("10", "4.10")), "Pantry", None, "2000000020073", mrp="6.99"),
+                # Listed in both stores (one product of the company's catalog), at
+                # Riverside's own prices and with its own stock.
+                P("Sparkling water 500ml", "GB-1001", "0.95", "0.41",
+                  (("24", "0.41"),), "Soft drinks", "Sunny Valley",
+                  "2000000010012", mrp="1.00"),
+                P("Whole milk 1L", "GB-1004", "1.25", "0.72",
+                  (("20", "0.72"),), "Dairy", "Fresh Farms", mrp="1.29"),
+                P("Bananas", "GB-1007", "1.35", "0.60",
+                  (("15", "0.60"),), "Produce", None, unit="kg"),
             ),
         ),
     ),
@@ -184,6 +194,7 @@ class _Names:
     units: dict[str, int] = field(default_factory=dict)
     categories: dict[str, int] = field(default_factory=dict)
     brands: dict[str, int] = field(default_factory=dict)
+    products: dict[str, Product] = field(default_factory=dict)  # by item_code
 
 
 def _party(user_id: int, name: str) -> dict[str, Any]:
@@ -314,29 +325,38 @@ async def _build_product(
     warehouse_id: int,
     spec: ProductSpec,
     admin_id: int,
-) -> Product:
+) -> Listed:
+    """The spec's product listed in the warehouse: defined in the company's catalog
+    the first time its item code appears, listed again (with this warehouse's
+    prices and stock) after that."""
     session = uow.session
-    product = await catalog.create_product(
+    product = built.products.get(spec.item_code)
+    if product is None:
+        product = await catalog.define_product(
+            session,
+            company_id=company_id,
+            name=spec.name,
+            item_code=spec.item_code,
+            barcodes=[spec.barcode] if spec.barcode else [],
+            unit_id=built.units[spec.unit],
+            category_id=built.categories[spec.category],
+            brand_id=built.brands[spec.brand] if spec.brand else None,
+        )
+        built.products[spec.item_code] = product
+        if spec.box_of is not None and spec.box_price is not None:
+            await catalog.add_product_unit(
+                session, product, built.units["box"], D(spec.box_of), D(spec.box_price)
+            )
+    return await catalog.list_product(
         uow,
-        company_id=company_id,
+        product,
         warehouse_id=warehouse_id,
-        name=spec.name,
-        item_code=spec.item_code,
-        barcode=spec.barcode,
         sales_price=D(spec.sales_price),
         purchase_price=D(spec.purchase_price),
         mrp=D(spec.mrp) if spec.mrp is not None else None,
-        unit_id=built.units[spec.unit],
-        category_id=built.categories[spec.category],
-        brand_id=built.brands[spec.brand] if spec.brand else None,
         opening_batches=[(D(q), D(c)) for q, c in spec.batches],
         created_by=admin_id,
     )
-    if spec.box_of is not None and spec.box_price is not None:
-        await catalog.add_product_unit(
-            session, product, built.units["box"], D(spec.box_of), D(spec.box_price)
-        )
-    return product
 
 
 async def create_demo(uow: UnitOfWork) -> dict[str, Any]:

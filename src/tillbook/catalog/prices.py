@@ -1,4 +1,4 @@
-"""Price adjustments: a new sales price for one product of the key's warehouse.
+"""Price adjustments: a new sales price for one product in the key's warehouse.
 
 Each change is a batch (``ADJ-BATCH-N``) with one immutable price-history row:
 history rows are inserted here and nowhere updated or deleted. A price change
@@ -22,44 +22,47 @@ from tillbook.kit.money import number
 from tillbook.kit.pagination import envelope, parse_page
 from tillbook.kit.problems import Problems
 from tillbook.kit.refs import ref_to_id
-from tillbook.models import PriceAdjustmentBatch, PriceHistory, Product, User
+from tillbook.models import Listing, PriceAdjustmentBatch, PriceHistory, Product, User
 from tillbook.orders import numbering
 from tillbook.unit import UnitOfWork
 
 
-def product_updated(product: Product) -> dict[str, Any]:
-    """The ``data`` of a ``product.updated`` event."""
+def product_updated(product: Product, listing: Listing) -> dict[str, Any]:
+    """The ``data`` of a ``product.updated`` event for one warehouse's listing."""
     return {
         "id": product.id,
         "xid": xid.encode(product.id),
         "name": product.name,
         "item_code": product.item_code,
-        "sales_price": number(product.sales_price),
-        "purchase_price": number(product.purchase_price),
-        "current_stock": number(product.current_stock),
+        "sales_price": number(listing.sales_price),
+        "purchase_price": number(listing.purchase_price),
+        "current_stock": number(listing.current_stock),
     }
 
 
 async def create_price_adjustment(
     uow: UnitOfWork, key: AuthContext, body: PriceAdjustmentIn
 ) -> dict[str, Any]:
-    """A price change edits the product row itself, so it locks it (a cold path)."""
+    """A price change edits the warehouse's listing of the product, so it locks that
+    row (a cold path)."""
     session = uow.session
     problems = Problems()
     product_id = ref_to_id(body.product_id)
-    product = None
+    found = None
     if product_id is not None:
-        product = (
+        found = (
             await session.execute(
-                select(Product)
-                .where(Product.id == product_id, Product.warehouse_id == key.warehouse_id)
-                .with_for_update()
+                select(Product, Listing)
+                .join(Listing, Listing.product_id == Product.id)
+                .where(Product.id == product_id, Listing.warehouse_id == key.warehouse_id)
+                .with_for_update(of=Listing)
             )
-        ).scalar_one_or_none()
-    if product is None:
+        ).first()
+    if found is None:
         problems.add("product_id", f"unknown product {body.product_id!r}")
     problems.raise_if_any()
-    assert product is not None
+    assert found is not None
+    product, listing = found
 
     now = dt.datetime.now(dt.UTC)
     invoice_number = await numbering.take(uow, key.warehouse_id, "price-adjustments")
@@ -80,20 +83,21 @@ async def create_price_adjustment(
             warehouse_id=key.warehouse_id,
             batch_id=batch.id,
             product_id=product.id,
-            old_price=product.sales_price,
+            old_price=listing.sales_price,
             new_price=body.new_sales_price,
             created_by=key.user_id,
             created_at=now,
         )
     )
-    product.sales_price = body.new_sales_price
+    listing.sales_price = body.new_sales_price
+    listing.version += 1
     await session.flush()
     emit(
         uow,
         company_id=key.company_id,
         warehouse_id=key.warehouse_id,
         types=["product.updated"],
-        data=product_updated(product),
+        data=product_updated(product, listing),
     )
     return {
         "status": "success",

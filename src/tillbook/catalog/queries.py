@@ -24,7 +24,9 @@ from tillbook.ledger.parties import warehouse_balances
 from tillbook.models import (
     Brand,
     Category,
+    Listing,
     Product,
+    ProductBarcode,
     ProductUnit,
     StockBatch,
     Unit,
@@ -128,7 +130,12 @@ def _unit(unit: Unit | None) -> dict[str, Any] | None:
 
 
 def _product_item(
-    p: Product, category: Category | None, brand: Brand | None, unit: Unit | None
+    p: Product,
+    listing: Listing,
+    category: Category | None,
+    brand: Brand | None,
+    unit: Unit | None,
+    has_units: bool,
 ) -> dict[str, Any]:
     return {
         "id": p.id,
@@ -136,29 +143,68 @@ def _product_item(
         "name": p.name,
         "slug": p.slug,
         "item_code": p.item_code,
+        "barcode": p.barcode,
         "product_type": p.product_type,
-        "sales_price": number(p.sales_price),
-        "purchase_price": number(p.purchase_price),
-        "mrp": None if p.mrp is None else number(p.mrp),
-        "current_stock": number(p.current_stock),
+        "sales_price": number(listing.sales_price),
+        "purchase_price": number(listing.purchase_price),
+        "mrp": None if listing.mrp is None else number(listing.mrp),
+        "current_stock": number(listing.current_stock),
+        "reorder_level": number(listing.reorder_level),
+        "active": p.archived_at is None and listing.active,
         "category": _ref(category),
         "brand": _ref(brand),
         "unit": _unit(unit),
+        # So that a till knows which products to fetch for their units (a box of 12).
+        "has_additional_units": has_units,
     }
 
 
-def _products_with_refs() -> Select[Product, Category | None, Brand | None, Unit | None]:
-    """Products with their category, brand and unit in one statement (no N+1)."""
+_has_units = (
+    select(ProductUnit.id)
+    .where(ProductUnit.product_id == Product.id)
+    .correlate(Product)
+    .exists()
+    .label("has_units")
+)
+
+
+def _products_with_refs(
+    key: AuthContext,
+) -> Select[Product, Listing, Category | None, Brand | None, Unit | None, bool]:
+    """Products with the warehouse's listing, their category, brand and unit and
+    whether they have additional units, in one statement (no N+1)."""
     return (
-        select(Product, Category, Brand, Unit)
+        select(Product, Listing, Category, Brand, Unit, _has_units)
+        .join(
+            Listing,
+            (Listing.product_id == Product.id) & (Listing.warehouse_id == key.warehouse_id),
+        )
         .outerjoin(Category, Category.id == Product.category_id)
         .outerjoin(Brand, Brand.id == Product.brand_id)
         .outerjoin(Unit, Unit.id == Product.unit_id)
     )
 
 
-def _in_warehouse(key: AuthContext) -> list[ColumnElement[bool]]:
-    return [Product.company_id == key.company_id, Product.warehouse_id == key.warehouse_id]
+def _listed_here(key: AuthContext) -> list[ColumnElement[bool]]:
+    """Products listed in the key's warehouse, and still sold there."""
+    listed = (
+        select(Listing.id)
+        .where(
+            Listing.product_id == Product.id,
+            Listing.warehouse_id == key.warehouse_id,
+            Listing.active.is_(True),
+        )
+        .correlate(Product)
+        .exists()
+    )
+    return [Product.company_id == key.company_id, Product.archived_at.is_(None), listed]
+
+
+def _barcode_is(text: str) -> ColumnElement[bool]:
+    """Any of a product's barcodes, exactly (what a scanner sends)."""
+    return Product.id.in_(
+        select(ProductBarcode.product_id).where(ProductBarcode.barcode == text.strip())
+    )
 
 
 async def products(
@@ -177,9 +223,14 @@ async def products(
     matching ids, the page of them with their total (``count(*) OVER ()`` over the
     ids alone), the page's rows joined to their category, brand and unit; the count
     query is left for a page past the end."""
-    conds = _in_warehouse(key)
+    conds = _listed_here(key)
     if search:
-        conds.append(_matches(search, Product.name, Product.item_code, Product.barcode))
+        conds.append(
+            or_(
+                _matches(search, Product.name, Product.item_code, Product.barcode),
+                _barcode_is(search),
+            )
+        )
     if category_id is not None:
         conds.append(Product.category_id == category_id)
     if brand_id is not None:
@@ -203,28 +254,28 @@ async def products(
         )
         found = (
             await session.execute(
-                _products_with_refs()
+                _products_with_refs(key)
                 .add_columns(matched.c.total)
                 .join(matched, matched.c.id == Product.id)
                 .order_by(Product.id)
             )
         ).all()
         if found or page.offset == 0:
-            total = found[0][4] if found else 0
-            return envelope(page, total, [_product_item(p, c, b, u) for p, c, b, u, _ in found])
+            total = found[0][6] if found else 0
+            return envelope(page, total, [_product_item(*row[:6]) for row in found])
     total = (
         await session.execute(select(func.count()).select_from(Product).where(*conds))
     ).scalar_one()
     rows: list[dict[str, Any]] = []
     if page.offset < total:
         result = await session.execute(
-            _products_with_refs()
+            _products_with_refs(key)
             .where(*conds)
             .order_by(Product.id)
             .limit(page.limit)
             .offset(page.offset)
         )
-        rows = [_product_item(p, c, b, u) for p, c, b, u in result]
+        rows = [_product_item(*row) for row in result]
     return envelope(page, total, rows)
 
 
@@ -237,17 +288,20 @@ def _utc_iso(value: dt.datetime) -> str:
 async def product(
     session: AsyncSession, key: AuthContext, product_id: int | None
 ) -> dict[str, Any]:
-    """One product of the key's warehouse with its additional units and open batches."""
+    """One product listed in the key's warehouse (archived ones too: a till may hold
+    one in an old sale), with its barcodes, additional units and open batches."""
     found = None
     if product_id is not None:
         found = (
             await session.execute(
-                _products_with_refs().where(Product.id == product_id, *_in_warehouse(key))
+                _products_with_refs(key).where(
+                    Product.id == product_id, Product.company_id == key.company_id
+                )
             )
         ).first()
     if found is None:
         raise NotFound("product not found")
-    p, category, brand, unit = found
+    p, listing, category, brand, unit, has_units = found
     units = await session.execute(
         select(ProductUnit, Unit)
         .join(Unit, Unit.id == ProductUnit.unit_id)
@@ -265,8 +319,17 @@ async def product(
             .order_by(StockBatch.id)
         )
     ).scalars()
-    data = _product_item(p, category, brand, unit)
+    data = _product_item(p, listing, category, brand, unit, has_units)
     data["description"] = p.description
+    data["barcodes"] = list(
+        (
+            await session.execute(
+                select(ProductBarcode.barcode)
+                .where(ProductBarcode.product_id == p.id)
+                .order_by(ProductBarcode.id)
+            )
+        ).scalars()
+    )
     data["additional_units"] = [
         {
             "child_unit_id": xid.encode(u.id),

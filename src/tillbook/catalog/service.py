@@ -4,14 +4,26 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Sequence
 from decimal import Decimal
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.inventory import service as inventory
-from tillbook.kit.money import money, price4
+from tillbook.inventory.service import Listed
+from tillbook.kit.money import ZERO, money, price4
 from tillbook.ledger.service import post
-from tillbook.models import Brand, Category, Product, ProductUnit, Tax, Unit, User
+from tillbook.models import (
+    Brand,
+    Category,
+    Listing,
+    Product,
+    ProductBarcode,
+    ProductUnit,
+    Tax,
+    Unit,
+    User,
+)
 from tillbook.unit import UnitOfWork
 
 
@@ -83,6 +95,131 @@ async def create_party(
     return party
 
 
+async def define_product(
+    session: AsyncSession,
+    *,
+    company_id: int,
+    name: str,
+    item_code: str,
+    barcodes: Sequence[str] = (),
+    unit_id: int | None = None,
+    category_id: int | None = None,
+    brand_id: int | None = None,
+    tax_id: int | None = None,
+    description: str = "",
+    image: str | None = None,
+) -> Product:
+    """A product of the company's catalog, listed nowhere yet; ``barcodes`` in order
+    (the first is the primary one)."""
+    product = Product(
+        company_id=company_id,
+        name=name,
+        slug=slugify(name),
+        item_code=item_code,
+        barcode=barcodes[0] if barcodes else None,
+        category_id=category_id,
+        brand_id=brand_id,
+        unit_id=unit_id,
+        tax_id=tax_id,
+        description=description,
+        image=image,
+    )
+    session.add(product)
+    await session.flush()
+    session.add_all(
+        ProductBarcode(company_id=company_id, product_id=product.id, barcode=code)
+        for code in barcodes
+    )
+    await session.flush()
+    return product
+
+
+def listed(product: Product, listing: Listing) -> Listed:
+    """The value the stock rules work on, for a product and listing of this unit."""
+    return Listed(
+        id=product.id,
+        listing_id=listing.id,
+        company_id=product.company_id,
+        warehouse_id=listing.warehouse_id,
+        name=product.name,
+        slug=product.slug,
+        item_code=product.item_code,
+        barcode=product.barcode,
+        product_type=product.product_type,
+        category_id=product.category_id,
+        brand_id=product.brand_id,
+        unit_id=product.unit_id,
+        tax_id=product.tax_id,
+        description=product.description,
+        sales_price=listing.sales_price,
+        purchase_price=listing.purchase_price,
+        mrp=listing.mrp,
+        current_stock=listing.current_stock,
+        reorder_level=listing.reorder_level,
+        available=product.archived_at is None and listing.active,
+    )
+
+
+async def list_product(
+    uow: UnitOfWork,
+    product: Product,
+    *,
+    warehouse_id: int,
+    sales_price: Decimal,
+    purchase_price: Decimal,
+    mrp: Decimal | None = None,
+    reorder_level: Decimal = ZERO,
+    opening_batches: Sequence[tuple[Decimal, Decimal]] = (),
+    created_by: int | None = None,
+    field: str = "opening_batches",
+) -> Listed:
+    """The product listed in a warehouse with its prices there, and optional opening
+    stock: one batch per (quantity, unit_cost), posted Dr 11700 / Cr 31100 Opening
+    Balance Equity."""
+    session = uow.session
+    listing = Listing(
+        company_id=product.company_id,
+        warehouse_id=warehouse_id,
+        product_id=product.id,
+        sales_price=sales_price,
+        purchase_price=purchase_price,
+        mrp=mrp,
+        reorder_level=reorder_level,
+        current_stock=sum((qty for qty, _ in opening_batches), ZERO),
+    )
+    session.add(listing)
+    await session.flush()
+    value_of = listed(product, listing)
+    for qty, cost in opening_batches:
+        value = money(qty * cost)
+        await inventory.receive(
+            uow,
+            value_of,
+            qty,
+            unit_cost=price4(cost),
+            value=value,
+            reason="opening",
+            source_type="opening",
+            source_id=product.id,
+            new_product=True,
+            field=field,
+        )
+        await post(
+            uow,
+            company_id=product.company_id,
+            warehouse_id=warehouse_id,
+            rule="opening_stock",
+            figures={"cost": value},
+            narration=f"Opening stock {product.name} ({product.item_code}) {qty} @ {cost}",
+            field=field,
+            source_type="opening",
+            source_id=product.id,
+            entry_date=dt.date.today(),
+            created_by=created_by,
+        )
+    return value_of
+
+
 async def create_product(
     uow: UnitOfWork,
     *,
@@ -95,67 +232,42 @@ async def create_product(
     unit_id: int | None = None,
     category_id: int | None = None,
     brand_id: int | None = None,
+    tax_id: int | None = None,
     barcode: str | None = None,
     mrp: Decimal | None = None,
     description: str = "",
     opening_batches: list[tuple[Decimal, Decimal]] | None = None,
     created_by: int | None = None,
-) -> Product:
-    """A product with optional opening stock: one batch per (quantity, unit_cost),
-    posted Dr 11700 / Cr 31100 Opening Balance Equity."""
-    session = uow.session
-    opening = opening_batches or []
-    product = Product(
+) -> Listed:
+    """A product defined and listed in one warehouse (the demo and tests' shorthand
+    for ``define_product`` then ``list_product``)."""
+    product = await define_product(
+        uow.session,
         company_id=company_id,
-        warehouse_id=warehouse_id,
         name=name,
-        slug=slugify(name),
         item_code=item_code,
-        barcode=barcode,
+        barcodes=[barcode] if barcode else [],
+        unit_id=unit_id,
         category_id=category_id,
         brand_id=brand_id,
-        unit_id=unit_id,
+        tax_id=tax_id,
+        description=description,
+    )
+    return await list_product(
+        uow,
+        product,
+        warehouse_id=warehouse_id,
         sales_price=sales_price,
         purchase_price=purchase_price,
         mrp=mrp,
-        current_stock=sum((qty for qty, _ in opening), Decimal("0")),
-        description=description,
+        opening_batches=opening_batches or [],
+        created_by=created_by,
     )
-    session.add(product)
-    await session.flush()
-    for qty, cost in opening:
-        value = money(qty * cost)
-        await inventory.receive(
-            uow,
-            product,
-            qty,
-            unit_cost=price4(cost),
-            value=value,
-            reason="opening",
-            source_type="opening",
-            source_id=product.id,
-            new_product=True,
-            field="opening_batches",
-        )
-        await post(
-            uow,
-            company_id=company_id,
-            warehouse_id=warehouse_id,
-            rule="opening_stock",
-            figures={"cost": value},
-            narration=f"Opening stock {name} ({item_code}) {qty} @ {cost}",
-            field="opening_batches",
-            source_type="opening",
-            source_id=product.id,
-            entry_date=dt.date.today(),
-            created_by=created_by,
-        )
-    return product
 
 
 async def add_product_unit(
     session: AsyncSession,
-    product: Product,
+    product: Product | Listed,
     unit_id: int,
     operator_value: Decimal,
     alternative_price: Decimal,

@@ -21,6 +21,7 @@ from tillbook.auth.context import AuthContext
 from tillbook.events.outbox import emit
 from tillbook.inventory import repository as inventory_repo
 from tillbook.inventory import service as inventory
+from tillbook.inventory.repository import Listed
 from tillbook.inventory.schemas import StockAdjustmentIn
 from tillbook.kit import bounds, xid
 from tillbook.kit.bounds import MONEY
@@ -45,7 +46,9 @@ def quantity_str(value: Decimal) -> str:
     return format(price4(value), "f")
 
 
-def list_item(adj: StockAdjustment, product: Product, creator: User | None) -> dict[str, Any]:
+def list_item(
+    adj: StockAdjustment, product: Product | Listed, creator: User | None
+) -> dict[str, Any]:
     return {
         "id": adj.id,
         "product_id": adj.product_id,

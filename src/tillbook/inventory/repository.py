@@ -1,4 +1,5 @@
-"""Stock SQL: products' stock rows, FIFO layers (stock batches), movements.
+"""Stock SQL: listings (a product's stock row in a warehouse), FIFO layers (stock
+batches), movements.
 
 Statements are built once at import. Reads take no lock: what a write changes goes
 in the unit's last statement as guarded, commutative updates (``tillbook.unit``),
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -29,32 +31,93 @@ from sqlalchemy import (
 )
 
 from tillbook.inventory.fifo import Layer
-from tillbook.models import Product, StockAdjustment, StockAlert, StockBatch, StockMovement
+from tillbook.models import (
+    Listing,
+    Product,
+    StockAdjustment,
+    StockAlert,
+    StockBatch,
+    StockMovement,
+)
 from tillbook.models.base import table_of
 from tillbook.unit import QueuedInsert, QueuedUpdate, UnitOfWork
 
 _products = table_of(Product)
+_listings = table_of(Listing)
 _batches = table_of(StockBatch)
 
 
-def _product_rows(*, pg: bool, lock: bool) -> Any:
+@dataclass
+class Listed:
+    """A product as one warehouse lists it: the company-wide product's fields with
+    this warehouse's prices and stock. A value read by a unit of work (never an ORM
+    object attached to a session); ``current_stock`` is what this unit leaves it at.
+    ``id`` is the product's id, ``listing_id`` the row whose stock a write moves."""
+
+    id: int
+    listing_id: int
+    company_id: int
+    warehouse_id: int
+    name: str
+    slug: str
+    item_code: str
+    barcode: str | None
+    product_type: str
+    category_id: int | None
+    brand_id: int | None
+    unit_id: int | None
+    tax_id: int | None
+    description: str
+    sales_price: Decimal
+    purchase_price: Decimal
+    mrp: Decimal | None
+    current_stock: Decimal
+    reorder_level: Decimal
+    # Archived products and inactive listings are not sold or bought any more.
+    available: bool
+
+
+def _listed_rows(*, pg: bool, lock: bool) -> Any:
     ids = (
         _products.c.id == any_(bindparam("ids", type_=ARRAY(BigInteger)))
         if pg
         else _products.c.id.in_(bindparam("ids", expanding=True))
     )
+    p, li = _products.c, _listings.c
     statement = (
-        select(*_products.c)
-        .where(ids, _products.c.warehouse_id == bindparam("w_id"))
-        .order_by(_products.c.id)
+        select(
+            p.id,
+            li.id.label("listing_id"),
+            p.company_id,
+            li.warehouse_id,
+            p.name,
+            p.slug,
+            p.item_code,
+            p.barcode,
+            p.product_type,
+            p.category_id,
+            p.brand_id,
+            p.unit_id,
+            p.tax_id,
+            p.description,
+            li.sales_price,
+            li.purchase_price,
+            li.mrp,
+            li.current_stock,
+            li.reorder_level,
+            and_(p.archived_at.is_(None), li.active).label("available"),
+        )
+        .join(_listings, li.product_id == p.id)
+        .where(ids, li.warehouse_id == bindparam("w_id"))
+        .order_by(p.id)
     )
-    return statement.with_for_update() if lock else statement
+    return statement.with_for_update(of=_listings) if lock else statement
 
 
 # PostgreSQL takes the ids as one array (one prepared statement whatever their
 # number); SQLite an IN list.
-_PRODUCTS = {
-    (pg, lock): _product_rows(pg=pg, lock=lock) for pg in (True, False) for lock in (True, False)
+_LISTED = {
+    (pg, lock): _listed_rows(pg=pg, lock=lock) for pg in (True, False) for lock in (True, False)
 }
 
 _expired = case(
@@ -78,7 +141,11 @@ def _open_batches(*, pg: bool) -> Any:
             _batches.c.value_remaining,
             _expired.label("expired"),
         )
-        .where(ids, _batches.c.quantity_remaining > 0)
+        .where(
+            ids,
+            _batches.c.warehouse_id == bindparam("w_id"),
+            _batches.c.quantity_remaining > 0,
+        )
         .order_by(_batches.c.product_id, _batches.c.id)
     )
 
@@ -91,7 +158,11 @@ _DEFICITS = (
         _batches.c.quantity_remaining,
         _batches.c.value_remaining,
     )
-    .where(_batches.c.product_id == bindparam("product_id"), _batches.c.quantity_remaining < 0)
+    .where(
+        _batches.c.product_id == bindparam("product_id"),
+        _batches.c.warehouse_id == bindparam("w_id"),
+        _batches.c.quantity_remaining < 0,
+    )
     .order_by(_batches.c.id)
 )
 _INSERT_BATCH = insert(_batches).returning(_batches.c.id)
@@ -108,10 +179,10 @@ def _money(value: Any) -> Any:
     return func.round(value, 2)
 
 
-# A product's stock moves by a delta; unless the warehouse allows negative stock
+# A listing's stock moves by a delta; unless the warehouse allows negative stock
 # (``negative_ok``) the premise is that it does not go below zero.
 STOCK_LEVELS = QueuedUpdate(
-    _products,
+    _listings,
     ["id"],
     increments=["current_stock"],
     also={"updated_at": func.now()},
@@ -184,26 +255,34 @@ ALERTS = QueuedInsert(
 
 async def products(
     uow: UnitOfWork, warehouse_id: int, product_ids: Iterable[int], *, lock: bool = False
-) -> dict[int, Product]:
-    """Products of this warehouse by id, as values (transient ``Product`` objects,
-    never added to the session). ``lock``: ``FOR UPDATE`` in id order, for the cold
-    paths that change the row itself (a price change)."""
+) -> dict[int, Listed]:
+    """Products listed in this warehouse, by product id (a product not listed there
+    is absent, like one that does not exist). ``lock``: ``FOR UPDATE`` of the
+    listings in id order, for the cold paths that change the listing itself (a
+    price change)."""
     ids = sorted(set(product_ids))
     if not ids:
         return {}
-    rows = await uow.run(_PRODUCTS[(uow.is_postgresql, lock)], {"ids": ids, "w_id": warehouse_id})
-    return {row["id"]: Product(**row.as_dict()) for row in rows}
+    rows = await uow.run(_LISTED[(uow.is_postgresql, lock)], {"ids": ids, "w_id": warehouse_id})
+    out: dict[int, Listed] = {}
+    for row in rows:
+        values = row.as_dict()
+        values["available"] = bool(values["available"])
+        out[row["id"]] = Listed(**values)
+    return out
 
 
 async def open_layers(
-    uow: UnitOfWork, product_ids: Iterable[int], today: dt.date
+    uow: UnitOfWork, warehouse_id: int, product_ids: Iterable[int], today: dt.date
 ) -> dict[int, list[Layer]]:
-    """Every open FIFO layer of the products, by product."""
+    """Every open FIFO layer of the products in the warehouse, by product."""
     ids = sorted(set(product_ids))
     out: dict[int, list[Layer]] = {}
     if not ids:
         return out
-    rows = await uow.run(_OPEN_BATCHES[uow.is_postgresql], {"ids": ids, "today": today})
+    rows = await uow.run(
+        _OPEN_BATCHES[uow.is_postgresql], {"ids": ids, "w_id": warehouse_id, "today": today}
+    )
     for b_id, product_id, unit_cost, quantity, value, expired in rows:
         out.setdefault(product_id, []).append(
             Layer(b_id, unit_cost, quantity, value, expired=bool(expired))
@@ -212,10 +291,10 @@ async def open_layers(
 
 
 async def deficit_layers(
-    uow: UnitOfWork, product_id: int
+    uow: UnitOfWork, product: Listed
 ) -> list[tuple[int, Decimal, Decimal, Decimal]]:
-    """(id, unit cost, quantity, value) of the product's deficit layers, oldest first."""
-    rows = await uow.run(_DEFICITS, {"product_id": product_id})
+    """(id, unit cost, quantity, value) of the listing's deficit layers, oldest first."""
+    rows = await uow.run(_DEFICITS, {"product_id": product.id, "w_id": product.warehouse_id})
     return [(r[0], r[1], r[2], r[3]) for r in rows]
 
 
@@ -225,7 +304,7 @@ async def insert_batch(uow: UnitOfWork, values: Mapping[str, Any]) -> int:
 
 
 def movement(
-    product: Product,
+    product: Listed,
     batch_id: int | None,
     quantity: Decimal,
     cost: Decimal,

@@ -2,7 +2,7 @@
 
 Every change to stock on hand goes through ``take`` (after ``plan``) or
 ``receive``; each writes a signed stock movement, so Σ movements =
-``products.current_stock`` always. Nothing here locks: a plan is made on what the
+``listings.current_stock`` always. Nothing here locks: a plan is made on what the
 unit read, and written back by guarded updates in the unit's last statement
 (``inventory.repository``); a neighbour that changed a layer first makes the unit
 run again (``tillbook.unit.PremiseGone``), so FIFO order and costs come out as if
@@ -27,25 +27,25 @@ from tillbook.errors import ValidationFailed
 from tillbook.events.outbox import emit
 from tillbook.inventory import repository as repo
 from tillbook.inventory.fifo import Allocation, ShortageList, allocate_many
+from tillbook.inventory.repository import Listed
 from tillbook.kit import bounds
 from tillbook.kit.bounds import MONEY, PRICE, QTY
 from tillbook.kit.money import ZERO, draw_cost, line_cost, number
-from tillbook.models import Product
 from tillbook.unit import UnitOfWork
 
-__all__ = ["Allocation", "Receipt", "draw", "plan", "products", "receive", "take"]
+__all__ = ["Allocation", "Listed", "Receipt", "draw", "plan", "products", "receive", "take"]
 
 
 async def products(
     uow: UnitOfWork, warehouse_id: int, product_ids: Iterable[int], *, lock: bool = False
-) -> dict[int, Product]:
+) -> dict[int, Listed]:
     """Products of the warehouse by id, read without a lock (see the module)."""
     return await repo.products(uow, warehouse_id, product_ids, lock=lock)
 
 
 async def plan(
     uow: UnitOfWork,
-    products: Mapping[int, Product],
+    products: Mapping[int, Listed],
     takes: Sequence[tuple[int, Decimal, str]],
     *,
     allow_negative: bool,
@@ -55,7 +55,14 @@ async def plan(
     that asked), in order, on the layers as read now. Without negative stock every
     shortage of the request is one 422, each naming its field, product and the
     requested and available quantities."""
-    layers = await repo.open_layers(uow, (p for p, _, _ in takes), today or dt.date.today())
+    warehouses = {products[p].warehouse_id for p, _, _ in takes}
+    assert len(warehouses) <= 1, "one plan draws from one warehouse"
+    layers = await repo.open_layers(
+        uow,
+        next(iter(warehouses), 0),
+        (p for p, _, _ in takes),
+        today or dt.date.today(),
+    )
     deficit_costs = {p: products[p].purchase_price for p, _, _ in takes} if allow_negative else None
     try:
         allocations = allocate_many(
@@ -79,7 +86,7 @@ async def plan(
 
 
 def _refuse_unstorable(
-    products: Mapping[int, Product],
+    products: Mapping[int, Listed],
     takes: Sequence[tuple[int, Decimal, str]],
     allocations: Sequence[Allocation],
 ) -> None:
@@ -115,7 +122,7 @@ def _q(value: Decimal) -> str:
 
 async def take(
     uow: UnitOfWork,
-    products: Mapping[int, Product],
+    products: Mapping[int, Listed],
     allocations: Sequence[Allocation],
     *,
     reason: str,
@@ -163,7 +170,11 @@ async def take(
             )
         product.current_stock = product.current_stock - alloc.quantity
         levels.append(
-            {"id": product.id, "current_stock": -alloc.quantity, "negative_ok": allow_negative}
+            {
+                "id": product.listing_id,
+                "current_stock": -alloc.quantity,
+                "negative_ok": allow_negative,
+            }
         )
         if alloc.shortfall:
             alerts.append(
@@ -193,7 +204,7 @@ class Receipt:
 
 async def receive(
     uow: UnitOfWork,
-    product: Product,
+    product: Listed,
     quantity: Decimal,
     *,
     unit_cost: Decimal,
@@ -210,7 +221,7 @@ async def receive(
     """Put ``quantity`` base units in as a new layer carrying ``value`` (to the cent).
 
     Deficit layers of the product are filled first (guarded: never past zero); the
-    new layer keeps what is left. ``new_product``: the product row was created in
+    new layer keeps what is left. ``new_product``: the listing was created in
     this unit with its stock already counted, so no level change is queued.
     ``filled``: an operation that receives one product on several lines passes the
     same dict to each call (deficit layer id -> quantity and value this unit has
@@ -227,7 +238,7 @@ async def receive(
     filled_q = filled_v = variance = ZERO
     fills: list[dict[str, Any]] = []
     if product.current_stock < 0:
-        for d_id, d_cost, d_qty, d_value in await repo.deficit_layers(uow, product.id):
+        for d_id, d_cost, d_qty, d_value in await repo.deficit_layers(uow, product):
             before_q, before_v = filled.get(d_id, (ZERO, ZERO))
             open_q, open_v = -d_qty - before_q, -d_value - before_v
             left = quantity - filled_q
@@ -260,7 +271,7 @@ async def receive(
     level = None
     if not new_product:
         product.current_stock = product.current_stock + quantity
-        level = {"id": product.id, "current_stock": quantity, "negative_ok": True}
+        level = {"id": product.listing_id, "current_stock": quantity, "negative_ok": True}
     repo.write_receipt(
         uow,
         fills,
@@ -271,7 +282,7 @@ async def receive(
 
 
 def _batch_values(
-    product: Product,
+    product: Listed,
     *,
     unit_cost: Decimal,
     received: Decimal,
@@ -299,7 +310,7 @@ def _batch_values(
 
 async def draw(
     uow: UnitOfWork,
-    product: Product,
+    product: Listed,
     quantity: Decimal,
     *,
     reason: str,
@@ -325,7 +336,7 @@ async def draw(
 
 
 def announce_shortfall(
-    uow: UnitOfWork, product: Product, shortfall: Decimal, source: Mapping[str, object]
+    uow: UnitOfWork, product: Listed, shortfall: Decimal, source: Mapping[str, object]
 ) -> None:
     """A ``stock.discrepancy`` event for units taken below zero (negative stock
     allowed): the product, the shortfall, its stock as this unit leaves it, and

@@ -3,7 +3,16 @@
 from tillbook.models.audit import AuditEvent
 from tillbook.models.auth import AdminSession, ApiKey, IdempotencyRecord, SeenSignature
 from tillbook.models.base import Base
-from tillbook.models.catalog import Brand, Category, Product, ProductUnit, Tax, Unit
+from tillbook.models.catalog import (
+    Brand,
+    Category,
+    Listing,
+    Product,
+    ProductBarcode,
+    ProductUnit,
+    Tax,
+    Unit,
+)
 from tillbook.models.events import (
     DeliveryAttempt,
     OutboxEvent,
@@ -43,6 +52,7 @@ __all__ = [
     "InvoiceCounter",
     "JournalEntry",
     "JournalLine",
+    "Listing",
     "Order",
     "OrderItem",
     "OutboxEvent",
@@ -52,6 +62,7 @@ __all__ = [
     "PriceAdjustmentBatch",
     "PriceHistory",
     "Product",
+    "ProductBarcode",
     "ProductUnit",
     "SeenSignature",
     "StockAdjustment",

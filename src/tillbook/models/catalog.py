@@ -1,4 +1,5 @@
-"""Catalog: units, categories, brands, taxes and per-warehouse products."""
+"""Catalog: units, categories, brands, taxes, company-wide products and their
+per-warehouse listings."""
 
 from __future__ import annotations
 
@@ -64,25 +65,26 @@ class Tax(Editable, Base):
     inclusive: Mapped[bool] = mapped_column(Boolean, default=False)
 
 
-class Product(Base):
-    """A product as stocked and priced in one warehouse.
+class Product(Editable, Base):
+    """A product as the company defines it, once for all its branches (DESIGN.md §13).
 
-    ``current_stock`` lives on this row so that the row itself is what a sale
-    locks (``FOR UPDATE``, in id order) before it allocates batches.
+    What differs per branch (prices, stock, reorder level, whether it is sold
+    there) is the product's ``Listing`` in that warehouse. Orders, batches,
+    movements and journal entries name the product and their own warehouse.
     """
 
     __tablename__ = "products"
     __table_args__ = (
-        UniqueConstraint("warehouse_id", "item_code", name="uq_products_warehouse_item_code"),
-        Index("ix_products_warehouse_name", "warehouse_id", "name"),
+        UniqueConstraint("company_id", "item_code", name="uq_products_company_item_code"),
+        Index("ix_products_company_name", "company_id", "name"),
     )
 
     id: Mapped[pk]
     company_id: Mapped[company_ref]
-    warehouse_id: Mapped[warehouse_ref]
     name: Mapped[str] = mapped_column(String(200))
     slug: Mapped[str] = mapped_column(String(200))
     item_code: Mapped[str] = mapped_column(String(100))
+    # The primary barcode (the first of ``ProductBarcode``), kept here for search.
     barcode: Mapped[str | None] = mapped_column(String(100), nullable=True, index=True)
     product_type: Mapped[str] = mapped_column(String(20), default="single")
     category_id: Mapped[int | None] = mapped_column(
@@ -93,11 +95,53 @@ class Product(Base):
     )
     unit_id: Mapped[int | None] = mapped_column(BigId, ForeignKey("units.id"), nullable=True)
     tax_id: Mapped[int | None] = mapped_column(BigId, ForeignKey("taxes.id"), nullable=True)
+    description: Mapped[str] = mapped_column(Text, default="")
+    image: Mapped[str | None] = mapped_column(String(500), nullable=True)
+    created_at: Mapped[created]
+    updated_at: Mapped[dt.datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now(), onupdate=func.now()
+    )
+
+
+class ProductBarcode(Base):
+    """Every barcode of a product (a can and its multipack, an old and a new label):
+    one barcode names one product in the company."""
+
+    __tablename__ = "product_barcodes"
+    __table_args__ = (
+        UniqueConstraint("company_id", "barcode", name="uq_product_barcodes_company_barcode"),
+    )
+
+    id: Mapped[pk]
+    company_id: Mapped[company_ref]
+    product_id: Mapped[int] = mapped_column(BigId, ForeignKey("products.id"), index=True)
+    barcode: Mapped[str] = mapped_column(String(100))
+
+
+class Listing(Editable, Base):
+    """A product as stocked and priced in one warehouse.
+
+    ``current_stock`` lives on this row: the stock level a sale moves (a guarded
+    increment in its unit's last statement, ``inventory.repository``).
+    """
+
+    __tablename__ = "listings"
+    __table_args__ = (
+        UniqueConstraint("warehouse_id", "product_id", name="uq_listings_warehouse_product"),
+    )
+
+    id: Mapped[pk]
+    company_id: Mapped[company_ref]
+    warehouse_id: Mapped[warehouse_ref]
+    product_id: Mapped[int] = mapped_column(BigId, ForeignKey("products.id"), index=True)
     sales_price: Mapped[price]
     purchase_price: Mapped[price]
     mrp: Mapped[Decimal | None] = mapped_column(Price, nullable=True)
     current_stock: Mapped[qty]
-    description: Mapped[str] = mapped_column(Text, default="")
+    reorder_level: Mapped[qty]
+    # A listing that is not active is not sold or bought in this warehouse any more;
+    # its history stays.
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[created]
     updated_at: Mapped[dt.datetime] = mapped_column(
         DateTime(timezone=True), server_default=func.now(), onupdate=func.now()
@@ -118,4 +162,13 @@ class ProductUnit(Base):
     alternative_price: Mapped[Decimal] = mapped_column(Price)
 
 
-__all__ = ["Brand", "Category", "Product", "ProductUnit", "Tax", "Unit"]
+__all__ = [
+    "Brand",
+    "Category",
+    "Listing",
+    "Product",
+    "ProductBarcode",
+    "ProductUnit",
+    "Tax",
+    "Unit",
+]

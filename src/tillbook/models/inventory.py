@@ -31,7 +31,7 @@ class StockBatch(Base):
     """
 
     __tablename__ = "stock_batches"
-    __table_args__ = (Index("ix_stock_batches_product_fifo", "product_id", "id"),)
+    __table_args__ = (Index("ix_stock_batches_fifo", "product_id", "warehouse_id", "id"),)
 
     id: Mapped[pk]
     company_id: Mapped[company_ref]

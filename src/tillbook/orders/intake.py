@@ -17,12 +17,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tillbook.auth.context import AuthContext
 from tillbook.events.outbox import emit
 from tillbook.inventory import service as inventory
+from tillbook.inventory.service import Listed
 from tillbook.kit import bounds
 from tillbook.kit.bounds import MONEY, QTY
 from tillbook.kit.money import ZERO, line_amounts
 from tillbook.kit.problems import Problems
 from tillbook.kit.refs import ref_to_id
-from tillbook.models import Order, OrderItem, Payment, Product, User
+from tillbook.models import Order, OrderItem, Payment, User
 from tillbook.orders import lookup, views
 from tillbook.orders import repository as repo
 from tillbook.orders.schemas import PurchaseIn, SaleIn, Tender
@@ -32,7 +33,7 @@ from tillbook.unit import UnitOfWork
 @dataclass
 class PricedLine:
     field: str
-    product: Product
+    product: Listed
     unit_id: int | None
     factor: Decimal
     quantity: Decimal
@@ -48,7 +49,7 @@ class PricedLine:
 @dataclass
 class Intake:
     party: User
-    products: dict[int, Product]
+    products: dict[int, Listed]
     lines: list[PricedLine]
     tenders: list[tuple[Tender, lookup.Mode]]
 
@@ -94,7 +95,7 @@ async def announce(
     key: AuthContext,
     order: Order,
     party: User,
-    items: Sequence[tuple[OrderItem, Product]],
+    items: Sequence[tuple[OrderItem, Listed]],
     payments: Sequence[Payment],
     types: list[str],
     *,
@@ -121,7 +122,7 @@ async def price_lines(
     session: AsyncSession,
     key: AuthContext,
     items: list[Any],
-    products: dict[int, Product],
+    products: dict[int, Listed],
     problems: Problems,
     *,
     list_name: str,
@@ -135,11 +136,19 @@ async def price_lines(
     problem is reported on the quantity of the line that caused it."""
     tax_refs = []
     unit_refs = []
-    resolved: list[Product | None] = []
+    resolved: list[Listed | None] = []
     for i, item in enumerate(items):
         product = products.get(ref_to_id(item.xid) or 0)
         if product is None:
             problems.add(f"{list_name}.{i}.xid", f"unknown product {item.xid!r}")
+        elif not product.available:
+            # Archived, or no longer sold in this warehouse: its history stays, new
+            # sales and purchases of it are refused (returns of it are not).
+            problems.add(
+                f"{list_name}.{i}.xid",
+                f"product {product.name!r} ({product.item_code}) is archived "
+                "or not active in this warehouse",
+            )
         resolved.append(product)
         if with_tax and item.tax_id is not None:
             tax_refs.append((f"{list_name}.{i}.tax_id", item.tax_id))

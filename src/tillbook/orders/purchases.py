@@ -10,9 +10,10 @@ from typing import Any
 from tillbook.auth.context import AuthContext
 from tillbook.errors import ValidationFailed
 from tillbook.inventory import service as inventory
+from tillbook.inventory.service import Listed
 from tillbook.kit.money import ZERO, money_str, price4
 from tillbook.ledger.service import post
-from tillbook.models import Order, OrderItem, Product
+from tillbook.models import Order, OrderItem
 from tillbook.orders import numbering
 from tillbook.orders import repository as repo
 from tillbook.orders.intake import announce, existing_order, take_in
@@ -112,7 +113,7 @@ async def create_purchase(uow: UnitOfWork, key: AuthContext, body: PurchaseIn) -
             }
         )
     item_ids = await repo.insert_items(uow, item_rows)
-    items: list[tuple[OrderItem, Product]] = [
+    items: list[tuple[OrderItem, Listed]] = [
         (OrderItem(id=item_id, **row), line.product)
         for item_id, row, line in zip(item_ids, item_rows, lines, strict=True)
     ]

@@ -59,13 +59,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tillbook.auth.context import AuthContext
 from tillbook.errors import ValidationFailed
 from tillbook.inventory import service as inventory
+from tillbook.inventory.service import Listed
 from tillbook.kit import bounds
 from tillbook.kit.bounds import MONEY
 from tillbook.kit.money import ZERO, line_amounts, money, money_str, price4
 from tillbook.kit.problems import Problems
 from tillbook.kit.refs import ref_to_id
 from tillbook.ledger.service import post
-from tillbook.models import Order, OrderItem, Product, User
+from tillbook.models import Order, OrderItem, User
 from tillbook.orders import lookup, numbering
 from tillbook.orders import repository as repo
 from tillbook.orders.intake import announce
@@ -95,7 +96,7 @@ class Part:
     line of the original invoice. Quantities are in base units."""
 
     index: int  # the request item
-    product: Product
+    product: Listed
     quantity: Decimal
     unit_price: Decimal
     net: Decimal
@@ -150,7 +151,7 @@ def line_unit_price(line: OrderItem) -> Decimal:
 
 def part_of_line(
     index: int,
-    product: Product,
+    product: Listed,
     line: OrderItem,
     returned_before: Decimal,
     quantity: Decimal,
@@ -210,7 +211,7 @@ def parts_from_invoice(
     original: Order,
     lines: Sequence[OrderItem],
     items: Sequence[ReturnItem],
-    products: Sequence[Product],
+    products: Sequence[Listed],
     taxes: dict[int, lookup.TaxRate],
     *,
     priced: bool,
@@ -270,7 +271,7 @@ def parts_from_invoice(
 
 def parts_at_product_tax(
     items: Sequence[ReturnItem],
-    products: Sequence[Product],
+    products: Sequence[Listed],
     taxes: dict[int, lookup.TaxRate],
 ) -> tuple[list[Part], Errors]:
     """A sales return without its sale on record: the product's tax rule on the
@@ -308,7 +309,7 @@ def parts_at_product_tax(
     return parts, errors
 
 
-def parts_at_agreed_price(items: Sequence[ReturnItem], products: Sequence[Product]) -> list[Part]:
+def parts_at_agreed_price(items: Sequence[ReturnItem], products: Sequence[Listed]) -> list[Part]:
     """A purchase return without its invoice: the agreed credit price, no tax."""
     return [
         Part(i, product, item.quantity, item.unit_price, money(item.quantity * item.unit_price))
@@ -377,7 +378,7 @@ async def _plan(
     key: AuthContext,
     kind: str,
     body: ReturnIn,
-    products: list[Product],
+    products: list[Listed],
     original: Order | None,
 ) -> list[Part]:
     """Every part of the return, or one 422 naming every bad field."""
@@ -435,7 +436,7 @@ async def create_return(
     )
     ids = [i for i in (ref_to_id(item.product_id) for item in body.items) if i is not None]
     products = await inventory.products(uow, key.warehouse_id, ids)
-    resolved: list[Product] = []
+    resolved: list[Listed] = []
     for i, item in enumerate(body.items):
         product = products.get(ref_to_id(item.product_id) or 0)
         if product is None:
@@ -546,7 +547,7 @@ async def create_return(
             }
         )
     item_ids = await repo.insert_items(uow, item_rows)
-    items: list[tuple[OrderItem, Product]] = [
+    items: list[tuple[OrderItem, Listed]] = [
         (OrderItem(id=item_id, **row), part.product)
         for item_id, row, part in zip(item_ids, item_rows, parts, strict=True)
     ]

@@ -10,6 +10,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
+from tillbook.inventory.service import Listed
 from tillbook.kit import xid
 from tillbook.kit.money import money_str, number, price_str
 from tillbook.models import Order, OrderItem, Payment, PaymentAllocation, Product, User
@@ -50,7 +51,7 @@ def detail(
     order: Order,
     party: User,
     staff: User | None,
-    items: Sequence[tuple[OrderItem, Product]],
+    items: Sequence[tuple[OrderItem, Product | Listed]],
     payments: Sequence[tuple[Payment, Decimal]],
 ) -> dict[str, Any]:
     out = list_item(order, party, staff)

@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tillbook.kit import xid
 from tillbook.kit.money import ZERO, money_str, number, to_money
 from tillbook.ledger import chart
-from tillbook.models import Account, JournalLine, Product, StockBatch, Warehouse
+from tillbook.models import Account, JournalLine, Listing, Product, StockBatch, Warehouse
 from tillbook.reports.common import check_scope
 
 
@@ -50,9 +50,10 @@ async def _valuation(session: AsyncSession, company_id: int, warehouse_id: int) 
         .subquery()
     )
     rows = await session.execute(
-        select(Product.id, Product.name, Product.current_stock, layers.c.value)
+        select(Product.id, Product.name, Listing.current_stock, layers.c.value)
+        .join(Listing, Listing.product_id == Product.id)
         .outerjoin(layers, layers.c.product_id == Product.id)
-        .where(Product.company_id == company_id, Product.warehouse_id == warehouse_id)
+        .where(Listing.company_id == company_id, Listing.warehouse_id == warehouse_id)
         .order_by(Product.id)
     )
     products = []
@@ -82,8 +83,8 @@ async def stock_valuation(
     session: AsyncSession, company_id: int, warehouse_id: int
 ) -> dict[str, Any]:
     """``{"warehouse_id", "products": [{"product_id", "xid", "name", "current_stock",
-    "value"}], "total_value", "gl_inventory_balance"}``, every product of the
-    warehouse, in id order."""
+    "value"}], "total_value", "gl_inventory_balance"}``, every product listed in
+    the warehouse, in id order."""
     await check_scope(session, company_id, warehouse_id)
     return await _valuation(session, company_id, warehouse_id)
 
