@@ -177,7 +177,7 @@ async def test_demo_products_carry_mrp(database_url: str, demo: dict[str, Any]) 
     """Packaged goods carry the printed maximum retail price, at or above the
     sales price; loose produce and nails sold by weight carry none."""
     for company in demo["companies"]:
-        printed = {p["id"]: p["mrp"] for p in company["products"]}
+        printed = {(p["id"], p["warehouse_id"]): p["mrp"] for p in company["products"]}
         for wh in company["warehouses"]:
             r = await _get(database_url, "/products?limit=100", _key_headers(wh["keys"][0]))
             assert r.status_code == 200, r.text
@@ -188,9 +188,17 @@ async def test_demo_products_carry_mrp(database_url: str, demo: dict[str, Any]) 
             for p in with_mrp:
                 assert Decimal(str(p["mrp"])) >= Decimal(str(p["sales_price"])), p
             for p in listed:
-                assert p["mrp"] == printed[p["id"]]
+                assert p["mrp"] == printed[(p["id"], wh["id"])]
                 if p["unit"]["short_name"] == "kg":
                     assert p["mrp"] is None, p
+    # the grocer's catalog is one: some products in both stores, at each store's price
+    grocer = demo["companies"][0]
+    stores = {}
+    for p in grocer["products"]:
+        stores.setdefault(p["id"], []).append((p["warehouse_id"], p["sales_price"]))
+    both = [s for s in stores.values() if len(s) == 2]
+    assert len(both) >= 2 and any(len(s) == 1 for s in stores.values())
+    assert all(a[1] != b[1] for a, b in both)
     units = {p["name"]: p["mrp"] for c in demo["companies"] for p in c["products"]}
     assert units["Orange juice 1L"] == 2.79
     assert units["Bananas"] is None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
+from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import func, select
@@ -40,6 +41,61 @@ def product_updated(product: Product, listing: Listing) -> dict[str, Any]:
     }
 
 
+async def record_price_change(
+    uow: UnitOfWork,
+    product: Product,
+    listing: Listing,
+    new_price: Decimal,
+    *,
+    actor_id: int | None,
+    notes: str,
+    announce: bool = True,
+) -> PriceAdjustmentBatch:
+    """A new sales price for a listing, whichever door it came through (a till's
+    price adjustment, the back office): a numbered batch with its immutable
+    history row, the listing changed (its version moves on) and ``product.updated``
+    for the warehouse's tills (unless the caller ``announce``s a larger change
+    itself). The listing must be locked by the caller."""
+    session = uow.session
+    now = dt.datetime.now(dt.UTC)
+    invoice_number = await numbering.take(uow, listing.warehouse_id, "price-adjustments")
+    batch = PriceAdjustmentBatch(
+        company_id=listing.company_id,
+        warehouse_id=listing.warehouse_id,
+        invoice_number=invoice_number,
+        date=now.date(),
+        notes=notes,
+        created_by=actor_id,
+        created_at=now,
+    )
+    session.add(batch)
+    await session.flush()
+    session.add(
+        PriceHistory(
+            company_id=listing.company_id,
+            warehouse_id=listing.warehouse_id,
+            batch_id=batch.id,
+            product_id=product.id,
+            old_price=listing.sales_price,
+            new_price=new_price,
+            created_by=actor_id,
+            created_at=now,
+        )
+    )
+    listing.sales_price = new_price
+    listing.version += 1
+    await session.flush()
+    if announce:
+        emit(
+            uow,
+            company_id=listing.company_id,
+            warehouse_id=listing.warehouse_id,
+            types=["product.updated"],
+            data=product_updated(product, listing),
+        )
+    return batch
+
+
 async def create_price_adjustment(
     uow: UnitOfWork, key: AuthContext, body: PriceAdjustmentIn
 ) -> dict[str, Any]:
@@ -64,41 +120,15 @@ async def create_price_adjustment(
     assert found is not None
     product, listing = found
 
-    now = dt.datetime.now(dt.UTC)
-    invoice_number = await numbering.take(uow, key.warehouse_id, "price-adjustments")
-    batch = PriceAdjustmentBatch(
-        company_id=key.company_id,
-        warehouse_id=key.warehouse_id,
-        invoice_number=invoice_number,
-        date=now.date(),
-        notes=body.notes or "",
-        created_by=key.user_id,
-        created_at=now,
-    )
-    session.add(batch)
-    await session.flush()
-    session.add(
-        PriceHistory(
-            company_id=key.company_id,
-            warehouse_id=key.warehouse_id,
-            batch_id=batch.id,
-            product_id=product.id,
-            old_price=listing.sales_price,
-            new_price=body.new_sales_price,
-            created_by=key.user_id,
-            created_at=now,
-        )
-    )
-    listing.sales_price = body.new_sales_price
-    listing.version += 1
-    await session.flush()
-    emit(
+    batch = await record_price_change(
         uow,
-        company_id=key.company_id,
-        warehouse_id=key.warehouse_id,
-        types=["product.updated"],
-        data=product_updated(product, listing),
+        product,
+        listing,
+        body.new_sales_price,
+        actor_id=key.user_id,
+        notes=body.notes or "",
     )
+    invoice_number = batch.invoice_number
     return {
         "status": "success",
         "batch_invoice": invoice_number,

@@ -1,9 +1,43 @@
-"""Request bodies of the catalog write endpoints (POST /price-adjustments)."""
+"""Request bodies of the catalog write endpoints: price adjustments (public API) and
+products with their listings (back office)."""
 
 from __future__ import annotations
 
+from decimal import Decimal
+from typing import Annotated, Literal
+
+from pydantic import Field, StrictBool, StrictInt, StrictStr
+
 from tillbook.fields import Ref, Strict, UniqueId
-from tillbook.kit.bounds import Note, UnitPrice
+from tillbook.kit.bounds import Clean, Note, Quantity, UnitPrice, stored_length
+from tillbook.models import Product, ProductBarcode
+
+Name = Annotated[StrictStr, Field(min_length=1, max_length=stored_length(Product.name)), Clean]
+ItemCode = Annotated[
+    StrictStr,
+    Field(
+        min_length=1,
+        max_length=stored_length(Product.item_code),
+        # printable, no spaces at either end: it is typed into tills and matched on import
+        pattern=r"^[^\s](.*[^\s])?$",
+    ),
+    Clean,
+]
+Barcode = Annotated[
+    StrictStr,
+    Field(
+        min_length=1,
+        max_length=stored_length(ProductBarcode.barcode),
+        pattern=r"^[\x21-\x7e]+$",
+    ),
+    Clean,
+]
+Description = Annotated[StrictStr, Field(max_length=10_000), Clean]
+Image = Annotated[StrictStr, Field(max_length=stored_length(Product.image)), Clean]
+# A reference id in the back office: a plain positive id.
+Id = Annotated[StrictInt, Field(ge=1, le=2**63 - 1)]
+Stock = Annotated[Decimal, Field(ge=0)]
+Version = Annotated[StrictInt, Field(ge=1, le=2**31 - 1)]
 
 
 class PriceAdjustmentIn(Strict):
@@ -11,3 +45,69 @@ class PriceAdjustmentIn(Strict):
     new_sales_price: UnitPrice
     notes: Note | None = None
     unique_id: UniqueId | None = None
+
+
+class OpeningStockIn(Strict):
+    """Stock a shop already has when it starts with tillbook: a batch at its cost,
+    posted Dr 11700 Inventory / Cr 31100 Opening Balance Equity."""
+
+    quantity: Quantity
+    unit_cost: UnitPrice
+
+
+class ListingIn(Strict):
+    warehouse_id: Id
+    sales_price: UnitPrice
+    purchase_price: UnitPrice
+    mrp: UnitPrice | None = None
+    reorder_level: UnitPrice = Decimal("0")
+    active: StrictBool = True
+    opening_stock: OpeningStockIn | None = None
+
+
+class ListingPatch(Strict):
+    sales_price: UnitPrice | None = None
+    purchase_price: UnitPrice | None = None
+    mrp: UnitPrice | None = None
+    reorder_level: UnitPrice | None = None
+    active: StrictBool | None = None
+    version: Version | None = None
+
+
+class ProductUnitIn(Strict):
+    """An additional unit: one ``unit_id`` holds ``operator_value`` base units."""
+
+    unit_id: Id
+    operator_value: Quantity
+    alternative_price: UnitPrice
+
+
+class ProductIn(Strict):
+    name: Name
+    item_code: ItemCode
+    barcodes: list[Barcode] = Field(default_factory=list, max_length=20)
+    category_id: Id | None = None
+    brand_id: Id | None = None
+    unit_id: Id | None = None
+    tax_id: Id | None = None
+    description: Description = ""
+    image: Image | None = None
+    product_type: Literal["single"] = "single"
+    additional_units: list[ProductUnitIn] = Field(default_factory=list, max_length=20)
+    listings: list[ListingIn] = Field(default_factory=list, max_length=500)
+
+
+class ProductPatch(Strict):
+    """Only the fields sent change; ``null`` clears an optional reference."""
+
+    name: Name | None = None
+    item_code: ItemCode | None = None
+    barcodes: list[Barcode] | None = Field(default=None, max_length=20)
+    category_id: Id | None = None
+    brand_id: Id | None = None
+    unit_id: Id | None = None
+    tax_id: Id | None = None
+    description: Description | None = None
+    image: Image | None = None
+    additional_units: list[ProductUnitIn] | None = Field(default=None, max_length=20)
+    version: Version | None = None

@@ -3,9 +3,10 @@ webhook management and the reports. Thin routers, one service call each."""
 
 from fastapi import APIRouter
 
-from tillbook.api.admin import reports, session, webhooks
+from tillbook.api.admin import products, reports, session, webhooks
 
 router = APIRouter()
 router.include_router(session.router)
 router.include_router(webhooks.router)
 router.include_router(reports.router)
+router.include_router(products.router)

@@ -139,6 +139,13 @@ class ProductListItem(Shape):
     category: XidNamed | None
     brand: XidNamed | None
     unit: UnitRef | None
+    # Additive to the spec (DESIGN.md §13): the primary barcode, this warehouse's
+    # reorder level, whether the product is still sold here, and whether it has
+    # additional units (so a till fetches only those products' detail).
+    barcode: str | None
+    reorder_level: float
+    active: bool
+    has_additional_units: bool
 
 
 class UnitName(Shape):
@@ -165,6 +172,7 @@ class Batch(Shape):
 
 class ProductDetail(ProductListItem):
     description: str
+    barcodes: list[str]
     additional_units: list[AdditionalUnit]
     batches: list[Batch]
 

@@ -1,0 +1,720 @@
+"""The company's catalog as the back office keeps it: products, their barcodes and
+additional units, and their listings in each warehouse (DESIGN.md §13).
+
+One rule in one place, whichever door a change comes through (admin API, CLI,
+import): every change is checked whole before anything is written (every bad
+field reported at once), runs in the caller's unit of work, is audited, and tells
+the tills of every warehouse that lists the product (``product.updated``).
+Products with history are archived, never deleted; an archived product cannot be
+sold or bought (``orders.intake``) but stays readable and returnable.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Sequence
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import ColumnElement, func, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tillbook.audit.service import record
+from tillbook.catalog import service as catalog
+from tillbook.catalog.prices import product_updated, record_price_change
+from tillbook.catalog.schemas import (
+    ListingIn,
+    ListingPatch,
+    OpeningStockIn,
+    ProductIn,
+    ProductPatch,
+    ProductUnitIn,
+)
+from tillbook.errors import NotFound, invalid
+from tillbook.events.outbox import emit
+from tillbook.inventory import service as inventory
+from tillbook.kit import xid
+from tillbook.kit.money import money, number, price4
+from tillbook.kit.pagination import Page, envelope
+from tillbook.kit.problems import Problems
+from tillbook.kit.versions import expect
+from tillbook.ledger.service import post
+from tillbook.models import (
+    Brand,
+    Category,
+    Listing,
+    Product,
+    ProductBarcode,
+    ProductUnit,
+    Tax,
+    Unit,
+    Warehouse,
+)
+from tillbook.unit import UnitOfWork
+
+Reference = Category | Brand | Unit | Tax
+REFERENCES: dict[str, tuple[type[Reference], str]] = {
+    "category_id": (Category, "category"),
+    "brand_id": (Brand, "brand"),
+    "unit_id": (Unit, "unit"),
+    "tax_id": (Tax, "tax"),
+}
+
+
+# --- reading ------------------------------------------------------------------------
+
+
+def _iso(value: dt.datetime | None) -> str | None:
+    if value is None:
+        return None
+    aware = value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value.astimezone(dt.UTC)
+    return aware.replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def listing_view(listing: Listing) -> dict[str, Any]:
+    return {
+        "warehouse_id": listing.warehouse_id,
+        "sales_price": number(listing.sales_price),
+        "purchase_price": number(listing.purchase_price),
+        "mrp": None if listing.mrp is None else number(listing.mrp),
+        "current_stock": number(listing.current_stock),
+        "reorder_level": number(listing.reorder_level),
+        "active": listing.active,
+        "version": listing.version,
+    }
+
+
+async def view(session: AsyncSession, product: Product) -> dict[str, Any]:
+    """The product as the back office shows it: company-wide fields, every barcode
+    and additional unit, and its listing in each warehouse."""
+    barcodes = (
+        await session.execute(
+            select(ProductBarcode.barcode)
+            .where(ProductBarcode.product_id == product.id)
+            .order_by(ProductBarcode.id)
+        )
+    ).scalars()
+    units = (
+        await session.execute(
+            select(ProductUnit).where(ProductUnit.product_id == product.id).order_by(ProductUnit.id)
+        )
+    ).scalars()
+    listings = (
+        await session.execute(
+            select(Listing).where(Listing.product_id == product.id).order_by(Listing.warehouse_id)
+        )
+    ).scalars()
+    return {
+        "id": product.id,
+        "xid": xid.encode(product.id),
+        "name": product.name,
+        "slug": product.slug,
+        "item_code": product.item_code,
+        "barcodes": list(barcodes),
+        "product_type": product.product_type,
+        "category_id": product.category_id,
+        "brand_id": product.brand_id,
+        "unit_id": product.unit_id,
+        "tax_id": product.tax_id,
+        "description": product.description,
+        "image": product.image,
+        "additional_units": [
+            {
+                "unit_id": u.unit_id,
+                "operator_value": number(u.operator_value),
+                "alternative_price": number(u.alternative_price),
+            }
+            for u in units
+        ],
+        "listings": [listing_view(li) for li in listings],
+        "archived": product.archived_at is not None,
+        "archived_at": _iso(product.archived_at),
+        "version": product.version,
+    }
+
+
+async def get(session: AsyncSession, company_id: int, product_id: int) -> Product:
+    """The company's product, or a 404 worded like one that does not exist."""
+    product = await session.get(Product, product_id)
+    if product is None or product.company_id != company_id:
+        raise NotFound(f"product {product_id} not found")
+    return product
+
+
+def _contains(text: str) -> str:
+    escaped = text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+async def page(
+    session: AsyncSession,
+    company_id: int,
+    page: Page,
+    *,
+    search: str | None = None,
+    warehouse_id: int | None = None,
+    include_archived: bool = False,
+) -> dict[str, Any]:
+    """One page of the company's catalog, in id order; ``warehouse_id``: only the
+    products listed there."""
+    conds: list[ColumnElement[bool]] = [Product.company_id == company_id]
+    if not include_archived:
+        conds.append(Product.archived_at.is_(None))
+    if search:
+        pattern = _contains(search)
+        conds.append(
+            or_(
+                func.lower(Product.name).like(pattern, escape="\\"),
+                func.lower(Product.item_code).like(pattern, escape="\\"),
+                Product.id.in_(
+                    select(ProductBarcode.product_id).where(
+                        ProductBarcode.company_id == company_id,
+                        ProductBarcode.barcode == search.strip(),
+                    )
+                ),
+            )
+        )
+    if warehouse_id is not None:
+        conds.append(
+            Product.id.in_(select(Listing.product_id).where(Listing.warehouse_id == warehouse_id))
+        )
+    total = (
+        await session.execute(select(func.count()).select_from(Product).where(*conds))
+    ).scalar_one()
+    rows: list[dict[str, Any]] = []
+    if page.offset < total:
+        products = (
+            await session.execute(
+                select(Product)
+                .where(*conds)
+                .order_by(Product.id)
+                .limit(page.limit)
+                .offset(page.offset)
+            )
+        ).scalars()
+        rows = [await view(session, p) for p in products]
+    return envelope(page, total, rows)
+
+
+# --- checks -------------------------------------------------------------------------
+
+
+async def check_reference(
+    session: AsyncSession,
+    company_id: int,
+    field: str,
+    value: int | None,
+    problems: Problems,
+) -> None:
+    """A category, brand, unit or tax a product may be given: the company's own and
+    not archived (another company's id reads as unknown)."""
+    if value is None:
+        return
+    model, what = REFERENCES[field.rsplit(".", 1)[-1]]
+    row: Reference | None = await session.get(model, value)
+    if row is None or row.company_id != company_id:
+        problems.add(field, f"unknown {what} {value}")
+    elif row.archived_at is not None:
+        problems.add(field, f"{what} {value} ({row.name}) is archived")
+
+
+async def _check_warehouse(
+    session: AsyncSession, company_id: int, field: str, warehouse_id: int, problems: Problems
+) -> None:
+    wh = await session.get(Warehouse, warehouse_id)
+    if wh is None or wh.company_id != company_id:
+        problems.add(field, f"unknown warehouse {warehouse_id}")
+    elif wh.archived_at is not None:
+        problems.add(field, f"warehouse {warehouse_id} ({wh.name}) is archived")
+
+
+async def _check_item_code(
+    session: AsyncSession,
+    company_id: int,
+    item_code: str,
+    problems: Problems,
+    *,
+    field: str = "item_code",
+    product_id: int | None = None,
+) -> None:
+    taken = await session.scalar(
+        select(Product.id).where(
+            Product.company_id == company_id,
+            Product.item_code == item_code,
+            Product.id != (product_id or 0),
+        )
+    )
+    if taken is not None:
+        problems.add(field, f"item code {item_code!r} is already product {taken}'s")
+
+
+async def _check_barcodes(
+    session: AsyncSession,
+    company_id: int,
+    barcodes: Sequence[str],
+    problems: Problems,
+    *,
+    field: str = "barcodes",
+    product_id: int | None = None,
+) -> None:
+    seen: set[str] = set()
+    for i, code in enumerate(barcodes):
+        if code in seen:
+            problems.add(f"{field}.{i}", f"barcode {code!r} is listed twice")
+        seen.add(code)
+    if not barcodes:
+        return
+    taken = await session.execute(
+        select(ProductBarcode.barcode, ProductBarcode.product_id).where(
+            ProductBarcode.company_id == company_id,
+            ProductBarcode.barcode.in_(list(seen)),
+            ProductBarcode.product_id != (product_id or 0),
+        )
+    )
+    owner = {code: pid for code, pid in taken.all()}
+    for i, code in enumerate(barcodes):
+        if code in owner:
+            problems.add(f"{field}.{i}", f"barcode {code!r} is already product {owner[code]}'s")
+
+
+def _check_prices(
+    prefix: str, sales: Decimal | None, mrp: Decimal | None, problems: Problems
+) -> None:
+    """The MRP is the most a shop may charge: a sales price above it is refused."""
+    if sales is not None and mrp is not None and sales > mrp:
+        problems.add(f"{prefix}sales_price", f"{sales} is above the MRP {mrp}")
+
+
+async def _check_units(
+    session: AsyncSession,
+    company_id: int,
+    units: Sequence[ProductUnitIn],
+    base_unit: int | None,
+    problems: Problems,
+) -> None:
+    seen: set[int] = set()
+    for i, u in enumerate(units):
+        field = f"additional_units.{i}.unit_id"
+        await check_reference(session, company_id, field, u.unit_id, problems)
+        if base_unit is None:
+            problems.add(field, "the product has no base unit (unit_id) to count it in")
+        elif u.unit_id == base_unit:
+            problems.add(field, "is the product's base unit")
+        if u.unit_id in seen:
+            problems.add(field, f"unit {u.unit_id} is given twice")
+        seen.add(u.unit_id)
+
+
+async def _check_listings(
+    session: AsyncSession, company_id: int, listings: Sequence[ListingIn], problems: Problems
+) -> None:
+    seen: set[int] = set()
+    for i, li in enumerate(listings):
+        field = f"listings.{i}"
+        await _check_warehouse(
+            session, company_id, f"{field}.warehouse_id", li.warehouse_id, problems
+        )
+        if li.warehouse_id in seen:
+            problems.add(f"{field}.warehouse_id", f"warehouse {li.warehouse_id} is listed twice")
+        seen.add(li.warehouse_id)
+        _check_prices(f"{field}.", li.sales_price, li.mrp, problems)
+
+
+# --- writing ------------------------------------------------------------------------
+
+
+async def _announce(uow: UnitOfWork, product: Product) -> None:
+    """``product.updated`` to every warehouse that lists the product."""
+    listings = (
+        await uow.session.execute(select(Listing).where(Listing.product_id == product.id))
+    ).scalars()
+    for listing in listings:
+        emit(
+            uow,
+            company_id=product.company_id,
+            warehouse_id=listing.warehouse_id,
+            types=["product.updated"],
+            data={
+                **product_updated(product, listing),
+                "active": product.archived_at is None and listing.active,
+            },
+        )
+
+
+async def _set_units(
+    session: AsyncSession, product: Product, units: Iterable[ProductUnitIn]
+) -> None:
+    """The product's additional units become exactly ``units`` (order items keep the
+    unit and factor they were sold in, so replacing them rewrites no history)."""
+    current = (
+        await session.execute(select(ProductUnit).where(ProductUnit.product_id == product.id))
+    ).scalars()
+    for row in current:
+        await session.delete(row)
+    await session.flush()
+    for u in units:
+        await catalog.add_product_unit(
+            session, product, u.unit_id, u.operator_value, u.alternative_price
+        )
+
+
+async def _set_barcodes(session: AsyncSession, product: Product, barcodes: Sequence[str]) -> None:
+    current = (
+        await session.execute(select(ProductBarcode).where(ProductBarcode.product_id == product.id))
+    ).scalars()
+    for row in current:
+        await session.delete(row)
+    await session.flush()
+    session.add_all(
+        ProductBarcode(company_id=product.company_id, product_id=product.id, barcode=code)
+        for code in barcodes
+    )
+    product.barcode = barcodes[0] if barcodes else None
+    await session.flush()
+
+
+async def create(
+    uow: UnitOfWork, company_id: int, body: ProductIn, *, actor_id: int | None
+) -> dict[str, Any]:
+    """A new product with its barcodes, additional units and listings (each with its
+    opening stock, if any)."""
+    session = uow.session
+    problems = Problems()
+    for field in REFERENCES:
+        await check_reference(session, company_id, field, getattr(body, field), problems)
+    await _check_item_code(session, company_id, body.item_code, problems)
+    await _check_barcodes(session, company_id, body.barcodes, problems)
+    await _check_units(session, company_id, body.additional_units, body.unit_id, problems)
+    await _check_listings(session, company_id, body.listings, problems)
+    problems.raise_if_any()
+    product = await catalog.define_product(
+        session,
+        company_id=company_id,
+        name=body.name,
+        item_code=body.item_code,
+        barcodes=body.barcodes,
+        unit_id=body.unit_id,
+        category_id=body.category_id,
+        brand_id=body.brand_id,
+        tax_id=body.tax_id,
+        description=body.description,
+        image=body.image,
+    )
+    for u in body.additional_units:
+        await catalog.add_product_unit(
+            session, product, u.unit_id, u.operator_value, u.alternative_price
+        )
+    for i, li in enumerate(body.listings):
+        await _list(uow, product, li, actor_id=actor_id, field=f"listings.{i}.opening_stock")
+    shown = await view(session, product)
+    await record(
+        session,
+        company_id=company_id,
+        actor_id=actor_id,
+        action="created",
+        entity_type="product",
+        entity_id=product.id,
+        after=shown,
+    )
+    await _announce(uow, product)
+    return shown
+
+
+async def _list(
+    uow: UnitOfWork, product: Product, li: ListingIn, *, actor_id: int | None, field: str
+) -> None:
+    opening = [(li.opening_stock.quantity, li.opening_stock.unit_cost)] if li.opening_stock else []
+    await catalog.list_product(
+        uow,
+        product,
+        warehouse_id=li.warehouse_id,
+        sales_price=li.sales_price,
+        purchase_price=li.purchase_price,
+        mrp=li.mrp,
+        reorder_level=li.reorder_level,
+        opening_batches=opening,
+        created_by=actor_id,
+        field=field,
+    )
+
+
+async def update(
+    uow: UnitOfWork,
+    company_id: int,
+    product_id: int,
+    body: ProductPatch,
+    *,
+    expected_version: int | None,
+    actor_id: int | None,
+) -> dict[str, Any]:
+    """The fields sent change (the others stay); the edit must name the product's
+    current version."""
+    session = uow.session
+    product = await get(session, company_id, product_id)
+    expect(product.version, body.version or expected_version, f"product {product_id}")
+    sent = body.model_fields_set - {"version"}
+    problems = Problems()
+    for field in REFERENCES:
+        if field in sent:
+            await check_reference(session, company_id, field, getattr(body, field), problems)
+    if "name" in sent and body.name is None:
+        problems.add("name", "must not be empty")
+    if "item_code" in sent:
+        if body.item_code is None:
+            problems.add("item_code", "must not be empty")
+        else:
+            await _check_item_code(
+                session, company_id, body.item_code, problems, product_id=product.id
+            )
+    if body.barcodes is not None:
+        await _check_barcodes(session, company_id, body.barcodes, problems, product_id=product.id)
+    if body.additional_units is not None:
+        base = body.unit_id if "unit_id" in sent else product.unit_id
+        await _check_units(session, company_id, body.additional_units, base, problems)
+    problems.raise_if_any()
+    before = await view(session, product)
+    for field in ("name", "item_code", "category_id", "brand_id", "unit_id", "tax_id", "image"):
+        if field in sent:
+            setattr(product, field, getattr(body, field))
+    if "name" in sent and body.name is not None:
+        product.slug = catalog.slugify(body.name)
+    if body.description is not None:
+        product.description = body.description
+    if body.barcodes is not None:
+        await _set_barcodes(session, product, body.barcodes)
+    if body.additional_units is not None:
+        await _set_units(session, product, body.additional_units)
+    product.version += 1
+    await session.flush()
+    after = await view(session, product)
+    await record(
+        session,
+        company_id=company_id,
+        actor_id=actor_id,
+        action="updated",
+        entity_type="product",
+        entity_id=product.id,
+        before=before,
+        after=after,
+    )
+    await _announce(uow, product)
+    return after
+
+
+async def archive(
+    uow: UnitOfWork, company_id: int, product_id: int, *, actor_id: int | None
+) -> dict[str, Any]:
+    """Archived: no longer sold or bought anywhere; its history and stock stay
+    (archiving twice changes nothing)."""
+    session = uow.session
+    product = await get(session, company_id, product_id)
+    if product.archived_at is not None:
+        return await view(session, product)
+    before = await view(session, product)
+    product.archived_at = dt.datetime.now(dt.UTC)
+    product.version += 1
+    await session.flush()
+    after = await view(session, product)
+    await record(
+        session,
+        company_id=company_id,
+        actor_id=actor_id,
+        action="archived",
+        entity_type="product",
+        entity_id=product.id,
+        before=before,
+        after=after,
+    )
+    await _announce(uow, product)
+    return after
+
+
+async def _listing(
+    session: AsyncSession, product: Product, warehouse_id: int, *, lock: bool = False
+) -> Listing:
+    statement = select(Listing).where(
+        Listing.product_id == product.id, Listing.warehouse_id == warehouse_id
+    )
+    if lock:
+        statement = statement.with_for_update()
+    listing = (await session.execute(statement)).scalar_one_or_none()
+    if listing is None:
+        raise NotFound(f"product {product.id} is not listed in warehouse {warehouse_id}")
+    return listing
+
+
+async def add_listing(
+    uow: UnitOfWork, company_id: int, product_id: int, body: ListingIn, *, actor_id: int | None
+) -> dict[str, Any]:
+    """The product listed in one more warehouse (with opening stock, if any)."""
+    session = uow.session
+    product = await get(session, company_id, product_id)
+    problems = Problems()
+    await _check_warehouse(session, company_id, "warehouse_id", body.warehouse_id, problems)
+    _check_prices("", body.sales_price, body.mrp, problems)
+    if product.archived_at is not None:
+        problems.add("product_id", f"product {product_id} is archived")
+    problems.raise_if_any()
+    existing = await session.scalar(
+        select(Listing.id).where(
+            Listing.product_id == product.id, Listing.warehouse_id == body.warehouse_id
+        )
+    )
+    if existing is not None:
+        raise invalid(
+            "warehouse_id",
+            f"product {product_id} is already listed in warehouse {body.warehouse_id}",
+        )
+    await _list(uow, product, body, actor_id=actor_id, field="opening_stock")
+    listing = await _listing(session, product, body.warehouse_id)
+    after = listing_view(listing)
+    await record(
+        session,
+        company_id=company_id,
+        actor_id=actor_id,
+        action="listed",
+        entity_type="listing",
+        entity_id=listing.id,
+        after={"product_id": product.id, **after},
+    )
+    emit(
+        uow,
+        company_id=company_id,
+        warehouse_id=listing.warehouse_id,
+        types=["product.updated"],
+        data={**product_updated(product, listing), "active": listing.active},
+    )
+    return after
+
+
+async def update_listing(
+    uow: UnitOfWork,
+    company_id: int,
+    product_id: int,
+    warehouse_id: int,
+    body: ListingPatch,
+    *,
+    expected_version: int | None,
+    actor_id: int | None,
+) -> dict[str, Any]:
+    """A warehouse's prices, reorder level or active flag. A new sales price is a
+    price change with its history (``catalog.prices``), as from a till."""
+    session = uow.session
+    product = await get(session, company_id, product_id)
+    listing = await _listing(session, product, warehouse_id, lock=True)
+    expect(
+        listing.version,
+        body.version or expected_version,
+        f"the listing of product {product_id} in warehouse {warehouse_id}",
+    )
+    sent = body.model_fields_set - {"version"}
+    problems = Problems()
+    for field in ("sales_price", "purchase_price", "reorder_level", "active"):
+        if field in sent and getattr(body, field) is None:
+            problems.add(field, "must not be null")
+    sales = body.sales_price if "sales_price" in sent else listing.sales_price
+    mrp = body.mrp if "mrp" in sent else listing.mrp
+    _check_prices("", sales, mrp, problems)
+    problems.raise_if_any()
+    before = listing_view(listing)
+    version = listing.version + 1  # one edit, one step, whatever it changes
+    if body.sales_price is not None and body.sales_price != listing.sales_price:
+        await record_price_change(
+            uow,
+            product,
+            listing,
+            body.sales_price,
+            actor_id=actor_id,
+            notes="back office",
+            announce=False,
+        )
+    for field in ("purchase_price", "mrp", "reorder_level", "active"):
+        if field in sent:
+            setattr(listing, field, getattr(body, field))
+    listing.version = version
+    await session.flush()
+    after = listing_view(listing)
+    await record(
+        session,
+        company_id=company_id,
+        actor_id=actor_id,
+        action="updated",
+        entity_type="listing",
+        entity_id=listing.id,
+        before={"product_id": product.id, **before},
+        after={"product_id": product.id, **after},
+    )
+    emit(
+        uow,
+        company_id=company_id,
+        warehouse_id=warehouse_id,
+        types=["product.updated"],
+        data={**product_updated(product, listing), "active": listing.active},
+    )
+    return after
+
+
+async def add_opening_stock(
+    uow: UnitOfWork,
+    company_id: int,
+    product_id: int,
+    warehouse_id: int,
+    body: OpeningStockIn,
+    *,
+    actor_id: int | None,
+) -> dict[str, Any]:
+    """Stock the shop had before it used tillbook: a batch at its cost, posted
+    Dr 11700 Inventory / Cr 31100 Opening Balance Equity."""
+    session = uow.session
+    product = await get(session, company_id, product_id)
+    await _listing(session, product, warehouse_id)
+    listed = (await inventory.products(uow, warehouse_id, [product.id]))[product.id]
+    value = money(body.quantity * body.unit_cost)
+    receipt = await inventory.receive(
+        uow,
+        listed,
+        body.quantity,
+        unit_cost=price4(body.unit_cost),
+        value=value,
+        reason="opening",
+        source_type="opening",
+        source_id=product.id,
+        field="quantity",
+    )
+    await post(
+        uow,
+        company_id=company_id,
+        warehouse_id=warehouse_id,
+        rule="opening_stock",
+        figures={"cost": value},
+        narration=(
+            f"Opening stock {product.name} ({product.item_code}) {body.quantity} @ {body.unit_cost}"
+        ),
+        field="quantity",
+        source_type="opening",
+        source_id=product.id,
+        entry_date=dt.date.today(),
+        created_by=actor_id,
+    )
+    await record(
+        session,
+        company_id=company_id,
+        actor_id=actor_id,
+        action="opening_stock",
+        entity_type="listing",
+        entity_id=listed.listing_id,
+        after={
+            "product_id": product.id,
+            "warehouse_id": warehouse_id,
+            "quantity": number(body.quantity),
+            "unit_cost": number(body.unit_cost),
+            "value": str(value),
+            "batch_id": receipt.batch_id,
+        },
+    )
+    return {
+        "batch_id": receipt.batch_id,
+        "quantity": number(body.quantity),
+        "value": str(value),
+        "current_stock": number(listed.current_stock),
+    }
