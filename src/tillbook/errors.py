@@ -88,6 +88,17 @@ def invalid(field: str, message: str) -> ValidationFailed:
     return ValidationFailed({field: [message]})
 
 
+class Duplicate(ValidationFailed):
+    """409 naming the field: a name or code the company already uses for another
+    record of the same kind (a shop expects one "Box" unit, one "cash" mode)."""
+
+    status_code = 409
+
+
+def duplicate(field: str, message: str) -> Duplicate:
+    return Duplicate({field: [message]})
+
+
 class Unprocessable(TillbookError):
     """422 without field detail: a request that is well-formed but cannot be honoured."""
 

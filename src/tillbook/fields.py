@@ -7,12 +7,26 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from tillbook.kit.bounds import Clean, PositiveMoney, stored_length
+from tillbook.kit.versions import MAX_VERSION
 from tillbook.models import Order, Payment
 
-__all__ = ["InvoiceNo", "PositiveMoney", "Ref", "Reference", "Strict", "UniqueId"]
+__all__ = [
+    "ImageUrl",
+    "InvoiceNo",
+    "Name",
+    "Name100",
+    "PositiveMoney",
+    "Ref",
+    "Reference",
+    "ShortName",
+    "Slug",
+    "Strict",
+    "UniqueId",
+    "Version",
+]
 
 Ref = Annotated[
     StrictInt | Annotated[StrictStr, Field(min_length=1, max_length=64), Clean],
@@ -36,3 +50,35 @@ Reference = Annotated[StrictStr, Field(max_length=stored_length(Payment.referenc
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="ignore", arbitrary_types_allowed=True)
+
+
+# --- set-up records the back office edits ---------------------------------------------
+
+
+def _not_blank(value: str) -> str:
+    """A name is kept without its outer spaces, and is not only spaces."""
+    stripped = value.strip()
+    if not stripped:
+        raise ValueError("must not be empty or only spaces")
+    return stripped
+
+
+# Display names: storable text as long as stored (200 or 100 characters; a unit's
+# short name 20), outer spaces dropped.
+Name = Annotated[StrictStr, Field(min_length=1, max_length=200), Clean, AfterValidator(_not_blank)]
+Name100 = Annotated[
+    StrictStr, Field(min_length=1, max_length=100), Clean, AfterValidator(_not_blank)
+]
+ShortName = Annotated[
+    StrictStr, Field(min_length=1, max_length=20), Clean, AfterValidator(_not_blank)
+]
+# URL-safe: lower-case letters and digits in words joined by single hyphens.
+Slug = Annotated[
+    StrictStr, Field(min_length=1, max_length=200, pattern=r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+]
+# An image is a link: http(s) or a path on this server, no spaces.
+ImageUrl = Annotated[
+    StrictStr, Field(min_length=1, max_length=500, pattern=r"^(https?://|/)[\x21-\x7e]*$")
+]
+# The ``version`` an edit is based on, when sent in the body instead of If-Match.
+Version = Annotated[StrictInt, Field(ge=1, le=MAX_VERSION)]

@@ -14,3 +14,7 @@ class AuthContext:
     user_name: str
     rate_limit: str
     allow_negative_stock: bool
+    # The company's ``reference_version`` as the key lookup read it: the version of
+    # the taxes and payment modes this request may take from a process cache. None:
+    # not known (a terminal callback), so they are read from the database.
+    reference_version: int | None = None

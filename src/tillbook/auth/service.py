@@ -57,6 +57,7 @@ KEY_LOOKUP = (
         ApiKey.rate_limit,
         Company.id.label("company_id"),
         Company.subscription_expires_on,
+        Company.reference_version,
         Warehouse.id.label("warehouse_id"),
         Warehouse.allow_negative_stock,
         User.id.label("user_id"),
@@ -109,6 +110,7 @@ async def authenticate(
         user_name=row["user_name"],
         rate_limit=row["rate_limit"],
         allow_negative_stock=row["allow_negative_stock"],
+        reference_version=row["reference_version"],
     )
 
 

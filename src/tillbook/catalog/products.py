@@ -20,8 +20,10 @@ from sqlalchemy import ColumnElement, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.audit.service import record
+from tillbook.catalog import reference
 from tillbook.catalog import service as catalog
 from tillbook.catalog.prices import product_updated, record_price_change
+from tillbook.catalog.reference import Kind
 from tillbook.catalog.schemas import (
     ListingIn,
     ListingPatch,
@@ -40,24 +42,19 @@ from tillbook.kit.problems import Problems
 from tillbook.kit.versions import expect
 from tillbook.ledger.service import post
 from tillbook.models import (
-    Brand,
-    Category,
     Listing,
     Product,
     ProductBarcode,
     ProductUnit,
-    Tax,
-    Unit,
     Warehouse,
 )
 from tillbook.unit import UnitOfWork
 
-Reference = Category | Brand | Unit | Tax
-REFERENCES: dict[str, tuple[type[Reference], str]] = {
-    "category_id": (Category, "category"),
-    "brand_id": (Brand, "brand"),
-    "unit_id": (Unit, "unit"),
-    "tax_id": (Tax, "tax"),
+KINDS: dict[str, Kind] = {
+    "category_id": "category",
+    "brand_id": "brand",
+    "unit_id": "unit",
+    "tax_id": "tax",
 }
 
 
@@ -199,23 +196,18 @@ async def page(
 # --- checks -------------------------------------------------------------------------
 
 
-async def check_reference(
+async def _check_references(
     session: AsyncSession,
     company_id: int,
-    field: str,
-    value: int | None,
+    values: Iterable[tuple[str, int | None]],
     problems: Problems,
 ) -> None:
-    """A category, brand, unit or tax a product may be given: the company's own and
-    not archived (another company's id reads as unknown)."""
-    if value is None:
-        return
-    model, what = REFERENCES[field.rsplit(".", 1)[-1]]
-    row: Reference | None = await session.get(model, value)
-    if row is None or row.company_id != company_id:
-        problems.add(field, f"unknown {what} {value}")
-    elif row.archived_at is not None:
-        problems.add(field, f"{what} {value} ({row.name}) is archived")
+    """Categories, brands, units and taxes a product may be given: the company's own
+    and not archived (``catalog.reference``, the one rule for them)."""
+    refs: list[tuple[str, Kind, int | str | None]] = [
+        (field, KINDS[field.rsplit(".", 1)[-1]], value) for field, value in values
+    ]
+    await reference.check_usable(session, company_id, refs, problems)
 
 
 async def _check_warehouse(
@@ -295,7 +287,7 @@ async def _check_units(
     seen: set[int] = set()
     for i, u in enumerate(units):
         field = f"additional_units.{i}.unit_id"
-        await check_reference(session, company_id, field, u.unit_id, problems)
+        await _check_references(session, company_id, [(field, u.unit_id)], problems)
         if base_unit is None:
             problems.add(field, "the product has no base unit (unit_id) to count it in")
         elif u.unit_id == base_unit:
@@ -380,8 +372,7 @@ async def create(
     opening stock, if any)."""
     session = uow.session
     problems = Problems()
-    for field in REFERENCES:
-        await check_reference(session, company_id, field, getattr(body, field), problems)
+    await _check_references(session, company_id, ((f, getattr(body, f)) for f in KINDS), problems)
     await _check_item_code(session, company_id, body.item_code, problems)
     await _check_barcodes(session, company_id, body.barcodes, problems)
     await _check_units(session, company_id, body.additional_units, body.unit_id, problems)
@@ -454,9 +445,9 @@ async def update(
     expect(product.version, body.version or expected_version, f"product {product_id}")
     sent = body.model_fields_set - {"version"}
     problems = Problems()
-    for field in REFERENCES:
-        if field in sent:
-            await check_reference(session, company_id, field, getattr(body, field), problems)
+    await _check_references(
+        session, company_id, ((f, getattr(body, f)) for f in KINDS if f in sent), problems
+    )
     if "name" in sent and body.name is None:
         problems.add("name", "must not be empty")
     if "item_code" in sent:

@@ -1,14 +1,26 @@
-"""Reference data that is written once and never changed, cached per process.
+"""Reference data every sale needs, cached per process.
 
-A company's chart of accounts, its taxes and its payment modes are inserted and
-never updated or deleted: a new rate is a new tax (old order lines keep theirs, as
-accounting needs), a new mode is a new row. Every sale needs all three, so reading
-them per request would cost two round trips and their SQL for rows that cannot have
-changed. They are cached per (database, company): one process serving two databases
+Every sale resolves its taxes and payment modes, and posts to accounts by code.
+Reading them per request costs round trips and SQL for rows that seldom change,
+so they are cached per (database, company): one process serving two databases
 never mixes them, and a company only ever sees its own rows.
 
-A reference the cache does not know (a tax or mode created since, by another
-process) reloads the company's rows once before it is refused.
+Two kinds of rows are cached, and each kind has its own rule for staleness:
+
+- rows that are only ever inserted, never changed (a chart's code -> account id):
+  a wanted key the cache lacks (an account created since, by another process)
+  reloads the company's rows once before it is refused;
+- rows the back office edits (taxes, payment modes): every edit bumps the
+  company's ``reference_version`` in the edit's transaction, and the key lookup
+  reads that number on every request (one column more in a statement that runs
+  anyway). A caller passes it as ``version``; the cache serves only a copy loaded
+  at that version or later, so an edited rate or an archived mode is seen by the
+  next request in every worker process, at no extra round trip. A request whose
+  version is unknown (``None``) reads the rows from the database.
+
+A copy loaded at version *v* may hold rows newer than *v* (it is read in the
+request's own transaction, after the key lookup): never older, which is what
+matters.
 """
 
 from __future__ import annotations
@@ -24,6 +36,9 @@ V = TypeVar("V")
 
 Loader = Callable[[AsyncSession, int], Awaitable[dict[K, V]]]
 
+# The version of rows that are never changed: any copy will do.
+UNVERSIONED = -1
+
 
 def _database(session: AsyncSession) -> str:
     bind = session.get_bind()
@@ -36,7 +51,7 @@ class ReferenceCache(Generic[K, V]):
 
     def __init__(self, load: Loader[K, V]):
         self._load = load
-        self._rows: dict[tuple[str, int], dict[K, V]] = {}
+        self._rows: dict[tuple[str, int], tuple[int, dict[K, V]]] = {}
 
     async def get(
         self,
@@ -44,14 +59,24 @@ class ReferenceCache(Generic[K, V]):
         company_id: int,
         wanted: Iterable[K] = (),
         *,
+        version: int | None = UNVERSIONED,
         reload: bool = False,
     ) -> dict[K, V]:
-        """The company's rows; read again when any of ``wanted`` is missing, or when
-        the caller found a reference missing (``reload``)."""
+        """The company's rows as of ``version`` or later; read again when the copy
+        is older, when any of ``wanted`` is missing, or when the caller found a
+        reference missing (``reload``). ``version=None``: read, and keep nothing."""
+        if version is None:
+            return await self._load(session, company_id)
         key = (_database(session), company_id)
-        rows = self._rows.get(key)
-        if reload or rows is None or any(w not in rows for w in wanted):
+        cached = self._rows.get(key)
+        if (
+            reload
+            or cached is None
+            or cached[0] < version
+            or any(w not in cached[1] for w in wanted)
+        ):
             rows = await self._load(session, company_id)
-            if rows:
-                self._rows[key] = rows
-        return rows
+            if rows and (cached is None or cached[0] <= version):
+                self._rows[key] = (version, rows)
+            return rows
+        return cached[1]

@@ -10,7 +10,7 @@ with every line on the other side, naming the entry it reverses.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -28,12 +28,18 @@ from tillbook.unit import UnitOfWork
 
 Figure = Decimal | Sequence[tuple[str, Decimal]]
 
-# A chart's accounts never change once it exists: code -> id, cached.
+# An account's code and id never change once it exists (the back office adds
+# accounts: a new payment mode's cash account, a new expense account), so code -> id
+# is cached and read again only for a code the copy lacks.
 _ACCOUNT_IDS = ReferenceCache(repo.load_account_ids)
 
 
-async def account_ids(session: AsyncSession, company_id: int) -> dict[str, int]:
-    return await _ACCOUNT_IDS.get(session, company_id)
+async def account_ids(
+    session: AsyncSession, company_id: int, codes: Iterable[str] = ()
+) -> dict[str, int]:
+    """The company's account ids by code; ``codes``: the ones the caller needs (an
+    account added since the copy was made, in any process, is read then)."""
+    return await _ACCOUNT_IDS.get(session, company_id, codes)
 
 
 def build_lines(rule: RuleName, figures: Mapping[str, Figure], party_id: int | None) -> list[Line]:
@@ -124,7 +130,10 @@ async def reverse(
     """Post the mirror of entry ``entry_id`` (every debit a credit and back), naming
     it in ``reverses_entry_id``: the books' only way to undo an entry."""
     original, original_lines = await repo.entry_lines(uow, entry_id)
-    codes = {v: k for k, v in (await account_ids(uow.session, original.company_id)).items()}
+    ids = await account_ids(uow.session, original.company_id)
+    if any(line.account_id not in ids.values() for line in original_lines):
+        ids = await _ACCOUNT_IDS.get(uow.session, original.company_id, reload=True)
+    codes = {v: k for k, v in ids.items()}
     lines = [
         Line(codes[line.account_id], debit=line.credit, credit=line.debit, party_id=line.party_id)
         for line in original_lines
@@ -160,7 +169,7 @@ async def _write(
 ) -> int:
     for line in lines:
         bounds.check(field, line.debit or line.credit, MONEY, f"the {line.account} line")
-    ids = await account_ids(uow.session, company_id)
+    ids = await account_ids(uow.session, company_id, {line.account for line in lines})
     problem = imbalance(lines)
     unknown = [line.account for line in lines if line.account not in ids]
     if unknown and problem is None:

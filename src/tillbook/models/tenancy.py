@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from decimal import Decimal
 
-from sqlalchemy import Boolean, Date, ForeignKey, Index, String, func
+from sqlalchemy import Boolean, Date, ForeignKey, Index, Integer, String, func
 from sqlalchemy.orm import Mapped, mapped_column
 
 from tillbook.models.base import Base, BigId, Editable, Money, company_ref, created, money, pk
@@ -20,6 +20,15 @@ class Company(Base):
     # None: no expiry. A date: the last day the subscription is valid.
     subscription_expires_on: Mapped[dt.date | None] = mapped_column(Date, nullable=True)
     created_at: Mapped[created]
+    # Grows by one with every change to the company's reference data (taxes, payment
+    # modes, units, categories, brands, expense categories, warehouses), in the
+    # change's transaction. The key lookup reads it on every request, so a process
+    # caching taxes and modes (``orders/lookup.py``) knows for free when its copy is
+    # stale; reference writes update this row first, which also serialises them per
+    # company (name checks then cannot race).
+    reference_version: Mapped[int] = mapped_column(
+        Integer, nullable=False, default=0, server_default="0"
+    )
 
 
 class Warehouse(Editable, Base):

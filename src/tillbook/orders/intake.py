@@ -75,6 +75,7 @@ async def take_in(
         key.company_id,
         [(f, t.payment_mode_id) for f, t in zip(fields, body.all_payments, strict=True)],
         problems,
+        version=key.reference_version,
     )
     lines = await price_lines(
         session,
@@ -161,7 +162,9 @@ async def price_lines(
                     item.selected_unit_id,
                 )
             )
-    taxes = await lookup.taxes(session, key.company_id, tax_refs, problems)
+    taxes = await lookup.taxes(
+        session, key.company_id, tax_refs, problems, version=key.reference_version
+    )
     units = await lookup.unit_factors(session, key.company_id, unit_refs, problems)
     problems.raise_if_any()
     lines = []

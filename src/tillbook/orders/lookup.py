@@ -10,13 +10,13 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Literal, TypeGuard
 
-from sqlalchemy import String, bindparam, or_, select
+from sqlalchemy import String, bindparam, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.kit.problems import Problems
 from tillbook.kit.refcache import ReferenceCache
 from tillbook.kit.refs import ref_to_id
-from tillbook.models import Account, Order, PaymentMode, ProductUnit, Tax, User
+from tillbook.models import Account, Company, Order, PaymentMode, ProductUnit, Tax, User
 from tillbook.models.base import table_of
 from tillbook.unit import UnitOfWork
 
@@ -30,11 +30,17 @@ _PARTY = select(*_users.c).where(
     _users.c.user_type == bindparam("user_type"),
 )
 _MODES = (
-    select(PaymentMode.id, PaymentMode.code, PaymentMode.name, Account.code)
+    select(
+        PaymentMode.id,
+        PaymentMode.code,
+        PaymentMode.name,
+        Account.code,
+        PaymentMode.archived_at.is_not(None),
+    )
     .join(Account, Account.id == PaymentMode.account_id)
     .where(PaymentMode.company_id == bindparam("company_id"))
 )
-_TAXES = select(Tax.id, Tax.name, Tax.rate, Tax.inclusive).where(
+_TAXES = select(Tax.id, Tax.name, Tax.rate, Tax.inclusive, Tax.archived_at.is_not(None)).where(
     Tax.company_id == bindparam("company_id")
 )
 
@@ -45,30 +51,49 @@ class Mode:
     code: str
     name: str
     account_code: str
+    archived: bool = False
 
 
 @dataclass(frozen=True)
 class TaxRate:
-    """A tax as pricing needs it; taxes are never edited (a new rate is a new tax)."""
+    """A tax as pricing needs it, as of now: the back office may change a tax's rate,
+    and what an order charged is kept on its lines (``order_items.tax_rate`` and
+    ``tax_amount``), so a new rate applies to new orders only."""
 
     id: int
     name: str
     rate: Decimal
     inclusive: bool
+    archived: bool = False
 
 
 async def _load_modes(session: AsyncSession, company_id: int) -> dict[int, Mode]:
     rows = await session.execute(_MODES, {"company_id": company_id})
-    return {r[0]: Mode(r[0], r[1], r[2], r[3]) for r in rows}
+    return {r[0]: Mode(r[0], r[1], r[2], r[3], bool(r[4])) for r in rows}
 
 
 async def _load_taxes(session: AsyncSession, company_id: int) -> dict[int, TaxRate]:
     rows = await session.execute(_TAXES, {"company_id": company_id})
-    return {r[0]: TaxRate(r[0], r[1], r[2], r[3]) for r in rows}
+    return {r[0]: TaxRate(r[0], r[1], r[2], r[3], bool(r[4])) for r in rows}
 
 
+# Keyed by the company's ``reference_version`` (``kit/refcache.py``): a copy older
+# than the version a request's key lookup read is never served.
 _COMPANY_MODES = ReferenceCache(_load_modes)
 _COMPANY_TAXES = ReferenceCache(_load_taxes)
+
+
+async def reference_changed(session: AsyncSession, company_id: int) -> None:
+    """Call first in every transaction that changes a company's reference data: bumps
+    ``companies.reference_version`` (so no process serves its cached taxes or modes
+    to a request that started after the change commits) and holds the company row's
+    lock until commit, so two back-office writes of one company run one after the
+    other (a name checked free stays free until the write commits)."""
+    await session.execute(
+        update(Company)
+        .where(Company.id == company_id)
+        .values(reference_version=Company.reference_version + 1)
+    )
 
 
 async def party(
@@ -178,16 +203,28 @@ async def payment_modes(
     company_id: int,
     refs: Sequence[tuple[str, RefValue]],
     problems: Problems,
+    *,
+    version: int | None = None,
 ) -> dict[str, Mode]:
-    """field -> Mode; a mode is named by numeric id, xid or code (``cash``, ``card``)."""
+    """field -> Mode; a mode is named by numeric id, xid or code (``cash``, ``card``).
+
+    An archived mode takes no new tender: a 422 naming the field. ``version``: the
+    company's ``reference_version`` from the request's key (``AuthContext``); without
+    it the modes are read from the database."""
     if not refs:
         return {}
-    found = _resolve_modes(await _COMPANY_MODES.get(session, company_id), refs)
-    if len(found) < len(refs):  # a mode created since the company's were cached?
-        found = _resolve_modes(await _COMPANY_MODES.get(session, company_id, reload=True), refs)
+    found = _resolve_modes(await _COMPANY_MODES.get(session, company_id, version=version), refs)
+    if len(found) < len(refs) and version is not None:  # a mode created since?
+        found = _resolve_modes(
+            await _COMPANY_MODES.get(session, company_id, version=version, reload=True), refs
+        )
     for field, ref in refs:
-        if field not in found:
+        mode = found.get(field)
+        if mode is None:
             problems.add(field, f"unknown payment mode {ref!r}")
+        elif mode.archived:
+            problems.add(field, f"payment mode {mode.code!r} is archived and takes no new payments")
+            del found[field]
     return found
 
 
@@ -210,16 +247,24 @@ async def taxes(
     company_id: int,
     refs: Sequence[tuple[str, RefValue]],
     problems: Problems,
+    *,
+    version: int | None = None,
+    archived_ok: bool = False,
 ) -> dict[str, TaxRate]:
+    """field -> the tax's current rate. An archived tax is refused (a 422 naming the
+    field) unless ``archived_ok``: a return reads the tax of the sale it refunds.
+    ``version`` as for ``payment_modes``."""
     ids = {f: ref_to_id(r) for f, r in refs}
     wanted = {i for i in ids.values() if i is not None}
-    found = await _COMPANY_TAXES.get(session, company_id, wanted) if wanted else {}
+    found = await _COMPANY_TAXES.get(session, company_id, wanted, version=version) if wanted else {}
     out: dict[str, TaxRate] = {}
     for field, ref in refs:
         tax_id = ids[field]
         tax = found.get(tax_id) if tax_id is not None else None
         if tax is None:
             problems.add(field, f"unknown tax {ref!r}")
+        elif tax.archived and not archived_ok:
+            problems.add(field, f"tax {tax.name!r} is archived and applies to no new order")
         else:
             out[field] = tax
     return out

@@ -355,9 +355,10 @@ async def _original(
 async def _taxes(
     session: AsyncSession, company_id: int, tax_ids: set[int | None]
 ) -> dict[int, lookup.TaxRate]:
-    """The company's taxes by id (taxes are never edited or deleted)."""
+    """The company's taxes by id, archived ones too (a refund follows the sale's tax;
+    the rate itself comes from the sale's line)."""
     refs: list[tuple[str, lookup.RefValue]] = [(str(t), t) for t in tax_ids if t is not None]
-    found = await lookup.taxes(session, company_id, refs, Problems())
+    found = await lookup.taxes(session, company_id, refs, Problems(), archived_ok=True)
     return {tax.id: tax for tax in found.values()}
 
 
@@ -433,6 +434,7 @@ async def create_return(
             for i, t in enumerate(body.all_payments)
         ],
         problems,
+        version=key.reference_version,
     )
     ids = [i for i in (ref_to_id(item.product_id) for item in body.items) if i is not None]
     products = await inventory.products(uow, key.warehouse_id, ids)

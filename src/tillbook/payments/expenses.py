@@ -44,19 +44,28 @@ async def category(
     field: str,
     problems: Problems,
 ) -> Category | None:
-    """The company's expense category named by id, numeric string or xid."""
+    """The company's expense category named by id, numeric string or xid; an archived
+    one takes no new expense (read here, never cached: always as of now)."""
     id_ = ref_to_id(ref)
     row = None
     if id_ is not None:
         row = (
             await session.execute(
-                select(ExpenseCategory.id, ExpenseCategory.name, Account.code)
+                select(
+                    ExpenseCategory.id,
+                    ExpenseCategory.name,
+                    Account.code,
+                    ExpenseCategory.archived_at,
+                )
                 .join(Account, Account.id == ExpenseCategory.account_id)
                 .where(ExpenseCategory.id == id_, ExpenseCategory.company_id == company_id)
             )
         ).one_or_none()
     if row is None:
         problems.add(field, f"unknown expense category {ref!r}")
+        return None
+    if row[3] is not None:
+        problems.add(field, f"expense category {row[1]!r} is archived and takes no new expenses")
         return None
     return Category(row[0], row[1], row[2])
 
@@ -82,6 +91,7 @@ async def create_expense(uow: UnitOfWork, key: AuthContext, body: ExpenseIn) -> 
         key.company_id,
         [("payment_mode_id", body.payment_mode_id)] if body.payment_mode_id is not None else [],
         problems,
+        version=key.reference_version,
     )
     supplier = None
     if body.user_id is not None:

@@ -92,7 +92,11 @@ async def create_payment(uow: UnitOfWork, key: AuthContext, body: PaymentIn) -> 
     problems = Problems()
     party = await lookup.party(uow, key.company_id, body.user_id, party_type, "user_id", problems)
     modes = await lookup.payment_modes(
-        session, key.company_id, [("payment_mode_id", body.payment_mode_id)], problems
+        session,
+        key.company_id,
+        [("payment_mode_id", body.payment_mode_id)],
+        problems,
+        version=key.reference_version,
     )
     invoices = body.invoices or []
 

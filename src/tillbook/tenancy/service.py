@@ -144,6 +144,8 @@ async def create_api_key(
     warehouse = await session.get(Warehouse, warehouse_id)
     if warehouse is None:
         raise NotFound(f"warehouse {warehouse_id} not found")
+    if warehouse.archived_at is not None:
+        raise invalid("warehouse", f"warehouse {warehouse_id} is archived and takes no new keys")
     staff = User(
         company_id=warehouse.company_id,
         user_type="staff",

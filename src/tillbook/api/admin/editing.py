@@ -1,0 +1,167 @@
+"""What every back-office router of an editable set-up record shares: the version an
+edit is based on (``If-Match`` or a body ``version``), answers carrying the record's
+``ETag``, the ``include_archived`` flag and list pages.
+
+A read answers ``ETag: "<version>"`` and the ``version`` field; an edit names that
+version as ``If-Match`` (or ``version`` in its JSON body): a stale one is a 412, a
+missing one a 428 (``kit/versions.py``). When both are sent they must agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from fastapi import APIRouter, Request
+from pydantic import BaseModel
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tillbook.api.admin.deps import CurrentAdmin, path_id, require_json
+from tillbook.api.body import decode_json, openapi_body, parse_body
+from tillbook.api.deps import DB
+from tillbook.api.responses import JSON
+from tillbook.auth.admin import AdminContext
+from tillbook.errors import PreconditionFailed, invalid
+from tillbook.kit import versions
+from tillbook.kit.pagination import Page, envelope, parse_page
+from tillbook.kit.text import quoted
+from tillbook.unit import UnitOfWork
+
+TRUE = {"1", "true", "yes"}
+FALSE = {"", "0", "false", "no"}
+
+
+def include_archived_flag(raw: str | None) -> bool:
+    if raw is None:
+        return False
+    text = raw.strip().lower()
+    if text in TRUE:
+        return True
+    if text in FALSE:
+        return False
+    raise invalid("include_archived", f"must be true or false (got {quoted(raw)})")
+
+
+def listing(p: Page, total: int, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"status": "success", **envelope(p, total, rows)}
+
+
+def expected_version(request: Request, body_version: int | None) -> int | None:
+    """The version the edit is based on: ``If-Match``, else the body's ``version``."""
+    header = versions.parse_if_match(request.headers.get("if-match"))
+    if header is not None and body_version is not None and header != body_version:
+        raise PreconditionFailed(
+            f"If-Match names version {header} but the body names version {body_version}"
+        )
+    return header if header is not None else body_version
+
+
+async def archive_version(request: Request) -> int | None:
+    """An archive is an edit too: ``If-Match``, or a JSON body ``{"version": n}``."""
+    raw = await request.body()
+    body_version: int | None = None
+    if raw.strip():
+        data = decode_json(raw)
+        value = data.get("version") if isinstance(data, dict) else None
+        if value is not None:
+            if (
+                not isinstance(value, int)
+                or isinstance(value, bool)
+                or not 1 <= value <= versions.MAX_VERSION
+            ):
+                raise invalid("version", f"must be a whole number from 1 (got {quoted(value)})")
+            body_version = value
+    return expected_version(request, body_version)
+
+
+def one(view: dict[str, Any], *, status_code: int = 200) -> JSON:
+    """One record, with its version as the ``ETag``."""
+    return JSON(
+        {"status": "success", "data": view},
+        status_code=status_code,
+        headers={"ETag": versions.etag(view["version"])},
+    )
+
+
+def changes_of(body: Any) -> dict[str, Any]:
+    """The fields a PATCH body names (an explicit null included), without ``version``."""
+    fields: dict[str, Any] = {name: getattr(body, name) for name in body.model_fields_set}
+    fields.pop("version", None)
+    return fields
+
+
+# --- one router shape for every editable set-up record ---------------------------------
+
+B = TypeVar("B", bound=BaseModel)
+P = TypeVar("P", bound=BaseModel)
+View = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Resource(Generic[B, P]):
+    """A family of set-up records and the service calls behind its five routes:
+    GET list, POST create, GET one, PATCH, POST /{id}/archive. Every call gets the
+    admin's company (and the admin as the actor of a change) and answers the
+    record's view; ids of another company are not found."""
+
+    prefix: str
+    noun: str
+    create_body: type[B]
+    patch_body: type[P]
+    page: Callable[[AsyncSession, int, Page, bool], Awaitable[tuple[int, list[View]]]]
+    one: Callable[[AsyncSession, int, int], Awaitable[View]]
+    create: Callable[[UnitOfWork, AdminContext, B], Awaitable[View]]
+    edit: Callable[[UnitOfWork, AdminContext, int, int | None, dict[str, Any]], Awaitable[View]]
+    archive: Callable[[UnitOfWork, AdminContext, int, int | None], Awaitable[View]]
+
+
+def router_for(res: Resource[B, P]) -> APIRouter:
+    router = APIRouter(prefix=f"/{res.prefix}", tags=[f"admin: {res.prefix}"])
+    noun = res.noun
+
+    @router.get("", summary=f"List {res.prefix}")
+    async def list_records(
+        ctx: CurrentAdmin,
+        db: DB,
+        page: str | None = None,
+        limit: str | None = None,
+        include_archived: str | None = None,
+    ) -> dict[str, Any]:
+        p = parse_page(page, limit)
+        archived = include_archived_flag(include_archived)
+        total, rows = await db.read(lambda s: res.page(s, ctx.company_id, p, archived))
+        return listing(p, total, rows)
+
+    @router.post(
+        "", status_code=201, summary=f"Create a {noun}", openapi_extra=openapi_body(res.create_body)
+    )
+    async def create_record(request: Request, ctx: CurrentAdmin, db: DB) -> JSON:
+        require_json(request)
+        body, _raw = await parse_body(request, res.create_body)
+        view = await db.unit(lambda uow: res.create(uow, ctx, body))
+        return one(view, status_code=201)
+
+    @router.get("/{record_id}", summary=f"One {noun}")
+    async def get_record(record_id: str, ctx: CurrentAdmin, db: DB) -> JSON:
+        rid = path_id(record_id, noun)
+        return one(await db.read(lambda s: res.one(s, ctx.company_id, rid)))
+
+    @router.patch(
+        "/{record_id}", summary=f"Edit a {noun}", openapi_extra=openapi_body(res.patch_body)
+    )
+    async def edit_record(record_id: str, request: Request, ctx: CurrentAdmin, db: DB) -> JSON:
+        rid = path_id(record_id, noun)
+        require_json(request)
+        body, _raw = await parse_body(request, res.patch_body)
+        expected = expected_version(request, getattr(body, "version", None))
+        changes = changes_of(body)
+        return one(await db.unit(lambda uow: res.edit(uow, ctx, rid, expected, changes)))
+
+    @router.post("/{record_id}/archive", summary=f"Archive a {noun}")
+    async def archive_record(record_id: str, request: Request, ctx: CurrentAdmin, db: DB) -> JSON:
+        rid = path_id(record_id, noun)
+        expected = await archive_version(request)
+        return one(await db.unit(lambda uow: res.archive(uow, ctx, rid, expected)))
+
+    return router
