@@ -114,10 +114,11 @@ SELECT id, company_id, user_type, name, email, phone, is_walk_in, password_hash,
 FROM users WHERE id = $1 AND company_id = $2 AND user_type = $3
 """
 LOCK_PRODUCTS = """
-SELECT id, company_id, warehouse_id, name, slug, item_code, barcode, product_type, category_id,
-       brand_id, unit_id, tax_id, sales_price, purchase_price, mrp, current_stock, description,
-       created_at, updated_at
-FROM products WHERE id = ANY($2::bigint[]) AND warehouse_id = $1 ORDER BY id FOR UPDATE
+SELECT p.id, l.id AS listing_id, p.company_id, l.warehouse_id, p.name, p.slug, p.item_code,
+       p.barcode, p.product_type, p.category_id, p.brand_id, p.unit_id, p.tax_id,
+       l.sales_price, l.purchase_price, l.mrp, l.current_stock, l.reorder_level, p.description
+FROM products p JOIN listings l ON l.product_id = p.id
+WHERE p.id = ANY($2::bigint[]) AND l.warehouse_id = $1 ORDER BY p.id FOR UPDATE OF l
 """
 ORDER = """
 INSERT INTO orders (company_id, warehouse_id, order_type, unique_id, invoice_number, order_date,
@@ -130,13 +131,14 @@ RETURNING id
 """
 BATCHES = """
 SELECT id, product_id, unit_cost, quantity_remaining, value_remaining
-FROM stock_batches WHERE product_id = ANY($1::bigint[]) AND quantity_remaining > 0
+FROM stock_batches WHERE product_id = ANY($1::bigint[]) AND warehouse_id = $3
+  AND quantity_remaining > 0
 ORDER BY product_id, CASE WHEN expiry_date IS NOT NULL AND expiry_date < $2 THEN 1 ELSE 0 END, id
 """
 LEVELS = """
 WITH stock AS (
-  UPDATE products SET current_stock = current_stock + s.delta, updated_at = now()
-  FROM unnest($1::bigint[], $2::numeric[]) AS s(id, delta) WHERE products.id = s.id
+  UPDATE listings SET current_stock = current_stock + s.delta, updated_at = now()
+  FROM unnest($1::bigint[], $2::numeric[]) AS s(id, delta) WHERE listings.id = s.id
 ), batches AS (
   UPDATE stock_batches SET quantity_remaining = b.q, value_remaining = b.v
   FROM unnest($3::bigint[], $4::numeric[], $5::numeric[]) AS b(id, q, v)
@@ -256,7 +258,7 @@ async def one_sale(conn: asyncpg.Connection, ctx: Context, wh: dict[str, Any],
             ORDER, company_id, wh_id, token, f"pending-{uuid.uuid4().hex}", today, customer_id,
             staff_id, subtotal, tax, total,
         )  # fmt: skip
-        batches = await conn.fetch(BATCHES, ids, today)
+        batches = await conn.fetch(BATCHES, ids, today, wh_id)
         remaining = {b["id"]: [b["quantity_remaining"], b["value_remaining"]] for b in batches}
         movements = []
         costs = {}
@@ -280,7 +282,8 @@ async def one_sale(conn: asyncpg.Connection, ctx: Context, wh: dict[str, Any],
             costs[pid] = cost
         touched = [bid for bid in remaining if bid in {m[1] for m in movements}]
         await conn.execute(
-            LEVELS, list(quantities), [-q for q in quantities.values()], touched,
+            LEVELS, [products[p]["listing_id"] for p in quantities],
+            [-q for q in quantities.values()], touched,
             [remaining[b][0] for b in touched], [remaining[b][1] for b in touched],
         )  # fmt: skip
         cost_total = sum(costs.values(), Decimal(0))

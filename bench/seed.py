@@ -136,6 +136,9 @@ async def _tenant(url: str, warehouses: int) -> dict[str, Any]:
 def _product_rows(
     company_id: int, wh_id: int, wi: int, n: int, t: dict[str, Any], rng: random.Random
 ) -> list[tuple[Any, ...]]:
+    """Products of one store's range (each store its own, so a store's sales draw on
+    its own listings), as (product columns..., then the listing's warehouse, sales
+    price, purchase price and stock)."""
     rows = []
     for i in range(n):
         name = (
@@ -148,7 +151,6 @@ def _product_rows(
         rows.append(
             (
                 company_id,
-                wh_id,
                 name,
                 slug,
                 f"SKU-{wi + 1}{i + 1:06d}",
@@ -158,20 +160,23 @@ def _product_rows(
                 t["brands"][i % len(t["brands"])],
                 t["unit_id"],
                 t["tax_id"],
+                "",
+                wh_id,
                 price,
                 cost,
-                None,
                 D(BATCH1_BASE + BATCH2_QTY),
-                "",
             )
         )
     return rows
 
 
 PRODUCT_COLUMNS = (
-    "company_id", "warehouse_id", "name", "slug", "item_code", "barcode", "product_type",
-    "category_id", "brand_id", "unit_id", "tax_id", "sales_price", "purchase_price", "mrp",
-    "current_stock", "description",
+    "company_id", "name", "slug", "item_code", "barcode", "product_type",
+    "category_id", "brand_id", "unit_id", "tax_id", "description",
+)  # fmt: skip
+LISTING_COLUMNS = (
+    "company_id", "warehouse_id", "product_id", "sales_price", "purchase_price",
+    "current_stock", "reorder_level", "active",
 )  # fmt: skip
 
 
@@ -243,22 +248,38 @@ async def seed(
             for row in _product_rows(cid, wh["id"], wi, products, t, rng)
         ]
         rng.shuffle(catalog_rows)
-        await conn.copy_records_to_table("products", records=catalog_rows, columns=PRODUCT_COLUMNS)
+        width = len(PRODUCT_COLUMNS)
+        await conn.copy_records_to_table(
+            "products", records=[row[:width] for row in catalog_rows], columns=PRODUCT_COLUMNS
+        )
+        listed = {row[3]: row[width:] for row in catalog_rows}  # item_code -> listing
         rows = await conn.fetch(
-            "SELECT id, warehouse_id, sales_price, purchase_price FROM products "
-            "WHERE company_id = $1 ORDER BY id",
-            cid,
+            "SELECT id, item_code, barcode FROM products WHERE company_id = $1 ORDER BY id", cid
+        )
+        await conn.copy_records_to_table(
+            "listings",
+            records=[
+                (cid, wh_id, r["id"], price, cost, stock, 0, True)
+                for r in rows
+                for wh_id, price, cost, stock in [listed[r["item_code"]]]
+            ],
+            columns=LISTING_COLUMNS,
+        )
+        await conn.copy_records_to_table(
+            "product_barcodes",
+            records=[(cid, r["id"], r["barcode"]) for r in rows],
+            columns=("company_id", "product_id", "barcode"),
         )
         wi_of = {wh["id"]: wi for wi, wh in enumerate(whs)}
         pos: dict[int, int] = {}
         prod_rows = []
         for r in rows:
-            wi = wi_of[r["warehouse_id"]]
+            wh_id, price, cost, _stock = listed[r["item_code"]]
+            wi = wi_of[wh_id]
             p = pos.get(wi, 0)
             pos[wi] = p + 1
-            c1 = r["purchase_price"]
-            c2 = (c1 * D("1.02")).quantize(D("0.01"))
-            prod_rows.append((r["id"], wi, p, c1, c2, r["sales_price"]))
+            c2 = (cost * D("1.02")).quantize(D("0.01"))
+            prod_rows.append((r["id"], wi, p, cost, c2, price))
         await conn.execute(
             "CREATE TEMP TABLE bench_prod (product_id bigint PRIMARY KEY, wi int, pos int, "
             "c1 numeric, c2 numeric, price numeric)"
@@ -666,11 +687,14 @@ async def check(url: str, company_id: int) -> dict[str, Any]:
         )
         stock_off = await conn.fetchval(
             """
-            SELECT count(*) FROM products p
-            LEFT JOIN (SELECT product_id, sum(quantity) q FROM stock_movements
-                       WHERE company_id = $1 GROUP BY product_id) m ON m.product_id = p.id
-            LEFT JOIN (SELECT product_id, sum(quantity_remaining) q FROM stock_batches
-                       WHERE company_id = $1 GROUP BY product_id) b ON b.product_id = p.id
+            SELECT count(*) FROM listings p
+            LEFT JOIN (SELECT product_id, warehouse_id, sum(quantity) q FROM stock_movements
+                       WHERE company_id = $1 GROUP BY product_id, warehouse_id) m
+              ON m.product_id = p.product_id AND m.warehouse_id = p.warehouse_id
+            LEFT JOIN (SELECT product_id, warehouse_id, sum(quantity_remaining) q
+                       FROM stock_batches WHERE company_id = $1
+                       GROUP BY product_id, warehouse_id) b
+              ON b.product_id = p.product_id AND b.warehouse_id = p.warehouse_id
             WHERE p.company_id = $1
               AND (p.current_stock <> coalesce(m.q, 0) OR p.current_stock <> coalesce(b.q, 0))
             """,
