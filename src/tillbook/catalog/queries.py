@@ -18,9 +18,8 @@ from sqlalchemy.orm import InstrumentedAttribute
 from tillbook.auth.context import AuthContext
 from tillbook.errors import NotFound
 from tillbook.kit import xid
-from tillbook.kit.money import money_str, number
+from tillbook.kit.money import number
 from tillbook.kit.pagination import Page, envelope
-from tillbook.ledger.parties import warehouse_balances
 from tillbook.models import (
     Brand,
     Category,
@@ -28,7 +27,6 @@ from tillbook.models import (
     ProductUnit,
     StockBatch,
     Unit,
-    User,
     Warehouse,
 )
 
@@ -61,57 +59,6 @@ def _matches(text: str, *columns: InstrumentedAttribute[Any]) -> ColumnElement[b
     """Case-insensitive substring match on any of ``columns`` (SQLite and PostgreSQL)."""
     pattern = _contains(text)
     return or_(*(func.lower(col).like(pattern, escape="\\") for col in columns))
-
-
-# --- customers ----------------------------------------------------------------------
-
-
-async def customers(
-    session: AsyncSession, key: AuthContext, page: Page, *, search: str | None = None
-) -> dict[str, Any]:
-    """The company's customers (company-wide, like categories and brands), each with
-    its balance in the key's warehouse only: what it owes this branch, never what it
-    owes another (``reports.parties``)."""
-    conds: list[ColumnElement[bool]] = [
-        User.company_id == key.company_id,
-        User.user_type == "customer",
-    ]
-    if search:
-        conds.append(_matches(search, User.name, User.phone, User.email))
-    total = (
-        await session.execute(select(func.count()).select_from(User).where(*conds))
-    ).scalar_one()
-    rows: list[dict[str, Any]] = []
-    if page.offset < total:
-        users = (
-            (
-                await session.execute(
-                    select(User)
-                    .where(*conds)
-                    .order_by(User.id)
-                    .limit(page.limit)
-                    .offset(page.offset)
-                )
-            )
-            .scalars()
-            .all()
-        )
-        balances = await warehouse_balances(
-            session, key.company_id, key.warehouse_id, {u.id: u.user_type for u in users}
-        )
-        rows = [
-            {
-                "id": u.id,
-                "xid": xid.encode(u.id),
-                "name": u.name,
-                "phone": u.phone,
-                "email": u.email,
-                "is_walk_in": u.is_walk_in,
-                "balance": money_str(balances[u.id]),
-            }
-            for u in users
-        ]
-    return envelope(page, total, rows)
 
 
 # --- products -----------------------------------------------------------------------
