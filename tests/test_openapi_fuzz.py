@@ -358,6 +358,11 @@ def test_every_success_shape_is_documented(
         "/categories",
         "/brands",
         "/customers",
+        "/suppliers",
+        "/payment-modes",
+        "/taxes",
+        "/units",
+        "/expense-categories",
         "/products",
         "/sales",
         "/purchases",
@@ -369,6 +374,9 @@ def test_every_success_shape_is_documented(
     ):
         out = call(api_schema, "GET", path, h)
         assert out["status"] == "success"
+    customer = {"name": "Fuzz Till Customer", "email": "f@example.com", "unique_id": "fz-c-1"}
+    made = call(api_schema, "POST", "/customers", h, body=customer)
+    assert call(api_schema, "POST", "/customers", h, body=customer) == made
     call(api_schema, "GET", "/products", h, query={"search": "juice", "limit": "1000"})
     call(api_schema, "GET", "/sales", h, query={"dates": f"{day},{day}", "page": "1"})
     for path, value in (

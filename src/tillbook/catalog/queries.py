@@ -18,9 +18,8 @@ from sqlalchemy.orm import InstrumentedAttribute
 from tillbook.auth.context import AuthContext
 from tillbook.errors import NotFound
 from tillbook.kit import xid
-from tillbook.kit.money import money_str, number
+from tillbook.kit.money import number
 from tillbook.kit.pagination import Page, envelope
-from tillbook.ledger.parties import warehouse_balances
 from tillbook.models import (
     Brand,
     Category,
@@ -29,8 +28,8 @@ from tillbook.models import (
     ProductBarcode,
     ProductUnit,
     StockBatch,
+    Tax,
     Unit,
-    User,
     Warehouse,
 )
 
@@ -63,57 +62,6 @@ def _matches(text: str, *columns: InstrumentedAttribute[Any]) -> ColumnElement[b
     """Case-insensitive substring match on any of ``columns`` (SQLite and PostgreSQL)."""
     pattern = _contains(text)
     return or_(*(func.lower(col).like(pattern, escape="\\") for col in columns))
-
-
-# --- customers ----------------------------------------------------------------------
-
-
-async def customers(
-    session: AsyncSession, key: AuthContext, page: Page, *, search: str | None = None
-) -> dict[str, Any]:
-    """The company's customers (company-wide, like categories and brands), each with
-    its balance in the key's warehouse only: what it owes this branch, never what it
-    owes another (``reports.parties``)."""
-    conds: list[ColumnElement[bool]] = [
-        User.company_id == key.company_id,
-        User.user_type == "customer",
-    ]
-    if search:
-        conds.append(_matches(search, User.name, User.phone, User.email))
-    total = (
-        await session.execute(select(func.count()).select_from(User).where(*conds))
-    ).scalar_one()
-    rows: list[dict[str, Any]] = []
-    if page.offset < total:
-        users = (
-            (
-                await session.execute(
-                    select(User)
-                    .where(*conds)
-                    .order_by(User.id)
-                    .limit(page.limit)
-                    .offset(page.offset)
-                )
-            )
-            .scalars()
-            .all()
-        )
-        balances = await warehouse_balances(
-            session, key.company_id, key.warehouse_id, {u.id: u.user_type for u in users}
-        )
-        rows = [
-            {
-                "id": u.id,
-                "xid": xid.encode(u.id),
-                "name": u.name,
-                "phone": u.phone,
-                "email": u.email,
-                "is_walk_in": u.is_walk_in,
-                "balance": money_str(balances[u.id]),
-            }
-            for u in users
-        ]
-    return envelope(page, total, rows)
 
 
 # --- products -----------------------------------------------------------------------
@@ -435,3 +383,36 @@ async def brand(session: AsyncSession, key: AuthContext, brand_id: int | None) -
     if found is None:
         raise NotFound("brand not found")
     return _brand(found)
+
+
+# --- units and taxes, as a till reads them (GET /units, GET /taxes) -----------------
+
+
+async def units(session: AsyncSession, key: AuthContext) -> list[dict[str, Any]]:
+    rows = await session.execute(
+        select(Unit)
+        .where(Unit.company_id == key.company_id, Unit.archived_at.is_(None))
+        .order_by(Unit.name, Unit.id)
+    )
+    return [
+        {"id": u.id, "xid": xid.encode(u.id), "name": u.name, "short_name": u.short_name}
+        for u in rows.scalars()
+    ]
+
+
+async def taxes(session: AsyncSession, key: AuthContext) -> list[dict[str, Any]]:
+    rows = await session.execute(
+        select(Tax)
+        .where(Tax.company_id == key.company_id, Tax.archived_at.is_(None))
+        .order_by(Tax.name, Tax.id)
+    )
+    return [
+        {
+            "id": t.id,
+            "xid": xid.encode(t.id),
+            "name": t.name,
+            "rate": number(t.rate),
+            "inclusive": t.inclusive,
+        }
+        for t in rows.scalars()
+    ]

@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tillbook.cli.common import JsonFlag, out, parse_date, print_json, read
 
 report_app = typer.Typer(help="Read the books.", no_args_is_help=True)
-export_app = typer.Typer(help="Export the books.", no_args_is_help=True)
+export_app = typer.Typer(help="Export the books, customers and suppliers.", no_args_is_help=True)
 
 CompanyOpt = Annotated[int, typer.Option("--company", help="Company id.")]
 WarehouseOpt = Annotated[

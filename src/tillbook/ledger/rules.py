@@ -38,6 +38,8 @@ RuleName = Literal[
     "purchase_return",
     "opening_stock",
     "deficit_settlement",
+    "opening_balance_customer",
+    "opening_balance_supplier",
 ]
 
 RULES: dict[RuleName, tuple[Leg, ...]] = {
@@ -107,6 +109,17 @@ RULES: dict[RuleName, tuple[Leg, ...]] = {
     "deficit_settlement": (
         Leg("variance", "debit", c.COGS),
         Leg("variance", "credit", c.INVENTORY),
+    ),
+    # What a customer already owed, or a supplier was already owed, when the shop
+    # started its books here: posted once, when the party is set up, against
+    # Opening Balance Equity, on the party's sub-ledger in one warehouse.
+    "opening_balance_customer": (
+        Leg("amount", "debit", c.RECEIVABLE, party=True),
+        Leg("amount", "credit", c.OPENING_EQUITY),
+    ),
+    "opening_balance_supplier": (
+        Leg("amount", "debit", c.OPENING_EQUITY),
+        Leg("amount", "credit", c.PAYABLE, party=True),
     ),
 }
 

@@ -106,7 +106,10 @@ async def party(
 ) -> User | None:
     """The customer or supplier a request names, read as a row into a transient
     ``User`` value (never added to the session): its balance moves only by an
-    increment from ``ledger.post``, and an ORM load costs three times the row."""
+    increment from ``ledger.post``, and an ORM load costs three times the row.
+
+    An archived party is refused: the back office retired it, so no new sale,
+    purchase, return or payment may name it (its history stays readable)."""
     id_ = ref_to_id(ref)
     found = None
     if id_ is not None:
@@ -115,6 +118,9 @@ async def party(
         found = User(**rows[0].as_dict()) if rows else None
     if found is None:
         problems.add(field, f"unknown {user_type} {ref!r}")
+    elif found.archived_at is not None:
+        problems.add(field, f"{user_type} {ref!r} is archived; it cannot be used on new records")
+        return None
     return found
 
 

@@ -14,11 +14,12 @@ from decimal import Decimal
 from typing import Any
 
 from tillbook.auth.context import AuthContext
-from tillbook.errors import ValidationFailed
+from tillbook.errors import ValidationFailed, invalid
 from tillbook.inventory import service as inventory
 from tillbook.kit import bounds
 from tillbook.kit.bounds import MONEY
 from tillbook.kit.money import ZERO, money_str, number
+from tillbook.ledger.parties import warehouse_balances
 from tillbook.ledger.service import post
 from tillbook.models import Order, OrderItem, User
 from tillbook.orders import numbering
@@ -58,6 +59,34 @@ def check_client_totals(body: SaleIn, subtotal: Decimal, tax: Decimal, total: De
         raise ValidationFailed(errors)
 
 
+async def check_credit_limit(
+    uow: UnitOfWork, key: AuthContext, customer: User, due: Decimal
+) -> None:
+    """A sale that leaves ``due`` unpaid may not take what the customer owes in this
+    warehouse (the balance a key reports, ``ledger/parties.py``) beyond the
+    customer's credit limit; no limit set, no check.
+
+    The balance is read without a lock, as everything before the closing step is:
+    two credit sales for the same customer committed at the same moment can each
+    pass on the balance before the other. The limit is a shop's guard against a
+    slow-paying customer, not a ledger invariant, so it is not worth serialising
+    every credit sale of a customer on a row lock."""
+    limit = customer.credit_limit
+    if due <= 0 or limit is None:
+        return
+    owed = (
+        await warehouse_balances(
+            uow.session, key.company_id, key.warehouse_id, {customer.id: "customer"}
+        )
+    )[customer.id]
+    if owed + due > limit:
+        raise invalid(
+            "user_id",
+            f"the customer's credit limit is {limit}: they owe {owed} here, and this sale "
+            f"leaves {due} unpaid ({owed + due} in all); take a payment or raise the limit",
+        )
+
+
 async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[str, Any]:
     earlier = await existing_order(uow, key.warehouse_id, "sales", body.invoice_number)
     if earlier is not None:
@@ -86,6 +115,7 @@ async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[s
                 ]
             }
         )
+    await check_credit_limit(uow, key, customer, total - paid)
     allocations = await inventory.plan(
         uow,
         products,

@@ -1,7 +1,8 @@
 """The back-office API (``/api/v1/admin``): the company administrator's session,
 webhook management, the reports, the company's catalog (products and their
-listings) and reference data (units, categories, brands, taxes, payment modes,
-expense categories, warehouses). Thin routers, one service call each."""
+listings), reference data (units, categories, brands, taxes, payment modes,
+expense categories, warehouses), customers and suppliers. Thin routers, one
+service call each."""
 
 from fastapi import APIRouter
 
@@ -9,6 +10,7 @@ from tillbook.api.admin import (
     brands,
     categories,
     expense_categories,
+    parties,
     payment_modes,
     products,
     reports,
@@ -24,5 +26,6 @@ router.include_router(session.router)
 router.include_router(webhooks.router)
 router.include_router(reports.router)
 router.include_router(products.router)
+router.include_router(parties.router)
 for family in (units, categories, brands, taxes, payment_modes, expense_categories, warehouses):
     router.include_router(family.router)

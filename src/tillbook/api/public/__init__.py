@@ -2,10 +2,22 @@
 
 from fastapi import APIRouter
 
-from tillbook.api.public import adjustments, catalog, payments, purchases, returns, sales, terminals
+from tillbook.api.public import (
+    adjustments,
+    catalog,
+    parties,
+    payments,
+    purchases,
+    reference,
+    returns,
+    sales,
+    terminals,
+)
 
 router = APIRouter()
 router.include_router(catalog.router)
+router.include_router(parties.router)
+router.include_router(reference.router)
 router.include_router(sales.router)
 router.include_router(purchases.router)
 router.include_router(adjustments.router)

@@ -1,4 +1,4 @@
-"""Catalog reads: warehouses, customers, products, categories, brands.
+"""Catalog reads: warehouses, products, categories, brands.
 
 Query parameters arrive as plain strings and are parsed here, so a bad value is a
 422 naming the field (never a 500); a path id that cannot name a record is a 404.
@@ -53,19 +53,6 @@ def _ok(data: Any) -> dict[str, Any]:
 @router.get("/warehouses", responses=r.ok(r.WarehouseList, *r.READ))
 async def list_warehouses(key: CurrentKey, db: DB) -> dict[str, Any]:
     return _ok(await db.read(lambda s: queries.warehouses(s, key)))
-
-
-@router.get("/customers", responses=r.ok(r.CustomerList, *r.QUERY))
-async def list_customers(
-    key: CurrentKey,
-    db: DB,
-    page: str | None = None,
-    limit: str | None = None,
-    search: str | None = None,
-) -> dict[str, Any]:
-    pg = parse_page(page, limit)
-    text = _search(search)
-    return _ok(await db.read(lambda s: queries.customers(s, key, pg, search=text)))
 
 
 @router.get("/products", responses=r.ok(r.ProductList, *r.QUERY))

@@ -119,6 +119,45 @@ class Customer(Shape):
     balance: MoneyStr
 
 
+class Supplier(Shape):
+    id: int
+    xid: str
+    name: str
+    phone: str | None
+    email: str | None
+    balance: MoneyStr = Field(description="what the company owes the supplier in this warehouse")
+
+
+class PaymentModeItem(Shape):
+    id: int
+    xid: str
+    code: str
+    name: str
+    account_code: str
+
+
+class TaxItem(Shape):
+    id: int
+    xid: str
+    name: str
+    rate: float = Field(description="percent")
+    inclusive: bool
+
+
+class UnitItem(Shape):
+    id: int
+    xid: str
+    name: str
+    short_name: str
+
+
+class ExpenseCategoryItem(Shape):
+    id: int
+    xid: str
+    name: str
+    account_code: str
+
+
 class UnitRef(Shape):
     xid: str
     name: str
@@ -204,6 +243,34 @@ class CustomerPage(Page[Customer]):
 
 
 class CustomerList(Ok[CustomerPage]):
+    pass
+
+
+class CustomerCreated(Ok[Customer]):
+    pass
+
+
+class SupplierPage(Page[Supplier]):
+    pass
+
+
+class SupplierList(Ok[SupplierPage]):
+    pass
+
+
+class PaymentModeList(Ok[list[PaymentModeItem]]):
+    pass
+
+
+class TaxList(Ok[list[TaxItem]]):
+    pass
+
+
+class UnitList(Ok[list[UnitItem]]):
+    pass
+
+
+class ExpenseCategoryList(Ok[list[ExpenseCategoryItem]]):
     pass
 
 

@@ -1,0 +1,183 @@
+"""Customers and suppliers in the back office: list, create, read, edit, archive,
+and CSV import and export. The session's company only: another company's id reads
+like a missing one.
+
+Reads answer an ``ETag``; an edit names the version it is based on (``If-Match``
+or a body ``version``, ``kit/versions.py``). Imports are multipart uploads (the
+CSV in a field named ``file``); a file with any bad row changes nothing and is
+answered 422 with every bad row by line.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+from starlette.datastructures import UploadFile
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.formparsers import MultiPartException
+
+from tillbook.api.admin.deps import CurrentAdmin, path_id, require_json
+from tillbook.api.body import openapi_body, parse_body
+from tillbook.api.deps import DB
+from tillbook.api.responses import JSON
+from tillbook.errors import BadRequest, UnsupportedMediaType, invalid
+from tillbook.imports import MAX_BYTES
+from tillbook.kit.bounds import query_text, stored_length
+from tillbook.kit.pagination import parse_page
+from tillbook.kit.text import quoted
+from tillbook.kit.versions import etag, parse_if_match
+from tillbook.models import User
+from tillbook.parties import service, transfer
+from tillbook.parties.schemas import PartyIn, PartyPatch
+from tillbook.unit import UnitOfWork
+
+router = APIRouter(tags=["admin: customers and suppliers"])
+
+# path segment -> party kind
+KINDS = {"customers": "customer", "suppliers": "supplier"}
+MAX_SEARCH = stored_length(User.name)
+
+
+def _kind(segment: str) -> str:
+    return KINDS[segment]
+
+
+def _one(data: dict[str, Any]) -> JSON:
+    return JSON({"status": "success", "data": data}, headers={"ETag": etag(data["version"])})
+
+
+def _flag(name: str, raw: str | None) -> bool:
+    if raw is None or raw == "":
+        return False
+    value = raw.strip().lower()
+    if value in ("true", "1", "yes"):
+        return True
+    if value in ("false", "0", "no"):
+        return False
+    raise invalid(name, f"must be true or false (got {quoted(raw)})")
+
+
+def _routes(segment: str) -> None:
+    kind = _kind(segment)
+    noun = kind  # "customer" / "supplier" in messages
+
+    @router.get(f"/{segment}", name=f"list_{segment}")
+    async def list_parties(
+        ctx: CurrentAdmin,
+        db: DB,
+        page: str | None = None,
+        limit: str | None = None,
+        search: str | None = None,
+        include_archived: str | None = None,
+    ) -> dict[str, Any]:
+        pg = parse_page(page, limit)
+        text = query_text("search", search, MAX_SEARCH)
+        archived = _flag("include_archived", include_archived)
+        data = await db.read(
+            lambda s: service.page(
+                s, ctx.company_id, kind, pg, search=text, include_archived=archived
+            )
+        )
+        return {"status": "success", "data": data}
+
+    @router.post(f"/{segment}", name=f"create_{noun}", openapi_extra=openapi_body(PartyIn))
+    async def create_party(request: Request, ctx: CurrentAdmin, db: DB) -> JSON:
+        require_json(request)
+        body, _raw = await parse_body(request, PartyIn)
+
+        async def work(uow: UnitOfWork) -> dict[str, Any]:
+            return await service.create(uow, ctx.company_id, kind, body, actor_id=ctx.user_id)
+
+        return _one(await db.unit(work))
+
+    @router.get(f"/{segment}/{{party_id}}", name=f"get_{noun}")
+    async def get_party(party_id: str, ctx: CurrentAdmin, db: DB) -> JSON:
+        pid = path_id(party_id, noun)
+        return _one(await db.read(lambda s: service.read(s, ctx.company_id, kind, pid)))
+
+    @router.patch(
+        f"/{segment}/{{party_id}}", name=f"update_{noun}", openapi_extra=openapi_body(PartyPatch)
+    )
+    async def update_party(party_id: str, request: Request, ctx: CurrentAdmin, db: DB) -> JSON:
+        pid = path_id(party_id, noun)
+        require_json(request)
+        body, _raw = await parse_body(request, PartyPatch)
+        expected = parse_if_match(request.headers.get("if-match"))
+        if expected is None:
+            expected = body.version
+        data = await db.write(
+            lambda s: service.update(
+                s, ctx.company_id, kind, pid, body, expected_version=expected, actor_id=ctx.user_id
+            )
+        )
+        return _one(data)
+
+    @router.post(f"/{segment}/{{party_id}}/archive", name=f"archive_{noun}")
+    async def archive_party(party_id: str, request: Request, ctx: CurrentAdmin, db: DB) -> JSON:
+        pid = path_id(party_id, noun)
+        expected = parse_if_match(request.headers.get("if-match"))
+        data = await db.write(
+            lambda s: service.archive(
+                s, ctx.company_id, kind, pid, expected_version=expected, actor_id=ctx.user_id
+            )
+        )
+        return _one(data)
+
+    @router.post(f"/import/{segment}", name=f"import_{segment}")
+    async def import_parties(request: Request, ctx: CurrentAdmin, db: DB) -> dict[str, Any]:
+        data = await _uploaded_file(request)
+
+        async def work(uow: UnitOfWork) -> dict[str, int]:
+            counts = await transfer.import_parties(
+                uow, ctx.company_id, kind, data, actor_id=ctx.user_id
+            )
+            return counts.as_dict()
+
+        return {"status": "success", "data": await db.unit(work)}
+
+    @router.get(
+        f"/export/{segment}",
+        name=f"export_{segment}",
+        response_class=Response,
+        responses={200: {"content": {"text/csv": {}}, "description": "the CSV file"}},
+    )
+    async def export_parties(ctx: CurrentAdmin, db: DB) -> Response:
+        found = await db.read(lambda s: transfer.export_parties(s, ctx.company_id, kind))
+        return Response(
+            found.csv.encode(),
+            media_type="text/csv; charset=utf-8",
+            headers={
+                "Content-Disposition": f'attachment; filename="{segment}.csv"',
+                # Parties without a code, which a file matched by code cannot carry.
+                "X-Skipped-Without-Code": str(found.skipped),
+            },
+        )
+
+
+async def _uploaded_file(request: Request) -> bytes:
+    """The bytes of the multipart field ``file`` (a file part or a plain field)."""
+    ctype = request.headers.get("content-type", "")
+    if ctype.split(";")[0].strip().lower() != "multipart/form-data":
+        raise UnsupportedMediaType(
+            "Content-Type must be multipart/form-data with the CSV in a field named 'file', "
+            f"got {quoted(ctype or 'none')}"
+        )
+    try:
+        form = await request.form(max_files=1, max_fields=5, max_part_size=MAX_BYTES)
+    except (MultiPartException, StarletteHTTPException) as exc:
+        detail = getattr(exc, "detail", None) or getattr(exc, "message", str(exc))
+        raise BadRequest(f"malformed multipart body: {detail}") from None
+    part = form.get("file")
+    if part is None:
+        raise invalid("file", "is required: the CSV file, as a multipart field named 'file'")
+    if isinstance(part, UploadFile):
+        data = await part.read(MAX_BYTES + 1)
+        await part.close()
+        return data
+    return part.encode()
+
+
+for _segment in KINDS:
+    _routes(_segment)

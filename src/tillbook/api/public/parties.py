@@ -1,0 +1,72 @@
+"""Customers and suppliers at the till: the lists (with each party's balance in the
+key's warehouse) and a new customer added at the counter."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+
+from tillbook.api.body import parse_body
+from tillbook.api.deps import DB, CurrentKey
+from tillbook.api.idempotent import run_write
+from tillbook.api.public import openapi as r
+from tillbook.api.responses import JSON
+from tillbook.kit.bounds import query_text, stored_length
+from tillbook.kit.pagination import parse_page
+from tillbook.models import User
+from tillbook.parties import queries, service
+from tillbook.parties.schemas import TillCustomerIn
+from tillbook.unit import UnitOfWork
+
+router = APIRouter(tags=["parties"])
+
+# A search matches names, phones, emails and codes: a longer one matches nothing.
+MAX_SEARCH = stored_length(User.name)
+
+
+async def _list(
+    key: CurrentKey, db: DB, kind: str, page: str | None, limit: str | None, search: str | None
+) -> dict[str, Any]:
+    pg = parse_page(page, limit)
+    text = query_text("search", search, MAX_SEARCH)
+    data = await db.read(lambda s: queries.public_page(s, key, kind, pg, search=text))
+    return {"status": "success", "data": data}
+
+
+@router.get("/customers", responses=r.ok(r.CustomerList, *r.QUERY))
+async def list_customers(
+    key: CurrentKey,
+    db: DB,
+    page: str | None = None,
+    limit: str | None = None,
+    search: str | None = None,
+) -> dict[str, Any]:
+    return await _list(key, db, "customer", page, limit, search)
+
+
+@router.get("/suppliers", responses=r.ok(r.SupplierList, *r.QUERY))
+async def list_suppliers(
+    key: CurrentKey,
+    db: DB,
+    page: str | None = None,
+    limit: str | None = None,
+    search: str | None = None,
+) -> dict[str, Any]:
+    return await _list(key, db, "supplier", page, limit, search)
+
+
+@router.post(
+    "/customers",
+    openapi_extra=r.write_body(TillCustomerIn),
+    responses=r.ok(r.CustomerCreated, *r.WRITE),
+)
+async def post_customer(request: Request, key: CurrentKey) -> JSON:
+    """A customer the cashier adds at the till; idempotent like every write."""
+    body, raw = await parse_body(request, TillCustomerIn)
+
+    async def work(uow: UnitOfWork) -> dict[str, Any]:
+        party = await service.create_at_till(uow, key.company_id, body, actor_id=key.user_id)
+        return {"status": "success", "data": queries.new_customer_item(party)}
+
+    return await run_write(request, key, raw, body.unique_id, work)

@@ -1,0 +1,1 @@
+"""Customers and suppliers: setting them up, the till's reads, CSV import and export."""

@@ -1,0 +1,51 @@
+"""The till's reads of customers and suppliers (GET /customers, GET /suppliers).
+
+Parties are company-wide; each is shown with its balance in the key's warehouse
+only (``ledger/parties.py``), never what it owes or is owed elsewhere. Archived
+parties are left out: a till cannot use them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tillbook.auth.context import AuthContext
+from tillbook.kit import xid
+from tillbook.kit.money import ZERO, money_str
+from tillbook.kit.pagination import Page, envelope
+from tillbook.ledger.parties import warehouse_balances
+from tillbook.models import User
+from tillbook.parties import repository as repo
+
+
+def public_item(party: User, balance: str) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "id": party.id,
+        "xid": xid.encode(party.id),
+        "name": party.name,
+        "phone": party.phone,
+        "email": party.email,
+    }
+    if party.user_type == "customer":
+        item["is_walk_in"] = party.is_walk_in
+    item["balance"] = balance
+    return item
+
+
+async def public_page(
+    session: AsyncSession, key: AuthContext, kind: str, page: Page, *, search: str | None
+) -> dict[str, Any]:
+    total, parties = await repo.page(
+        session, key.company_id, kind, page, search=search, include_archived=False
+    )
+    balances = await warehouse_balances(
+        session, key.company_id, key.warehouse_id, {p.id: p.user_type for p in parties}
+    )
+    return envelope(page, total, [public_item(p, money_str(balances[p.id])) for p in parties])
+
+
+def new_customer_item(party: User) -> dict[str, Any]:
+    """A customer just added at the till: it has no lines anywhere yet."""
+    return public_item(party, money_str(ZERO))

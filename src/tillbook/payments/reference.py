@@ -1,0 +1,46 @@
+"""The company's payment modes and expense categories as a till reads them
+(GET /payment-modes, GET /expense-categories): company reference data, archived
+rows left out, each with the account it posts to."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tillbook.auth.context import AuthContext
+from tillbook.kit import xid
+from tillbook.models import Account, ExpenseCategory, PaymentMode
+
+
+async def payment_modes(session: AsyncSession, key: AuthContext) -> list[dict[str, Any]]:
+    rows = await session.execute(
+        select(PaymentMode, Account.code)
+        .join(Account, Account.id == PaymentMode.account_id)
+        .where(PaymentMode.company_id == key.company_id, PaymentMode.archived_at.is_(None))
+        .order_by(PaymentMode.id)
+    )
+    return [
+        {
+            "id": m.id,
+            "xid": xid.encode(m.id),
+            "code": m.code,
+            "name": m.name,
+            "account_code": code,
+        }
+        for m, code in rows.all()
+    ]
+
+
+async def expense_categories(session: AsyncSession, key: AuthContext) -> list[dict[str, Any]]:
+    rows = await session.execute(
+        select(ExpenseCategory, Account.code)
+        .join(Account, Account.id == ExpenseCategory.account_id)
+        .where(ExpenseCategory.company_id == key.company_id, ExpenseCategory.archived_at.is_(None))
+        .order_by(ExpenseCategory.name, ExpenseCategory.id)
+    )
+    return [
+        {"id": c.id, "xid": xid.encode(c.id), "name": c.name, "account_code": code}
+        for c, code in rows.all()
+    ]
