@@ -61,7 +61,7 @@ class World:
 async def admin_headers(client: httpx.AsyncClient, db: Database, shop: Shop) -> dict[str, str]:
     email = await db.read(
         lambda s: s.scalar(
-            select(User.email).where(User.company_id == shop.company_id, User.user_type == "admin")
+            select(User.email).where(User.company_id == shop.company_id, User.role == "owner")
         )
     )
     r = await client.post(f"{ADMIN}/login", json={"email": email, "password": PASSWORD})

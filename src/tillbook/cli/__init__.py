@@ -18,7 +18,7 @@ import sys
 
 import typer
 
-from tillbook.cli import companies, demo, keys, reports, serve, terminals, webhooks
+from tillbook.cli import companies, demo, keys, reports, serve, staff, terminals, webhooks
 from tillbook.config import get_settings
 
 app = typer.Typer(
@@ -33,6 +33,7 @@ app.command()(serve.migrate)
 app.command()(demo.demo)
 app.add_typer(companies.company_app, name="company")
 app.add_typer(companies.warehouse_app, name="warehouse")
+app.add_typer(staff.staff_app, name="staff")
 app.add_typer(keys.keys_app, name="keys")
 app.add_typer(reports.report_app, name="report")
 app.add_typer(reports.export_app, name="export")
