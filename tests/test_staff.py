@@ -8,6 +8,7 @@ address)."""
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import subprocess
 import uuid
@@ -316,6 +317,13 @@ async def test_one_email_one_login(admin: httpx.AsyncClient, db: Database) -> No
         f"/staff/{member['id']}", json={"email": taken, "version": 1}, headers=b_owner
     )
     error(r, 409)
+    # Two at once with one new email: one staff member, one 409.
+    twin = {"name": "Twin", "email": f"twin-{uuid.uuid4().hex[:6]}@x.example", "role": C,
+            "password": PASSWORD}  # fmt: skip
+    answers = await asyncio.gather(
+        *(admin.post("/staff", json=twin, headers=b_owner) for _ in range(3))
+    )
+    assert sorted(r.status_code for r in answers) == [200, 409, 409], [r.text for r in answers]
 
 
 # ------------------------------------------------------------------ archiving, last owner
@@ -654,3 +662,24 @@ async def test_cli_staff_and_keys_acting_as_them(
     assert [(e["action"], e["user"]) for e in events["data"]] == [
         ("archived", None), ("created", None)
     ]  # fmt: skip
+
+
+async def test_webhook_changes_are_in_the_audit_trail_without_secrets(
+    admin: httpx.AsyncClient, db: Database
+) -> None:
+    shop = await make_shop(db)
+    boss = await owner(admin, db, shop)
+    made = await admin.post("/webhooks", json={"url": "http://127.0.0.1:9/a"}, headers=boss)
+    hook = made.json()["data"]
+    rotated = await admin.post(f"/webhooks/{hook['id']}/rotate-secret", headers=boss)
+    await admin.post(f"/webhooks/{hook['id']}/disable", headers=boss)
+    assert (await admin.delete(f"/webhooks/{hook['id']}", headers=boss)).status_code == 200
+    r = await admin.get(f"/audit?entity_type=webhook&entity_id={hook['id']}", headers=boss)
+    events = r.json()["data"]["data"]
+    assert [e["action"] for e in events] == ["removed", "disabled", "updated", "created"]
+    assert events[3]["after"] == {"url": hook["url"], "events": "*", "active": True}
+    assert events[2]["after"] == {"secret": "rotated"}
+    assert events[1]["before"] == {"active": True} and events[1]["after"] == {"active": False}
+    assert events[0]["after"] is None and events[0]["before"]["url"] == hook["url"]
+    for secret in (hook["secret"], rotated.json()["data"]["secret"]):
+        assert secret not in r.text

@@ -82,15 +82,17 @@ class PremiseGone(Exception):
 # re-run of the unit sees the twin's committed row and takes another path: a client
 # invoice number (the same number sent twice at once, or a number the counter was
 # about to issue), a terminal callback's reference, an outbox fan-out, an
-# idempotency token. Any other integrity error is a bug or bad data, not a race.
+# idempotency token, a staff login email (two companies or staff members made at
+# once with one email). Any other integrity error is a bug or bad data, not a race.
 RACE_CONSTRAINTS = frozenset(
     {
         "uq_orders_invoice_number",
         "uq_terminal_callback_ref",
         "uq_delivery_event_webhook",
         "uq_idempotency_token",
+        "uq_idempotency_company_token",
         "pk_invoice_counters",
-        "uq_users_admin_email",
+        "uq_users_staff_email",
     }
 )
 SERIALIZATION_FAILURE = "40001"
