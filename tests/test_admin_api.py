@@ -25,7 +25,7 @@ PASSWORD = "correct horse battery"
 async def admin_email(db, company_id: int) -> str:
     email = await db.read(
         lambda s: s.scalar(
-            select(User.email).where(User.company_id == company_id, User.user_type == "admin")
+            select(User.email).where(User.company_id == company_id, User.role == "owner")
         )
     )
     assert email

@@ -135,7 +135,7 @@ async def test_admin_email_unique_across_companies(db: Database) -> None:
         lambda s: s.scalar(
             select(func.count())
             .select_from(User)
-            .where(User.user_type == "admin", func.lower(User.email).like(f"%-{tag}@%"))
+            .where(User.user_type == "staff", func.lower(User.email).like(f"%-{tag}@%"))
         )
     )
     assert admins == 2

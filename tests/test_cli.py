@@ -455,7 +455,9 @@ async def test_migration_renames_duplicate_admin_emails(
 ) -> None:
     """An older database with one admin email in two companies still migrates: the
     oldest admin keeps it, later ones get ``+duplicate-<id>``, the operator is told,
-    and from then on the database itself refuses a duplicate in any case."""
+    and from then on the database itself refuses a duplicate in any case. The admins
+    are staff owners after the later staff revision (d4c7a2f9b613), and the index
+    covers every staff member."""
     url, name = await _old_database(backend, tmp_path)
     try:
         ids = {}
@@ -483,13 +485,18 @@ async def test_migration_renames_duplicate_admin_emails(
             url, "SELECT id, user_type, email FROM users WHERE company_id >= :c ORDER BY id",
             c=ids["Owner@Dup.example"][0],
         )  # fmt: skip
-        admins = {uid: email for uid, kind, email in rows if kind == "admin"}
+        admins = {uid: email for uid, kind, email in rows if kind == "staff"}
         first, second, third = (ids[e][1] for e in ids)
         assert admins == {
             first: "Owner@Dup.example",
             second: f"owner+duplicate-{second}@dup.example",
             third: f"OWNER+duplicate-{third}@DUP.EXAMPLE",
         }
+        owners = await _sql(
+            url, "SELECT DISTINCT role FROM users WHERE company_id >= :c AND user_type = 'staff'",
+            c=ids["Owner@Dup.example"][0],
+        )  # fmt: skip
+        assert [tuple(r) for r in owners] == [("owner",)]
         customers = [email for _uid, kind, email in rows if kind == "customer"]
         assert customers == list(ids)
         for email in ("owner", "OWNER"):
@@ -499,7 +506,7 @@ async def test_migration_renames_duplicate_admin_emails(
             await _sql(
                 url,
                 "INSERT INTO users (company_id, user_type, name, email, is_walk_in, balance)"
-                " VALUES (:c, 'admin', 'y', 'OWNER@dup.Example', false, 0)",
+                " VALUES (:c, 'staff', 'y', 'OWNER@dup.Example', false, 0)",
                 c=ids["owner@dup.example"][0],
             )
         refused = subprocess.run(

@@ -66,7 +66,7 @@ def padded(body: dict[str, Any], size: int) -> bytes:
 async def admin_email(db: Database, company_id: int) -> str:
     email = await db.read(
         lambda s: s.scalar(
-            select(User.email).where(User.company_id == company_id, User.user_type == "admin")
+            select(User.email).where(User.company_id == company_id, User.role == "owner")
         )
     )
     assert email

@@ -183,7 +183,7 @@ async def trial_balance(client, db, shop) -> dict[str, Decimal]:
     """code -> debit − credit, as the back office's trial balance reports it."""
     email = await db.read(
         lambda s: s.scalar(
-            select(User.email).where(User.company_id == shop.company_id, User.user_type == "admin")
+            select(User.email).where(User.company_id == shop.company_id, User.role == "owner")
         )
     )
     r = await client.post(

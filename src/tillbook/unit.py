@@ -82,20 +82,20 @@ class PremiseGone(Exception):
 # re-run of the unit sees the twin's committed row and takes another path: a client
 # invoice number (the same number sent twice at once, or a number the counter was
 # about to issue), a terminal callback's reference, an outbox fan-out, an
-# idempotency token, a customer's or supplier's code (two set-up writes at once:
-# the re-run finds the code taken and answers 422). Any other integrity error is a
-# bug or bad data, not a race.
+# idempotency token, a customer's or supplier's code, a staff login email, a
+# product's item code or barcode (two set-up writes at once: the re-run finds the
+# value taken and answers 409 or 422). Any other integrity error is a bug or bad
+# data, not a race.
 RACE_CONSTRAINTS = frozenset(
     {
         "uq_orders_invoice_number",
         "uq_terminal_callback_ref",
         "uq_delivery_event_webhook",
         "uq_idempotency_token",
+        "uq_idempotency_company_token",
         "pk_invoice_counters",
-        "uq_users_admin_email",
+        "uq_users_staff_email",
         "uq_users_company_type_code",
-        # The catalog (``catalog.products``): two edits racing for one item code,
-        # barcode or listing; the re-run finds the winner and names the field.
         "uq_products_company_item_code",
         "uq_product_barcodes_company_barcode",
         "uq_listings_warehouse_product",

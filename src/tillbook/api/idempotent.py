@@ -17,13 +17,14 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fastapi import Request
-from sqlalchemy import delete, select
+from sqlalchemy import delete, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.api.body import decode_json
 from tillbook.api.responses import JSON, dumps
+from tillbook.auth.admin import AdminContext
 from tillbook.auth.context import AuthContext
 from tillbook.db import Database
 from tillbook.errors import LedgerImbalance, Unprocessable, invalid
@@ -49,7 +50,19 @@ _CLAIM_SQLITE = (
 )
 # The stored answer goes with the unit's last statement.
 _RESPONSE = QueuedUpdate(_records, ["warehouse_id", "token"], ["response_status", "response_body"])
+_ADMIN_SCOPE = _records.c.warehouse_id.is_(None)
+_ADMIN_CLAIM_PG = (
+    pg_insert(_records)
+    .on_conflict_do_nothing(index_elements=["company_id", "token"], index_where=_ADMIN_SCOPE)
+    .returning(_records.c.id)
+)
+_ADMIN_CLAIM_SQLITE = (
+    sqlite_insert(_records)
+    .on_conflict_do_nothing(index_elements=["company_id", "token"], index_where=_ADMIN_SCOPE)
+    .returning(_records.c.id)
+)
 Work = Callable[[UnitOfWork], Awaitable[dict[str, Any]]]
+AdminWork = Callable[[AsyncSession], Awaitable[dict[str, Any]]]
 
 
 def request_hash(method: str, path: str, raw: bytes) -> str:
@@ -58,27 +71,38 @@ def request_hash(method: str, path: str, raw: bytes) -> str:
 
 
 async def _claim(
-    uow: UnitOfWork, warehouse_id: int, token: str, digest: str
+    uow: UnitOfWork,
+    warehouse_id: int | None,
+    token: str,
+    digest: str,
+    company_id: int | None = None,
 ) -> tuple[int, dict[str, Any]] | None:
-    """None when this request now owns the token; else the stored (status, body)."""
+    """None when this request now owns the token; else the stored (status, body).
+    A warehouse's token (public API), or a company's (``company_id``, back office)."""
     now = dt.datetime.now(dt.UTC)
     values = {
         "warehouse_id": warehouse_id,
+        "company_id": company_id,
         "token": token,
         "request_hash": digest,
         "created_at": now,
     }
+    if warehouse_id is not None:
+        del values["company_id"]  # the public claim is prebuilt without it
+        claim = _CLAIM_PG if uow.is_postgresql else _CLAIM_SQLITE
+        scope = IdempotencyRecord.warehouse_id == warehouse_id
+    else:
+        claim = _ADMIN_CLAIM_PG if uow.is_postgresql else _ADMIN_CLAIM_SQLITE
+        scope = (IdempotencyRecord.company_id == company_id) & IdempotencyRecord.warehouse_id.is_(
+            None
+        )
     session = uow.session
     for _ in range(2):
-        claim = _CLAIM_PG if uow.is_postgresql else _CLAIM_SQLITE
         if await uow.run(claim, values):
             return None
         record = (
             await session.execute(
-                select(IdempotencyRecord).where(
-                    IdempotencyRecord.warehouse_id == warehouse_id,
-                    IdempotencyRecord.token == token,
-                )
+                select(IdempotencyRecord).where(scope, IdempotencyRecord.token == token)
             )
         ).scalar_one()
         created = record.created_at
@@ -99,6 +123,17 @@ async def _claim(
     raise AssertionError("unreachable")
 
 
+def _token(request: Request, body_token: str | None = None) -> str | None:
+    token = request.headers.get("idempotency-key") or body_token
+    if token is not None:
+        problem = text_problem(token)
+        if problem is not None:
+            raise invalid("Idempotency-Key", problem)
+        if not 1 <= len(token) <= TOKEN_LENGTH:
+            raise invalid("Idempotency-Key", f"must be 1 to {TOKEN_LENGTH} characters")
+    return token
+
+
 async def run_write(
     request: Request,
     key: AuthContext,
@@ -107,13 +142,7 @@ async def run_write(
     work: Work,
 ) -> JSON:
     db: Database = request.app.state.db
-    token = request.headers.get("idempotency-key") or body_token
-    if token is not None:
-        problem = text_problem(token)
-        if problem is not None:
-            raise invalid("Idempotency-Key", problem)
-        if not 1 <= len(token) <= TOKEN_LENGTH:
-            raise invalid("Idempotency-Key", f"must be 1 to {TOKEN_LENGTH} characters")
+    token = _token(request, body_token)
     digest = request_hash(request.method, request.url.path, raw) if token else ""
 
     async def unit(uow: UnitOfWork) -> tuple[int, dict[str, Any], bool]:
@@ -137,6 +166,59 @@ async def run_write(
     return JSON(
         body, status_code=status, headers={"Idempotent-Replayed": "true"} if replayed else None
     )
+
+
+async def run_admin_write(
+    request: Request,
+    ctx: AdminContext,
+    work: AdminWork,
+    *,
+    status: int = 200,
+    headers: Callable[[dict[str, Any]], dict[str, str]] | None = None,
+) -> JSON:
+    """A back-office write in one transaction, idempotent on ``Idempotency-Key``:
+    the same token and body answer the stored response (``Idempotent-Replayed:
+    true``) and change nothing; the same token with another body (or from another
+    staff member) is a 422; a twin still in flight is waited for, then a 409.
+
+    ``work`` gets the session and returns the response body; ``headers`` derives
+    response headers from it (an ``ETag``), for a replay too. Every admin POST
+    route goes through here, after its body was parsed and its permission checked::
+
+        return await run_admin_write(request, ctx, lambda s: service.add(s, ...))
+    """
+    db: Database = request.app.state.db
+    token = _token(request)
+    digest = ""
+    if token:
+        raw = await request.body()
+        body_hash = request_hash(request.method, request.url.path, raw if raw.strip() else b"null")
+        digest = hashlib.sha256(f"staff {ctx.user_id}:{body_hash}".encode()).hexdigest()
+
+    async def unit(uow: UnitOfWork) -> tuple[int, dict[str, Any], bool]:
+        if token:
+            stored = await _claim(uow, None, token, digest, company_id=ctx.company_id)
+            if stored is not None:
+                return stored[0], stored[1], True
+        result = await work(uow.session)
+        if token:
+            await uow.session.execute(
+                update(_records)
+                .where(
+                    _records.c.company_id == ctx.company_id,
+                    _ADMIN_SCOPE,
+                    _records.c.token == token,
+                )
+                .values(response_status=status, response_body=dumps(result).decode())
+            )
+        return status, result, False
+
+    wait = request.app.state.settings.idempotency_wait
+    code, body, replayed = await db.unit(unit, lock_timeout_s=wait)
+    extra = headers(body) if headers is not None else {}
+    if replayed:
+        extra["Idempotent-Replayed"] = "true"
+    return JSON(body, status_code=code, headers=extra or None)
 
 
 async def record_failed_transaction(db: Database, key: AuthContext, exc: LedgerImbalance) -> None:

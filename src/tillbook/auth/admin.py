@@ -1,9 +1,13 @@
-"""Back-office sessions for the company administrator.
+"""Back-office sessions for staff members.
 
-``login`` checks an email and password against the company's admin user and opens
-an ``AdminSession``: a random bearer token handed out once, of which only the
-SHA-256 digest is stored, valid for 12 hours. ``authenticate`` turns a bearer token
-into the session's company and user; ``logout`` ends the session.
+``login`` checks an email and password against the company's staff (any role; one
+email is one login across every company, ``uq_users_staff_email``) and opens an
+``AdminSession``: a random bearer token handed out once, of which only the SHA-256
+digest is stored, valid for 12 hours. ``authenticate`` turns a bearer token into the
+session's company, staff member, role and warehouse scope, read afresh on every
+request: a demotion or an archiving takes effect on the next request, and an
+archived staff member's sessions are refused (and swept). ``logout`` ends the
+session.
 
 Guessing is made expensive and uninformative:
 
@@ -38,12 +42,13 @@ import weakref
 from dataclasses import dataclass
 
 from limits import RateLimitItem, parse
-from sqlalchemy import delete, func, select
+from sqlalchemy import bindparam, delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tillbook.auth import roles
 from tillbook.auth.ratelimit import RateLimiter, retry_after
 from tillbook.db import Database
-from tillbook.errors import RateLimited, Unauthorized
+from tillbook.errors import Forbidden, RateLimited, Unauthorized
 from tillbook.kit import crypto
 from tillbook.models import AdminSession, User
 
@@ -69,10 +74,34 @@ class AdminLogin:
 
 @dataclass(frozen=True)
 class AdminContext:
+    """The staff member behind a back-office request. Authorization asks here:
+    ``require`` for an action, ``warehouse_for`` for a read that may cover the
+    company or one warehouse (``auth/roles.py`` holds the rules)."""
+
     session_id: int
     company_id: int
     user_id: int
     expires_at: dt.datetime
+    role: str | None = None
+    warehouse_id: int | None = None  # the staff member's scope; None: every warehouse
+    user_name: str = ""
+
+    def can(self, permission: str, warehouse_id: int | None = None) -> bool:
+        try:
+            self.require(permission, warehouse_id)
+        except Forbidden:
+            return False
+        return True
+
+    def require(self, permission: str, warehouse_id: int | None = None) -> None:
+        """403 unless this staff member may use ``permission`` on ``warehouse_id``
+        (None: on the whole company)."""
+        roles.check(self.role, self.warehouse_id, permission, warehouse_id)
+
+    def warehouse_for(self, permission: str, warehouse_id: int | None) -> int | None:
+        """The warehouse a read of the company or one warehouse covers: a scoped
+        staff member's own when none is asked for; 403 for another one."""
+        return roles.narrowed(self.role, self.warehouse_id, permission, warehouse_id)
 
 
 def utc(value: dt.datetime) -> dt.datetime:
@@ -85,7 +114,7 @@ def iso_utc(value: dt.datetime) -> str:
 
 
 # A real scrypt hash (same parameters as ``crypto.hash_password``) of a random
-# password that was thrown away: verified when no admin has the email, so that an
+# password that was thrown away: verified when no staff member has the email, so that an
 # unknown email costs exactly the work of a wrong password.
 DUMMY_HASH = "scrypt$+2ueEfdy2/cHOO+tPfcyaw==$3VtAlrvtKPXEhclftrtR0J9yZt+37U1O/6RG6orkBsE="
 
@@ -115,13 +144,18 @@ async def _blocked(
     )
 
 
-async def _admins_with_email(session: AsyncSession, email: str) -> list[tuple[int, int, str]]:
+async def _staff_with_email(session: AsyncSession, email: str) -> list[tuple[int, int, str]]:
+    """Staff who may log in with this email: not archived, with a password and a
+    role. One at most (the unique index); a list all the same, so a database that
+    somehow holds two still checks each password."""
     rows = await session.execute(
         select(User.id, User.company_id, User.password_hash)
         .where(
-            User.user_type == "admin",
+            User.user_type == "staff",
             func.lower(User.email) == email,
             User.password_hash.is_not(None),
+            User.role.is_not(None),
+            User.archived_at.is_(None),
         )
         .order_by(User.id)
     )
@@ -157,7 +191,8 @@ async def _open_session(session: AsyncSession, company_id: int, user_id: int) ->
 async def login(
     db: Database, limiter: RateLimiter, email: str, password: str, address: str
 ) -> AdminLogin:
-    """A new session for the admin with this email and password; 401 otherwise.
+    """A new session for the staff member with this email and password; 401 otherwise
+    (an archived staff member's right password too, with the same message).
 
     ``address`` is the client's network address (``request.client.host``)."""
     normalized = email.strip().lower()
@@ -178,7 +213,7 @@ async def login(
                     address,
                 )
                 raise refused
-        candidates = await db.read(lambda s: _admins_with_email(s, normalized))
+        candidates = await db.read(lambda s: _staff_with_email(s, normalized))
         matched: tuple[int, int] | None = None
         if not candidates:
             await _verify(password, DUMMY_HASH)  # the same work as a real check
@@ -199,6 +234,24 @@ async def login(
     opened = await db.write(lambda s: _open_session(s, company_id, user_id))
     log.info("admin login: company %s user %s", company_id, user_id)
     return opened
+
+
+# Every back-office request runs this: the session and its staff member in one read.
+SESSION_LOOKUP = (
+    select(
+        AdminSession.id.label("session_id"),
+        AdminSession.company_id,
+        AdminSession.user_id,
+        AdminSession.expires_at,
+        User.user_type,
+        User.role,
+        User.warehouse_id,
+        User.archived_at,
+        User.name.label("user_name"),
+    )
+    .join(User, User.id == AdminSession.user_id)
+    .where(AdminSession.token_digest == bindparam("digest"))
+)
 
 
 def _well_formed(token: str) -> bool:
@@ -222,25 +275,28 @@ async def authenticate(db: Database, authorization: str | None) -> AdminContext:
     if not _well_formed(token):
         raise Unauthorized("invalid session token", headers={"WWW-Authenticate": "Bearer"})
     digest = crypto.sha256_hex(token)
-    found = await db.read(
-        lambda s: s.scalar(select(AdminSession).where(AdminSession.token_digest == digest))
-    )
-    if found is None:
+    row = await db.first(SESSION_LOOKUP, {"digest": digest})
+    if row is None:
         raise Unauthorized("invalid session token", headers={"WWW-Authenticate": "Bearer"})
-    if utc(found.expires_at) <= dt.datetime.now(dt.UTC):
-        session_id = found.id
+    expired = utc(row["expires_at"]) <= dt.datetime.now(dt.UTC)
+    gone = row["archived_at"] is not None or row["user_type"] != "staff" or row["role"] is None
+    if expired or gone:
+        session_id = row["session_id"]
         await db.write(
             lambda s: s.execute(delete(AdminSession).where(AdminSession.id == session_id))
         )
         raise Unauthorized(
-            "session expired; log in again",
+            "session expired; log in again" if not gone else "this staff member is archived",
             headers={"WWW-Authenticate": 'Bearer error="invalid_token"'},
         )
     return AdminContext(
-        session_id=found.id,
-        company_id=found.company_id,
-        user_id=found.user_id,
-        expires_at=utc(found.expires_at),
+        session_id=row["session_id"],
+        company_id=row["company_id"],
+        user_id=row["user_id"],
+        expires_at=utc(row["expires_at"]),
+        role=row["role"],
+        warehouse_id=row["warehouse_id"],
+        user_name=row["user_name"],
     )
 
 

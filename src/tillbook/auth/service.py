@@ -2,7 +2,8 @@
 
 1. look up the key by public key; 2. verify the secret (SHA-256 digest, constant
 time); 3. require status 1; 4. require a valid subscription (403); 5. attach the
-key's warehouse and user. Signed requests (and keys that require a signature)
+key's warehouse and user (a key whose staff member is archived is refused with
+the key's own 401). Signed requests (and keys that require a signature)
 are then checked: HMAC-SHA256 over ``TIMESTAMP.METHOD.PATH.BODY``, 300 s window,
 a signed write accepted once (DESIGN §9, §12).
 
@@ -62,6 +63,7 @@ KEY_LOOKUP = (
         Warehouse.allow_negative_stock,
         User.id.label("user_id"),
         User.name.label("user_name"),
+        User.archived_at.label("user_archived_at"),
     )
     .join(Company, Company.id == ApiKey.company_id)
     .join(Warehouse, Warehouse.id == ApiKey.warehouse_id)
@@ -92,6 +94,9 @@ async def authenticate(
         raise Unauthorized("invalid secret key")
     if row["status"] != 1:
         raise Unauthorized("invalid or inactive public key")
+    if row["user_archived_at"] is not None:
+        # The key acts as a staff member who has left: it stops with their login.
+        raise Unauthorized("invalid or inactive public key: its staff member is archived")
     expires = row["subscription_expires_on"]
     if expires is not None and expires < dt.datetime.now(dt.UTC).date():
         raise Forbidden(

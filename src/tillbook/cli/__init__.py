@@ -26,6 +26,7 @@ from tillbook.cli import (
     products,
     reports,
     serve,
+    staff,
     terminals,
     webhooks,
 )
@@ -44,6 +45,7 @@ app.command()(demo.demo)
 app.add_typer(companies.company_app, name="company")
 app.add_typer(companies.warehouse_app, name="warehouse")
 app.add_typer(products.product_app, name="product")
+app.add_typer(staff.staff_app, name="staff")
 app.add_typer(keys.keys_app, name="keys")
 app.add_typer(reports.report_app, name="report")
 app.add_typer(parties.customer_app, name="customer")

@@ -27,15 +27,28 @@ def keys_create(
     require_signature: Annotated[
         bool, typer.Option("--require-signature", help="Refuse requests without HMAC signature.")
     ] = False,
+    user: Annotated[
+        int | None,
+        typer.Option(
+            "--user",
+            help="Staff member id the key acts as (the staff_member of its sales); "
+            "default: a user of its own named after the key.",
+        ),
+    ] = None,
     json_: JsonFlag = False,
 ) -> None:
     """Create a key pair for a warehouse; the secret is printed once."""
 
     async def work(session: AsyncSession) -> dict[str, Any]:
         new = await tenancy.create_api_key(
-            session, warehouse, name, rate_limit=rate_limit, require_signature=require_signature
+            session,
+            warehouse,
+            name,
+            rate_limit=rate_limit,
+            require_signature=require_signature,
+            user_id=user,
         )
-        return {
+        data: dict[str, Any] = {
             "id": new.key.id,
             "name": new.key.name,
             "warehouse_id": new.key.warehouse_id,
@@ -45,6 +58,9 @@ def keys_create(
             "rate_limit": new.key.rate_limit,
             "require_signature": new.key.require_signature,
         }
+        if user is not None:  # DESIGN §11's shape, plus the staff member when named
+            data["user_id"] = new.key.user_id
+        return data
 
     data = write(work)
     if json_:
@@ -56,6 +72,8 @@ def keys_create(
     out.print(f"  hmac_secret  {data['hmac_secret']}")
     out.print(f"  rate_limit   {data['rate_limit']}")
     out.print(f"  signature    {'required' if data['require_signature'] else 'optional'}")
+    if "user_id" in data:
+        out.print(f"  acts as      staff member {data['user_id']}")
     out.print("The secret is shown once; `tillbook keys reveal` needs the admin password.")
 
 
@@ -145,12 +163,12 @@ def keys_reveal(
             "--admin-password",
             prompt=True,
             hide_input=True,
-            help="The company administrator's password (prompted when omitted).",
+            help="The password of one of the company's owners (prompted when omitted).",
         ),
     ],
     json_: JsonFlag = False,
 ) -> None:
-    """Print a key's secret again; needs the company administrator's password."""
+    """Print a key's secret again; needs the password of one of the company's owners."""
     secret = read(lambda s: tenancy.reveal_secret(s, public_key, admin_password))
     if json_:
         print_json({"public_key": public_key, "secret_key": secret})

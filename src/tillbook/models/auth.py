@@ -4,10 +4,29 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import Boolean, DateTime, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import (
+    Boolean,
+    CheckConstraint,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    text,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 
-from tillbook.models.base import Base, BigId, company_ref, created, pk, warehouse_ref
+from tillbook.models.base import (
+    Base,
+    BigId,
+    company_ref,
+    created,
+    opt_warehouse_ref,
+    pk,
+    warehouse_ref,
+)
 
 
 class ApiKey(Base):
@@ -34,13 +53,29 @@ class ApiKey(Base):
 
 
 class IdempotencyRecord(Base):
-    """Inserted first in a write transaction, completed with the response at its end."""
+    """Inserted first in a write transaction, completed with the response at its end.
+
+    A public API token belongs to the key's warehouse (``warehouse_id``); a
+    back-office token to the session's company (``company_id``, ``warehouse_id``
+    NULL): each scope has its own unique index, and exactly one of the two is set."""
 
     __tablename__ = "idempotency_records"
-    __table_args__ = (UniqueConstraint("warehouse_id", "token", name="uq_idempotency_token"),)
+    __table_args__ = (
+        UniqueConstraint("warehouse_id", "token", name="uq_idempotency_token"),
+        Index(
+            "uq_idempotency_company_token",
+            "company_id",
+            "token",
+            unique=True,
+            sqlite_where=text("warehouse_id IS NULL"),
+            postgresql_where=text("warehouse_id IS NULL"),
+        ),
+        CheckConstraint("(warehouse_id IS NULL) <> (company_id IS NULL)", name="one_scope"),
+    )
 
     id: Mapped[pk]
-    warehouse_id: Mapped[warehouse_ref]
+    warehouse_id: Mapped[opt_warehouse_ref]
+    company_id: Mapped[int | None] = mapped_column(BigId, ForeignKey("companies.id"), nullable=True)
     token: Mapped[str] = mapped_column(String(255))
     request_hash: Mapped[str] = mapped_column(String(64))
     response_status: Mapped[int | None] = mapped_column(Integer, nullable=True)

@@ -47,7 +47,8 @@ class Warehouse(Editable, Base):
 
 
 class User(Editable, Base):
-    """Anyone the books name: customers, suppliers, staff and the company admin.
+    """Anyone the books name: customers, suppliers and staff (the people who log
+    in to the back office, with a ``role``, and the users API keys act as).
 
     ``balance`` is the party's running sub-ledger balance: what a customer owes
     (11500) or what the company owes a supplier (21100), kept in the same
@@ -64,7 +65,7 @@ class User(Editable, Base):
 
     id: Mapped[pk]
     company_id: Mapped[company_ref]
-    user_type: Mapped[str] = mapped_column(String(20))  # customer | supplier | staff | admin
+    user_type: Mapped[str] = mapped_column(String(20))  # customer | supplier | staff
     name: Mapped[str] = mapped_column(String(200))
     email: Mapped[str | None] = mapped_column(String(200), nullable=True)
     phone: Mapped[str | None] = mapped_column(String(50), nullable=True)
@@ -76,22 +77,25 @@ class User(Editable, Base):
     address: Mapped[str | None] = mapped_column(String(500), nullable=True)
     # What a customer may owe before a credit sale is refused; None: no limit.
     credit_limit: Mapped[Decimal | None] = mapped_column(Money, nullable=True)
-    # Staff only: owner | manager | accountant | cashier.
+    # Staff only: owner | manager | accountant | cashier (``auth/roles.py``). NULL for
+    # the user an API key made without ``--user`` acts as: it has no back office.
     role: Mapped[str | None] = mapped_column(String(20), nullable=True)
+    # Staff only: the one warehouse a scoped staff member works in; NULL: all of them.
     warehouse_id: Mapped[int | None] = mapped_column(
         BigId, ForeignKey("warehouses.id"), nullable=True
     )
     created_at: Mapped[created]
 
 
-# One admin email belongs to one company, compared lower-cased: admin login finds the
-# company by the email alone. Customers and suppliers may share addresses freely.
+# One email, one login: a staff email belongs to one staff member of one company,
+# compared lower-cased, because back-office login finds the company and the person by
+# the email alone. Customers and suppliers may share addresses freely.
 Index(
-    "uq_users_admin_email",
+    "uq_users_staff_email",
     func.lower(User.email),
     unique=True,
-    sqlite_where=User.user_type == "admin",
-    postgresql_where=User.user_type == "admin",
+    sqlite_where=User.user_type == "staff",
+    postgresql_where=User.user_type == "staff",
 )
 
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tillbook.auth import roles
 from tillbook.auth.ratelimit import parse_rate
 from tillbook.auth.service import HMAC_CONTEXT, SECRET_CONTEXT
 from tillbook.config import master_key
@@ -28,6 +29,7 @@ from tillbook.models import (
     User,
     Warehouse,
 )
+from tillbook.tenancy import staff
 
 ADMIN_EMAIL_MAX = 200  # users.email is VARCHAR(200)
 DEFAULT_PAYMENT_MODES = (
@@ -49,12 +51,14 @@ async def create_company(
     admin_password: str,
     subscription_expires_on: dt.date | None = None,
 ) -> tuple[Company, User]:
-    """A company with its standard chart, admin, Cash and Card modes, expense categories.
+    """A company with its standard chart, its first owner (a staff member with the
+    owner role, who logs in with ``admin_email``), Cash and Card modes and expense
+    categories.
 
-    The admin email must not be any other company's admin email, compared
-    lower-cased: admin login finds the company by the email alone. The unique index
-    ``uq_users_admin_email`` holds the same rule against a concurrent twin (the unit
-    of work then runs again and lands here)."""
+    The email must not be any staff member's login in any company, compared
+    lower-cased: back-office login finds the company by the email alone. The unique
+    index ``uq_users_staff_email`` holds the same rule against a concurrent twin (the
+    unit of work then runs again and lands here)."""
     if not name.strip():
         raise invalid("name", "must not be empty")
     email = admin_email.strip()
@@ -64,12 +68,7 @@ async def create_company(
         raise invalid("admin_email", f"must be at most {ADMIN_EMAIL_MAX} characters")
     if len(admin_password) < 8:
         raise invalid("admin_password", "must be at least 8 characters")
-    taken = await session.scalar(
-        select(User.id)
-        .where(User.user_type == "admin", func.lower(User.email) == func.lower(email))
-        .limit(1)
-    )
-    if taken is not None:
+    if await staff.email_taken(session, email):
         shown = email if len(email) <= 100 else email[:100] + "…"
         raise Conflict(f"admin email {shown} is already used by another company")
     company = Company(name=name.strip(), subscription_expires_on=subscription_expires_on)
@@ -91,7 +90,8 @@ async def create_company(
     )
     admin = User(
         company_id=company.id,
-        user_type="admin",
+        user_type="staff",
+        role=roles.OWNER,
         name=f"{company.name} admin",
         email=email,
         password_hash=crypto.hash_password(admin_password),
@@ -135,8 +135,15 @@ async def create_api_key(
     *,
     rate_limit: str = "600/minute",
     require_signature: bool = False,
+    user_id: int | None = None,
 ) -> NewKey:
-    """A key pair; the secret is returned here once and stored digested and encrypted."""
+    """A key pair; the secret is returned here once and stored digested and encrypted.
+
+    The key acts as staff member ``user_id`` (what a sale names as its
+    ``staff_member``: the person at the till), who must be of the warehouse's
+    company, not archived and, when scoped, scoped to this warehouse. Without one, the
+    key gets a user of its own named after it ("API: <name>"), with no role and no
+    login."""
     try:
         parse_rate(rate_limit)
     except ValueError as exc:
@@ -146,20 +153,23 @@ async def create_api_key(
         raise NotFound(f"warehouse {warehouse_id} not found")
     if warehouse.archived_at is not None:
         raise invalid("warehouse", f"warehouse {warehouse_id} is archived and takes no new keys")
-    staff = User(
-        company_id=warehouse.company_id,
-        user_type="staff",
-        name=f"API: {name}",
-        warehouse_id=warehouse.id,
-    )
-    session.add(staff)
-    await session.flush()
+    if user_id is not None:
+        actor = await staff.acting_staff(session, warehouse.company_id, warehouse.id, user_id)
+    else:
+        actor = User(
+            company_id=warehouse.company_id,
+            user_type="staff",
+            name=f"API: {name}",
+            warehouse_id=warehouse.id,
+        )
+        session.add(actor)
+        await session.flush()
     secret = crypto.random_token("sk_", 48)
     hmac_secret = crypto.random_token("hs_", 40)
     key = ApiKey(
         company_id=warehouse.company_id,
         warehouse_id=warehouse.id,
-        user_id=staff.id,
+        user_id=actor.id,
         name=name,
         public_key=crypto.random_token("pk_", 32),
         secret_digest=crypto.sha256_hex(secret),
@@ -175,7 +185,8 @@ async def create_api_key(
 
 
 async def reveal_secret(session: AsyncSession, public_key: str, admin_password: str) -> str:
-    """The secret again, for the company's admin only (spec: Key management)."""
+    """The secret again, for the company's owners only (spec: Key management: the
+    administrator's password; any active owner's password is accepted)."""
     key = (
         await session.execute(select(ApiKey).where(ApiKey.public_key == public_key))
     ).scalar_one_or_none()
@@ -183,7 +194,12 @@ async def reveal_secret(session: AsyncSession, public_key: str, admin_password: 
         raise NotFound("no such key")
     admins = (
         await session.execute(
-            select(User).where(User.company_id == key.company_id, User.user_type == "admin")
+            select(User).where(
+                User.company_id == key.company_id,
+                User.user_type == "staff",
+                User.role == roles.OWNER,
+                User.archived_at.is_(None),
+            )
         )
     ).scalars()
     if not any(

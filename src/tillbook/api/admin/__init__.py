@@ -1,12 +1,14 @@
-"""The back-office API (``/api/v1/admin``): the company administrator's session,
-webhook management, the reports, the company's catalog (products and their
-listings), reference data (units, categories, brands, taxes, payment modes,
-expense categories, warehouses), customers and suppliers. Thin routers, one
-service call each."""
+"""The back-office API (``/api/v1/admin``): staff sessions, staff members, the audit
+trail, webhook management, the reports, the company's catalog (products and their
+listings), reference data (units, categories, brands, taxes, payment modes, expense
+categories, warehouses), customers and suppliers. Thin routers, one service call
+each; every route names its permission with ``deps.Allowed`` (``auth/roles.py``) and
+every POST runs through ``api.idempotent.run_admin_write``."""
 
 from fastapi import APIRouter
 
 from tillbook.api.admin import (
+    audit,
     brands,
     categories,
     expense_categories,
@@ -15,6 +17,7 @@ from tillbook.api.admin import (
     products,
     reports,
     session,
+    staff,
     taxes,
     units,
     warehouses,
@@ -25,6 +28,8 @@ router = APIRouter()
 router.include_router(session.router)
 router.include_router(webhooks.router)
 router.include_router(reports.router)
+router.include_router(staff.router)
+router.include_router(audit.router)
 router.include_router(products.router)
 router.include_router(parties.router)
 for family in (units, categories, brands, taxes, payment_modes, expense_categories, warehouses):

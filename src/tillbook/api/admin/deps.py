@@ -1,14 +1,27 @@
-"""Back-office request dependencies: the admin session, JSON bodies, ids in paths."""
+"""Back-office request dependencies: the staff session and what it may do, JSON
+bodies, ids in paths.
+
+Every route names the permission it needs in its signature, one line::
+
+    ctx: Annotated[AdminContext, Allowed("webhooks.manage")]
+
+``Allowed`` authenticates the session (401) and refuses a role without the
+permission (403 naming it), before the route's body runs. A permission held per
+warehouse (``auth/roles.WAREHOUSE_BOUND``) is checked here for the whole company
+unless the route says ``Allowed(p, per_warehouse=True)``: the route then calls
+``ctx.require(p, warehouse_id)`` (or ``ctx.warehouse_for`` for a read) once it
+knows which warehouse the request touches."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from tillbook.api.deps import get_db
-from tillbook.auth import admin
+from tillbook.auth import admin, roles
 from tillbook.errors import NotFound, UnsupportedMediaType, invalid
 from tillbook.kit.text import quoted
 
@@ -62,3 +75,22 @@ def query_id(value: str | None, field: str) -> int | None:
 
 
 CurrentAdmin = Annotated[admin.AdminContext, Depends(current_admin)]
+"""Any logged-in staff member (logout); every other route uses ``Allowed``."""
+
+
+def Allowed(permission: str, *, per_warehouse: bool = False) -> Any:
+    """The dependency of a route that needs ``permission``: the session's
+    ``AdminContext``, or 401/403. ``per_warehouse``: the role is checked here and the
+    warehouse scope is left to the route (``ctx.require(permission, warehouse_id)``)."""
+    roles.known(permission)
+
+    async def allowed(ctx: CurrentAdmin) -> admin.AdminContext:
+        if per_warehouse:
+            roles.check(ctx.role, None, permission)
+        else:
+            ctx.require(permission)
+        return ctx
+
+    allowed.__name__ = f"allowed_{permission.replace('.', '_')}"
+    checker: Callable[..., Awaitable[admin.AdminContext]] = allowed
+    return Depends(checker)

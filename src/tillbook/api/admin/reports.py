@@ -6,24 +6,28 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
-from tillbook.api.admin.deps import CurrentAdmin, query_id
+from tillbook.api.admin.deps import Allowed, query_id
 from tillbook.api.deps import DB
+from tillbook.auth.admin import AdminContext
 from tillbook.errors import invalid
 from tillbook.kit import bounds
 from tillbook.reports import stock_valuation, stock_valuation_company, trial_balance
 
 router = APIRouter(prefix="/reports", tags=["admin: reports"])
 
+# A staff member scoped to one warehouse reads that warehouse's books only.
+BooksReader = Annotated[AdminContext, Allowed("books.read", per_warehouse=True)]
+
 
 @router.get("/trial-balance")
 async def get_trial_balance(
-    ctx: CurrentAdmin,
+    ctx: BooksReader,
     db: DB,
     warehouse_id: str | None = None,
     date_from: Annotated[str | None, Query(alias="from")] = None,
     date_to: Annotated[str | None, Query(alias="to")] = None,
 ) -> dict[str, Any]:
-    wid = query_id(warehouse_id, "warehouse_id")
+    wid = ctx.warehouse_for("books.read", query_id(warehouse_id, "warehouse_id"))
     start, end = bounds.query_date("from", date_from), bounds.query_date("to", date_to)
     if start is not None and end is not None and start > end:
         raise invalid("from", f"{start} is after to ({end})")
@@ -33,9 +37,9 @@ async def get_trial_balance(
 
 @router.get("/stock-valuation")
 async def get_stock_valuation(
-    ctx: CurrentAdmin, db: DB, warehouse_id: str | None = None
+    ctx: BooksReader, db: DB, warehouse_id: str | None = None
 ) -> dict[str, Any]:
-    wid = query_id(warehouse_id, "warehouse_id")
+    wid = ctx.warehouse_for("books.read", query_id(warehouse_id, "warehouse_id"))
     if wid is None:
         data = await db.read(lambda s: stock_valuation_company(s, ctx.company_id))
     else:

@@ -6,12 +6,12 @@ the database as a query parameter, one in a URL would be stored.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from tillbook.kit.bounds import Clean, stored_length
-from tillbook.models import Webhook
+from tillbook.models import User, Webhook
 
 
 class LoginIn(BaseModel):
@@ -35,3 +35,37 @@ class WebhookIn(BaseModel):
         ]
         | None
     ) = None
+
+
+StaffName = Annotated[StrictStr, Field(min_length=1, max_length=stored_length(User.name)), Clean]
+StaffEmail = Annotated[StrictStr, Field(min_length=3, max_length=stored_length(User.email)), Clean]
+Password = Annotated[StrictStr, Field(min_length=8, max_length=1024), Clean]
+Role = Literal["owner", "manager", "accountant", "cashier"]
+WarehouseRef = Annotated[StrictInt, Field(ge=1, le=2**63 - 1)]
+
+
+class StaffIn(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    name: StaffName
+    email: StaffEmail
+    role: Role
+    password: Password
+    warehouse_id: WarehouseRef | None = Field(
+        default=None, description="limit the staff member to one warehouse (not for owners)"
+    )
+
+
+class StaffPatch(BaseModel):
+    """Only the fields sent change; ``warehouse_id: null`` removes the scope."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    name: StaffName | None = None
+    email: StaffEmail | None = None
+    role: Role | None = None
+    password: Password | None = None
+    warehouse_id: WarehouseRef | None = None
+    version: Annotated[StrictInt, Field(ge=1, le=2**31 - 1)] | None = Field(
+        default=None, description="the version this edit is based on (or send If-Match)"
+    )

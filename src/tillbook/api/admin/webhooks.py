@@ -2,21 +2,27 @@
 
 A webhook's secret is shown twice in its life: in the answer that creates it and in
 the one that rotates it. Ids of another company's records are simply not found.
+Owners only (``webhooks.manage``). Every change is recorded in the audit trail in
+its own transaction (here, since ``events`` sits beside ``audit`` and does not
+import it); a secret never is: a rotation is recorded as ``"secret": "rotated"``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tillbook.api.admin.deps import CurrentAdmin, path_id, query_id, require_json
+from tillbook.api.admin.deps import Allowed, path_id, query_id, require_json
 from tillbook.api.admin.schemas import WebhookIn
 from tillbook.api.body import openapi_body, parse_body
 from tillbook.api.deps import DB
-from tillbook.auth.admin import iso_utc
+from tillbook.api.idempotent import run_admin_write
+from tillbook.api.responses import JSON
+from tillbook.audit.service import record
+from tillbook.auth.admin import AdminContext, iso_utc
 from tillbook.config import Settings
 from tillbook.errors import invalid
 from tillbook.events import webhook_service as service
@@ -25,6 +31,8 @@ from tillbook.kit.text import quoted
 from tillbook.models import DeliveryAttempt, Webhook, WebhookDelivery
 
 router = APIRouter(prefix="/webhooks", tags=["admin: webhooks"])
+
+CurrentAdmin = Annotated[AdminContext, Allowed("webhooks.manage")]
 
 MAX_LIMIT = 500
 
@@ -40,6 +48,31 @@ def webhook_view(webhook: Webhook, secret: str | None = None) -> dict[str, Any]:
     if secret is not None:
         view["secret"] = secret
     return view
+
+
+def _audited(webhook: Webhook) -> dict[str, Any]:
+    return {"url": webhook.url, "events": webhook.events, "active": webhook.active}
+
+
+async def _audit(
+    session: AsyncSession,
+    ctx: AdminContext,
+    action: str,
+    entity_id: int,
+    before: dict[str, Any] | None,
+    after: dict[str, Any] | None,
+    entity_type: str = "webhook",
+) -> None:
+    await record(
+        session,
+        company_id=ctx.company_id,
+        actor_id=ctx.user_id,
+        action=action,
+        entity_type=entity_type,
+        entity_id=entity_id,
+        before=before,
+        after=after,
+    )
 
 
 def delivery_view(d: WebhookDelivery, events: dict[int, tuple[str, str]]) -> dict[str, Any]:
@@ -90,13 +123,18 @@ async def _with_events(
 
 
 @router.post("", openapi_extra=openapi_body(WebhookIn))
-async def add_webhook(request: Request, ctx: CurrentAdmin, db: DB) -> dict[str, Any]:
+async def add_webhook(request: Request, ctx: CurrentAdmin) -> JSON:
     require_json(request)
     body, _raw = await parse_body(request, WebhookIn)
     settings: Settings = request.app.state.settings
     new = await service.check_new_webhook(body.url, body.events, UrlPolicy.from_settings(settings))
-    webhook, secret = await db.write(lambda s: service.add_webhook(s, ctx.company_id, new))
-    return {"status": "success", "data": webhook_view(webhook, secret)}
+
+    async def write(s: AsyncSession) -> dict[str, Any]:
+        webhook, secret = await service.add_webhook(s, ctx.company_id, new)
+        await _audit(s, ctx, "created", webhook.id, None, _audited(webhook))
+        return {"status": "success", "data": webhook_view(webhook, secret)}
+
+    return await run_admin_write(request, ctx, write)
 
 
 @router.get("")
@@ -143,39 +181,64 @@ async def list_attempts(delivery_id: str, ctx: CurrentAdmin, db: DB) -> dict[str
 
 
 @router.post("/deliveries/{delivery_id}/redeliver")
-async def redeliver(delivery_id: str, ctx: CurrentAdmin, db: DB) -> dict[str, Any]:
+async def redeliver(request: Request, delivery_id: str, ctx: CurrentAdmin) -> JSON:
     did = path_id(delivery_id, "delivery")
 
     async def write(s: AsyncSession) -> dict[str, Any]:
         delivery = await service.redeliver(s, did, company_id=ctx.company_id)
-        return (await _with_events(s, [delivery]))[0]
+        await _audit(s, ctx, "redelivered", delivery.id, None, {"webhook_id": delivery.webhook_id},
+                     entity_type="webhook_delivery")  # fmt: skip
+        return {"status": "success", "data": (await _with_events(s, [delivery]))[0]}
 
-    return {"status": "success", "data": await db.write(write)}
+    return await run_admin_write(request, ctx, write)
 
 
 @router.post("/{webhook_id}/disable")
-async def disable_webhook(webhook_id: str, ctx: CurrentAdmin, db: DB) -> dict[str, Any]:
+async def disable_webhook(request: Request, webhook_id: str, ctx: CurrentAdmin) -> JSON:
     wid = path_id(webhook_id, "webhook")
-    webhook = await db.write(lambda s: service.disable_webhook(s, ctx.company_id, wid))
-    return {"status": "success", "data": webhook_view(webhook)}
+
+    async def write(s: AsyncSession) -> dict[str, Any]:
+        before = _audited(await service.get_webhook(s, ctx.company_id, wid))
+        webhook = await service.disable_webhook(s, ctx.company_id, wid)
+        await _audit(s, ctx, "disabled", wid, before, _audited(webhook))
+        return {"status": "success", "data": webhook_view(webhook)}
+
+    return await run_admin_write(request, ctx, write)
 
 
 @router.post("/{webhook_id}/enable")
-async def enable_webhook(webhook_id: str, ctx: CurrentAdmin, db: DB) -> dict[str, Any]:
+async def enable_webhook(request: Request, webhook_id: str, ctx: CurrentAdmin) -> JSON:
     wid = path_id(webhook_id, "webhook")
-    webhook = await db.write(lambda s: service.enable_webhook(s, ctx.company_id, wid))
-    return {"status": "success", "data": webhook_view(webhook)}
+
+    async def write(s: AsyncSession) -> dict[str, Any]:
+        before = _audited(await service.get_webhook(s, ctx.company_id, wid))
+        webhook = await service.enable_webhook(s, ctx.company_id, wid)
+        await _audit(s, ctx, "enabled", wid, before, _audited(webhook))
+        return {"status": "success", "data": webhook_view(webhook)}
+
+    return await run_admin_write(request, ctx, write)
 
 
 @router.post("/{webhook_id}/rotate-secret")
-async def rotate_secret(webhook_id: str, ctx: CurrentAdmin, db: DB) -> dict[str, Any]:
+async def rotate_secret(request: Request, webhook_id: str, ctx: CurrentAdmin) -> JSON:
     wid = path_id(webhook_id, "webhook")
-    webhook, secret = await db.write(lambda s: service.rotate_secret(s, ctx.company_id, wid))
-    return {"status": "success", "data": webhook_view(webhook, secret)}
+
+    async def write(s: AsyncSession) -> dict[str, Any]:
+        webhook, secret = await service.rotate_secret(s, ctx.company_id, wid)
+        await _audit(s, ctx, "updated", wid, {"secret": None}, {"secret": "rotated"})
+        return {"status": "success", "data": webhook_view(webhook, secret)}
+
+    return await run_admin_write(request, ctx, write)
 
 
 @router.delete("/{webhook_id}")
 async def remove_webhook(webhook_id: str, ctx: CurrentAdmin, db: DB) -> dict[str, Any]:
     wid = path_id(webhook_id, "webhook")
-    await db.write(lambda s: service.remove_webhook(s, ctx.company_id, wid))
+
+    async def write(s: AsyncSession) -> None:
+        before = _audited(await service.get_webhook(s, ctx.company_id, wid))
+        await service.remove_webhook(s, ctx.company_id, wid)
+        await _audit(s, ctx, "removed", wid, before, None)
+
+    await db.write(write)
     return {"status": "success", "message": f"webhook {wid} removed"}

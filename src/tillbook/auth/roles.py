@@ -1,0 +1,138 @@
+"""Who may do what in the back office: the one table of permissions per role, and the
+warehouse scope of a staff member. Every admin route asks here (through
+``api.admin.deps.Allowed`` or ``AdminContext.require``); no route decides by itself.
+
+Roles and what they are for:
+
+- ``owner``: everything, always company-wide (an owner has no warehouse scope).
+- ``manager``: runs a branch: the catalog and its listings, prices, stock,
+  customers and suppliers, and reads the books. Not staff, keys, webhooks, company
+  settings (taxes, payment modes: they change the books of every branch) nor the
+  audit trail.
+- ``accountant``: reads the books, the audit trail and the catalog and parties;
+  changes nothing (an accountant cannot change a price).
+- ``cashier``: what a person at the till needs and no more: reads the catalog and
+  parties, and creates or corrects customers (a till signs up a customer at the
+  counter; the public API's ``POST /customers`` does the same).
+
+Warehouse scope: a manager, accountant or cashier may be limited to one warehouse
+(``users.warehouse_id``); unscoped, they act on every warehouse of the company. A
+*warehouse-bound* permission (``WAREHOUSE_BOUND``) held by a scoped staff member
+covers their warehouse's data only: an action on another warehouse, or on the
+whole company at once (a company-wide product definition, an unfiltered report, the
+audit trail), is refused. The other permissions concern company-wide records that
+no warehouse owns (customers and suppliers are shared by every branch), and the
+scope does not narrow them. A refusal is a 403 that names the permission; it is
+given before any record is looked up, so it tells nothing about what exists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from tillbook.errors import Forbidden
+
+OWNER, MANAGER, ACCOUNTANT, CASHIER = "owner", "manager", "accountant", "cashier"
+ROLES: tuple[str, ...] = (OWNER, MANAGER, ACCOUNTANT, CASHIER)
+
+PERMISSIONS: dict[str, str] = {
+    "books.read": "read the books: reports, journal, ledgers",
+    "catalog.read": "read products, listings, categories, brands, units",
+    "catalog.write": "create and edit products, listings, categories, brands, units",
+    "prices.write": "change sales and purchase prices",
+    "parties.read": "read customers and suppliers",
+    "parties.write": "create and edit customers and suppliers",
+    "stock.write": "adjust stock, opening stock, transfers",
+    "settings.write": "company and branch settings: taxes, payment modes, expense "
+    "categories, warehouses, receipts",
+    "staff.manage": "create, edit and archive staff members",
+    "keys.manage": "create, reveal and revoke API keys",
+    "webhooks.manage": "read and change webhooks and their deliveries",
+    "audit.read": "read the audit trail",
+}
+
+# Permissions whose records belong to one warehouse: a scoped staff member holds
+# them for that warehouse only.
+WAREHOUSE_BOUND: frozenset[str] = frozenset(
+    {"books.read", "catalog.write", "prices.write", "stock.write", "audit.read"}
+)
+
+GRANTS: dict[str, frozenset[str]] = {
+    OWNER: frozenset(PERMISSIONS),
+    MANAGER: frozenset(
+        {
+            "books.read",
+            "catalog.read",
+            "catalog.write",
+            "prices.write",
+            "parties.read",
+            "parties.write",
+            "stock.write",
+        }
+    ),
+    ACCOUNTANT: frozenset({"books.read", "catalog.read", "parties.read", "audit.read"}),
+    CASHIER: frozenset({"catalog.read", "parties.read", "parties.write"}),
+}
+# Roles that may be limited to one warehouse.
+SCOPABLE: frozenset[str] = frozenset({MANAGER, ACCOUNTANT, CASHIER})
+
+
+def known(permission: str) -> str:
+    """The permission, checked against the table (a typo in a route fails at import)."""
+    if permission not in PERMISSIONS:
+        raise ValueError(f"unknown permission {permission!r}; see tillbook.auth.roles")
+    return permission
+
+
+def granted(role: str | None, permission: str) -> bool:
+    return permission in GRANTS.get(role or "", frozenset())
+
+
+def roles_with(permission: str) -> list[str]:
+    return [role for role in ROLES if permission in GRANTS[role]]
+
+
+def check(
+    role: str | None,
+    scope: int | None,
+    permission: str,
+    warehouse_id: int | None = None,
+) -> None:
+    """Refuse (403) unless ``role`` holds ``permission`` for ``warehouse_id`` (None: a
+    company-wide action). ``scope`` is the staff member's warehouse, None for all."""
+    known(permission)
+    if not granted(role, permission):
+        holders = ", ".join(roles_with(permission))
+        raise Forbidden(
+            f"the {role or 'no'} role lacks the permission {permission!r} "
+            f"({PERMISSIONS[permission]}); roles that have it: {holders}"
+        )
+    if scope is None or permission not in WAREHOUSE_BOUND:
+        return
+    if warehouse_id is None:
+        raise Forbidden(
+            f"the permission {permission!r} is limited to warehouse {scope} for this staff "
+            "member; a company-wide request needs an unscoped staff member"
+        )
+    if warehouse_id != scope:
+        raise Forbidden(
+            f"the permission {permission!r} is limited to warehouse {scope} for this staff "
+            f"member (asked for warehouse {warehouse_id})"
+        )
+
+
+def narrowed(
+    role: str | None, scope: int | None, permission: str, warehouse_id: int | None
+) -> int | None:
+    """For reads that may cover the whole company or one warehouse (reports): the
+    warehouse to read. A scoped staff member asking for the whole company gets their
+    own warehouse; asking for another one is refused like ``check``."""
+    if scope is not None and warehouse_id is None and permission in WAREHOUSE_BOUND:
+        warehouse_id = scope
+    check(role, scope, permission, warehouse_id)
+    return warehouse_id
+
+
+def table() -> Iterable[tuple[str, list[str]]]:
+    """(permission, roles holding it), in the table's order: for documentation."""
+    return ((p, roles_with(p)) for p in PERMISSIONS)

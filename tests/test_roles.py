@@ -1,0 +1,103 @@
+"""The permission table and warehouse scope of ``auth/roles.py``, as a route asks
+them through ``AdminContext`` (routes for catalog, prices and stock are checked here
+before they exist, so that their authors find the rules already fixed)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+import pytest
+
+from tillbook.auth import roles
+from tillbook.auth.admin import AdminContext
+from tillbook.errors import Forbidden
+
+EXPECTED = {
+    # permission: roles holding it, as the README and the report document them
+    "books.read": {"owner", "manager", "accountant"},
+    "catalog.read": {"owner", "manager", "accountant", "cashier"},
+    "catalog.write": {"owner", "manager"},
+    "prices.write": {"owner", "manager"},
+    "parties.read": {"owner", "manager", "accountant", "cashier"},
+    "parties.write": {"owner", "manager", "cashier"},
+    "stock.write": {"owner", "manager"},
+    "settings.write": {"owner"},
+    "staff.manage": {"owner"},
+    "keys.manage": {"owner"},
+    "webhooks.manage": {"owner"},
+    "audit.read": {"owner", "accountant"},
+}
+
+
+def ctx(role: str | None, warehouse_id: int | None = None) -> AdminContext:
+    return AdminContext(
+        session_id=1,
+        company_id=1,
+        user_id=1,
+        expires_at=dt.datetime.now(dt.UTC),
+        role=role,
+        warehouse_id=warehouse_id,
+    )
+
+
+def test_the_table() -> None:
+    assert {p: set(r) for p, r in roles.table()} == EXPECTED
+
+
+@pytest.mark.parametrize("role", [*roles.ROLES, None, "admin"])
+@pytest.mark.parametrize("permission", sorted(EXPECTED))
+def test_each_role_and_permission(role: str | None, permission: str) -> None:
+    staff = ctx(role)
+    if role in EXPECTED[permission]:
+        staff.require(permission)
+        assert staff.can(permission)
+    else:
+        with pytest.raises(Forbidden, match=re.escape(repr(permission))):
+            staff.require(permission)
+        assert not staff.can(permission)
+
+
+def test_an_accountant_cannot_change_a_price() -> None:
+    message = "the accountant role lacks the permission 'prices.write'"
+    with pytest.raises(Forbidden, match=re.escape(message)):
+        ctx("accountant").require("prices.write", warehouse_id=3)
+
+
+def test_a_branch_manager_changes_their_branch_only() -> None:
+    manager = ctx("manager", warehouse_id=3)
+    manager.require("prices.write", warehouse_id=3)
+    manager.require("catalog.write", warehouse_id=3)
+    manager.require("stock.write", warehouse_id=3)
+    for permission in ("prices.write", "catalog.write", "stock.write", "books.read"):
+        with pytest.raises(Forbidden, match="limited to warehouse 3"):
+            manager.require(permission, warehouse_id=4)
+        with pytest.raises(Forbidden, match="company-wide"):
+            manager.require(permission)  # the company-wide product, an unfiltered report
+    # Customers and suppliers belong to no warehouse.
+    manager.require("parties.write")
+    manager.require("parties.write", warehouse_id=4)
+    # An unscoped manager acts on every warehouse.
+    ctx("manager").require("prices.write", warehouse_id=4)
+    ctx("manager").require("catalog.write")
+
+
+def test_reads_narrow_to_the_scope() -> None:
+    scoped = ctx("accountant", warehouse_id=5)
+    assert scoped.warehouse_for("books.read", None) == 5
+    assert scoped.warehouse_for("books.read", 5) == 5
+    with pytest.raises(Forbidden):
+        scoped.warehouse_for("books.read", 6)
+    assert ctx("accountant").warehouse_for("books.read", None) is None
+    assert ctx("owner").warehouse_for("books.read", 6) == 6
+    with pytest.raises(Forbidden):
+        ctx("cashier", warehouse_id=5).warehouse_for("books.read", None)
+
+
+def test_a_typo_in_a_permission_fails_at_once() -> None:
+    from tillbook.api.admin.deps import Allowed
+
+    with pytest.raises(ValueError, match="unknown permission"):
+        Allowed("webhook.manage")
+    with pytest.raises(ValueError):
+        ctx("owner").require("everything")
