@@ -135,7 +135,11 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
         default_response_class=JSON,
         lifespan=lifespan,
     )
-    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        BodyLimit,
+        max_bytes=settings.max_body_bytes,
+        larger={"/api/v1/admin/import/": settings.max_import_bytes},
+    )
 
     @app.exception_handler(TillbookError)
     async def _tillbook(request: Request, exc: TillbookError) -> JSON:

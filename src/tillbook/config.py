@@ -45,6 +45,9 @@ class Settings(BaseSettings):
     # Request bodies above this many bytes are refused with 413 while they are read,
     # before any key or token is checked (``api/limits.py``, DESIGN.md §12).
     max_body_bytes: int = Field(default=1024 * 1024, ge=1)
+    # The back office's CSV uploads (``POST /api/v1/admin/import/...``) are files: a
+    # catalog of 10,000 products in three branches is about 3 MB.
+    max_import_bytes: int = Field(default=32 * 1024 * 1024, ge=1)
 
 
 @lru_cache

@@ -49,17 +49,29 @@ def _declared_length(scope: Scope) -> int | None:
 
 
 class BodyLimit:
-    def __init__(self, app: ASGIApp, max_bytes: int):
+    """``max_bytes`` for every request, but ``larger`` (path prefix -> bytes) for the
+    few routes whose bodies are files (the back office's CSV imports)."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int, larger: dict[str, int] | None = None):
         self.app = app
         self.max_bytes = max_bytes
+        self.larger = larger or {}
+
+    def _cap(self, scope: Scope) -> int:
+        path = scope.get("path", "")
+        for prefix, cap in self.larger.items():
+            if path.startswith(prefix):
+                return max(cap, self.max_bytes)
+        return self.max_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        cap = self._cap(scope)
         declared = _declared_length(scope)
-        if declared is not None and declared > self.max_bytes:
-            await self._refuse(scope, receive, send, keep_alive=declared <= 2 * self.max_bytes)
+        if declared is not None and declared > cap:
+            await self._refuse(scope, receive, send, cap, keep_alive=declared <= 2 * cap)
             return
 
         received = 0
@@ -71,7 +83,7 @@ class BodyLimit:
             message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
-                if received > self.max_bytes:
+                if received > cap:
                     over = True
                     raise _Overflow
             return message
@@ -90,12 +102,12 @@ class BodyLimit:
             if not over:
                 raise
         if over and not started:
-            await self._refuse(scope, receive, send, keep_alive=False)
+            await self._refuse(scope, receive, send, cap, keep_alive=False)
 
     async def _refuse(
-        self, scope: Scope, receive: Receive, send: Send, *, keep_alive: bool
+        self, scope: Scope, receive: Receive, send: Send, cap: int, *, keep_alive: bool
     ) -> None:
-        error = BodyTooLarge(self.max_bytes)
+        error = BodyTooLarge(cap)
         headers = {} if keep_alive else {"Connection": "close"}
         response = JSON(error.body(), status_code=error.status_code, headers=headers)
         await response(scope, receive, send)

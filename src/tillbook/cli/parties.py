@@ -9,23 +9,22 @@ a large file is written, only when stderr is a terminal.
 
 from __future__ import annotations
 
-import os
 import sys
+from collections.abc import Awaitable
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from pydantic import ValidationError
-from rich.console import Console
-from rich.progress import Progress
 from rich.table import Table
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.api.body import errors_of
-from tillbook.cli.common import JsonFlag, fail, out, print_json, read, run
+from tillbook.cli.common import JsonFlag, out, print_json, read, run
 from tillbook.cli.reports import export_app
+from tillbook.cli.transfer import run_import
 from tillbook.db import Database
-from tillbook.imports import MAX_BYTES, ImportRejected
+from tillbook.imports import MAX_BYTES, Counts
 from tillbook.imports.csvfile import Progress as ProgressFn
 from tillbook.parties import service, transfer
 from tillbook.parties.schemas import PartyIn
@@ -37,8 +36,6 @@ supplier_app = typer.Typer(help="Suppliers of a company.", no_args_is_help=True)
 import_app = typer.Typer(help="Import set-up records from CSV files.", no_args_is_help=True)
 
 CompanyOpt = Annotated[int, typer.Option("--company", help="Company id.")]
-# Rows written before a progress bar is worth drawing.
-PROGRESS_FROM = 200
 
 
 def _body(values: dict[str, Any]) -> PartyIn:
@@ -178,58 +175,11 @@ _commands(supplier_app, "supplier")
 # ------------------------------------------------------------------ import and export
 
 
-def _read_file(path: Path) -> bytes:
-    try:
-        size = os.path.getsize(path)
-        if size > MAX_BYTES:
-            fail(f"{path}: the file is {size} bytes, over the limit of {MAX_BYTES}; split it")
-        return path.read_bytes()
-    except OSError as exc:
-        fail(f"{path}: {exc.strerror or exc}")
-
-
 def _import(kind: str, path: Path, company: int, json_: bool) -> None:
-    data = _read_file(path)
-    console = Console(stderr=True)
-    show = console.is_terminal and sys.stderr.isatty()
+    def importer(uow: UnitOfWork, data: bytes, progress: ProgressFn | None) -> Awaitable[Counts]:
+        return transfer.import_parties(uow, company, kind, data, actor_id=None, progress=progress)
 
-    async def work(db: Database) -> dict[str, int] | ImportRejected:
-        async def unit(uow: UnitOfWork) -> dict[str, int]:
-            await check_scope(uow.session, company)
-            if not show:
-                counts = await transfer.import_parties(uow, company, kind, data, actor_id=None)
-                return counts.as_dict()
-            with Progress(console=console, transient=True) as bar:
-                task = bar.add_task(f"importing {kind}s", total=None)
-
-                def step(done: int, total: int) -> None:
-                    if total >= PROGRESS_FROM:
-                        bar.update(task, completed=done, total=total)
-
-                progress: ProgressFn = step
-                counts = await transfer.import_parties(
-                    uow, company, kind, data, actor_id=None, progress=progress
-                )
-            return counts.as_dict()
-
-        try:
-            return await db.unit(unit)
-        except ImportRejected as exc:
-            return exc
-
-    result = run(work)
-    if isinstance(result, ImportRejected):
-        for line in result.lines():
-            typer.echo(f"error: {line}", err=True)
-        typer.echo(f"error: {result.message}", err=True)
-        raise typer.Exit(1)
-    if json_:
-        print_json(result)
-    else:
-        out.print(
-            f"{kind.capitalize()}s: {result['created']} created, {result['updated']} updated, "
-            f"{result['unchanged']} unchanged"
-        )
+    run_import(f"{kind}s", path, company, json_, importer, MAX_BYTES)
 
 
 def _export(kind: str, company: int) -> None:

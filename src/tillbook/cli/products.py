@@ -1,4 +1,5 @@
-"""The company's catalog from the command line: ``tillbook product create|list|archive``.
+"""The company's catalog from the command line: ``tillbook product create|list|archive``
+and ``tillbook import|export products`` (DESIGN.md §13).
 
 The same service and checks as the back office (``catalog.products``): options are
 turned into the admin API's body and parsed by the same code, so a bad value gets
@@ -7,7 +8,10 @@ the same message naming the field.
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Awaitable
 from decimal import Decimal
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -16,9 +20,15 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.api.body import parse_bytes
 from tillbook.catalog import products as service
+from tillbook.catalog import transfer
 from tillbook.catalog.schemas import ProductIn
 from tillbook.cli.common import JsonFlag, out, print_json, read, run
+from tillbook.cli.parties import import_app
+from tillbook.cli.reports import export_app
+from tillbook.cli.transfer import run_import
 from tillbook.db import Database
+from tillbook.imports import Counts
+from tillbook.imports.csvfile import Progress as ProgressFn
 from tillbook.kit.jsonio import dumps
 from tillbook.kit.pagination import MAX_LIMIT, Page
 from tillbook.reports.common import check_scope
@@ -165,3 +175,35 @@ def product_archive(
         print_json(data)
     else:
         out.print(f"Product {data['id']} {data['item_code']} archived")
+
+
+ProductFile = Annotated[
+    Path,
+    typer.Argument(
+        help="CSV file: item_code,name,barcode,category,brand,unit,tax,sales_price,"
+        "purchase_price,mrp,warehouse,opening_stock,opening_cost,reorder_level"
+    ),
+]
+
+
+@import_app.command("products")
+def import_products(file: ProductFile, company: CompanyOpt, json_: JsonFlag = False) -> None:
+    """Create or update products and their listings from a CSV file, all or nothing."""
+
+    def importer(uow: UnitOfWork, data: bytes, progress: ProgressFn | None) -> Awaitable[Counts]:
+        return transfer.import_products(uow, company, data, actor_id=None, progress=progress)
+
+    run_import("products", file, company, json_, importer, transfer.MAX_BYTES)
+
+
+@export_app.command("products")
+def export_products(company: CompanyOpt) -> None:
+    """The company's products as CSV on stdout (the import's columns, a row per
+    listing, the stock on hand as opening stock)."""
+
+    async def work(session: AsyncSession) -> str:
+        await check_scope(session, company)
+        return await transfer.export_products(session, company)
+
+    sys.stdout.write(read(work))
+    sys.stdout.flush()

@@ -109,16 +109,24 @@ class Layout:
     """An import file's columns.
 
     ``required``: columns the header must name; ``key``: the column rows are
-    matched to existing records by (never empty, never twice in one file)."""
+    matched to existing records by (never empty); ``unique``: the columns whose
+    values together appear at most once in a file (default: the key alone; a
+    product file has a row per product *and* warehouse)."""
 
     columns: tuple[str, ...]
     required: frozenset[str]
     key: str
     max_rows: int = MAX_ROWS
     max_bytes: int = MAX_BYTES
+    unique: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         assert self.key in self.required and self.required <= set(self.columns)
+        assert set(self.unique) <= set(self.columns)
+
+    @property
+    def identity(self) -> tuple[str, ...]:
+        return self.unique or (self.key,)
 
 
 @dataclass(frozen=True)
@@ -190,7 +198,7 @@ def read_rows(data: bytes, layout: Layout, problems: Problems) -> list[Row]:
         )
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     rows: list[Row] = []
-    keys: dict[str, int] = {}
+    keys: dict[tuple[str, ...], int] = {}
     try:
         header = _header(next(reader), layout)
         end = reader.line_num
@@ -212,10 +220,16 @@ def read_rows(data: bytes, layout: Layout, problems: Problems) -> list[Row]:
             if not key:
                 problems.add(line, layout.key, "is required: rows are matched by it")
                 continue
-            if key in keys:
-                problems.add(line, layout.key, f"{quoted(key)} is also on line {keys[key]}")
+            ident = tuple(values.get(c, "").strip() for c in layout.identity)
+            if ident in keys:
+                shown = " with ".join(
+                    f"{c} {quoted(v)}" if n else quoted(v)
+                    for n, (c, v) in enumerate(zip(layout.identity, ident, strict=True))
+                    if v or not n
+                )
+                problems.add(line, layout.key, f"{shown} is also on line {keys[ident]}")
                 continue
-            keys[key] = line
+            keys[ident] = line
             rows.append(Row(line, values))
     except csv.Error as exc:
         raise ImportRejected(

@@ -10,6 +10,7 @@ from fastapi import APIRouter
 from tillbook.api.admin import (
     audit,
     brands,
+    catalog_transfer,
     categories,
     expense_categories,
     parties,
@@ -31,6 +32,7 @@ router.include_router(reports.router)
 router.include_router(staff.router)
 router.include_router(audit.router)
 router.include_router(products.router)
+router.include_router(catalog_transfer.router)
 router.include_router(parties.router)
 for family in (units, categories, brands, taxes, payment_modes, expense_categories, warehouses):
     router.include_router(family.router)

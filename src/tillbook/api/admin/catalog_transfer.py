@@ -1,0 +1,52 @@
+"""The catalog in and out as CSV through the back office (DESIGN.md §13):
+``POST /import/products`` (multipart field ``file``) and ``GET /export/products``.
+
+The import needs no ``Idempotency-Key``: it is idempotent by what it does (rows are
+matched by item code and warehouse, opening stock is posted only when a listing is
+created), so a retried upload answers ``unchanged`` for every row.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+
+from tillbook.api.admin.deps import Allowed
+from tillbook.api.admin.uploads import uploaded_file
+from tillbook.api.deps import DB
+from tillbook.auth.admin import AdminContext
+from tillbook.catalog import transfer
+from tillbook.unit import UnitOfWork
+
+router = APIRouter(tags=["admin: catalog"])
+
+
+@router.post("/import/products")
+async def import_products(
+    request: Request, ctx: Annotated[AdminContext, Allowed("catalog.write")], db: DB
+) -> dict[str, Any]:
+    data = await uploaded_file(request, transfer.MAX_BYTES)
+
+    async def work(uow: UnitOfWork) -> dict[str, int]:
+        counts = await transfer.import_products(uow, ctx.company_id, data, actor_id=ctx.user_id)
+        return counts.as_dict()
+
+    return {"status": "success", "data": await db.unit(work)}
+
+
+@router.get(
+    "/export/products",
+    response_class=Response,
+    responses={200: {"content": {"text/csv": {}}, "description": "the CSV file"}},
+)
+async def export_products(
+    ctx: Annotated[AdminContext, Allowed("catalog.read")], db: DB
+) -> Response:
+    text = await db.read(lambda s: transfer.export_products(s, ctx.company_id))
+    return Response(
+        text.encode(),
+        media_type="text/csv; charset=utf-8",
+        headers={"Content-Disposition": 'attachment; filename="products.csv"'},
+    )
