@@ -325,3 +325,30 @@ async def test_imports_have_their_own_body_cap(db: Database, settings: Any) -> N
         assert over.status_code == 413, over.text
         elsewhere = await c.post("/api/v1/public/sales", content=b"x" * 3000)
         assert elsewhere.status_code == 413
+
+
+async def test_large_files_go_in_chunks(
+    db: Database, shop: Shop, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bulk statements take CHUNK rows at a time (2,000 in the service): the same file
+    in chunks of two writes the same catalog and books."""
+    from tillbook.catalog import transfer
+
+    monkeypatch.setattr(transfer, "CHUNK", 2)
+    main, harbour = await names(db, shop)
+    rows = [HEADER] + [
+        f"CH-{i},Chunked {i},77{i:04d},Bulk,,Piece,,1.{i:02d},0.50,,{wh},{i + 1},,"
+        for i in range(7)
+        for wh in (main, harbour)
+    ]
+    result = await run_import(db, shop.company_id, ("\n".join(rows) + "\n").encode())
+    assert result == {"created": 14, "updated": 0, "unchanged": 0}
+    versions = await db.read(
+        lambda s: s.execute(
+            select(Product.version, Product.archived_at).where(
+                Product.company_id == shop.company_id, Product.item_code.like("CH-%")
+            )
+        )
+    )
+    assert set(versions.all()) == {(1, None)}
+    await check_books(db, shop.company_id)

@@ -398,7 +398,11 @@ class UnitOfWork:
         """Insert ``rows`` into ``table`` in one statement and return their ids in row
         order: for write paths that need ids but no ORM objects. Several rows on
         PostgreSQL go as one array insert (``_array_insert``); elsewhere as
-        SQLAlchemy's multi-row insert, which sorts the returned ids itself."""
+        SQLAlchemy's multi-row insert, which sorts the returned ids itself.
+
+        Name every column the table needs: a Python-side column default is not
+        applied to the array insert's rows after its first use in a unit
+        (``tests/test_import_products.py`` inserts in chunks to hold callers to it)."""
         if not rows:
             return []
         if len(rows) > 1 and self.is_postgresql:

@@ -583,6 +583,11 @@ async def _insert_products(
                 "unit_id": _ref(ids, "unit", w.fields.get("unit")),
                 "tax_id": _ref(ids, "tax", w.fields.get("tax")),
                 "description": "",
+                "image": None,
+                # Every column named: a multi-row insert on PostgreSQL
+                # (``UnitOfWork.insert_returning_ids``) applies no Python default.
+                "version": 1,
+                "archived_at": None,
             }
             for w in chunk
         ]
@@ -698,6 +703,7 @@ async def _insert_listings(
                     "reorder_level": item.reorder_level or ZERO,
                     "active": True,
                     "version": 1,
+                    "archived_at": None,
                 }
             )
         listing_ids = await uow.insert_returning_ids(listings_table, rows)
