@@ -38,6 +38,7 @@ RuleName = Literal[
     "purchase_return",
     "opening_stock",
     "deficit_settlement",
+    "year_end_close",
 ]
 
 RULES: dict[RuleName, tuple[Leg, ...]] = {
@@ -107,6 +108,15 @@ RULES: dict[RuleName, tuple[Leg, ...]] = {
     "deficit_settlement": (
         Leg("variance", "debit", c.COGS),
         Leg("variance", "credit", c.INVENTORY),
+    ),
+    # Closing a year: every income and expense account's balance for the year,
+    # given as (account, credit − debit), is moved out of it by a line on the other
+    # side (an income account's credit balance is debited away, an expense's debit
+    # balance credited away), and the year's net profit goes to retained earnings
+    # (a loss debits it).
+    "year_end_close": (
+        Leg("balances", "debit", None),
+        Leg("earnings", "credit", c.RETAINED_EARNINGS),
     ),
 }
 
