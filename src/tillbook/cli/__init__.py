@@ -18,7 +18,17 @@ import sys
 
 import typer
 
-from tillbook.cli import companies, demo, keys, products, reports, serve, terminals, webhooks
+from tillbook.cli import (
+    companies,
+    demo,
+    keys,
+    periods,
+    products,
+    reports,
+    serve,
+    terminals,
+    webhooks,
+)
 from tillbook.config import get_settings
 
 app = typer.Typer(
@@ -37,6 +47,7 @@ app.add_typer(products.product_app, name="product")
 app.add_typer(keys.keys_app, name="keys")
 app.add_typer(reports.report_app, name="report")
 app.add_typer(reports.export_app, name="export")
+app.add_typer(periods.period_app, name="period")
 app.add_typer(webhooks.webhooks_app, name="webhooks")
 app.add_typer(terminals.terminals_app, name="terminals")
 

@@ -9,7 +9,9 @@ from tillbook.api.admin import (
     brands,
     categories,
     expense_categories,
+    ledgers,
     payment_modes,
+    periods,
     products,
     reports,
     session,
@@ -23,6 +25,8 @@ router = APIRouter()
 router.include_router(session.router)
 router.include_router(webhooks.router)
 router.include_router(reports.router)
+router.include_router(ledgers.router)
+router.include_router(periods.router)
 router.include_router(products.router)
 for family in (units, categories, brands, taxes, payment_modes, expense_categories, warehouses):
     router.include_router(family.router)
