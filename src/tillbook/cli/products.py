@@ -14,15 +14,15 @@ import typer
 from rich.table import Table
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tillbook.api.body import parse_bytes
-from tillbook.catalog import products as service
-from tillbook.catalog.schemas import ProductIn
 from tillbook.cli.common import JsonFlag, out, print_json, read, run
 from tillbook.db import Database
 from tillbook.kit.jsonio import dumps
 from tillbook.kit.pagination import MAX_LIMIT, Page
 from tillbook.reports.common import check_scope
 from tillbook.unit import UnitOfWork
+
+# The catalog service and the request parser (FastAPI's, a fifth of a second to
+# import) are imported by the commands that use them, not by every command.
 
 product_app = typer.Typer(help="Products of a company's catalog.", no_args_is_help=True)
 
@@ -82,6 +82,10 @@ def product_create(
         }
     )
 
+    from tillbook.api.body import parse_bytes
+    from tillbook.catalog import products as service
+    from tillbook.catalog.schemas import ProductIn
+
     async def work(db: Database) -> dict[str, Any]:
         body = parse_bytes(raw, ProductIn)
 
@@ -111,6 +115,7 @@ def product_list(
     json_: JsonFlag = False,
 ) -> None:
     """The company's products with their listings."""
+    from tillbook.catalog import products as service
 
     async def work(session: AsyncSession) -> dict[str, Any]:
         await check_scope(session, company, warehouse)
@@ -151,6 +156,7 @@ def product_archive(
     json_: JsonFlag = False,
 ) -> None:
     """Archive a product: no longer sold or bought; its history stays."""
+    from tillbook.catalog import products as service
 
     async def work(db: Database) -> dict[str, Any]:
         async def archive(uow: UnitOfWork) -> dict[str, Any]:
