@@ -134,8 +134,7 @@ async def seed(url: str, history: int, products: int) -> dict[str, Any]:
         customers = [
             r["id"]
             for r in await conn.fetch(
-                "SELECT id FROM users WHERE company_id = $1 AND user_type = 'customer' "
-                "ORDER BY id",
+                "SELECT id FROM users WHERE company_id = $1 AND user_type = 'customer' ORDER BY id",
                 cid,
             )
         ]
@@ -390,8 +389,7 @@ async def measure(url: str, info: dict[str, Any], repeat: int) -> dict[str, Any]
     out["cli"] = cli
     cli["help"] = [child(["--help"], env) for _ in range(3)]
     cli["trial_balance"] = [
-        child(["report", "trial-balance", "--company", str(cid), "--json"], env)
-        for _ in range(3)
+        child(["report", "trial-balance", "--company", str(cid), "--json"], env) for _ in range(3)
     ]
     cli["export_month"] = child(
         ["export", "journal", "--company", str(cid), "--format", "beancount", "--from",
