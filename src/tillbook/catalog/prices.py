@@ -23,6 +23,7 @@ from tillbook.kit.money import number
 from tillbook.kit.pagination import envelope, parse_page
 from tillbook.kit.problems import Problems
 from tillbook.kit.refs import ref_to_id
+from tillbook.ledger import periods
 from tillbook.models import Listing, PriceAdjustmentBatch, PriceHistory, Product, User
 from tillbook.orders import numbering
 from tillbook.unit import UnitOfWork
@@ -58,6 +59,8 @@ async def record_price_change(
     itself). The listing must be locked by the caller."""
     session = uow.session
     now = dt.datetime.now(dt.UTC)
+    # A price change posts no entry, so the closed-period guard is asked here.
+    await periods.refuse_closed(session, listing.company_id, now.date(), "date")
     invoice_number = await numbering.take(uow, listing.warehouse_id, "price-adjustments")
     batch = PriceAdjustmentBatch(
         company_id=listing.company_id,

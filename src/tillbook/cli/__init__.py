@@ -23,6 +23,7 @@ from tillbook.cli import (
     demo,
     keys,
     parties,
+    periods,
     products,
     reports,
     serve,
@@ -52,6 +53,7 @@ app.add_typer(parties.customer_app, name="customer")
 app.add_typer(parties.supplier_app, name="supplier")
 app.add_typer(parties.import_app, name="import")
 app.add_typer(reports.export_app, name="export")
+app.add_typer(periods.period_app, name="period")
 app.add_typer(webhooks.webhooks_app, name="webhooks")
 app.add_typer(terminals.terminals_app, name="terminals")
 

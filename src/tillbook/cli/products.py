@@ -18,10 +18,6 @@ import typer
 from rich.table import Table
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tillbook.api.body import parse_bytes
-from tillbook.catalog import products as service
-from tillbook.catalog import transfer
-from tillbook.catalog.schemas import ProductIn
 from tillbook.cli.common import JsonFlag, out, print_json, read, run
 from tillbook.cli.parties import import_app
 from tillbook.cli.reports import export_app
@@ -33,6 +29,9 @@ from tillbook.kit.jsonio import dumps
 from tillbook.kit.pagination import MAX_LIMIT, Page
 from tillbook.reports.common import check_scope
 from tillbook.unit import UnitOfWork
+
+# The catalog service and the request parser (FastAPI's, a fifth of a second to
+# import) are imported by the commands that use them, not by every command.
 
 product_app = typer.Typer(help="Products of a company's catalog.", no_args_is_help=True)
 
@@ -92,6 +91,10 @@ def product_create(
         }
     )
 
+    from tillbook.api.body import parse_bytes
+    from tillbook.catalog import products as service
+    from tillbook.catalog.schemas import ProductIn
+
     async def work(db: Database) -> dict[str, Any]:
         body = parse_bytes(raw, ProductIn)
 
@@ -121,6 +124,7 @@ def product_list(
     json_: JsonFlag = False,
 ) -> None:
     """The company's products with their listings."""
+    from tillbook.catalog import products as service
 
     async def work(session: AsyncSession) -> dict[str, Any]:
         await check_scope(session, company, warehouse)
@@ -161,6 +165,7 @@ def product_archive(
     json_: JsonFlag = False,
 ) -> None:
     """Archive a product: no longer sold or bought; its history stays."""
+    from tillbook.catalog import products as service
 
     async def work(db: Database) -> dict[str, Any]:
         async def archive(uow: UnitOfWork) -> dict[str, Any]:
@@ -189,6 +194,7 @@ ProductFile = Annotated[
 @import_app.command("products")
 def import_products(file: ProductFile, company: CompanyOpt, json_: JsonFlag = False) -> None:
     """Create or update products and their listings from a CSV file, all or nothing."""
+    from tillbook.catalog import transfer
 
     def importer(uow: UnitOfWork, data: bytes, progress: ProgressFn | None) -> Awaitable[Counts]:
         return transfer.import_products(uow, company, data, actor_id=None, progress=progress)
@@ -200,6 +206,7 @@ def import_products(file: ProductFile, company: CompanyOpt, json_: JsonFlag = Fa
 def export_products(company: CompanyOpt) -> None:
     """The company's products as CSV on stdout (the import's columns, a row per
     listing, the stock on hand as opening stock)."""
+    from tillbook.catalog import transfer
 
     async def work(session: AsyncSession) -> str:
         await check_scope(session, company)

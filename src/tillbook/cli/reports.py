@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tillbook.cli.common import JsonFlag, out, parse_date, print_json, read
+from tillbook.cli.common import JsonFlag, out, parse_date, print_json, read, run
 
 report_app = typer.Typer(help="Read the books.", no_args_is_help=True)
 export_app = typer.Typer(help="Export the books, customers and suppliers.", no_args_is_help=True)
@@ -191,27 +192,18 @@ def report_stock_valuation(
         )
 
 
-@report_app.command("ledger")
-def report_ledger(
-    company: CompanyOpt,
-    account: Annotated[str, typer.Option("--account", help="Account code, e.g. 11500.")],
-    warehouse: WarehouseOpt = None,
-    date_from: FromOpt = None,
-    date_to: ToOpt = None,
-    json_: JsonFlag = False,
-) -> None:
-    """Every line of one account with a running balance (debit - credit)."""
-    from tillbook.reports.journal import account_ledger
+LimitOpt = Annotated[
+    int | None, typer.Option("--limit", help="Lines per page (1 to 1000, default 100).")
+]
+CursorOpt = Annotated[
+    str | None, typer.Option("--cursor", help="Where to go on: the last page's next_cursor.")
+]
+CsvFlag = Annotated[
+    bool, typer.Option("--csv", help="Every page as CSV on stdout, written as it is read.")
+]
 
-    start, end = parse_date(date_from, "--from"), parse_date(date_to, "--to")
-    data = read(
-        lambda s: account_ledger(
-            s, company, account, warehouse_id=warehouse, date_from=start, date_to=end
-        )
-    )
-    if json_:
-        print_json(data)
-        return
+
+def _print_lines(title: str, data: dict[str, Any]) -> None:
     rows = [
         [
             line["date"],
@@ -223,30 +215,167 @@ def report_ledger(
         ]
         for line in data["lines"]
     ]
-    acc = data["account"]
+    opening = data["opening_balance"]
     out.print(
         _money_table(
-            f"Ledger {acc['code']} {acc['name']}, company {company}"
-            f"{_scope(warehouse, data['date_from'])} (opening {data['opening_balance']})",
+            title + (f" (opening {opening})" if opening is not None else ""),
             ["date", "entry", "narration", "debit", "credit", "balance"],
             rows,
         )
     )
+    out.print(f"Closing balance {data['closing_balance']}")
+    if data["next_cursor"]:
+        out.print(f"More: --cursor {data['next_cursor']}")
+
+
+def _write_csv(page: Callable[[AsyncSession, str | None], Awaitable[dict[str, Any]]]) -> None:
+    from tillbook.reports.ledgers import csv_rows
+
+    async def work(session: AsyncSession) -> None:
+        async for chunk in csv_rows(lambda cursor: page(session, cursor)):
+            sys.stdout.write(chunk)
+
+    read(work)
+    sys.stdout.flush()
+
+
+@report_app.command("ledger")
+def report_ledger(
+    company: CompanyOpt,
+    account: Annotated[str, typer.Option("--account", help="Account code, e.g. 11500.")],
+    warehouse: WarehouseOpt = None,
+    date_from: FromOpt = None,
+    date_to: ToOpt = None,
+    limit: LimitOpt = None,
+    cursor: CursorOpt = None,
+    csv: CsvFlag = False,
+    json_: JsonFlag = False,
+) -> None:
+    """One account's lines with a running balance (debit - credit), a page at a time."""
+    from tillbook.reports.ledgers import account_ledger_page
+
+    start, end = parse_date(date_from, "--from"), parse_date(date_to, "--to")
+
+    def page(s: AsyncSession, at: str | None, size: int | None = None) -> Any:
+        return account_ledger_page(
+            s,
+            company,
+            account,
+            warehouse_id=warehouse,
+            date_from=start,
+            date_to=end,
+            cursor=at,
+            limit=size,
+        )
+
+    if csv:
+        _write_csv(lambda s, at: page(s, at, 1000))
+        return
+    data = read(lambda s: page(s, cursor, limit))
+    if json_:
+        print_json(data)
+        return
+    acc = data["account"]
+    _print_lines(
+        f"Ledger {acc['code']} {acc['name']}, company {company}"
+        f"{_scope(warehouse, data['date_from'])}",
+        data,
+    )
+
+
+@report_app.command("statement")
+def report_statement(
+    company: CompanyOpt,
+    party: Annotated[int, typer.Option("--party", help="Customer or supplier id.")],
+    warehouse: WarehouseOpt = None,
+    date_from: FromOpt = None,
+    date_to: ToOpt = None,
+    limit: LimitOpt = None,
+    cursor: CursorOpt = None,
+    csv: CsvFlag = False,
+    json_: JsonFlag = False,
+) -> None:
+    """A customer's (what they owe) or supplier's (what is owed to them) statement."""
+    from tillbook.reports.ledgers import party_statement_page
+
+    start, end = parse_date(date_from, "--from"), parse_date(date_to, "--to")
+
+    def page(s: AsyncSession, at: str | None, size: int | None = None) -> Any:
+        return party_statement_page(
+            s,
+            company,
+            party,
+            warehouse_id=warehouse,
+            date_from=start,
+            date_to=end,
+            cursor=at,
+            limit=size,
+        )
+
+    if csv:
+        _write_csv(lambda s, at: page(s, at, 1000))
+        return
+    data = read(lambda s: page(s, cursor, limit))
+    if json_:
+        print_json(data)
+        return
+    who = data["party"]
+    _print_lines(
+        f"Statement of {who['type']} {who['id']} {who['name']} ({who['account']}), "
+        f"company {company}{_scope(warehouse, data['date_from'])}",
+        data,
+    )
+
+
+@report_app.command("check-rollups")
+def report_check_rollups(
+    company: CompanyOpt,
+    build: Annotated[
+        bool, typer.Option("--build", help="First roll up any closed month still missing.")
+    ] = False,
+    json_: JsonFlag = False,
+) -> None:
+    """Compare every closed month's roll-ups with its journal lines; exit 1 on a difference."""
+    from tillbook.reports import periods
+
+    data = run(lambda db: periods.check(db, company, build=build))
+    if json_:
+        print_json(data)
+    else:
+        out.print(
+            f"Company {company}: {data['rollups']} account roll-ups and "
+            f"{data['party_rollups']} party roll-ups through {data['rolled_up_through']}, "
+            + ("all agree with the lines" if data["ok"] else "DIFFER from the lines:")
+        )
+        for difference in data["differences"]:
+            out.print(f"  {difference}")
+    if not data["ok"]:
+        raise typer.Exit(1)
 
 
 @export_app.command("journal")
 def export_journal_command(
     company: CompanyOpt,
     fmt: Annotated[
-        str, typer.Option("--format", help="beancount (bean-check) or ledger (hledger check).")
+        str,
+        typer.Option(
+            "--format", help="beancount (bean-check) or hledger (hledger check; also: ledger)."
+        ),
     ] = "beancount",
+    date_from: FromOpt = None,
+    date_to: ToOpt = None,
 ) -> None:
-    """The whole journal on stdout as plain-text accounting, one transaction per entry."""
+    """The journal on stdout as plain-text accounting, one transaction per entry,
+    written as it is read (constant memory). With --from, one transaction first
+    carries the balances before that day."""
     from tillbook.reports.journal import export_journal
 
+    start, end = parse_date(date_from, "--from"), parse_date(date_to, "--to")
+
     async def work(session: AsyncSession) -> None:
-        async for line in export_journal(session, company, fmt):
-            sys.stdout.write(line + "\n")
+        write = sys.stdout.write
+        async for line in export_journal(session, company, fmt, date_from=start, date_to=end):
+            write(line + "\n")
 
     read(work)
     sys.stdout.flush()

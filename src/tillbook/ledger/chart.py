@@ -21,6 +21,7 @@ INVENTORY = "11700"
 PAYABLE = "21100"
 SALES_TAX = "21200"
 OPENING_EQUITY = "31100"
+RETAINED_EARNINGS = "31200"
 SALES_REVENUE = "41100"
 SALES_RETURNS = "41200"
 SALES_DISCOUNTS = "41300"
@@ -42,6 +43,7 @@ STANDARD_CHART: tuple[AccountSpec, ...] = (
     AccountSpec(PAYABLE, "Accounts Payable", "liability"),
     AccountSpec(SALES_TAX, "Sales Tax Payable", "liability"),
     AccountSpec(OPENING_EQUITY, "Opening Balance Equity", "equity"),
+    AccountSpec(RETAINED_EARNINGS, "Retained Earnings", "equity"),
     AccountSpec(SALES_REVENUE, "Sales Revenue", "income"),
     AccountSpec(SALES_RETURNS, "Sales Returns", "contra-income"),
     AccountSpec(SALES_DISCOUNTS, "Sales Discounts", "contra-income"),

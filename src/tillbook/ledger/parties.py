@@ -16,13 +16,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from decimal import Decimal
 
-from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tillbook.kit.money import ZERO, to_money
+from tillbook.kit.money import ZERO
 from tillbook.ledger import chart
+from tillbook.ledger.rollups import party_sums
 from tillbook.ledger.service import account_ids
-from tillbook.models import JournalLine
 
 # party type -> (its control account, True when the balance is debit − credit)
 CONTROL = {"customer": (chart.RECEIVABLE, True), "supplier": (chart.PAYABLE, False)}
@@ -32,31 +31,19 @@ async def warehouse_balances(
     session: AsyncSession, company_id: int, warehouse_id: int, parties: Mapping[int, str]
 ) -> dict[int, Decimal]:
     """party id -> balance in ``warehouse_id``, for ``parties`` (id -> user type:
-    ``customer`` or ``supplier``); a party with no lines there has 0.00. One grouped
-    statement over the parties' lines (index on ``party_id``)."""
+    ``customer`` or ``supplier``); a party with no lines there has 0.00. Closed
+    months come from the party roll-ups, the rest from the parties' lines (index
+    on ``party_id``)."""
     out = dict.fromkeys(parties, ZERO)
     if not parties:
         return out
     ids = await account_ids(session, company_id)
     accounts = {ids[code]: (code, debit_normal) for code, debit_normal in CONTROL.values()}
-    rows = await session.execute(
-        select(
-            JournalLine.party_id,
-            JournalLine.account_id,
-            func.sum(JournalLine.debit),
-            func.sum(JournalLine.credit),
-        )
-        .where(
-            JournalLine.company_id == company_id,
-            JournalLine.warehouse_id == warehouse_id,
-            JournalLine.party_id.in_(tuple(parties)),
-            JournalLine.account_id.in_(tuple(accounts)),
-        )
-        .group_by(JournalLine.party_id, JournalLine.account_id)
+    sums = await party_sums(
+        session, company_id, parties, account_ids=accounts, warehouse_id=warehouse_id
     )
-    for party_id, account_id, debit, credit in rows.all():
+    for (party_id, account_id), found in sums.items():
         code, debit_normal = accounts[account_id]
-        if party_id is not None and CONTROL.get(parties[party_id], ("", False))[0] == code:
-            dr, cr = to_money(debit), to_money(credit)
-            out[party_id] = dr - cr if debit_normal else cr - dr
+        if CONTROL.get(parties[party_id], ("", False))[0] == code:
+            out[party_id] = found.balance if debit_normal else -found.balance
     return out

@@ -40,6 +40,7 @@ RuleName = Literal[
     "deficit_settlement",
     "opening_balance_customer",
     "opening_balance_supplier",
+    "year_end_close",
 ]
 
 RULES: dict[RuleName, tuple[Leg, ...]] = {
@@ -120,6 +121,15 @@ RULES: dict[RuleName, tuple[Leg, ...]] = {
     "opening_balance_supplier": (
         Leg("amount", "debit", c.OPENING_EQUITY),
         Leg("amount", "credit", c.PAYABLE, party=True),
+    ),
+    # Closing a year: every income and expense account's balance for the year,
+    # given as (account, credit − debit), is moved out of it by a line on the other
+    # side (an income account's credit balance is debited away, an expense's debit
+    # balance credited away), and the year's net profit goes to retained earnings
+    # (a loss debits it).
+    "year_end_close": (
+        Leg("balances", "debit", None),
+        Leg("earnings", "credit", c.RETAINED_EARNINGS),
     ),
 }
 

@@ -5,6 +5,11 @@ pure balance check (which cannot be skipped: there is no other insert into
 ``journal_lines``), writes the entry with its lines and moves party sub-ledger
 balances in the same transaction. ``reverse`` is the only correction: a new entry
 with every line on the other side, naming the entry it reverses.
+
+It is also the one place a write dated into a closed period is refused
+(``ledger.periods``): the database's refusal of the entry becomes a 422 naming the
+request's date field (``date_field``), and an operation that posts nothing is
+checked with one read.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from tillbook.kit import bounds
 from tillbook.kit.bounds import MONEY
 from tillbook.kit.money import ZERO
 from tillbook.kit.refcache import ReferenceCache
-from tillbook.ledger import chart
+from tillbook.ledger import chart, periods
 from tillbook.ledger import repository as repo
 from tillbook.ledger.balance import Line, imbalance
 from tillbook.ledger.rules import RULES, RuleName, figure_names
@@ -91,6 +96,7 @@ async def post(
     field: str,
     party_id: int | None = None,
     created_by: int | None = None,
+    date_field: str = "date",
 ) -> int | None:
     """Write one balanced journal entry and return its id, or raise LedgerImbalance.
 
@@ -99,9 +105,13 @@ async def post(
 
     A line amount, or a party's balance after the entry, beyond what the books hold
     (``kit/bounds.py``) is a 422 naming ``field``: the request field whose amount
-    it is."""
+    it is.
+
+    ``entry_date`` in a closed period is a 422 naming ``date_field``, whether an
+    entry is written or not."""
     lines = build_lines(rule, figures, party_id)
     if not lines:
+        await periods.refuse_closed(uow.session, company_id, entry_date, date_field)
         return None
     return await _write(
         uow,
@@ -114,6 +124,7 @@ async def post(
         entry_date=entry_date,
         created_by=created_by,
         field=field,
+        date_field=date_field,
     )
 
 
@@ -126,6 +137,7 @@ async def reverse(
     source_id: int | None,
     entry_date: dt.date,
     created_by: int | None = None,
+    date_field: str = "date",
 ) -> int:
     """Post the mirror of entry ``entry_id`` (every debit a credit and back), naming
     it in ``reverses_entry_id``: the books' only way to undo an entry."""
@@ -150,6 +162,7 @@ async def reverse(
         created_by=created_by,
         reverses_entry_id=entry_id,
         field="entry_id",
+        date_field=date_field,
     )
 
 
@@ -165,6 +178,7 @@ async def _write(
     entry_date: dt.date,
     created_by: int | None,
     field: str,
+    date_field: str,
     reverses_entry_id: int | None = None,
 ) -> int:
     for line in lines:
@@ -188,28 +202,38 @@ async def _write(
             ],
             narration,
         )
-    entry_id = await repo.insert_entry(
-        uow,
-        {
-            "company_id": company_id,
-            "warehouse_id": warehouse_id,
-            "entry_date": entry_date,
-            "narration": narration,
-            "source_type": source_type,
-            "source_id": source_id,
-            "reverses_entry_id": reverses_entry_id,
-            "created_by": created_by,
-        },
-        [
+    try:
+        entry_id = await repo.insert_entry(
+            uow,
             {
-                "account_id": ids[line.account],
-                "party_id": line.party_id,
-                "debit": line.debit,
-                "credit": line.credit,
-            }
-            for line in lines
-        ],
-    )
+                "company_id": company_id,
+                "warehouse_id": warehouse_id,
+                "entry_date": entry_date,
+                "narration": narration,
+                "source_type": source_type,
+                "source_id": source_id,
+                "reverses_entry_id": reverses_entry_id,
+                "created_by": created_by,
+            },
+            [
+                {
+                    "account_id": ids[line.account],
+                    "party_id": line.party_id,
+                    "debit": line.debit,
+                    "credit": line.credit,
+                }
+                for line in lines
+            ],
+        )
+    except Exception as exc:
+        if not periods.is_closed_refusal(exc):
+            raise
+        # The transaction is lost on PostgreSQL (whose message names the day);
+        # SQLite's statement alone failed, and the day can be read.
+        closed = periods.refused_through(exc)
+        if closed is None and not uow.is_postgresql:
+            closed = await periods.closed_through(uow.session, company_id)
+        raise periods.refusal(date_field, entry_date, closed) from None
     deltas = _party_deltas(lines)
     if deltas:
         await _refuse_unbounded_balances(uow, deltas, field)

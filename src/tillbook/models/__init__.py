@@ -22,7 +22,15 @@ from tillbook.models.events import (
     WebhookDelivery,
 )
 from tillbook.models.inventory import StockAdjustment, StockAlert, StockBatch, StockMovement
-from tillbook.models.ledger import Account, FailedTransaction, JournalEntry, JournalLine
+from tillbook.models.ledger import (
+    Account,
+    FailedTransaction,
+    JournalEntry,
+    JournalLine,
+    LedgerPeriod,
+    LedgerRollup,
+    PartyRollup,
+)
 from tillbook.models.orders import InvoiceCounter, Order, OrderItem
 from tillbook.models.payments import (
     Expense,
@@ -52,10 +60,13 @@ __all__ = [
     "InvoiceCounter",
     "JournalEntry",
     "JournalLine",
+    "LedgerPeriod",
+    "LedgerRollup",
     "Listing",
     "Order",
     "OrderItem",
     "OutboxEvent",
+    "PartyRollup",
     "Payment",
     "PaymentAllocation",
     "PaymentMode",

@@ -9,6 +9,7 @@ flush for ORM objects, so a mistake fails with a plain message before any SQL.
 from __future__ import annotations
 
 import datetime as dt
+from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import (
@@ -18,6 +19,7 @@ from sqlalchemy import (
     DateTime,
     ForeignKey,
     Index,
+    Numeric,
     String,
     Text,
     UniqueConstraint,
@@ -27,6 +29,9 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, Mapper, mapped_column
 
 from tillbook.models.base import Base, BigId, company_ref, created, money, opt_warehouse_ref, pk
+
+# A roll-up sums many lines: wider than one line's NUMERIC(18, 2).
+SUM = Numeric(24, 2, asdecimal=True)
 
 
 class Account(Base):
@@ -47,7 +52,12 @@ class JournalEntry(Base):
     module docstring for what enforces it)."""
 
     __tablename__ = "journal_entries"
-    __table_args__ = (Index("ix_journal_entries_source", "source_type", "source_id"),)
+    __table_args__ = (
+        Index("ix_journal_entries_source", "source_type", "source_id"),
+        # Reports read a date range of entries (the open period, the edges of a
+        # range, a ledger page) without reading the rest of history.
+        Index("ix_journal_entries_company_date", "company_id", "entry_date", "id"),
+    )
 
     id: Mapped[pk]
     company_id: Mapped[company_ref]
@@ -80,6 +90,56 @@ class JournalLine(Base):
     party_id: Mapped[int | None] = mapped_column(BigId, nullable=True)
     debit: Mapped[money]
     credit: Mapped[money]
+
+
+class LedgerPeriod(Base):
+    """A company's closed books: nothing can be dated on or before
+    ``closed_through`` (a trigger on ``journal_entries`` refuses it, migration
+    ``b7c4d2e9f013``), and every whole month up to ``rolled_up_through`` has its
+    roll-ups. One row per company, created at the first close."""
+
+    __tablename__ = "ledger_periods"
+
+    company_id: Mapped[int] = mapped_column(
+        BigId, ForeignKey("companies.id"), primary_key=True, autoincrement=False
+    )
+    closed_through: Mapped[dt.date | None] = mapped_column(Date, nullable=True)
+    rolled_up_through: Mapped[dt.date | None] = mapped_column(Date, nullable=True)
+    closed_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    closed_by: Mapped[int | None] = mapped_column(BigId, nullable=True)
+
+
+class LedgerRollup(Base):
+    """Σ debit and Σ credit of one account's lines in one warehouse (0: lines with
+    none) for one closed month (``period``: its first day). ``closing`` separates
+    year-end closing entries, which profit and loss leaves out. Built from the
+    lines once the month is closed, and final from then on."""
+
+    __tablename__ = "ledger_rollups"
+
+    company_id: Mapped[int] = mapped_column(BigId, ForeignKey("companies.id"), primary_key=True)
+    period: Mapped[dt.date] = mapped_column(Date, primary_key=True)
+    account_id: Mapped[int] = mapped_column(BigId, ForeignKey("accounts.id"), primary_key=True)
+    warehouse_id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=False)
+    closing: Mapped[bool] = mapped_column(Boolean, primary_key=True)
+    debit: Mapped[Decimal] = mapped_column(SUM, nullable=False)
+    credit: Mapped[Decimal] = mapped_column(SUM, nullable=False)
+    lines: Mapped[int] = mapped_column(BigId, nullable=False, default=0)
+
+
+class PartyRollup(Base):
+    """A party's lines summed like ``LedgerRollup``, per account, warehouse and
+    closed month: a party's balance and statement without its whole history."""
+
+    __tablename__ = "ledger_party_rollups"
+
+    company_id: Mapped[int] = mapped_column(BigId, ForeignKey("companies.id"), primary_key=True)
+    party_id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=False)
+    period: Mapped[dt.date] = mapped_column(Date, primary_key=True)
+    account_id: Mapped[int] = mapped_column(BigId, ForeignKey("accounts.id"), primary_key=True)
+    warehouse_id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=False)
+    debit: Mapped[Decimal] = mapped_column(SUM, nullable=False)
+    credit: Mapped[Decimal] = mapped_column(SUM, nullable=False)
 
 
 class FailedTransaction(Base):
@@ -125,4 +185,13 @@ for _journal_class in (JournalEntry, JournalLine):
     event.listen(_journal_class, "before_delete", _refuse_delete)
 
 
-__all__ = ["Account", "FailedTransaction", "JournalEntry", "JournalIsInsertOnly", "JournalLine"]
+__all__ = [
+    "Account",
+    "FailedTransaction",
+    "JournalEntry",
+    "JournalIsInsertOnly",
+    "JournalLine",
+    "LedgerPeriod",
+    "LedgerRollup",
+    "PartyRollup",
+]

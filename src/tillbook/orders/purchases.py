@@ -129,6 +129,7 @@ async def create_purchase(uow: UnitOfWork, key: AuthContext, body: PurchaseIn) -
         source_id=order.id,
         field="product_items",
         entry_date=order.order_date,
+        date_field="order_date",
         party_id=supplier.id,
         created_by=key.user_id,
     )

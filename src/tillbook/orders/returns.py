@@ -587,6 +587,7 @@ async def create_return(
         company_id=key.company_id,
         warehouse_id=key.warehouse_id,
         entry_date=order.order_date,
+        date_field="order_date",
         source_id=order.id,
         field="items",
         party_id=party.id,

@@ -206,6 +206,7 @@ async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[s
         source_type="sale",
         source_id=order.id,
         entry_date=order.order_date,
+        date_field="order_date",
         party_id=customer.id,
         created_by=key.user_id,
     )

@@ -6,12 +6,13 @@ import datetime as dt
 from dataclasses import dataclass
 from decimal import Decimal
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.errors import NotFound, invalid
-from tillbook.kit.money import to_money
-from tillbook.models import Account, Company, JournalEntry, JournalLine, Warehouse
+from tillbook.kit.money import ZERO
+from tillbook.ledger import rollups
+from tillbook.models import Account, Company, Warehouse
 
 
 @dataclass(frozen=True)
@@ -55,37 +56,38 @@ async def account_sums(
     warehouse_id: int | None = None,
     date_from: dt.date | None = None,
     date_to: dt.date | None = None,
+    with_closing: bool = True,
 ) -> list[AccountSum]:
     """Σ debit and Σ credit of every posting account of the company, in code order.
 
     Accounts without lines in the scope are included with zeros. ``warehouse_id``
     keeps the lines of that warehouse; the dates filter on the entry date
-    (both ends inclusive).
+    (both ends inclusive). Closed months are read from their roll-ups and only the
+    rest from the lines (``ledger.rollups``); ``with_closing=False`` leaves out
+    year-end closing entries (profit and loss).
     """
-    lines = select(
-        JournalLine.account_id.label("account_id"),
-        func.sum(JournalLine.debit).label("debit"),
-        func.sum(JournalLine.credit).label("credit"),
-    ).where(JournalLine.company_id == company_id)
-    if warehouse_id is not None:
-        lines = lines.where(JournalLine.warehouse_id == warehouse_id)
-    if date_from is not None or date_to is not None:
-        lines = lines.join(JournalEntry, JournalEntry.id == JournalLine.entry_id)
-        if date_from is not None:
-            lines = lines.where(JournalEntry.entry_date >= date_from)
-        if date_to is not None:
-            lines = lines.where(JournalEntry.entry_date <= date_to)
-    sums = lines.group_by(JournalLine.account_id).subquery()
+    sums = await rollups.account_sums(
+        session,
+        company_id,
+        warehouse_id=warehouse_id,
+        date_from=date_from,
+        date_to=date_to,
+        with_closing=with_closing,
+    )
     rows = await session.execute(
-        select(Account.code, Account.name, Account.type, sums.c.debit, sums.c.credit)
-        .outerjoin(sums, sums.c.account_id == Account.id)
+        select(Account.id, Account.code, Account.name, Account.type)
         .where(Account.company_id == company_id, Account.is_posting.is_(True))
         .order_by(Account.code)
     )
-    return [
-        AccountSum(code, name, type_, to_money(debit), to_money(credit))
-        for code, name, type_, debit, credit in rows.all()
-    ]
+    out = []
+    for account_id, code, name, type_ in rows.all():
+        found = sums.get(account_id)
+        out.append(
+            AccountSum(
+                code, name, type_, found.debit if found else ZERO, found.credit if found else ZERO
+            )
+        )
+    return out
 
 
 def iso(day: dt.date | None) -> str | None:

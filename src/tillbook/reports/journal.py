@@ -10,16 +10,19 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import AsyncIterator
+from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tillbook.errors import NotFound, invalid
-from tillbook.kit.money import ZERO, to_money
+from tillbook.errors import invalid
+from tillbook.kit.money import to_money
 from tillbook.kit.text import quoted
+from tillbook.ledger import rollups
 from tillbook.models import Account, JournalEntry, JournalLine
 from tillbook.reports.common import check_period, check_scope, iso
+from tillbook.reports.ledgers import MAX_LIMIT, account_ledger_page
 
 ROOTS = {
     "asset": "Assets",
@@ -42,11 +45,30 @@ def _text(value: str) -> str:
     return value.replace('"', "'").replace("\n", " ").strip()
 
 
-async def export_journal(session: AsyncSession, company_id: int, fmt: str) -> AsyncIterator[str]:
-    """Lines of the whole journal of a company, oldest entry first."""
+EXPORT_PAGE = 500
+
+
+async def export_journal(
+    session: AsyncSession,
+    company_id: int,
+    fmt: str,
+    *,
+    date_from: dt.date | None = None,
+    date_to: dt.date | None = None,
+) -> AsyncIterator[str]:
+    """Lines of the journal of a company, oldest entry first: everything, or the
+    entries dated in ``date_from``..``date_to`` after one transaction carrying the
+    balances before ``date_from`` (so the text still balances account by account).
+
+    It writes as it reads, in constant memory: entries a page at a time (keyset
+    on (date, id), index ``ix_journal_entries_company_date``), each page's lines in
+    one statement, plain rows (no ORM objects kept by the session)."""
+    if fmt == "hledger":
+        fmt = "ledger"
     if fmt not in FORMATS:
-        raise invalid("format", f"must be one of {', '.join(FORMATS)}, got {quoted(fmt)}")
+        raise invalid("format", f"must be one of beancount, hledger (or ledger), got {quoted(fmt)}")
     company = await check_scope(session, company_id)
+    check_period(date_from, date_to)
     currency = company.base_currency
     accounts = {
         a.id: a
@@ -54,51 +76,106 @@ async def export_journal(session: AsyncSession, company_id: int, fmt: str) -> As
             await session.execute(select(Account).where(Account.company_id == company_id))
         ).scalars()
     }
+    names = {a.id: account_name(a.code, a.name, a.type) for a in accounts.values() if a.is_posting}
+    in_range: list[Any] = [JournalEntry.company_id == company_id]
+    if date_from is not None:
+        in_range.append(JournalEntry.entry_date >= date_from)
+    if date_to is not None:
+        in_range.append(JournalEntry.entry_date <= date_to)
     first = (
-        await session.execute(
-            select(JournalEntry.entry_date)
-            .where(JournalEntry.company_id == company_id)
-            .order_by(JournalEntry.entry_date)
-            .limit(1)
-        )
-    ).scalar_one_or_none() or dt.date.today()
+        date_from
+        or (
+            await session.execute(
+                select(JournalEntry.entry_date)
+                .where(*in_range)
+                .order_by(JournalEntry.entry_date)
+                .limit(1)
+            )
+        ).scalar_one_or_none()
+        or dt.date.today()
+    )
     yield f"; tillbook journal of company {company_id} ({_text(company.name)})"
+    if date_from is not None or date_to is not None:
+        yield f"; entries dated {iso(date_from) or 'from the first'} to {iso(date_to) or 'today'}"
     if fmt == "beancount":
         yield f'option "operating_currency" "{currency}"'
     yield ""
     for account in sorted(accounts.values(), key=lambda a: a.code):
         if not account.is_posting:
             continue
-        name = account_name(account.code, account.name, account.type)
+        name = names[account.id]
         if fmt == "beancount":
             yield f"{first.isoformat()} open {name} {currency}"
         else:
             yield f"account {name}"
     yield ""
-    entries = await session.stream(
-        select(JournalEntry, JournalLine)
-        .join(JournalLine, JournalLine.entry_id == JournalEntry.id)
-        .where(JournalEntry.company_id == company_id)
-        .order_by(JournalEntry.entry_date, JournalEntry.id, JournalLine.id)
-    )
-    current: int | None = None
-    async for entry, line in entries:
-        if entry.id != current:
-            if current is not None:
-                yield ""
-            current = entry.id
-            narration = _text(entry.narration) or entry.source_type
+    if date_from is not None:
+        before = await rollups.account_sums(
+            session, company_id, date_to=date_from - dt.timedelta(days=1)
+        )
+        opening = [
+            (names[account_id], found.balance)
+            for account_id, found in sorted(before.items(), key=lambda kv: names[kv[0]])
+            if found.balance and account_id in names
+        ]
+        if opening:
             if fmt == "beancount":
-                yield f'{entry.entry_date.isoformat()} * "{narration}"'
-                yield f'  entry: "{entry.id}"'
+                yield f'{date_from.isoformat()} * "Opening balances"'
             else:
-                yield f"{entry.entry_date.isoformat()} * {narration}  ; entry:{entry.id}"
-        account = accounts[line.account_id]
-        amount = to_money(line.debit) - to_money(line.credit)
-        name = account_name(account.code, account.name, account.type)
-        yield f"  {name}  {amount} {currency}"
-    if current is not None:
-        yield ""
+                yield f"{date_from.isoformat()} * Opening balances"
+            for name, amount in opening:
+                yield f"  {name}  {amount} {currency}"
+            yield ""
+    after: tuple[dt.date, int] | None = None
+    while True:
+        page = select(
+            JournalEntry.id,
+            JournalEntry.entry_date,
+            JournalEntry.narration,
+            JournalEntry.source_type,
+        ).where(*in_range)
+        if after is not None:
+            page = page.where(
+                or_(
+                    JournalEntry.entry_date > after[0],
+                    and_(JournalEntry.entry_date == after[0], JournalEntry.id > after[1]),
+                )
+            )
+        entries = (
+            await session.execute(
+                page.order_by(JournalEntry.entry_date, JournalEntry.id).limit(EXPORT_PAGE)
+            )
+        ).all()
+        if not entries:
+            break
+        lines: dict[int, list[tuple[int, Decimal]]] = {}
+        for entry_id, account_id, debit, credit in (
+            await session.execute(
+                select(
+                    JournalLine.entry_id,
+                    JournalLine.account_id,
+                    JournalLine.debit,
+                    JournalLine.credit,
+                )
+                .where(JournalLine.entry_id.in_([e[0] for e in entries]))
+                .order_by(JournalLine.entry_id, JournalLine.id)
+            )
+        ).all():
+            lines.setdefault(entry_id, []).append((account_id, to_money(debit) - to_money(credit)))
+        for entry_id, entry_date, narration_text, source_type in entries:
+            narration = _text(narration_text) or source_type
+            if fmt == "beancount":
+                yield f'{entry_date.isoformat()} * "{narration}"'
+                yield f'  entry: "{entry_id}"'
+            else:
+                yield f"{entry_date.isoformat()} * {narration}  ; entry:{entry_id}"
+            for account_id, amount in lines.get(entry_id, []):
+                yield f"  {names[account_id]}  {amount} {currency}"
+            yield ""
+        last = entries[-1]
+        after = (last[1], last[0])
+        if len(entries) < EXPORT_PAGE:
+            break
 
 
 async def account_ledger(
@@ -110,62 +187,31 @@ async def account_ledger(
     date_from: dt.date | None = None,
     date_to: dt.date | None = None,
 ) -> dict[str, Any]:
-    """Every line of one account with a running balance (debit − credit)."""
-    await check_scope(session, company_id, warehouse_id)
-    check_period(date_from, date_to)
-    account = (
-        await session.execute(
-            select(Account).where(Account.company_id == company_id, Account.code == code)
-        )
-    ).scalar_one_or_none()
-    if account is None:
-        raise NotFound(f"account {code} not found")
-    conditions = [JournalLine.account_id == account.id]
-    if warehouse_id is not None:
-        conditions.append(JournalLine.warehouse_id == warehouse_id)
-    opening = ZERO
-    if date_from is not None:
-        before = await session.execute(
-            select(JournalLine.debit, JournalLine.credit)
-            .join(JournalEntry, JournalEntry.id == JournalLine.entry_id)
-            .where(*conditions, JournalEntry.entry_date < date_from)
-        )
-        opening = sum((to_money(d) - to_money(c) for d, c in before.all()), ZERO)
-        conditions.append(JournalEntry.entry_date >= date_from)
-    if date_to is not None:
-        conditions.append(JournalEntry.entry_date <= date_to)
-    rows = await session.execute(
-        select(JournalEntry, JournalLine)
-        .join(JournalEntry, JournalEntry.id == JournalLine.entry_id)
-        .where(*conditions)
-        .order_by(JournalEntry.entry_date, JournalEntry.id, JournalLine.id)
+    """Every line of one account in the range with a running balance (debit −
+    credit), all pages of ``ledgers.account_ledger_page`` in one dict: for small
+    ranges and tests; the CLI and the API page."""
+    first = await account_ledger_page(
+        session,
+        company_id,
+        code,
+        warehouse_id=warehouse_id,
+        date_from=date_from,
+        date_to=date_to,
+        limit=MAX_LIMIT,
     )
-    running = opening
-    lines: list[dict[str, Any]] = []
-    for entry, line in rows.all():
-        debit, credit = to_money(line.debit), to_money(line.credit)
-        running += debit - credit
-        lines.append(
-            {
-                "entry_id": entry.id,
-                "date": entry.entry_date.isoformat(),
-                "narration": entry.narration,
-                "source_type": entry.source_type,
-                "source_id": entry.source_id,
-                "warehouse_id": line.warehouse_id,
-                "party_id": line.party_id,
-                "debit": str(debit),
-                "credit": str(credit),
-                "balance": str(running),
-            }
+    lines = list(first["lines"])
+    cursor = first["next_cursor"]
+    while cursor is not None:
+        page = await account_ledger_page(
+            session,
+            company_id,
+            code,
+            warehouse_id=warehouse_id,
+            date_from=date_from,
+            date_to=date_to,
+            cursor=cursor,
+            limit=MAX_LIMIT,
         )
-    return {
-        "company_id": company_id,
-        "account": {"code": account.code, "name": account.name, "type": account.type},
-        "warehouse_id": warehouse_id,
-        "date_from": iso(date_from),
-        "date_to": iso(date_to),
-        "opening_balance": str(opening),
-        "closing_balance": str(running),
-        "lines": lines,
-    }
+        lines += page["lines"]
+        cursor = page["next_cursor"]
+    return {**first, "lines": lines, "next_cursor": None}

@@ -55,8 +55,15 @@ async def profit_loss(
     [{"code", "name", "type", "amount"}], "total"}, "expenses": {...}, "net_profit"}``."""
     await check_scope(session, company_id, warehouse_id)
     check_period(date_from, date_to)
+    # A year-end close moves the year's income and expenses to retained earnings;
+    # the year's profit and loss is what it was before that.
     sums = await account_sums(
-        session, company_id, warehouse_id=warehouse_id, date_from=date_from, date_to=date_to
+        session,
+        company_id,
+        warehouse_id=warehouse_id,
+        date_from=date_from,
+        date_to=date_to,
+        with_closing=False,
     )
     income, income_total = _section(sums, INCOME_TYPES)
     expenses, expense_total = _section(sums, EXPENSE_TYPES)

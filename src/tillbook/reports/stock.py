@@ -16,27 +16,22 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.kit import xid
 from tillbook.kit.money import ZERO, money_str, number, to_money
-from tillbook.ledger import chart
-from tillbook.models import Account, JournalLine, Listing, Product, StockBatch, Warehouse
+from tillbook.ledger import chart, rollups
+from tillbook.ledger.service import account_ids
+from tillbook.models import Listing, Product, StockBatch, Warehouse
 from tillbook.reports.common import check_scope
 
 
 async def _inventory_gl(
     session: AsyncSession, company_id: int, warehouse_id: int | None
 ) -> Decimal:
-    query = (
-        select(func.sum(JournalLine.debit), func.sum(JournalLine.credit))
-        .join(Account, Account.id == JournalLine.account_id)
-        .where(
-            JournalLine.company_id == company_id,
-            Account.company_id == company_id,
-            Account.code == chart.INVENTORY,
-        )
+    """The 11700 balance (closed months from their roll-ups, the rest from lines)."""
+    ids = await account_ids(session, company_id, {chart.INVENTORY})
+    sums = await rollups.account_sums(
+        session, company_id, warehouse_id=warehouse_id, account_ids=[ids[chart.INVENTORY]]
     )
-    if warehouse_id is not None:
-        query = query.where(JournalLine.warehouse_id == warehouse_id)
-    debit, credit = (await session.execute(query)).one()
-    return to_money(debit) - to_money(credit)
+    found = sums.get(ids[chart.INVENTORY])
+    return ZERO if found is None else found.balance
 
 
 async def _valuation(session: AsyncSession, company_id: int, warehouse_id: int) -> dict[str, Any]:

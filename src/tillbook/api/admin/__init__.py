@@ -13,8 +13,10 @@ from tillbook.api.admin import (
     catalog_transfer,
     categories,
     expense_categories,
+    ledgers,
     parties,
     payment_modes,
+    periods,
     products,
     reports,
     session,
@@ -31,6 +33,8 @@ router.include_router(webhooks.router)
 router.include_router(reports.router)
 router.include_router(staff.router)
 router.include_router(audit.router)
+router.include_router(ledgers.router)
+router.include_router(periods.router)
 router.include_router(products.router)
 router.include_router(catalog_transfer.router)
 router.include_router(parties.router)

@@ -1,0 +1,184 @@
+"""Ledgers, statements and the statements of the books for the back office: paged
+JSON, or the whole range as a CSV download streamed page by page."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+from fastapi.responses import StreamingResponse
+
+from tillbook.api.admin.deps import CurrentAdmin, query_id
+from tillbook.api.deps import DB
+from tillbook.db import Database
+from tillbook.errors import invalid
+from tillbook.kit import bounds
+from tillbook.kit.pagination import parse_int
+from tillbook.kit.text import quoted
+from tillbook.reports import balance_sheet, periods, profit_loss
+from tillbook.reports.ledgers import (
+    CSV_PAGE,
+    PageReader,
+    account_ledger_page,
+    csv_rows,
+    party_statement_page,
+)
+
+router = APIRouter(prefix="/reports", tags=["admin: reports"])
+
+FromQ = Annotated[str | None, Query(alias="from")]
+ToQ = Annotated[str | None, Query(alias="to")]
+
+
+def _range(date_from: str | None, date_to: str | None) -> tuple[dt.date | None, dt.date | None]:
+    start, end = bounds.query_date("from", date_from), bounds.query_date("to", date_to)
+    if start is not None and end is not None and start > end:
+        raise invalid("from", f"{start} is after to ({end})")
+    return start, end
+
+
+def _format(value: str | None) -> str:
+    fmt = (value or "json").strip().lower()
+    if fmt not in ("json", "csv"):
+        raise invalid("format", f"must be json or csv (got {quoted(value or '')})")
+    return fmt
+
+
+def _limit(value: str | None) -> int | None:
+    return None if value is None or value == "" else parse_int("limit", value, 100)
+
+
+async def _first_then_stream(db: Database, read_page: PageReader, filename: str) -> Any:
+    """The first page is read before the response starts, so a bad cursor or an
+    unknown account is a plain 4xx; the rest stream, a page per read."""
+    first = await read_page(None)
+
+    async def again(cursor: str | None) -> dict[str, Any]:
+        return first if cursor is None else await read_page(cursor)
+
+    async def body() -> AsyncIterator[bytes]:
+        async for chunk in csv_rows(again):
+            yield chunk.encode()
+
+    return StreamingResponse(
+        body(),
+        media_type="text/csv; charset=utf-8",
+        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+    )
+
+
+@router.get("/ledger")
+async def get_ledger(
+    ctx: CurrentAdmin,
+    db: DB,
+    account: str | None = None,
+    warehouse_id: str | None = None,
+    date_from: FromQ = None,
+    date_to: ToQ = None,
+    cursor: str | None = None,
+    limit: str | None = None,
+    format: str | None = None,
+) -> Any:
+    """One account's ledger: a page (``cursor``, ``limit``) or, with
+    ``format=csv``, every line of the range as a CSV download."""
+    code = bounds.query_value("account", account)
+    if code is None:
+        raise invalid("account", "is required (an account code, e.g. 11101)")
+    wid = query_id(warehouse_id, "warehouse_id")
+    start, end = _range(date_from, date_to)
+    size = _limit(limit)
+    fmt = _format(format)
+
+    def read_page(at: str | None, n: int | None = size) -> Any:
+        return db.read(
+            lambda s: account_ledger_page(
+                s,
+                ctx.company_id,
+                code,
+                warehouse_id=wid,
+                date_from=start,
+                date_to=end,
+                cursor=at,
+                limit=n,
+            )
+        )
+
+    if fmt == "csv":
+        return await _first_then_stream(
+            db, lambda at: read_page(at, CSV_PAGE), f"ledger-{code}.csv"
+        )
+    return {"status": "success", "data": await read_page(cursor)}
+
+
+@router.get("/statement")
+async def get_statement(
+    ctx: CurrentAdmin,
+    db: DB,
+    party_id: str | None = None,
+    warehouse_id: str | None = None,
+    date_from: FromQ = None,
+    date_to: ToQ = None,
+    cursor: str | None = None,
+    limit: str | None = None,
+    format: str | None = None,
+) -> Any:
+    """A customer's or supplier's statement, paged or as a CSV download."""
+    pid = query_id(party_id, "party_id")
+    if pid is None:
+        raise invalid("party_id", "is required")
+    wid = query_id(warehouse_id, "warehouse_id")
+    start, end = _range(date_from, date_to)
+    size = _limit(limit)
+    fmt = _format(format)
+
+    def read_page(at: str | None, n: int | None = size) -> Any:
+        return db.read(
+            lambda s: party_statement_page(
+                s,
+                ctx.company_id,
+                pid,
+                warehouse_id=wid,
+                date_from=start,
+                date_to=end,
+                cursor=at,
+                limit=n,
+            )
+        )
+
+    if fmt == "csv":
+        return await _first_then_stream(
+            db, lambda at: read_page(at, CSV_PAGE), f"statement-{pid}.csv"
+        )
+    return {"status": "success", "data": await read_page(cursor)}
+
+
+@router.get("/profit-loss")
+async def get_profit_loss(
+    ctx: CurrentAdmin,
+    db: DB,
+    warehouse_id: str | None = None,
+    date_from: FromQ = None,
+    date_to: ToQ = None,
+) -> dict[str, Any]:
+    wid = query_id(warehouse_id, "warehouse_id")
+    start, end = _range(date_from, date_to)
+    data = await db.read(lambda s: profit_loss(s, ctx.company_id, wid, start, end))
+    return {"status": "success", "data": data}
+
+
+@router.get("/balance-sheet")
+async def get_balance_sheet(
+    ctx: CurrentAdmin, db: DB, warehouse_id: str | None = None, date_to: ToQ = None
+) -> dict[str, Any]:
+    wid = query_id(warehouse_id, "warehouse_id")
+    as_of = bounds.query_date("to", date_to)
+    data = await db.read(lambda s: balance_sheet(s, ctx.company_id, wid, as_of))
+    return {"status": "success", "data": data}
+
+
+@router.get("/check-rollups")
+async def get_rollup_check(ctx: CurrentAdmin, db: DB) -> dict[str, Any]:
+    data = await periods.check(db, ctx.company_id)
+    return {"status": "success", "data": data}

@@ -1,0 +1,249 @@
+"""Roll-ups: the reports read closed months from them and the rest from the lines,
+and every figure equals a recomputation straight from the journal lines, before
+and after closing, for whole ranges, single months and ranges cut mid-month."""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import func, select, update
+
+from tests.factories import Shop
+from tests.invariants import check_books
+from tillbook.db import Database
+from tillbook.kit.money import to_money
+from tillbook.ledger import rollups
+from tillbook.ledger.parties import warehouse_balances
+from tillbook.models import Account, JournalEntry, JournalLine, LedgerRollup
+from tillbook.reports import balance_sheet, periods, profit_loss, stock_valuation, trial_balance
+
+D = Decimal
+
+
+async def sale(client, shop: Shop, day: str, qty: int = 2, paid: str | None = None) -> dict:
+    body: dict[str, Any] = {
+        "user_id": shop.customer_id,
+        "order_date": day,
+        "product_items": [{"xid": shop.xid("apple"), "quantity": qty, "unit_price": "3.50"}],
+    }
+    if paid is not None:
+        body["all_payments"] = [{"amount": paid, "payment_mode_id": "cash"}]
+    r = await client.post("/sales", json=body, headers=shop.headers)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+async def activity(client, shop: Shop) -> None:
+    """Sales, a return, payments, a purchase and an expense over January to May
+    2024, some days at the edges of months."""
+    first = await sale(client, shop, "2024-01-05", 3)
+    await sale(client, shop, "2024-01-31", 1, paid="3.50")
+    await sale(client, shop, "2024-02-01", 2)
+    await sale(client, shop, "2024-02-15", 1, paid="1.00")
+    r = await client.post(
+        "/sales-returns",
+        json={
+            "user_id": shop.customer_id,
+            "order_date": "2024-02-20",
+            "invoice_number": first["invoice_number"],
+            "items": [{"product_id": shop.xid("apple"), "quantity": 1, "unit_price": 3.5}],
+        },
+        headers=shop.headers,
+    )
+    assert r.status_code == 200, r.text
+    for day, amount in (("2024-03-10", "5.00"), ("2024-04-02", "2.50")):
+        r = await client.post(
+            "/payments",
+            json={
+                "user_id": shop.customer_id,
+                "payment_type": "in",
+                "amount": amount,
+                "payment_mode_id": "cash",
+                "date": day,
+            },
+            headers=shop.headers,
+        )
+        assert r.status_code == 200, r.text
+    r = await client.post(
+        "/purchases",
+        json={
+            "user_id": shop.supplier_id,
+            "order_date": "2024-03-31",
+            "product_items": [{"xid": shop.xid("tea"), "quantity": 4, "unit_price": 2}],
+        },
+        headers=shop.headers,
+    )
+    assert r.status_code == 200, r.text
+    await sale(client, shop, "2024-04-30", 1, paid="3.50")
+    await sale(client, shop, "2024-05-02", 2)
+
+
+async def from_lines(
+    db: Database,
+    company_id: int,
+    *,
+    date_from: dt.date | None = None,
+    date_to: dt.date | None = None,
+    warehouse_id: int | None = None,
+    with_closing: bool = True,
+) -> dict[str, tuple[Decimal, Decimal]]:
+    """code -> (Σ debit, Σ credit) recomputed from every line, no roll-up read."""
+
+    async def run(s):
+        q = (
+            select(Account.code, func.sum(JournalLine.debit), func.sum(JournalLine.credit))
+            .join(JournalLine, JournalLine.account_id == Account.id)
+            .join(JournalEntry, JournalEntry.id == JournalLine.entry_id)
+            .where(JournalEntry.company_id == company_id)
+            .group_by(Account.code)
+        )
+        if date_from is not None:
+            q = q.where(JournalEntry.entry_date >= date_from)
+        if date_to is not None:
+            q = q.where(JournalEntry.entry_date <= date_to)
+        if warehouse_id is not None:
+            q = q.where(JournalLine.warehouse_id == warehouse_id)
+        if not with_closing:
+            q = q.where(JournalEntry.source_type != "year_end_close")
+        return {code: (to_money(d), to_money(c)) for code, d, c in (await s.execute(q)).all()}
+
+    return await db.read(run)
+
+
+RANGES: list[tuple[dt.date | None, dt.date | None]] = [
+    (None, None),
+    (dt.date(2024, 1, 1), dt.date(2024, 1, 31)),
+    (dt.date(2024, 2, 1), dt.date(2024, 2, 29)),
+    (dt.date(2024, 1, 15), dt.date(2024, 3, 20)),
+    (dt.date(2024, 1, 31), dt.date(2024, 2, 1)),
+    (None, dt.date(2024, 3, 31)),
+    (dt.date(2024, 3, 1), None),
+    (dt.date(2024, 2, 10), dt.date(2024, 5, 3)),
+    (dt.date(2023, 1, 1), dt.date(2023, 12, 31)),
+    (dt.date(2024, 4, 1), dt.date(2024, 4, 30)),
+]
+
+
+async def assert_reports_match_lines(db: Database, shop: Shop) -> None:
+    cid = shop.company_id
+    for warehouse in (None, shop.warehouse_id, shop.other_warehouse_id):
+        for start, end in RANGES:
+            truth = await from_lines(db, cid, date_from=start, date_to=end, warehouse_id=warehouse)
+            tb = await db.read(
+                lambda s, w=warehouse, a=start, b=end: trial_balance(s, cid, w, a, b)
+            )
+            for a in tb["accounts"]:
+                debit, credit = truth.get(a["code"], (D("0.00"), D("0.00")))
+                assert (a["debit"], a["credit"]) == (str(debit), str(credit)), (
+                    warehouse,
+                    start,
+                    end,
+                    a,
+                )
+            pl = await db.read(lambda s, w=warehouse, a=start, b=end: profit_loss(s, cid, w, a, b))
+            truth_pl = await from_lines(
+                db, cid, date_from=start, date_to=end, warehouse_id=warehouse, with_closing=False
+            )
+            for a in pl["income"]["accounts"]:
+                debit, credit = truth_pl.get(a["code"], (D("0.00"), D("0.00")))
+                assert a["amount"] == str(credit - debit), (start, end, a)
+        for as_of in (dt.date(2024, 1, 31), dt.date(2024, 3, 15), None):
+            bs = await db.read(lambda s, w=warehouse, d=as_of: balance_sheet(s, cid, w, d))
+            assert bs["balanced"], bs
+            truth = await from_lines(db, cid, date_to=as_of, warehouse_id=warehouse)
+            for a in bs["assets"]["accounts"]:
+                debit, credit = truth.get(a["code"], (D("0.00"), D("0.00")))
+                assert a["amount"] == str(debit - credit), (as_of, a)
+    valuation = await db.read(lambda s: stock_valuation(s, cid, shop.warehouse_id))
+    inventory = (await from_lines(db, cid, warehouse_id=shop.warehouse_id))["11700"]
+    assert valuation["gl_inventory_balance"] == str(inventory[0] - inventory[1])
+    balances = await db.read(
+        lambda s: warehouse_balances(s, cid, shop.warehouse_id, {shop.customer_id: "customer"})
+    )
+
+    async def owed(s):
+        q = (
+            select(func.sum(JournalLine.debit), func.sum(JournalLine.credit))
+            .join(Account, Account.id == JournalLine.account_id)
+            .where(
+                JournalLine.party_id == shop.customer_id,
+                JournalLine.warehouse_id == shop.warehouse_id,
+                Account.code == "11500",
+            )
+        )
+        debit, credit = (await s.execute(q)).one()
+        return to_money(debit) - to_money(credit)
+
+    assert balances[shop.customer_id] == await db.read(owed)
+
+
+async def test_reports_equal_the_lines_before_and_after_closing(client, db, shop):
+    await activity(client, shop)
+    await assert_reports_match_lines(db, shop)
+    result = await periods.close(db, shop.company_id, dt.date(2024, 3, 20))
+    # March is closed only to the 20th: roll-ups stop at the last whole month
+    assert result["rolled_up_through"] == "2024-02-29"
+    await assert_reports_match_lines(db, shop)
+    result = await periods.close(db, shop.company_id, dt.date(2024, 4, 30))
+    assert result["rolled_up_through"] == "2024-04-30"
+    rows = await db.read(
+        lambda s: s.scalar(
+            select(func.count())
+            .select_from(LedgerRollup)
+            .where(LedgerRollup.company_id == shop.company_id)
+        )
+    )
+    assert rows > 0
+    await assert_reports_match_lines(db, shop)
+    # the open period keeps moving; reports follow it live
+    await sale(client, shop, "2024-05-20", 1, paid="3.50")
+    await assert_reports_match_lines(db, shop)
+    check = await periods.check(db, shop.company_id)
+    assert check["ok"] and check["rollups"] == rows and check["party_rollups"] > 0, check
+    await check_books(db, shop.company_id)
+
+
+async def test_check_finds_a_rollup_that_disagrees(client, db, shop):
+    await activity(client, shop)
+    await periods.close(db, shop.company_id, dt.date(2024, 2, 29))
+    assert (await periods.check(db, shop.company_id))["ok"]
+
+    async def tamper(s):
+        await s.execute(
+            update(LedgerRollup)
+            .where(
+                LedgerRollup.company_id == shop.company_id,
+                LedgerRollup.period == dt.date(2024, 2, 1),
+            )
+            .values(debit=LedgerRollup.debit + 1)
+        )
+
+    await db.write(tamper)
+    check = await periods.check(db, shop.company_id)
+    assert not check["ok"] and check["differences"]
+    assert all(d["key"][0] == "2024-02-01" for d in check["differences"]), check
+    # and the report built on it shows the tampered figure: the check is what sees it
+    tb = await db.read(
+        lambda s: trial_balance(s, shop.company_id, None, dt.date(2024, 2, 1), dt.date(2024, 2, 29))
+    )
+    assert tb["total_debit"] != tb["total_credit"]
+
+
+def test_plan_splits_ranges_into_months_and_edges():
+    rolled = dt.date(2024, 3, 31)
+    plan = rollups.plan(None, None, rolled)
+    assert (plan.first_month, plan.last_month) == (None, dt.date(2024, 3, 1))
+    assert plan.live == ((dt.date(2024, 4, 1), None),)
+    plan = rollups.plan(dt.date(2024, 1, 15), dt.date(2024, 3, 20), rolled)
+    assert (plan.first_month, plan.last_month) == (dt.date(2024, 2, 1), dt.date(2024, 2, 1))
+    assert plan.live == (
+        (dt.date(2024, 1, 15), dt.date(2024, 1, 31)),
+        (dt.date(2024, 3, 1), dt.date(2024, 3, 20)),
+    )
+    plan = rollups.plan(dt.date(2024, 1, 15), dt.date(2024, 1, 20), rolled)
+    assert plan.last_month is None and plan.live == ((dt.date(2024, 1, 15), dt.date(2024, 1, 20)),)
+    assert rollups.plan(None, None, None).live == ((None, None),)
+    assert rollups.month_end(dt.date(2024, 2, 10)) == dt.date(2024, 2, 29)
+    assert rollups.last_whole_month_end(dt.date(2024, 12, 30)) == dt.date(2024, 11, 30)
