@@ -30,6 +30,7 @@ from tillbook.api.responses import JSON
 from tillbook.auth.admin import AdminContext
 from tillbook.errors import PreconditionFailed, invalid
 from tillbook.kit import versions
+from tillbook.kit.bounds import text_problem
 from tillbook.kit.pagination import Page, envelope, parse_page
 from tillbook.kit.text import quoted
 from tillbook.unit import UnitOfWork
@@ -41,6 +42,10 @@ FALSE = {"", "0", "false", "no"}
 def include_archived_flag(raw: str | None) -> bool:
     if raw is None:
         return False
+    # Before stripping: Python counts U+001C to U+001F as white space.
+    problem = text_problem(raw)
+    if problem is not None:
+        raise invalid("include_archived", problem)
     text = raw.strip().lower()
     if text in TRUE:
         return True
