@@ -44,7 +44,8 @@ from tillbook.payments import terminal_callbacks as terminals
 
 D = Decimal
 ROOT = "http://testserver"
-ADMIN = f"{ROOT}/api/v1/admin"
+AD = "/api/v1/admin"
+ADMIN = f"{ROOT}{AD}"
 PUBLIC = "/api/v1/public"
 PASSWORD = "correct horse battery"
 BIG = "99999999999999"  # the largest whole quantity or price: 14 digits
@@ -65,17 +66,48 @@ class World:
     provider_secret: str
     expense_category_id: int
     admin: dict[str, str]
+    owner_id: int
+
+    def path_ids(self, route: str) -> dict[str, int]:
+        """Real ids of this world for the path parameters of an admin route: a body
+        or parameter refused on its own must be refused with a record there to find."""
+        s = self.shop
+        family = route.removeprefix(AD).split("/")[1]
+        records = {
+            "units": s.piece_unit_id,
+            "categories": s.category_id,
+            "brands": s.brand_id,
+            "taxes": s.tax10_id,
+            "payment-modes": s.cash_mode_id,
+            "expense-categories": self.expense_category_id,
+            "warehouses": s.warehouse_id,
+        }
+        return {
+            "staff_id": self.owner_id,
+            "product_id": s.products["apple"],
+            "warehouse_id": s.warehouse_id,
+            "party_id": s.supplier_id if family == "suppliers" else s.customer_id,
+            "record_id": records.get(family, 0),
+            "webhook_id": 1,
+            "delivery_id": 1,
+        }
 
 
-async def admin_headers(client: httpx.AsyncClient, db: Database, shop: Shop) -> dict[str, str]:
-    email = await db.read(
-        lambda s: s.scalar(
-            select(User.email).where(User.company_id == shop.company_id, User.role == "owner")
+async def admin_headers(
+    client: httpx.AsyncClient, db: Database, shop: Shop
+) -> tuple[dict[str, str], int]:
+    """The owner's session, and the owner's id."""
+    row = await db.read(
+        lambda s: s.execute(
+            select(User.email, User.id).where(
+                User.company_id == shop.company_id, User.role == "owner"
+            )
         )
     )
+    email, owner_id = row.one()
     r = await client.post(f"{ADMIN}/login", json={"email": email, "password": PASSWORD})
     assert r.status_code == 200, r.text
-    return {"Authorization": f"Bearer {r.json()['token']}"}
+    return {"Authorization": f"Bearer {r.json()['token']}"}, owner_id
 
 
 @pytest.fixture(scope="module")
@@ -99,6 +131,7 @@ async def world(client: httpx.AsyncClient, db: Database) -> World:
         return terminals.callback_path(provider), secret, category
 
     path, secret, category = await db.write(setup)
+    admin, owner_id = await admin_headers(client, db, shop)
     return World(
         shop=shop,
         sale_id=sale.json()["order_id"],
@@ -106,7 +139,8 @@ async def world(client: httpx.AsyncClient, db: Database) -> World:
         provider_path=path,
         provider_secret=secret,
         expense_category_id=category,
-        admin=await admin_headers(client, db, shop),
+        admin=admin,
+        owner_id=owner_id,
     )
 
 
@@ -202,18 +236,107 @@ def full_bodies(w: World) -> dict[tuple[str, str], Body]:
             "amount": "7.00",
             "reference": "acq-1",
         },
-        ("POST", "/login"): {"email": "admin@example.com", "password": "secret password"},
-        ("POST", "/webhooks"): {"url": "https://example.test/hook", "events": ["order.created"]},
-        ("POST", "/staff"): STAFF_BODY | {"warehouse_id": s.warehouse_id},
-        ("PATCH", "/staff/{staff_id}"): STAFF_BODY | {"warehouse_id": None, "version": 1},
+        ("POST", "/customers"): {**CONTACT, "unique_id": "u-1"},
+        ("POST", f"{AD}/login"): {"email": "admin@example.com", "password": "secret password"},
+        ("POST", f"{AD}/webhooks"): {
+            "url": "https://example.test/hook",
+            "events": ["order.created"],
+        },
+        ("POST", f"{AD}/staff"): STAFF_BODY | {"warehouse_id": s.warehouse_id},
+        ("PATCH", f"{AD}/staff/{{staff_id}}"): STAFF_BODY | {"warehouse_id": None, "version": 1},
+        **admin_catalog_bodies(w),
     }
 
 
+# A party's contact details, as every party body has them.
+CONTACT = {"name": "n", "code": "C-1", "phone": "555", "email": "e@x.example",
+           "tax_number": "T-1", "address": "1 Quay"}  # fmt: skip
+
+
+def admin_catalog_bodies(w: World) -> dict[tuple[str, str], Body]:
+    """The back office's catalog, party and reference writes."""
+    s = w.shop
+    listing = {"sales_price": "2.20", "purchase_price": "1.10", "mrp": "2.50",
+               "reorder_level": "1", "active": True}  # fmt: skip
+    opening = {"quantity": 1, "unit_cost": "1.00"}
+    product = {
+        "name": "n",
+        "item_code": "IC-1",
+        "barcodes": ["5901234"],
+        "category_id": s.category_id,
+        "brand_id": s.brand_id,
+        "unit_id": s.piece_unit_id,
+        "tax_id": s.tax10_id,
+        "description": "d",
+        "image": "https://cdn.example/i.png",
+        "additional_units": [
+            {"unit_id": s.box_unit_id, "operator_value": 6, "alternative_price": "10.00"}
+        ],
+    }
+    party = {**CONTACT, "credit_limit": "10.00"}
+    reference: dict[str, Body] = {
+        "units": {"name": "n", "short_name": "sn"},
+        "categories": {
+            "name": "n",
+            "slug": "n",
+            "parent_id": s.category_id,
+            "image": "https://cdn.example/c.png",
+        },
+        "brands": {"name": "n", "slug": "n", "image": "https://cdn.example/b.png"},
+        "taxes": {"name": "n", "rate": "5", "inclusive": False},
+        "payment-modes": {
+            "code": "bank",
+            "name": "n",
+            "account_code": "11101",
+            "create_account": False,
+        },
+        "expense-categories": {"name": "n", "account_code": "52900", "create_account": False},
+        "warehouses": {
+            "name": "n",
+            "address": "a",
+            "phone": "p",
+            "allow_negative_stock": False,
+            "receipt_header": "h",
+            "receipt_footer": "f",
+        },
+    }
+    bodies: dict[tuple[str, str], Body] = {
+        ("POST", f"{AD}/products"): {
+            **product,
+            "product_type": "single",
+            "listings": [{**listing, "warehouse_id": s.warehouse_id, "opening_stock": opening}],
+        },
+        ("PATCH", f"{AD}/products/{{product_id}}"): {**product, "version": 1},
+        ("POST", f"{AD}/products/{{product_id}}/listings"): {
+            **listing,
+            "warehouse_id": s.other_warehouse_id,
+            "opening_stock": opening,
+        },
+        ("PATCH", f"{AD}/products/{{product_id}}/listings/{{warehouse_id}}"): {
+            **listing,
+            "version": 1,
+        },
+        ("POST", f"{AD}/products/{{product_id}}/listings/{{warehouse_id}}/opening-stock"): opening,
+        ("POST", f"{AD}/customers"): {
+            **party,
+            "opening_balance": "1.00",
+            "warehouse_id": s.warehouse_id,
+        },
+        ("PATCH", f"{AD}/customers/{{party_id}}"): {**party, "version": 1},
+        ("POST", f"{AD}/suppliers"): {
+            **CONTACT,
+            "opening_balance": "1.00",
+            "warehouse_id": s.warehouse_id,
+        },
+        ("PATCH", f"{AD}/suppliers/{{party_id}}"): {**CONTACT, "version": 1},
+    }
+    for family, body in reference.items():
+        bodies[("POST", f"{AD}/{family}")] = body
+        bodies[("PATCH", f"{AD}/{family}/{{record_id}}")] = {**body, "version": 1}
+    return bodies
+
+
 STAFF_BODY = {"name": "n", "email": "e@x.example", "role": "cashier", "password": "pass word"}
-# Back-office routes, with the world's owner session; a staff id that any body with a
-# bad value is refused before (the body is checked before the record is looked up).
-ADMIN_ROUTES = {"/login": "/login", "/webhooks": "/webhooks", "/staff": "/staff",
-                "/staff/{staff_id}": "/staff/1"}  # fmt: skip
 
 
 PURCHASE_LINE = {"xid", "quantity", "unit_price", "selected_unit_id"}
@@ -225,17 +348,25 @@ async def send(
     """The body as JSON text with every non-ASCII character escaped (a lone surrogate
     can only travel so), with the credentials the route needs."""
     raw = json.dumps(body).encode()
+    url, headers = target(w, method, route, raw)
+    return await client.request(method, url, content=raw, headers=headers)
+
+
+def target(w: World, method: str, route: str, raw: bytes) -> tuple[str, dict[str, str]]:
+    """The URL of a route of ``body_operations`` and the headers it needs: the
+    world's records in its path, its credentials, and for an admin edit the version
+    it is based on (every record of the world is at version 1)."""
     headers = {"Content-Type": "application/json"}
     if route == "/terminal-callbacks/{provider}":
         headers["X-Service-Signature"] = crypto.hmac_hex(w.provider_secret, raw)
-        url = ROOT + w.provider_path
-    elif route in ADMIN_ROUTES:
+        return ROOT + w.provider_path, headers
+    if route.startswith(AD):
         headers.update(w.admin)
-        url = ADMIN + ADMIN_ROUTES[route]
-    else:
-        headers.update(w.shop.headers)
-        url = ROOT + PUBLIC + route
-    return await client.request(method, url, content=raw, headers=headers)
+        if method == "PATCH":
+            headers["If-Match"] = '"1"'
+        return ROOT + route.format(**w.path_ids(route)), headers
+    headers.update(w.shop.headers)
+    return ROOT + PUBLIC + route, headers
 
 
 def assert_refused(r: httpx.Response, field: str, status: int = 422) -> dict[str, Any]:
@@ -285,7 +416,7 @@ def body_operations(doc: dict[str, Any]) -> dict[tuple[str, str], list[tuple[str
             content = operation.get("requestBody", {}).get("content", {})
             if "application/json" not in content:
                 continue
-            route = full_path.removeprefix(PUBLIC).removeprefix("/api/v1/admin")
+            route = full_path.removeprefix(PUBLIC)  # an admin route keeps its prefix
             out[(method.upper(), route)] = string_paths(doc, content["application/json"]["schema"])
     return out
 
@@ -437,10 +568,15 @@ async def test_nul_in_any_query_or_path_parameter(
             path = full_path.replace("{" + name + "}", value)
         else:
             query = f"?{name}={value}"
-        for other in ("provider", "order_id", "ref", "webhook_id", "delivery_id"):
+        for other in ("provider", "order_id", "ref"):
             path = path.replace("{" + other + "}", "1")
-        if full_path.startswith("/api/v1/admin"):
-            headers = world.admin
+        if full_path.startswith(AD):
+            # The other path parameters name real records of the world.
+            for other, real in world.path_ids(full_path).items():
+                path = path.replace("{" + other + "}", str(real))
+            headers = {**world.admin, "Content-Type": "application/json"}
+            if method == "PATCH":
+                headers["If-Match"] = '"1"'
         elif "terminal-callbacks" in full_path:
             headers = {"Content-Type": "application/json", "X-Service-Signature": "00"}
         else:
@@ -464,16 +600,7 @@ async def test_a_number_beyond_any_decimal_is_a_400_everywhere(
     for method, route in body_operations(document):
         raw = json.dumps(full_bodies(world)[(method, route)])
         text = raw[:-1] + f', "extra": {number}}}'  # an unknown field: parsed, then ignored
-        headers = {"Content-Type": "application/json"}
-        if route == "/terminal-callbacks/{provider}":
-            headers["X-Service-Signature"] = crypto.hmac_hex(world.provider_secret, text.encode())
-            url = ROOT + world.provider_path
-        elif route in ADMIN_ROUTES:
-            headers.update(world.admin)
-            url = ADMIN + ADMIN_ROUTES[route]
-        else:
-            headers.update(world.shop.headers)
-            url = ROOT + PUBLIC + route
+        url, headers = target(world, method, route, text.encode())
         r = await client.request(method, url, content=text.encode(), headers=headers)
         assert_refused(r, "", status=400)
     assert await snapshot(db, world.shop) == before

@@ -21,6 +21,8 @@ EXPECTED = {
     "prices.write": {"owner", "manager"},
     "parties.read": {"owner", "manager", "accountant", "cashier"},
     "parties.write": {"owner", "manager", "cashier"},
+    "suppliers.write": {"owner", "manager"},
+    "parties.credit": {"owner", "manager"},
     "stock.write": {"owner", "manager"},
     "settings.write": {"owner"},
     "staff.manage": {"owner"},

@@ -11,8 +11,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tests.factories import Shop
 from tillbook.db import Database
 from tillbook.models import (
+    Account,
     AdminSession,
+    AuditEvent,
+    Brand,
+    Category,
     Expense,
+    ExpenseCategory,
     FailedTransaction,
     IdempotencyRecord,
     JournalEntry,
@@ -23,14 +28,21 @@ from tillbook.models import (
     OutboxEvent,
     Payment,
     PaymentAllocation,
+    PaymentMode,
     PriceAdjustmentBatch,
     PriceHistory,
+    Product,
+    ProductBarcode,
+    ProductUnit,
     StockAdjustment,
     StockBatch,
     StockMovement,
+    Tax,
     TerminalCallback,
     TerminalProvider,
+    Unit,
     User,
+    Warehouse,
     Webhook,
 )
 
@@ -51,7 +63,13 @@ COMPANY_TABLES = (
     FailedTransaction,
     Webhook,
     AdminSession,
+    AuditEvent,
+    Account,
+    ProductBarcode,
+    ProductUnit,
 )
+# Set-up records an edit changes in place: their count and the sum of their versions.
+EDITABLE_TABLES = (Product, Unit, Category, Brand, Tax, PaymentMode, ExpenseCategory, Warehouse)
 
 
 async def snapshot(db: Database, shop: Shop) -> dict[str, Any]:
@@ -64,10 +82,25 @@ async def snapshot(db: Database, shop: Shop) -> dict[str, Any]:
             out[model.__name__] = await session.scalar(
                 select(func.count()).select_from(model).where(model.company_id == cid)
             )
+        for editable in EDITABLE_TABLES:
+            out[editable.__name__] = tuple(
+                (
+                    await session.execute(
+                        select(func.count(), func.sum(editable.version)).where(
+                            editable.company_id == cid
+                        )
+                    )
+                ).one()
+            )
         out["IdempotencyRecord"] = await session.scalar(
             select(func.count())
             .select_from(IdempotencyRecord)
             .where(IdempotencyRecord.warehouse_id.in_([shop.warehouse_id, shop.other_warehouse_id]))
+        )
+        out["AdminIdempotencyRecord"] = await session.scalar(
+            select(func.count())
+            .select_from(IdempotencyRecord)
+            .where(IdempotencyRecord.company_id == cid, IdempotencyRecord.warehouse_id.is_(None))
         )
         out["TerminalCallback"] = await session.scalar(
             select(func.count())
@@ -88,10 +121,15 @@ async def snapshot(db: Database, shop: Shop) -> dict[str, Any]:
                 )
             ).all()
         )
+        out["listing_versions"] = await session.scalar(
+            select(func.sum(Listing.version)).where(Listing.company_id == cid)
+        )
         out["balances"] = sorted(
-            (uid, Decimal(str(balance)))
-            for uid, balance in (
-                await session.execute(select(User.id, User.balance).where(User.company_id == cid))
+            (uid, Decimal(str(balance)), version)
+            for uid, balance, version in (
+                await session.execute(
+                    select(User.id, User.balance, User.version).where(User.company_id == cid)
+                )
             ).all()
         )
         return out

@@ -183,16 +183,45 @@ async def run_admin_write(
 
     ``work`` gets the session and returns the response body; ``headers`` derives
     response headers from it (an ``ETag``), for a replay too. Every admin POST
-    route goes through here, after its body was parsed and its permission checked::
+    route goes through here (or ``run_admin_unit``), after its body was parsed and
+    its permission checked::
 
         return await run_admin_write(request, ctx, lambda s: service.add(s, ...))
     """
+    return await run_admin_unit(
+        request, ctx, lambda uow: work(uow.session), status=status, headers=headers
+    )
+
+
+async def run_admin_unit(
+    request: Request,
+    ctx: AdminContext,
+    work: Work,
+    *,
+    status: int = 200,
+    headers: Callable[[dict[str, Any]], dict[str, str]] | None = None,
+    content: bytes | None = None,
+) -> JSON:
+    """``run_admin_write`` for work that needs the whole unit of work (events to
+    emit, stock to receive, the books to post). ``content``: what the token is bound
+    to when the body is not JSON: an upload's file, since a multipart envelope's
+    boundary changes from one send of the same file to the next (and the body
+    stream is consumed once the form is read). Otherwise the JSON body is hashed,
+    as for the public API."""
     db: Database = request.app.state.db
     token = _token(request)
     digest = ""
     if token:
-        raw = await request.body()
-        body_hash = request_hash(request.method, request.url.path, raw if raw.strip() else b"null")
+        if content is not None:
+            file_hash = hashlib.sha256(content).hexdigest()
+            body_hash = hashlib.sha256(
+                f"{request.method} {request.url.path}\nfile {file_hash}".encode()
+            ).hexdigest()
+        else:
+            raw = await request.body()
+            body_hash = request_hash(
+                request.method, request.url.path, raw if raw.strip() else b"null"
+            )
         digest = hashlib.sha256(f"staff {ctx.user_id}:{body_hash}".encode()).hexdigest()
 
     async def unit(uow: UnitOfWork) -> tuple[int, dict[str, Any], bool]:
@@ -200,7 +229,7 @@ async def run_admin_write(
             stored = await _claim(uow, None, token, digest, company_id=ctx.company_id)
             if stored is not None:
                 return stored[0], stored[1], True
-        result = await work(uow.session)
+        result = await work(uow)
         if token:
             await uow.session.execute(
                 update(_records)

@@ -6,14 +6,28 @@ Roles and what they are for:
 
 - ``owner``: everything, always company-wide (an owner has no warehouse scope).
 - ``manager``: runs a branch: the catalog and its listings, prices, stock,
-  customers and suppliers, and reads the books. Not staff, keys, webhooks, company
-  settings (taxes, payment modes: they change the books of every branch) nor the
-  audit trail.
+  customers and suppliers (their credit and opening balances too), and reads the
+  books. Not staff, keys, webhooks, company settings (taxes, payment modes, expense
+  categories, warehouses: they change the books of every branch) nor the audit
+  trail.
 - ``accountant``: reads the books, the audit trail and the catalog and parties;
   changes nothing (an accountant cannot change a price).
 - ``cashier``: what a person at the till needs and no more: reads the catalog and
-  parties, and creates or corrects customers (a till signs up a customer at the
-  counter; the public API's ``POST /customers`` does the same).
+  parties, and creates or corrects customers' contact details (a till signs up a
+  customer at the counter; the public API's ``POST /customers`` does the same).
+  Not suppliers (buying is the branch's business, and a supplier is someone the
+  shop pays), nor what moves money: a customer's credit limit, any party's opening
+  balance (posted to the books), an import file (its rows may carry opening
+  balances).
+
+The catalog: a product's definition (name, item code, barcodes, units, tax) is
+shared by every branch, so defining or editing one is a company-wide
+``catalog.write``, refused to a scoped manager even when the new product is listed
+in their own warehouse only. A listing is one warehouse's: adding or editing it
+needs ``catalog.write`` for that warehouse, its prices ``prices.write`` there, and
+opening stock ``stock.write`` there. Units, categories and brands are
+``catalog.write`` (company-wide); taxes, payment modes and expense categories
+(which map to ledger accounts) and warehouses are ``settings.write``.
 
 Warehouse scope: a manager, accountant or cashier may be limited to one warehouse
 (``users.warehouse_id``); unscoped, they act on every warehouse of the company. A
@@ -41,7 +55,10 @@ PERMISSIONS: dict[str, str] = {
     "catalog.write": "create and edit products, listings, categories, brands, units",
     "prices.write": "change sales and purchase prices",
     "parties.read": "read customers and suppliers",
-    "parties.write": "create and edit customers and suppliers",
+    "parties.write": "create, edit and archive customers (their contact details)",
+    "suppliers.write": "create, edit and archive suppliers",
+    "parties.credit": "a customer's credit limit, a customer's or supplier's opening "
+    "balance (posted to the books), and customer or supplier import files",
     "stock.write": "adjust stock, opening stock, transfers",
     "settings.write": "company and branch settings: taxes, payment modes, expense "
     "categories, warehouses, receipts",
@@ -67,6 +84,8 @@ GRANTS: dict[str, frozenset[str]] = {
             "prices.write",
             "parties.read",
             "parties.write",
+            "suppliers.write",
+            "parties.credit",
             "stock.write",
         }
     ),

@@ -3,7 +3,7 @@ trail, webhook management, the reports, the company's catalog (products and thei
 listings), reference data (units, categories, brands, taxes, payment modes, expense
 categories, warehouses), customers and suppliers. Thin routers, one service call
 each; every route names its permission with ``deps.Allowed`` (``auth/roles.py``) and
-every POST runs through ``api.idempotent.run_admin_write``."""
+every POST runs through ``api.idempotent.run_admin_write`` (or ``run_admin_unit``)."""
 
 from fastapi import APIRouter
 

@@ -37,6 +37,7 @@ router = router_for(
     Resource(
         prefix="brands",
         noun="brand",
+        write="catalog.write",
         create_body=BrandIn,
         patch_body=BrandPatch,
         page=lambda s, cid, p, archived: reference.page_of(

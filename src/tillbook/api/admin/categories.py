@@ -45,6 +45,7 @@ router = router_for(
     Resource(
         prefix="categories",
         noun="category",
+        write="catalog.write",
         create_body=CategoryIn,
         patch_body=CategoryPatch,
         page=lambda s, cid, p, archived: reference.page_of(

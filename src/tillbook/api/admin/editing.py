@@ -5,6 +5,11 @@ edit is based on (``If-Match`` or a body ``version``), answers carrying the reco
 A read answers ``ETag: "<version>"`` and the ``version`` field; an edit names that
 version as ``If-Match`` (or ``version`` in its JSON body): a stale one is a 412, a
 missing one a 428 (``kit/versions.py``). When both are sent they must agree.
+
+Every family is read with ``catalog.read`` (a till's staff sees the units and taxes
+it sells with) and written with the permission its ``Resource`` names
+(``auth/roles.py``: ``catalog.write`` or ``settings.write``, company-wide); every
+POST is idempotent on ``Idempotency-Key`` (``api.idempotent.run_admin_unit``).
 """
 
 from __future__ import annotations
@@ -17,13 +22,15 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tillbook.api.admin.deps import CurrentAdmin, path_id, require_json
+from tillbook.api.admin.deps import Allowed, path_id, require_json
 from tillbook.api.body import decode_json, openapi_body, parse_body
 from tillbook.api.deps import DB
+from tillbook.api.idempotent import run_admin_unit
 from tillbook.api.responses import JSON
 from tillbook.auth.admin import AdminContext
 from tillbook.errors import PreconditionFailed, invalid
 from tillbook.kit import versions
+from tillbook.kit.bounds import text_problem
 from tillbook.kit.pagination import Page, envelope, parse_page
 from tillbook.kit.text import quoted
 from tillbook.unit import UnitOfWork
@@ -35,6 +42,10 @@ FALSE = {"", "0", "false", "no"}
 def include_archived_flag(raw: str | None) -> bool:
     if raw is None:
         return False
+    # Before stripping: Python counts U+001C to U+001F as white space.
+    problem = text_problem(raw)
+    if problem is not None:
+        raise invalid("include_archived", problem)
     text = raw.strip().lower()
     if text in TRUE:
         return True
@@ -84,6 +95,10 @@ def one(view: dict[str, Any], *, status_code: int = 200) -> JSON:
     )
 
 
+def _etag(body: dict[str, Any]) -> dict[str, str]:
+    return {"ETag": versions.etag(body["data"]["version"])}
+
+
 def changes_of(body: Any) -> dict[str, Any]:
     """The fields a PATCH body names (an explicit null included), without ``version``."""
     fields: dict[str, Any] = {name: getattr(body, name) for name in body.model_fields_set}
@@ -103,10 +118,12 @@ class Resource(Generic[B, P]):
     """A family of set-up records and the service calls behind its five routes:
     GET list, POST create, GET one, PATCH, POST /{id}/archive. Every call gets the
     admin's company (and the admin as the actor of a change) and answers the
-    record's view; ids of another company are not found."""
+    record's view; ids of another company are not found. ``write``: the permission
+    of the create, edit and archive (``auth/roles.py``)."""
 
     prefix: str
     noun: str
+    write: str
     create_body: type[B]
     patch_body: type[P]
     page: Callable[[AsyncSession, int, Page, bool], Awaitable[tuple[int, list[View]]]]
@@ -119,11 +136,13 @@ class Resource(Generic[B, P]):
 def router_for(res: Resource[B, P]) -> APIRouter:
     router = APIRouter(prefix=f"/{res.prefix}", tags=[f"admin: {res.prefix}"])
     noun = res.noun
+    reader = Allowed("catalog.read")
+    writer = Allowed(res.write)
 
     @router.get("", summary=f"List {res.prefix}")
     async def list_records(
-        ctx: CurrentAdmin,
         db: DB,
+        ctx: AdminContext = reader,
         page: str | None = None,
         limit: str | None = None,
         include_archived: str | None = None,
@@ -136,21 +155,26 @@ def router_for(res: Resource[B, P]) -> APIRouter:
     @router.post(
         "", status_code=201, summary=f"Create a {noun}", openapi_extra=openapi_body(res.create_body)
     )
-    async def create_record(request: Request, ctx: CurrentAdmin, db: DB) -> JSON:
+    async def create_record(request: Request, ctx: AdminContext = writer) -> JSON:
         require_json(request)
         body, _raw = await parse_body(request, res.create_body)
-        view = await db.unit(lambda uow: res.create(uow, ctx, body))
-        return one(view, status_code=201)
+
+        async def work(uow: UnitOfWork) -> dict[str, Any]:
+            return {"status": "success", "data": await res.create(uow, ctx, body)}
+
+        return await run_admin_unit(request, ctx, work, status=201, headers=_etag)
 
     @router.get("/{record_id}", summary=f"One {noun}")
-    async def get_record(record_id: str, ctx: CurrentAdmin, db: DB) -> JSON:
+    async def get_record(record_id: str, db: DB, ctx: AdminContext = reader) -> JSON:
         rid = path_id(record_id, noun)
         return one(await db.read(lambda s: res.one(s, ctx.company_id, rid)))
 
     @router.patch(
         "/{record_id}", summary=f"Edit a {noun}", openapi_extra=openapi_body(res.patch_body)
     )
-    async def edit_record(record_id: str, request: Request, ctx: CurrentAdmin, db: DB) -> JSON:
+    async def edit_record(
+        record_id: str, request: Request, db: DB, ctx: AdminContext = writer
+    ) -> JSON:
         rid = path_id(record_id, noun)
         require_json(request)
         body, _raw = await parse_body(request, res.patch_body)
@@ -159,9 +183,13 @@ def router_for(res: Resource[B, P]) -> APIRouter:
         return one(await db.unit(lambda uow: res.edit(uow, ctx, rid, expected, changes)))
 
     @router.post("/{record_id}/archive", summary=f"Archive a {noun}")
-    async def archive_record(record_id: str, request: Request, ctx: CurrentAdmin, db: DB) -> JSON:
+    async def archive_record(record_id: str, request: Request, ctx: AdminContext = writer) -> JSON:
         rid = path_id(record_id, noun)
         expected = await archive_version(request)
-        return one(await db.unit(lambda uow: res.archive(uow, ctx, rid, expected)))
+
+        async def work(uow: UnitOfWork) -> dict[str, Any]:
+            return {"status": "success", "data": await res.archive(uow, ctx, rid, expected)}
+
+        return await run_admin_unit(request, ctx, work, headers=_etag)
 
     return router

@@ -46,6 +46,7 @@ router = router_for(
     Resource(
         prefix="expense-categories",
         noun="expense category",
+        write="settings.write",
         create_body=ExpenseCategoryIn,
         patch_body=ExpenseCategoryPatch,
         page=lambda s, cid, p, archived: setup.expense_categories_page(

@@ -6,6 +6,13 @@ Reads answer an ``ETag``; an edit names the version it is based on (``If-Match``
 or a body ``version``, ``kit/versions.py``). Imports are multipart uploads (the
 CSV in a field named ``file``); a file with any bad row changes nothing and is
 answered 422 with every bad row by line.
+
+Who may (``auth/roles.py``): anyone reads and exports (``parties.read``);
+customers are written with ``parties.write`` (a cashier signs one up), suppliers
+with ``suppliers.write``; a customer's credit limit, an opening balance and an
+import file (whose rows may carry opening balances) need ``parties.credit`` as
+well. Every POST is idempotent on ``Idempotency-Key``; an import's key is bound
+to the file's bytes (``api.idempotent.run_admin_unit``).
 """
 
 from __future__ import annotations
@@ -18,10 +25,12 @@ from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.formparsers import MultiPartException
 
-from tillbook.api.admin.deps import CurrentAdmin, path_id, require_json
+from tillbook.api.admin.deps import Allowed, path_id, require_json
 from tillbook.api.body import openapi_body, parse_body
 from tillbook.api.deps import DB
+from tillbook.api.idempotent import run_admin_unit
 from tillbook.api.responses import JSON
+from tillbook.auth.admin import AdminContext
 from tillbook.errors import BadRequest, UnsupportedMediaType, invalid
 from tillbook.imports import MAX_BYTES
 from tillbook.kit.bounds import query_text, stored_length
@@ -37,6 +46,10 @@ router = APIRouter(tags=["admin: customers and suppliers"])
 
 # path segment -> party kind
 KINDS = {"customers": "customer", "suppliers": "supplier"}
+# party kind -> the permission that writes it
+WRITE = {"customer": "parties.write", "supplier": "suppliers.write"}
+# Fields that move money: what a customer may owe, what a party owed on day one.
+CREDIT_FIELDS = frozenset({"credit_limit", "opening_balance"})
 MAX_SEARCH = stored_length(User.name)
 
 
@@ -46,6 +59,21 @@ def _kind(segment: str) -> str:
 
 def _one(data: dict[str, Any]) -> JSON:
     return JSON({"status": "success", "data": data}, headers={"ETag": etag(data["version"])})
+
+
+def _wrapped(data: dict[str, Any]) -> dict[str, Any]:
+    return {"status": "success", "data": data}
+
+
+def _etag(body: dict[str, Any]) -> dict[str, str]:
+    return {"ETag": etag(body["data"]["version"])}
+
+
+def _credit(ctx: AdminContext, sent: set[str]) -> None:
+    """Setting (or, in an edit, clearing) a credit limit or an opening balance needs
+    ``parties.credit`` besides the party's write permission."""
+    if sent & CREDIT_FIELDS:
+        ctx.require("parties.credit")
 
 
 def _flag(name: str, raw: str | None) -> bool:
@@ -62,11 +90,12 @@ def _flag(name: str, raw: str | None) -> bool:
 def _routes(segment: str) -> None:
     kind = _kind(segment)
     noun = kind  # "customer" / "supplier" in messages
+    write = WRITE[kind]
 
     @router.get(f"/{segment}", name=f"list_{segment}")
     async def list_parties(
-        ctx: CurrentAdmin,
         db: DB,
+        ctx: AdminContext = Allowed("parties.read"),
         page: str | None = None,
         limit: str | None = None,
         search: str | None = None,
@@ -83,27 +112,33 @@ def _routes(segment: str) -> None:
         return {"status": "success", "data": data}
 
     @router.post(f"/{segment}", name=f"create_{noun}", openapi_extra=openapi_body(PartyIn))
-    async def create_party(request: Request, ctx: CurrentAdmin, db: DB) -> JSON:
+    async def create_party(request: Request, ctx: AdminContext = Allowed(write)) -> JSON:
         require_json(request)
         body, _raw = await parse_body(request, PartyIn)
+        _credit(ctx, {f for f in body.model_fields_set if getattr(body, f) is not None})
 
         async def work(uow: UnitOfWork) -> dict[str, Any]:
-            return await service.create(uow, ctx.company_id, kind, body, actor_id=ctx.user_id)
+            return _wrapped(
+                await service.create(uow, ctx.company_id, kind, body, actor_id=ctx.user_id)
+            )
 
-        return _one(await db.unit(work))
+        return await run_admin_unit(request, ctx, work, headers=_etag)
 
     @router.get(f"/{segment}/{{party_id}}", name=f"get_{noun}")
-    async def get_party(party_id: str, ctx: CurrentAdmin, db: DB) -> JSON:
+    async def get_party(party_id: str, db: DB, ctx: AdminContext = Allowed("parties.read")) -> JSON:
         pid = path_id(party_id, noun)
         return _one(await db.read(lambda s: service.read(s, ctx.company_id, kind, pid)))
 
     @router.patch(
         f"/{segment}/{{party_id}}", name=f"update_{noun}", openapi_extra=openapi_body(PartyPatch)
     )
-    async def update_party(party_id: str, request: Request, ctx: CurrentAdmin, db: DB) -> JSON:
+    async def update_party(
+        party_id: str, request: Request, db: DB, ctx: AdminContext = Allowed(write)
+    ) -> JSON:
         pid = path_id(party_id, noun)
         require_json(request)
         body, _raw = await parse_body(request, PartyPatch)
+        _credit(ctx, set(body.model_fields_set))
         expected = parse_if_match(request.headers.get("if-match"))
         if expected is None:
             expected = body.version
@@ -115,27 +150,41 @@ def _routes(segment: str) -> None:
         return _one(data)
 
     @router.post(f"/{segment}/{{party_id}}/archive", name=f"archive_{noun}")
-    async def archive_party(party_id: str, request: Request, ctx: CurrentAdmin, db: DB) -> JSON:
+    async def archive_party(
+        party_id: str, request: Request, ctx: AdminContext = Allowed(write)
+    ) -> JSON:
         pid = path_id(party_id, noun)
         expected = parse_if_match(request.headers.get("if-match"))
-        data = await db.write(
-            lambda s: service.archive(
-                s, ctx.company_id, kind, pid, expected_version=expected, actor_id=ctx.user_id
+
+        async def work(uow: UnitOfWork) -> dict[str, Any]:
+            return _wrapped(
+                await service.archive(
+                    uow.session,
+                    ctx.company_id,
+                    kind,
+                    pid,
+                    expected_version=expected,
+                    actor_id=ctx.user_id,
+                )
             )
-        )
-        return _one(data)
+
+        return await run_admin_unit(request, ctx, work, headers=_etag)
 
     @router.post(f"/import/{segment}", name=f"import_{segment}")
-    async def import_parties(request: Request, ctx: CurrentAdmin, db: DB) -> dict[str, Any]:
+    async def import_parties(
+        request: Request, ctx: AdminContext = Allowed("parties.credit")
+    ) -> JSON:
+        """``parties.credit`` (rows may post opening balances) and the kind's write."""
+        ctx.require(write)
         data = await _uploaded_file(request)
 
-        async def work(uow: UnitOfWork) -> dict[str, int]:
+        async def work(uow: UnitOfWork) -> dict[str, Any]:
             counts = await transfer.import_parties(
                 uow, ctx.company_id, kind, data, actor_id=ctx.user_id
             )
-            return counts.as_dict()
+            return _wrapped(counts.as_dict())
 
-        return {"status": "success", "data": await db.unit(work)}
+        return await run_admin_unit(request, ctx, work, content=data)
 
     @router.get(
         f"/export/{segment}",
@@ -143,7 +192,7 @@ def _routes(segment: str) -> None:
         response_class=Response,
         responses={200: {"content": {"text/csv": {}}, "description": "the CSV file"}},
     )
-    async def export_parties(ctx: CurrentAdmin, db: DB) -> Response:
+    async def export_parties(db: DB, ctx: AdminContext = Allowed("parties.read")) -> Response:
         found = await db.read(lambda s: transfer.export_parties(s, ctx.company_id, kind))
         return Response(
             found.csv.encode(),

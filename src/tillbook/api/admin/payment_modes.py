@@ -47,6 +47,7 @@ router = router_for(
     Resource(
         prefix="payment-modes",
         noun="payment mode",
+        write="settings.write",
         create_body=PaymentModeIn,
         patch_body=PaymentModePatch,
         page=lambda s, cid, p, archived: setup.modes_page(s, cid, p, include_archived=archived),

@@ -1,16 +1,27 @@
 """The company's catalog in the back office: products, their listings per warehouse
-and opening stock. Thin: parse, authorize, one call into ``catalog.products``."""
+and opening stock. Thin: parse, authorize, one call into ``catalog.products``.
+
+Who may (``auth/roles.py``): anyone reads (``catalog.read``); a product's
+definition is company-wide ``catalog.write`` (a manager scoped to one warehouse is
+refused, even for a product listed in their warehouse only: the name, item code
+and barcodes are every branch's). A listing is one warehouse's: ``catalog.write``
+for that warehouse, ``prices.write`` there for its prices, ``stock.write`` there
+for opening stock; a create with listings needs the same for each of them. Every
+POST is idempotent on ``Idempotency-Key`` (``api.idempotent.run_admin_unit``)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Request, Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tillbook.api.admin.deps import CurrentAdmin, path_id, query_id, require_json
+from tillbook.api.admin.deps import Allowed, path_id, query_id, require_json
 from tillbook.api.body import openapi_body, parse_body
 from tillbook.api.deps import DB
+from tillbook.api.idempotent import run_admin_unit
+from tillbook.api.responses import JSON
+from tillbook.auth.admin import AdminContext
 from tillbook.catalog import products as service
 from tillbook.catalog.schemas import (
     ListingIn,
@@ -30,6 +41,14 @@ from tillbook.unit import UnitOfWork
 router = APIRouter(prefix="/products", tags=["admin: catalog"])
 
 MAX_SEARCH = stored_length(Product.name)
+# The fields of a listing that are its prices (``prices.write``); the others
+# (reorder level, active) are the catalog's (``catalog.write``).
+PRICE_FIELDS = frozenset({"sales_price", "purchase_price", "mrp"})
+
+Reader = Annotated[AdminContext, Allowed("catalog.read")]
+Definer = Annotated[AdminContext, Allowed("catalog.write")]
+Lister = Annotated[AdminContext, Allowed("catalog.write", per_warehouse=True)]
+Stocker = Annotated[AdminContext, Allowed("stock.write", per_warehouse=True)]
 
 
 def _flag(value: str | None, field: str) -> bool:
@@ -48,9 +67,26 @@ def _answer(response: Response, data: dict[str, Any]) -> dict[str, Any]:
     return {"status": "success", "data": data}
 
 
+def _wrapped(data: dict[str, Any]) -> dict[str, Any]:
+    return {"status": "success", "data": data}
+
+
+def _etag(body: dict[str, Any]) -> dict[str, str]:
+    return {"ETag": etag(int(body["data"]["version"]))}
+
+
+def _may_list(ctx: AdminContext, listing: ListingIn) -> None:
+    """A new listing: the catalog's and the prices' of its warehouse, and its stock's
+    when it brings opening stock."""
+    ctx.require("catalog.write", listing.warehouse_id)
+    ctx.require("prices.write", listing.warehouse_id)
+    if listing.opening_stock is not None:
+        ctx.require("stock.write", listing.warehouse_id)
+
+
 @router.get("")
 async def list_products(
-    ctx: CurrentAdmin,
+    ctx: Reader,
     db: DB,
     page: str | None = None,
     limit: str | None = None,
@@ -70,23 +106,21 @@ async def list_products(
     return {"status": "success", "data": data}
 
 
-@router.post("", openapi_extra=openapi_body(ProductIn))
-async def create_product(
-    request: Request, response: Response, ctx: CurrentAdmin, db: DB
-) -> dict[str, Any]:
+@router.post("", status_code=201, openapi_extra=openapi_body(ProductIn))
+async def create_product(request: Request, ctx: Definer) -> JSON:
     require_json(request)
     body, _raw = await parse_body(request, ProductIn)
-    data = await db.unit(
-        lambda uow: service.create(uow, ctx.company_id, body, actor_id=ctx.user_id)
-    )
-    response.status_code = 201
-    return _answer(response, data)
+    for listing in body.listings:
+        _may_list(ctx, listing)
+
+    async def write(uow: UnitOfWork) -> dict[str, Any]:
+        return _wrapped(await service.create(uow, ctx.company_id, body, actor_id=ctx.user_id))
+
+    return await run_admin_unit(request, ctx, write, status=201, headers=_etag)
 
 
 @router.get("/{product_id}")
-async def get_product(
-    product_id: str, response: Response, ctx: CurrentAdmin, db: DB
-) -> dict[str, Any]:
+async def get_product(product_id: str, response: Response, ctx: Reader, db: DB) -> dict[str, Any]:
     pid = path_id(product_id, "product")
 
     async def read(s: AsyncSession) -> dict[str, Any]:
@@ -97,7 +131,7 @@ async def get_product(
 
 @router.patch("/{product_id}", openapi_extra=openapi_body(ProductPatch))
 async def update_product(
-    product_id: str, request: Request, response: Response, ctx: CurrentAdmin, db: DB
+    product_id: str, request: Request, response: Response, ctx: Definer, db: DB
 ) -> dict[str, Any]:
     pid = path_id(product_id, "product")
     require_json(request)
@@ -112,28 +146,28 @@ async def update_product(
 
 
 @router.post("/{product_id}/archive")
-async def archive_product(
-    product_id: str, response: Response, ctx: CurrentAdmin, db: DB
-) -> dict[str, Any]:
+async def archive_product(product_id: str, request: Request, ctx: Definer) -> JSON:
     pid = path_id(product_id, "product")
-    data = await db.unit(
-        lambda uow: service.archive(uow, ctx.company_id, pid, actor_id=ctx.user_id)
-    )
-    return _answer(response, data)
+
+    async def write(uow: UnitOfWork) -> dict[str, Any]:
+        return _wrapped(await service.archive(uow, ctx.company_id, pid, actor_id=ctx.user_id))
+
+    return await run_admin_unit(request, ctx, write, headers=_etag)
 
 
-@router.post("/{product_id}/listings", openapi_extra=openapi_body(ListingIn))
-async def add_listing(
-    product_id: str, request: Request, response: Response, ctx: CurrentAdmin, db: DB
-) -> dict[str, Any]:
+@router.post("/{product_id}/listings", status_code=201, openapi_extra=openapi_body(ListingIn))
+async def add_listing(product_id: str, request: Request, ctx: Lister) -> JSON:
     pid = path_id(product_id, "product")
     require_json(request)
     body, _raw = await parse_body(request, ListingIn)
-    data = await db.unit(
-        lambda uow: service.add_listing(uow, ctx.company_id, pid, body, actor_id=ctx.user_id)
-    )
-    response.status_code = 201
-    return _answer(response, data)
+    _may_list(ctx, body)
+
+    async def write(uow: UnitOfWork) -> dict[str, Any]:
+        return _wrapped(
+            await service.add_listing(uow, ctx.company_id, pid, body, actor_id=ctx.user_id)
+        )
+
+    return await run_admin_unit(request, ctx, write, status=201, headers=_etag)
 
 
 @router.patch("/{product_id}/listings/{warehouse_id}", openapi_extra=openapi_body(ListingPatch))
@@ -142,13 +176,20 @@ async def update_listing(
     warehouse_id: str,
     request: Request,
     response: Response,
-    ctx: CurrentAdmin,
+    ctx: Lister,
     db: DB,
 ) -> dict[str, Any]:
+    """Prices (``sales_price``, ``purchase_price``, ``mrp``) need ``prices.write`` for
+    the warehouse, the other fields ``catalog.write`` there."""
     pid = path_id(product_id, "product")
     wid = path_id(warehouse_id, "warehouse")
     require_json(request)
     body, _raw = await parse_body(request, ListingPatch)
+    sent = body.model_fields_set - {"version"}
+    if sent & PRICE_FIELDS:
+        ctx.require("prices.write", wid)
+    if sent - PRICE_FIELDS or not sent:
+        ctx.require("catalog.write", wid)
     expected = parse_if_match(request.headers.get("if-match"))
 
     async def write(uow: UnitOfWork) -> dict[str, Any]:
@@ -170,15 +211,19 @@ async def update_listing(
     openapi_extra=openapi_body(OpeningStockIn),
 )
 async def add_opening_stock(
-    product_id: str, warehouse_id: str, request: Request, ctx: CurrentAdmin, db: DB
-) -> dict[str, Any]:
+    product_id: str, warehouse_id: str, request: Request, ctx: Stocker
+) -> JSON:
     pid = path_id(product_id, "product")
     wid = path_id(warehouse_id, "warehouse")
     require_json(request)
     body, _raw = await parse_body(request, OpeningStockIn)
-    data = await db.unit(
-        lambda uow: service.add_opening_stock(
-            uow, ctx.company_id, pid, wid, body, actor_id=ctx.user_id
+    ctx.require("stock.write", wid)
+
+    async def write(uow: UnitOfWork) -> dict[str, Any]:
+        return _wrapped(
+            await service.add_opening_stock(
+                uow, ctx.company_id, pid, wid, body, actor_id=ctx.user_id
+            )
         )
-    )
-    return {"status": "success", "data": data}
+
+    return await run_admin_unit(request, ctx, write)

@@ -42,6 +42,7 @@ router = router_for(
     Resource(
         prefix="taxes",
         noun="tax",
+        write="settings.write",
         create_body=TaxIn,
         patch_body=TaxPatch,
         page=lambda s, cid, p, archived: reference.page_of(

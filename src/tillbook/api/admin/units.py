@@ -38,6 +38,7 @@ router = router_for(
     Resource(
         prefix="units",
         noun="unit",
+        write="catalog.write",
         create_body=UnitIn,
         patch_body=UnitPatch,
         page=lambda s, cid, p, archived: reference.page_of(

@@ -41,6 +41,7 @@ router = router_for(
     Resource(
         prefix="warehouses",
         noun="warehouse",
+        write="settings.write",
         create_body=WarehouseIn,
         patch_body=WarehousePatch,
         page=lambda s, cid, p, archived: warehouses.warehouses_page(
