@@ -1,9 +1,10 @@
 """The catalog in and out as CSV through the back office (DESIGN.md §13):
 ``POST /import/products`` (multipart field ``file``) and ``GET /export/products``.
 
-The import needs no ``Idempotency-Key``: it is idempotent by what it does (rows are
-matched by item code and warehouse, opening stock is posted only when a listing is
-created), so a retried upload answers ``unchanged`` for every row.
+An import is idempotent twice over: by what it does (rows are matched by item code
+and warehouse, opening stock is posted only when a listing is created, so the same
+file again answers ``unchanged`` for every row) and, like every admin POST, on an
+``Idempotency-Key`` (bound to the file's bytes), which replays the first answer.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from fastapi.responses import Response
 from tillbook.api.admin.deps import Allowed
 from tillbook.api.admin.uploads import uploaded_file
 from tillbook.api.deps import DB
+from tillbook.api.idempotent import run_admin_unit
+from tillbook.api.responses import JSON
 from tillbook.auth.admin import AdminContext
 from tillbook.catalog import transfer
 from tillbook.unit import UnitOfWork
@@ -25,15 +28,17 @@ router = APIRouter(tags=["admin: catalog"])
 
 @router.post("/import/products")
 async def import_products(
-    request: Request, ctx: Annotated[AdminContext, Allowed("catalog.write")], db: DB
-) -> dict[str, Any]:
+    request: Request, ctx: Annotated[AdminContext, Allowed("catalog.write")]
+) -> JSON:
+    """``catalog.write`` company-wide: a file defines products for every branch,
+    and sets prices and opening stock."""
     data = await uploaded_file(request, transfer.MAX_BYTES)
 
-    async def work(uow: UnitOfWork) -> dict[str, int]:
+    async def work(uow: UnitOfWork) -> dict[str, Any]:
         counts = await transfer.import_products(uow, ctx.company_id, data, actor_id=ctx.user_id)
-        return counts.as_dict()
+        return {"status": "success", "data": counts.as_dict()}
 
-    return {"status": "success", "data": await db.unit(work)}
+    return await run_admin_unit(request, ctx, work, content=data)
 
 
 @router.get(

@@ -21,17 +21,15 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
-from starlette.datastructures import UploadFile
-from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.formparsers import MultiPartException
 
 from tillbook.api.admin.deps import Allowed, path_id, require_json
+from tillbook.api.admin.uploads import uploaded_file
 from tillbook.api.body import openapi_body, parse_body
 from tillbook.api.deps import DB
 from tillbook.api.idempotent import run_admin_unit
 from tillbook.api.responses import JSON
 from tillbook.auth.admin import AdminContext
-from tillbook.errors import BadRequest, UnsupportedMediaType, invalid
+from tillbook.errors import invalid
 from tillbook.imports import MAX_BYTES
 from tillbook.kit.bounds import query_text, stored_length
 from tillbook.kit.pagination import parse_page
@@ -176,7 +174,7 @@ def _routes(segment: str) -> None:
     ) -> JSON:
         """``parties.credit`` (rows may post opening balances) and the kind's write."""
         ctx.require(write)
-        data = await _uploaded_file(request)
+        data = await uploaded_file(request, MAX_BYTES)
 
         async def work(uow: UnitOfWork) -> dict[str, Any]:
             counts = await transfer.import_parties(
@@ -203,29 +201,6 @@ def _routes(segment: str) -> None:
                 "X-Skipped-Without-Code": str(found.skipped),
             },
         )
-
-
-async def _uploaded_file(request: Request) -> bytes:
-    """The bytes of the multipart field ``file`` (a file part or a plain field)."""
-    ctype = request.headers.get("content-type", "")
-    if ctype.split(";")[0].strip().lower() != "multipart/form-data":
-        raise UnsupportedMediaType(
-            "Content-Type must be multipart/form-data with the CSV in a field named 'file', "
-            f"got {quoted(ctype or 'none')}"
-        )
-    try:
-        form = await request.form(max_files=1, max_fields=5, max_part_size=MAX_BYTES)
-    except (MultiPartException, StarletteHTTPException) as exc:
-        detail = getattr(exc, "detail", None) or getattr(exc, "message", str(exc))
-        raise BadRequest(f"malformed multipart body: {detail}") from None
-    part = form.get("file")
-    if part is None:
-        raise invalid("file", "is required: the CSV file, as a multipart field named 'file'")
-    if isinstance(part, UploadFile):
-        data = await part.read(MAX_BYTES + 1)
-        await part.close()
-        return data
-    return part.encode()
 
 
 for _segment in KINDS:
