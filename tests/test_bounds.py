@@ -238,6 +238,9 @@ def full_bodies(w: World) -> dict[tuple[str, str], Body]:
         },
         ("POST", "/customers"): {**CONTACT, "unique_id": "u-1"},
         ("POST", f"{AD}/login"): {"email": "admin@example.com", "password": "secret password"},
+        # Days long past: nothing in the test world is dated there.
+        ("POST", f"{AD}/periods/close"): {"through": "2020-01-31"},
+        ("POST", f"{AD}/periods/reopen"): {"through": "2019-12-31"},
         ("POST", f"{AD}/webhooks"): {
             "url": "https://example.test/hook",
             "events": ["order.created"],

@@ -29,6 +29,8 @@ EXPECTED = {
     "keys.manage": {"owner"},
     "webhooks.manage": {"owner"},
     "audit.read": {"owner", "accountant"},
+    "books.close": {"owner", "accountant"},
+    "books.reopen": {"owner"},
 }
 
 

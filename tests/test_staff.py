@@ -136,6 +136,18 @@ MATRIX: list[tuple[str, str, str, Any, set[str], str | None]] = [
     ("GET", "/reports/trial-balance", "/reports/trial-balance", None, {O, M, A}, "books.read"),
     ("GET", "/reports/stock-valuation", "/reports/stock-valuation", None, {O, M, A},
      "books.read"),
+    ("GET", "/reports/profit-loss", "/reports/profit-loss", None, {O, M, A}, "books.read"),
+    ("GET", "/reports/balance-sheet", "/reports/balance-sheet", None, {O, M, A}, "books.read"),
+    ("GET", "/reports/ledger", "/reports/ledger?account=11101", None, {O, M, A}, "books.read"),
+    ("GET", "/reports/statement", "/reports/statement?party_id={customer}", None, {O, M, A},
+     "books.read"),
+    ("GET", "/reports/check-rollups", "/reports/check-rollups", None, {O, M, A}, "books.read"),
+    ("GET", "/periods", "/periods", None, {O, M, A}, "books.read"),
+    # The books closed through a day long past (nothing else in the run is dated
+    # there), then opened again.
+    ("POST", "/periods/close", "/periods/close", {"through": "2020-01-31"}, {O, A},
+     "books.close"),
+    ("POST", "/periods/reopen", "/periods/reopen", {"through": None}, {O}, "books.reopen"),
     ("GET", "/staff", "/staff", None, {O}, "staff.manage"),
     ("POST", "/staff", "/staff", "new-staff", {O}, "staff.manage"),
     ("GET", "/staff/{staff_id}", "/staff/{target}", None, {O}, "staff.manage"),

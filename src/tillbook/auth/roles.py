@@ -66,6 +66,8 @@ PERMISSIONS: dict[str, str] = {
     "keys.manage": "create, reveal and revoke API keys",
     "webhooks.manage": "read and change webhooks and their deliveries",
     "audit.read": "read the audit trail",
+    "books.close": "close the books through a day (month and year end)",
+    "books.reopen": "reopen closed periods (an owner's decision: it changes final figures)",
 }
 
 # Permissions whose records belong to one warehouse: a scoped staff member holds
@@ -89,7 +91,9 @@ GRANTS: dict[str, frozenset[str]] = {
             "stock.write",
         }
     ),
-    ACCOUNTANT: frozenset({"books.read", "catalog.read", "parties.read", "audit.read"}),
+    ACCOUNTANT: frozenset(
+        {"books.read", "books.close", "catalog.read", "parties.read", "audit.read"}
+    ),
     CASHIER: frozenset({"catalog.read", "parties.read", "parties.write"}),
 }
 # Roles that may be limited to one warehouse.
