@@ -39,6 +39,7 @@ from tillbook.kit import xid
 from tillbook.kit.money import money, number, price4
 from tillbook.kit.pagination import Page, envelope
 from tillbook.kit.problems import Problems
+from tillbook.kit.search import matches
 from tillbook.kit.versions import expect
 from tillbook.ledger.service import post
 from tillbook.models import (
@@ -138,11 +139,6 @@ async def get(session: AsyncSession, company_id: int, product_id: int) -> Produc
     return product
 
 
-def _contains(text: str) -> str:
-    escaped = text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
-
-
 async def page(
     session: AsyncSession,
     company_id: int,
@@ -158,11 +154,9 @@ async def page(
     if not include_archived:
         conds.append(Product.archived_at.is_(None))
     if search:
-        pattern = _contains(search)
         conds.append(
             or_(
-                func.lower(Product.name).like(pattern, escape="\\"),
-                func.lower(Product.item_code).like(pattern, escape="\\"),
+                matches(search, Product.name, Product.item_code),
                 Product.id.in_(
                     select(ProductBarcode.product_id).where(
                         ProductBarcode.company_id == company_id,
@@ -333,6 +327,32 @@ async def _announce(uow: UnitOfWork, product: Product) -> None:
         )
 
 
+async def _edited(
+    uow: UnitOfWork,
+    product: Product,
+    before: dict[str, Any],
+    action: str,
+    actor_id: int | None,
+) -> dict[str, Any]:
+    """After an edit of a product: its version moves on, the change is audited and
+    every warehouse that lists it is told."""
+    product.version += 1
+    await uow.session.flush()
+    after = await view(uow.session, product)
+    await record(
+        uow.session,
+        company_id=product.company_id,
+        actor_id=actor_id,
+        action=action,
+        entity_type="product",
+        entity_id=product.id,
+        before=before,
+        after=after,
+    )
+    await _announce(uow, product)
+    return after
+
+
 async def _set_units(
     session: AsyncSession, product: Product, units: Iterable[ProductUnitIn]
 ) -> None:
@@ -475,21 +495,7 @@ async def update(
         await _set_barcodes(session, product, body.barcodes)
     if body.additional_units is not None:
         await _set_units(session, product, body.additional_units)
-    product.version += 1
-    await session.flush()
-    after = await view(session, product)
-    await record(
-        session,
-        company_id=company_id,
-        actor_id=actor_id,
-        action="updated",
-        entity_type="product",
-        entity_id=product.id,
-        before=before,
-        after=after,
-    )
-    await _announce(uow, product)
-    return after
+    return await _edited(uow, product, before, "updated", actor_id)
 
 
 async def archive(
@@ -503,21 +509,7 @@ async def archive(
         return await view(session, product)
     before = await view(session, product)
     product.archived_at = dt.datetime.now(dt.UTC)
-    product.version += 1
-    await session.flush()
-    after = await view(session, product)
-    await record(
-        session,
-        company_id=company_id,
-        actor_id=actor_id,
-        action="archived",
-        entity_type="product",
-        entity_id=product.id,
-        before=before,
-        after=after,
-    )
-    await _announce(uow, product)
-    return after
+    return await _edited(uow, product, before, "archived", actor_id)
 
 
 async def _listing(

@@ -13,13 +13,13 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, Select, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import InstrumentedAttribute
 
 from tillbook.auth.context import AuthContext
 from tillbook.errors import NotFound
 from tillbook.kit import xid
 from tillbook.kit.money import number
 from tillbook.kit.pagination import Page, envelope
+from tillbook.kit.search import matches
 from tillbook.models import (
     Brand,
     Category,
@@ -50,18 +50,6 @@ async def warehouses(session: AsyncSession, key: AuthContext) -> list[dict[str, 
 
 
 # --- search -------------------------------------------------------------------------
-
-
-def _contains(text: str) -> str:
-    """A LIKE pattern matching ``text`` anywhere, with the user's ``%`` and ``_`` literal."""
-    escaped = text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
-
-
-def _matches(text: str, *columns: InstrumentedAttribute[Any]) -> ColumnElement[bool]:
-    """Case-insensitive substring match on any of ``columns`` (SQLite and PostgreSQL)."""
-    pattern = _contains(text)
-    return or_(*(func.lower(col).like(pattern, escape="\\") for col in columns))
 
 
 # --- products -----------------------------------------------------------------------
@@ -175,7 +163,7 @@ async def products(
     if search:
         conds.append(
             or_(
-                _matches(search, Product.name, Product.item_code, Product.barcode),
+                matches(search, Product.name, Product.item_code, Product.barcode),
                 _barcode_is(search),
             )
         )

@@ -6,11 +6,12 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from decimal import Decimal
 
-from sqlalchemy import ColumnElement, func, or_, select
+from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.kit.money import to_money
 from tillbook.kit.pagination import Page
+from tillbook.kit.search import matches
 from tillbook.models import JournalEntry, JournalLine, User, Warehouse
 
 OPENING = "opening_balance"  # journal_entries.source_type of an opening balance
@@ -68,20 +69,8 @@ async def warehouse_in_company(session: AsyncSession, company_id: int, warehouse
     return found is not None
 
 
-def _contains(text: str) -> str:
-    """A LIKE pattern matching ``text`` anywhere, with the user's ``%`` and ``_`` literal."""
-    escaped = text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
-
-
 def _search(text: str) -> ColumnElement[bool]:
-    pattern = _contains(text)
-    return or_(
-        *(
-            func.lower(col).like(pattern, escape="\\")
-            for col in (User.name, User.phone, User.email, User.code)
-        )
-    )
+    return matches(text, User.name, User.phone, User.email, User.code)
 
 
 def _listed(
