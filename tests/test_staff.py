@@ -21,6 +21,7 @@ from sqlalchemy import func, select
 
 from tests.factories import Shop, make_shop
 from tests.test_cli import CLI, _env
+from tests.written import snapshot
 from tillbook.app import create_app
 from tillbook.config import Settings
 from tillbook.db import Database
@@ -844,3 +845,60 @@ async def test_webhook_changes_are_in_the_audit_trail_without_secrets(
     assert events[0]["after"] is None and events[0]["before"]["url"] == hook["url"]
     for secret in (hook["secret"], rotated.json()["data"]["secret"]):
         assert secret not in r.text
+
+
+async def test_another_company_can_touch_nothing_of_ours_on_any_route(
+    app_and_admin: tuple[Any, httpx.AsyncClient], db: Database
+) -> None:
+    """Every admin route of the matrix, by company B's owner, aimed at company A's
+    records: each one that names an A record (in its path or its body) is a 4xx
+    that does not say the record exists, no list shows A's records, and nothing of
+    A changed."""
+    app, admin = app_and_admin
+    present = admin_routes(app)
+    a, b = await make_shop(db), await make_shop(db)
+    a_owner, b_owner = await owner(admin, db, a), await owner(admin, db, b)
+    hook = await admin.post("/webhooks", json={"url": "http://127.0.0.1:9/a"}, headers=a_owner)
+    hook_id = hook.json()["data"]["id"]
+    target = (await add_staff(admin, a_owner, C))["id"]
+    ids = await matrix_targets(admin, a_owner, a)
+    # A's records, by the list that would show them (ids of different tables overlap)
+    theirs: dict[str, set[int]] = {
+        "/staff": {target},
+        "/webhooks": {hook_id},
+        "/products": {*a.products.values(), *a.other_products.values(), ids["product"]},
+        "/customers": {a.customer_id, a.walk_in_id, ids["customer"]},
+        "/suppliers": {a.supplier_id, ids["supplier"]},
+        "/units": {a.piece_unit_id, a.box_unit_id, ids["units"]},
+        "/categories": {a.category_id, a.child_category_id, ids["categories"]},
+        "/brands": {a.brand_id, ids["brands"]},
+        "/taxes": {a.tax10_id, a.tax_incl_id, ids["taxes"]},
+        "/payment-modes": {a.cash_mode_id, a.card_mode_id, ids["payment-modes"]},
+        "/warehouses": {a.warehouse_id, a.other_warehouse_id, ids["warehouses"]},
+        "/expense-categories": {ids["expense-categories"]},
+    }
+    before = await snapshot(db, a)
+    for method, route, path, body, _allowed, _permission in MATRIX[1:]:
+        if (method, route) not in present or path == "/logout":
+            continue
+        url = path.format(hook=hook_id, target=target, **ids)
+        names_ours = url != path or "{" in route
+        if body == "new-staff":
+            body = None
+        elif callable(body):
+            body = body(ids)  # names A's warehouses
+            names_ours = True
+        if isinstance(body, str) and body.startswith("csv:"):
+            continue  # an upload names no record: it is B's own import
+        r = await admin.request(method, url, json=body, headers=b_owner)
+        if names_ours:
+            assert 400 <= r.status_code < 500 and r.status_code != 403, (method, url, r.text)
+            if r.status_code == 404:
+                assert "not found" in r.json()["message"] or "not listed" in r.json()["message"]
+            continue
+        if method == "GET" and r.headers.get("content-type", "").startswith("application/json"):
+            data = r.json().get("data")
+            rows = data.get("data", []) if isinstance(data, dict) else data or []
+            shown = {row.get("id") for row in rows if isinstance(row, dict)}
+            assert not shown & theirs.get(route, set()), (url, shown)
+    assert await snapshot(db, a) == before
