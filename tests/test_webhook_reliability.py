@@ -234,7 +234,7 @@ async def test_receiver_down_then_back_gets_every_event_once(client, shop, db, d
             rows = await deliveries_of(db, hook.id)
             return len(rows) == len(expected) and all(d.attempts >= 3 for d in rows)
 
-        await run_until(worker, each_tried_three_times, seconds=15, what="every delivery failed")
+        await run_until(worker, each_tried_three_times, seconds=60, what="every delivery failed")
         down = await deliveries_of(db, hook.id)
         assert {d.status for d in down} == {"retrying"}
         assert all(d.last_status_code is None and d.last_error for d in down)
@@ -247,7 +247,7 @@ async def test_receiver_down_then_back_gets_every_event_once(client, shop, db, d
                 rows = await deliveries_of(db, hook.id)
                 return all(d.status == "delivered" for d in rows)
 
-            await run_until(worker, all_delivered, seconds=15, what="every delivery arrived")
+            await run_until(worker, all_delivered, seconds=60, what="every delivery arrived")
             for _ in range(3):  # and nothing more goes out
                 await worker.run_once()
                 await asyncio.sleep(0.06)
@@ -324,7 +324,7 @@ async def test_killed_worker_loses_nothing(client, shop, db, database_url, tmp_p
             async def all_delivered() -> bool:
                 return all(d.status == "delivered" for d in await deliveries_of(db, hook.id))
 
-            await run_until(fresh, all_delivered, seconds=20, what="the claims were taken over")
+            await run_until(fresh, all_delivered, seconds=60, what="the claims were taken over")
     finally:
         await rec.stop()
 
