@@ -44,6 +44,8 @@ class ProductSpec:
     # None for what has no pack to print it on: loose produce, the store's own bakery,
     # nails sold by weight.
     mrp: str | None = None
+    # Below this much stock the back office lists it as low (to reorder).
+    reorder_level: str = "12"
 
 
 @dataclass(frozen=True)
@@ -354,6 +356,7 @@ async def _build_product(
         sales_price=D(spec.sales_price),
         purchase_price=D(spec.purchase_price),
         mrp=D(spec.mrp) if spec.mrp is not None else None,
+        reorder_level=D(spec.reorder_level),
         opening_batches=[(D(q), D(c)) for q, c in spec.batches],
         created_by=admin_id,
     )
