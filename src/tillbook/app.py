@@ -9,13 +9,14 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from tillbook import web
 from tillbook.api.admin import router as admin_router
 from tillbook.api.body import BODY_SCHEMAS, errors_of_request
 from tillbook.api.health import router as health_router
@@ -102,7 +103,9 @@ def _describe(exc: Exception) -> str:
     return f"{type(exc).__name__}: {shorten(text, 200)}" if text else type(exc).__name__
 
 
-def _error_response(request: Request, exc: TillbookError) -> JSON:
+def _error_response(request: Request, exc: TillbookError) -> Response:
+    if web.wants_html(request):
+        return web.error_page(request, exc)
     return JSON(exc.body(), status_code=exc.status_code, headers=exc.headers)
 
 
@@ -138,22 +141,27 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
     app.add_middleware(
         BodyLimit,
         max_bytes=settings.max_body_bytes,
-        larger={"/api/v1/admin/import/": settings.max_import_bytes},
+        larger={
+            "/api/v1/admin/import/": settings.max_import_bytes,
+            "/import": settings.max_import_bytes,
+        },
     )
 
     @app.exception_handler(TillbookError)
-    async def _tillbook(request: Request, exc: TillbookError) -> JSON:
+    async def _tillbook(request: Request, exc: TillbookError) -> Response:
         return _error_response(request, exc)
 
     @app.exception_handler(RequestValidationError)
-    async def _validation(request: Request, exc: RequestValidationError) -> JSON:
+    async def _validation(request: Request, exc: RequestValidationError) -> Response:
         return _error_response(request, ValidationFailed(errors_of_request(exc.errors())))
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http(request: Request, exc: StarletteHTTPException) -> JSON:
+    async def _http(request: Request, exc: StarletteHTTPException) -> Response:
         message = {404: "not found", 405: "method not allowed"}.get(
             exc.status_code, str(exc.detail)
         )
+        if web.wants_html(request):
+            return web.error_page(request, TillbookError(message), exc.status_code)
         return JSON({"status": "error", "message": message}, status_code=exc.status_code)
 
     @app.exception_handler(Exception)
@@ -169,6 +177,7 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
     app.include_router(health_router)
     app.include_router(public_router, prefix="/api/v1/public")
     app.include_router(admin_router, prefix="/api/v1/admin")
+    web.install(app)
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:

@@ -208,8 +208,28 @@ async def run_admin_unit(
     boundary changes from one send of the same file to the next (and the body
     stream is consumed once the form is read). Otherwise the JSON body is hashed,
     as for the public API."""
+    code, body, replayed = await admin_unit(
+        request, ctx, work, status=status, token=_token(request), content=content
+    )
+    extra = headers(body) if headers is not None else {}
+    if replayed:
+        extra["Idempotent-Replayed"] = "true"
+    return JSON(body, status_code=code, headers=extra or None)
+
+
+async def admin_unit(
+    request: Request,
+    ctx: AdminContext,
+    work: Work,
+    *,
+    status: int = 200,
+    token: str | None,
+    content: bytes | None = None,
+) -> tuple[int, dict[str, Any], bool]:
+    """The machinery of ``run_admin_unit``, answering (status, body, replayed): the
+    web back office passes the one-time token of a form (its ``form_token`` field)
+    and the form's fields as ``content``, so a form sent twice does its work once."""
     db: Database = request.app.state.db
-    token = _token(request)
     digest = ""
     if token:
         if content is not None:
@@ -243,11 +263,7 @@ async def run_admin_unit(
         return status, result, False
 
     wait = request.app.state.settings.idempotency_wait
-    code, body, replayed = await db.unit(unit, lock_timeout_s=wait)
-    extra = headers(body) if headers is not None else {}
-    if replayed:
-        extra["Idempotent-Replayed"] = "true"
-    return JSON(body, status_code=code, headers=extra or None)
+    return await db.unit(unit, lock_timeout_s=wait)
 
 
 async def record_failed_transaction(db: Database, key: AuthContext, exc: LedgerImbalance) -> None:

@@ -404,3 +404,82 @@ async def taxes(session: AsyncSession, key: AuthContext) -> list[dict[str, Any]]
         }
         for t in rows.scalars()
     ]
+
+
+async def stock_page(
+    session: AsyncSession,
+    company_id: int,
+    page: Page,
+    *,
+    search: str | None = None,
+    include_archived: bool = False,
+) -> dict[str, Any]:
+    """One page of the company's products for the back office's list, with each one's
+    listings (warehouse, price, stock, reorder level) in one more statement: three
+    statements per page whatever its length. Searched like ``catalog.products.page``
+    (name or item code, or an exact barcode)."""
+    conds: list[ColumnElement[bool]] = [Product.company_id == company_id]
+    if not include_archived:
+        conds.append(Product.archived_at.is_(None))
+    if search:
+        conds.append(
+            or_(
+                matches(search, Product.name, Product.item_code),
+                Product.id.in_(
+                    select(ProductBarcode.product_id).where(
+                        ProductBarcode.company_id == company_id,
+                        ProductBarcode.barcode == search.strip(),
+                    )
+                ),
+            )
+        )
+    total = (
+        await session.execute(select(func.count()).select_from(Product).where(*conds))
+    ).scalar_one()
+    rows: list[dict[str, Any]] = []
+    if page.offset < total:
+        products = (
+            await session.execute(
+                select(Product.id, Product.name, Product.item_code, Product.archived_at)
+                .where(*conds)
+                .order_by(Product.id)
+                .limit(page.limit)
+                .offset(page.offset)
+            )
+        ).all()
+        listed: dict[int, list[dict[str, Any]]] = defaultdict(list)
+        if products:
+            for li in (
+                await session.execute(
+                    select(
+                        Listing.product_id,
+                        Listing.warehouse_id,
+                        Listing.sales_price,
+                        Listing.current_stock,
+                        Listing.reorder_level,
+                        Listing.active,
+                    )
+                    .where(Listing.product_id.in_([p.id for p in products]))
+                    .order_by(Listing.product_id, Listing.warehouse_id)
+                )
+            ).all():
+                listed[li.product_id].append(
+                    {
+                        "warehouse_id": li.warehouse_id,
+                        "sales_price": li.sales_price,
+                        "current_stock": li.current_stock,
+                        "reorder_level": li.reorder_level,
+                        "active": li.active,
+                    }
+                )
+        rows = [
+            {
+                "id": p.id,
+                "name": p.name,
+                "item_code": p.item_code,
+                "archived": p.archived_at is not None,
+                "listings": listed[p.id],
+            }
+            for p in products
+        ]
+    return envelope(page, total, rows)

@@ -6,14 +6,16 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
 
 from tillbook.auth.context import AuthContext
 from tillbook.errors import NotFound, invalid
 from tillbook.kit import bounds
-from tillbook.kit.pagination import envelope, parse_page
+from tillbook.kit.pagination import Page, envelope, parse_page
 from tillbook.kit.text import quoted
-from tillbook.models import Order
+from tillbook.models import Company, Order, User, Warehouse
 from tillbook.orders import lookup, views
 
 NOUNS = {
@@ -69,3 +71,63 @@ async def order_detail(
     if order is None:
         raise NotFound(f"{NOUNS[order_type]} not found")
     return await views.load_detail(session, order)
+
+
+async def back_office_page(
+    session: AsyncSession,
+    warehouse_ids: list[int],
+    order_type: str,
+    *,
+    date_from: dt.date | None,
+    date_to: dt.date | None,
+    invoice: str | None,
+    page: Page,
+) -> dict[str, Any]:
+    """One page of a type of orders across the given branches (the back office's
+    lists): a date range and an invoice number prefix; one statement for the count
+    and one for the page, its parties and staff joined."""
+    conditions: list[ColumnElement[bool]] = [
+        Order.warehouse_id.in_(warehouse_ids),
+        Order.order_type == order_type,
+    ]
+    if date_from is not None:
+        conditions.append(Order.order_date >= date_from)
+    if date_to is not None:
+        conditions.append(Order.order_date <= date_to)
+    if invoice:
+        conditions.append(Order.invoice_number.startswith(invoice, autoescape=True))
+    total = (await session.execute(select(func.count()).where(*conditions))).scalar_one()
+    staff = aliased(User)
+    rows = (
+        await session.execute(
+            select(Order, User, staff)
+            .join(User, User.id == Order.user_id)
+            .outerjoin(staff, staff.id == Order.staff_user_id)
+            .where(*conditions)
+            .order_by(Order.order_date.desc(), Order.id.desc())
+            .offset(page.offset)
+            .limit(page.limit)
+        )
+    ).all()
+    items = []
+    for o, u, s in rows:
+        item = views.list_item(o, u, s)
+        item["warehouse_id"] = o.warehouse_id
+        items.append(item)
+    return envelope(page, total, items)
+
+
+async def back_office_detail(
+    session: AsyncSession, company_id: int, order_type: str, order_id: int
+) -> tuple[dict[str, Any], Warehouse, Company]:
+    """One order of the company with its branch and company (what an invoice prints);
+    another company's order is not found, like a missing one."""
+    order = await session.get(Order, order_id)
+    if order is None or order.company_id != company_id or order.order_type != order_type:
+        raise NotFound(f"{NOUNS[order_type]} {order_id} not found")
+    warehouse = await session.get(Warehouse, order.warehouse_id)
+    company = await session.get(Company, company_id)
+    assert warehouse is not None and company is not None
+    data = await views.load_detail(session, order)
+    data["warehouse_id"] = order.warehouse_id
+    return data, warehouse, company

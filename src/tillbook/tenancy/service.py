@@ -12,12 +12,14 @@ from dataclasses import dataclass
 from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tillbook.audit.service import record
 from tillbook.auth import roles
 from tillbook.auth.ratelimit import parse_rate
 from tillbook.auth.service import HMAC_CONTEXT, SECRET_CONTEXT
 from tillbook.config import master_key
 from tillbook.errors import Conflict, NotFound, Unauthorized, invalid
 from tillbook.kit import crypto
+from tillbook.kit.bounds import stored_length
 from tillbook.ledger import chart
 from tillbook.ledger.service import account_ids
 from tillbook.models import (
@@ -232,3 +234,49 @@ async def revoke_key(session: AsyncSession, public_key: str) -> Revocation:
     key.revoked_at = dt.datetime.now(dt.UTC)
     await session.flush()
     return Revocation(key=key, already_revoked=False)
+
+
+async def list_api_keys(session: AsyncSession, company_id: int) -> list[ApiKey]:
+    """The company's keys, oldest first (their secrets are never read back here)."""
+    return list(
+        (
+            await session.execute(
+                select(ApiKey).where(ApiKey.company_id == company_id).order_by(ApiKey.id)
+            )
+        ).scalars()
+    )
+
+
+async def issue_api_key(
+    session: AsyncSession,
+    company_id: int,
+    warehouse_id: int,
+    name: str,
+    *,
+    actor_id: int | None,
+) -> NewKey:
+    """A key for one of the company's warehouses, created by a staff member in the
+    back office and audited (the name and public key; never the secret). A warehouse
+    of another company is not found, like a missing one."""
+    warehouse = await session.get(Warehouse, warehouse_id)
+    if warehouse is None or warehouse.company_id != company_id:
+        raise invalid("warehouse_id", f"warehouse {warehouse_id} not found")
+    clean = name.strip()
+    if not 1 <= len(clean) <= stored_length(ApiKey.name):
+        raise invalid("name", f"must be 1 to {stored_length(ApiKey.name)} characters")
+    new = await create_api_key(session, warehouse_id, clean)
+    await record(
+        session,
+        company_id=company_id,
+        actor_id=actor_id,
+        action="created",
+        entity_type="api_key",
+        entity_id=new.key.id,
+        after={
+            "name": new.key.name,
+            "public_key": new.key.public_key,
+            "warehouse_id": warehouse_id,
+            "rate_limit": new.key.rate_limit,
+        },
+    )
+    return new

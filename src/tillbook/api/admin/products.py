@@ -75,7 +75,7 @@ def _etag(body: dict[str, Any]) -> dict[str, str]:
     return {"ETag": etag(int(body["data"]["version"]))}
 
 
-def _may_list(ctx: AdminContext, listing: ListingIn) -> None:
+def may_list(ctx: AdminContext, listing: ListingIn) -> None:
     """A new listing: the catalog's and the prices' of its warehouse, and its stock's
     when it brings opening stock."""
     ctx.require("catalog.write", listing.warehouse_id)
@@ -111,7 +111,7 @@ async def create_product(request: Request, ctx: Definer) -> JSON:
     require_json(request)
     body, _raw = await parse_body(request, ProductIn)
     for listing in body.listings:
-        _may_list(ctx, listing)
+        may_list(ctx, listing)
 
     async def write(uow: UnitOfWork) -> dict[str, Any]:
         return _wrapped(await service.create(uow, ctx.company_id, body, actor_id=ctx.user_id))
@@ -160,7 +160,7 @@ async def add_listing(product_id: str, request: Request, ctx: Lister) -> JSON:
     pid = path_id(product_id, "product")
     require_json(request)
     body, _raw = await parse_body(request, ListingIn)
-    _may_list(ctx, body)
+    may_list(ctx, body)
 
     async def write(uow: UnitOfWork) -> dict[str, Any]:
         return _wrapped(

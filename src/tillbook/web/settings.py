@@ -1,0 +1,277 @@
+"""The owner's pages (API keys, staff, webhooks), the import page and the reports.
+
+API keys: the secret is shown once, on the page that answers the creation; it is
+never stored in the form's replay record (``forms.submit`` keeps only the key's id
+and public key), so a form sent twice creates one key and the second answer says
+the secret was shown already."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tillbook.api.deps import DB
+from tillbook.auth.admin import AdminContext
+from tillbook.catalog import transfer as catalog_transfer
+from tillbook.errors import ValidationFailed, invalid
+from tillbook.events import webhook_service
+from tillbook.imports import ImportRejected
+from tillbook.kit.pagination import parse_page
+from tillbook.parties import transfer as party_transfer
+from tillbook.reports import profit_loss, trial_balance
+from tillbook.tenancy import service as tenancy
+from tillbook.tenancy import staff as staff_service
+from tillbook.unit import UnitOfWork
+from tillbook.web.forms import submit, text, upload, values
+from tillbook.web.pages import branches, id_field
+from tillbook.web.render import render
+from tillbook.web.session import Page, read_form
+
+router = APIRouter(include_in_schema=False)
+
+Keys = Annotated[AdminContext, Page("keys.manage")]
+
+
+async def _keys_page(
+    request: Request,
+    ctx: AdminContext,
+    db: Any,
+    *,
+    status: int = 200,
+    created: dict[str, Any] | None = None,
+    errors: dict[str, list[str]] | None = None,
+    form_values: dict[str, str] | None = None,
+) -> Response:
+    keys = await db.read(lambda s: tenancy.list_api_keys(s, ctx.company_id))
+    return render(
+        request,
+        "keys.html",
+        status=status,
+        keys=keys,
+        branches=await branches(db, ctx),
+        created=created,
+        errors=errors or {},
+        values=form_values or {},
+    )
+
+
+@router.get("/settings/keys")
+async def keys_list(request: Request, ctx: Keys, db: DB) -> Response:
+    return await _keys_page(request, ctx, db)
+
+
+@router.post("/settings/keys")
+async def keys_create(request: Request, ctx: Keys, db: DB) -> Response:
+    form = await read_form(request)
+    errors: dict[str, list[str]] = {}
+    warehouse_id = id_field(form, "warehouse_id", errors)
+    name = text(form, "name")
+    secret: dict[str, str] = {}
+    try:
+        if warehouse_id is None:
+            errors.setdefault("warehouse_id", []).append("choose a branch")
+        if errors:
+            raise ValidationFailed(errors)
+        assert warehouse_id is not None
+
+        async def work(uow: UnitOfWork) -> dict[str, Any]:
+            new = await tenancy.issue_api_key(
+                uow.session, ctx.company_id, warehouse_id, name, actor_id=ctx.user_id
+            )
+            # Kept out of the returned body: that is stored to answer a second send.
+            secret["secret_key"] = new.secret_key
+            secret["hmac_secret"] = new.hmac_secret
+            return {"id": new.key.id, "public_key": new.key.public_key, "name": new.key.name}
+
+        body, replayed = await submit(request, ctx, work)
+    except ValidationFailed as exc:
+        return await _keys_page(
+            request, ctx, db, status=422, errors=exc.errors, form_values=values(form)
+        )
+    return await _keys_page(request, ctx, db, created={**body, **secret, "replayed": replayed})
+
+
+@router.get("/settings/staff")
+async def staff_list(
+    request: Request,
+    ctx: Annotated[AdminContext, Page("staff.manage")],
+    db: DB,
+    page: str | None = None,
+) -> Response:
+    paging = parse_page(page, "50")
+    total, rows = await db.read(lambda s: staff_service.list_staff(s, ctx.company_id, paging))
+    return render(
+        request,
+        "staff.html",
+        total=total,
+        staff_members=[staff_service.view(u) for u in rows],
+        names=dict(await branches(db, ctx)),
+    )
+
+
+@router.get("/settings/webhooks")
+async def webhooks_list(
+    request: Request, ctx: Annotated[AdminContext, Page("webhooks.manage")], db: DB
+) -> Response:
+    hooks = await db.read(lambda s: webhook_service.list_webhooks(s, ctx.company_id))
+    return render(request, "webhooks.html", hooks=hooks)
+
+
+# --- import ----------------------------------------------------------------------------
+
+Importer = Annotated[AdminContext, Page("catalog.write")]
+IMPORTS = {"products": "Products", "customers": "Customers", "suppliers": "Suppliers"}
+
+
+@router.get("/import")
+async def import_page(request: Request, ctx: Importer) -> Response:
+    return render(request, "import.html", kinds=IMPORTS, problems=None, counts=None)
+
+
+@router.post("/import")
+async def import_file(request: Request, ctx: Importer) -> Response:
+    form = await read_form(request)
+    kind = text(form, "kind")
+    problems: list[str] | None = None
+    counts: dict[str, Any] | None = None
+    errors: dict[str, list[str]] = {}
+    try:
+        if kind not in IMPORTS:
+            raise invalid("kind", "choose what the file holds")
+        if kind != "products":
+            # A party file may carry opening balances: the same permission as the API's.
+            ctx.require("parties.credit")
+        data = await upload(form, "file", catalog_transfer.MAX_BYTES)
+        if not data:
+            raise invalid("file", "choose a CSV file")
+        file_bytes = data
+
+        async def work(uow: UnitOfWork) -> dict[str, Any]:
+            if kind == "products":
+                done = await catalog_transfer.import_products(
+                    uow, ctx.company_id, file_bytes, actor_id=ctx.user_id
+                )
+            else:
+                done = await party_transfer.import_parties(
+                    uow, ctx.company_id, kind.rstrip("s"), file_bytes, actor_id=ctx.user_id
+                )
+            return done.as_dict()
+
+        counts, _replayed = await submit(request, ctx, work, file_bytes=file_bytes)
+    except ImportRejected as exc:
+        problems = exc.lines()
+    except ValidationFailed as exc:
+        errors = exc.errors
+    status = 422 if problems or errors else 200
+    return render(
+        request,
+        "import.html",
+        status=status,
+        kinds=IMPORTS,
+        problems=problems,
+        counts=counts,
+        errors=errors,
+        values={"kind": kind},
+    )
+
+
+# --- reports ---------------------------------------------------------------------------
+
+Books = Annotated[AdminContext, Page("books.read", per_warehouse=True)]
+REPORTS = {"trial-balance": "Trial balance", "profit-loss": "Profit and loss"}
+
+
+def _date(raw: str | None, field: str) -> dt.date | None:
+    if not raw:
+        return None
+    try:
+        return dt.date.fromisoformat(raw)
+    except ValueError:
+        raise invalid(field, f"must be a date YYYY-MM-DD, got {raw[:20]!r}") from None
+
+
+def _csv(rows: list[list[str]], name: str) -> Response:
+    buffer = io.StringIO()
+    csv.writer(buffer).writerows(rows)
+    return Response(
+        buffer.getvalue().encode(),
+        media_type="text/csv; charset=utf-8",
+        headers={"Content-Disposition": f'attachment; filename="{name}.csv"'},
+    )
+
+
+@router.get("/reports")
+async def reports_page(
+    request: Request,
+    ctx: Books,
+    db: DB,
+    report: str = "trial-balance",
+    warehouse_id: str | None = None,
+    date_from: str | None = None,
+    date_to: str | None = None,
+    format: str | None = None,
+) -> Response:
+    if report not in REPORTS:
+        report = "trial-balance"
+    shops = await branches(db, ctx)
+    errors: dict[str, list[str]] = {}
+    try:
+        wh = id_field_value(warehouse_id)
+        wh = ctx.warehouse_for("books.read", wh)
+        start, end = _date(date_from, "date_from"), _date(date_to, "date_to")
+
+        async def read(s: AsyncSession) -> dict[str, Any]:
+            if report == "profit-loss":
+                return await profit_loss(s, ctx.company_id, wh, start, end)
+            return await trial_balance(s, ctx.company_id, wh, start, end)
+
+        data: dict[str, Any] | None = await db.read(read)
+    except ValidationFailed as exc:
+        errors, data = exc.errors, None
+    if format == "csv" and data is not None:
+        if report == "profit-loss":
+            rows = [["section", "code", "name", "amount"]]
+            for section in ("income", "expenses"):
+                rows += [
+                    [section, a["code"], a["name"], a["amount"]] for a in data[section]["accounts"]
+                ]
+            rows.append(["net_profit", "", "", data["net_profit"]])
+        else:
+            rows = [["code", "name", "type", "debit", "credit", "balance"]]
+            rows += [
+                [a["code"], a["name"], a["type"], a["debit"], a["credit"], a["balance"]]
+                for a in data["accounts"]
+            ]
+            rows.append(["", "total", "", data["total_debit"], data["total_credit"], ""])
+        return _csv(rows, report)
+    query = request.url.query
+    return render(
+        request,
+        "reports.html",
+        status=422 if errors else 200,
+        reports=REPORTS,
+        report=report,
+        data=data,
+        branches=shops,
+        errors=errors,
+        values={
+            "warehouse_id": warehouse_id or "",
+            "date_from": date_from or "",
+            "date_to": date_to or "",
+        },
+        csv_url=f"/reports?{query + '&' if query else ''}format=csv",
+    )
+
+
+def id_field_value(raw: str | None) -> int | None:
+    if not raw:
+        return None
+    if not raw.isdigit() or len(raw) > 18:
+        raise invalid("warehouse_id", "choose a branch")
+    return int(raw)

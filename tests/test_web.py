@@ -1,0 +1,191 @@
+"""The back office's pages over HTTP (no browser): sign-in, the role table's
+refusals, CSRF, one-time form tokens, field errors next to their fields."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+from sqlalchemy import func, select
+
+from tests.factories import Shop
+from tests.web_helpers import (
+    OWNER_PASSWORD,
+    STAFF_PASSWORD,
+    add_staff,
+    csrf_of,
+    form_token_of,
+    owner_email,
+    sign_in,
+)
+from tillbook.app import create_app
+from tillbook.config import Settings
+from tillbook.db import Database
+from tillbook.models import ApiKey, AuditEvent, Product
+
+
+@pytest.fixture
+async def web(settings: Settings, db: Database) -> AsyncIterator[httpx.AsyncClient]:
+    app = create_app(settings, database=db)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
+            yield c
+
+
+async def _count(db: Database, model: type, company_id: int) -> int:
+    return int(
+        await db.read(
+            lambda s: s.scalar(
+                select(func.count()).select_from(model).where(model.company_id == company_id)
+            )
+        )
+    )
+
+
+async def test_pages_need_a_session(web: httpx.AsyncClient) -> None:
+    r = await web.get("/products?q=x")
+    assert r.status_code == 303
+    assert r.headers["location"] == "/login?next=/products%3Fq%3Dx"
+    assert (await web.get("/api/v1/admin/staff")).status_code == 401  # the API stays JSON
+
+
+async def test_sign_in_sets_a_safe_cookie_and_signs_out(
+    web: httpx.AsyncClient, db: Database, shop: Shop
+) -> None:
+    email = await owner_email(db, shop)
+    wrong = await sign_in(web, email, "wrong password")
+    assert wrong.status_code == 401 and "invalid email or password" in wrong.text
+    r = await sign_in(web, email, OWNER_PASSWORD)
+    assert r.status_code == 303, r.text
+    cookie = r.headers["set-cookie"].lower()
+    assert "httponly" in cookie and "samesite=lax" in cookie and "secure" not in cookie
+    home = await web.get("/")
+    assert home.status_code == 200 and "Sales and gross margin" in home.text
+    out = await web.post("/logout", data={"csrf": csrf_of(home.text)})
+    assert out.status_code == 303
+    assert (await web.get("/")).status_code == 303
+
+
+async def test_login_without_its_token_is_refused(
+    web: httpx.AsyncClient, db: Database, shop: Shop
+) -> None:
+    email = await owner_email(db, shop)
+    await web.get("/login")
+    r = await web.post("/login", data={"email": email, "password": OWNER_PASSWORD})
+    assert r.status_code == 403
+    assert "tillbook_session" not in r.headers.get("set-cookie", "")
+
+
+async def test_a_post_without_or_with_a_wrong_csrf_token_changes_nothing(
+    web: httpx.AsyncClient, db: Database, shop: Shop
+) -> None:
+    await sign_in(web, await owner_email(db, shop), OWNER_PASSWORD)
+    page = await web.get("/settings/keys")
+    before = await _count(db, ApiKey, shop.company_id)
+    form = {"name": "no token", "warehouse_id": str(shop.warehouse_id)}
+    for extra in ({}, {"csrf": "0" * 64}):
+        r = await web.post(
+            "/settings/keys", data={**form, **extra, "form_token": form_token_of(page.text)}
+        )
+        assert r.status_code == 403, r.text
+        assert "security token" in r.text
+    assert await _count(db, ApiKey, shop.company_id) == before
+
+
+async def test_a_cashier_is_refused_settings_by_the_server(
+    web: httpx.AsyncClient, db: Database, shop: Shop
+) -> None:
+    email = await add_staff(db, shop, "cashier")
+    r = await sign_in(web, email, STAFF_PASSWORD)
+    assert r.status_code == 303
+    landing = await web.get("/", follow_redirects=True)
+    assert landing.status_code == 200
+    assert "/settings/keys" not in landing.text and "/products/new" not in landing.text
+    csrf = csrf_of(landing.text)
+    for path in ("/settings/keys", "/settings/staff", "/settings/webhooks", "/sales", "/reports"):
+        r = await web.get(path)
+        assert r.status_code == 403, path
+        assert "lacks the permission" in r.text
+    r = await web.post(
+        "/settings/keys",
+        data={"csrf": csrf, "name": "sneaky", "warehouse_id": str(shop.warehouse_id)},
+    )
+    assert r.status_code == 403
+    r = await web.post("/products/new", data={"csrf": csrf, "name": "x", "item_code": "x"})
+    assert r.status_code == 403
+    assert await _count(db, ApiKey, shop.company_id) == 2
+
+
+async def test_a_scoped_manager_lists_only_in_their_branch(
+    web: httpx.AsyncClient, db: Database, shop: Shop
+) -> None:
+    """A product's definition is company-wide: a scoped manager is refused, as by the API."""
+    email = await add_staff(db, shop, "manager", shop.warehouse_id)
+    await sign_in(web, email, STAFF_PASSWORD)
+    assert (await web.get("/products")).status_code == 200
+    assert (await web.get("/products/new")).status_code == 403
+    other = await web.get(f"/reports?warehouse_id={shop.other_warehouse_id}")
+    assert other.status_code == 403
+
+
+async def test_field_errors_are_shown_next_to_the_field_and_a_form_works_once(
+    web: httpx.AsyncClient, db: Database, shop: Shop
+) -> None:
+    await sign_in(web, await owner_email(db, shop), OWNER_PASSWORD)
+    page = await web.get("/products/new")
+    wh = shop.warehouse_id
+    form = {
+        "csrf": csrf_of(page.text),
+        "form_token": form_token_of(page.text),
+        "name": "Oat milk",
+        "item_code": f"OAT-{shop.company_id}",
+        "barcodes": f"77{shop.company_id}01",
+        f"list.{wh}.on": "1",
+        f"list.{wh}.sales_price": "abc",
+        f"list.{wh}.purchase_price": "1.20",
+    }
+    bad = await web.post("/products/new", data=form)
+    assert bad.status_code == 422
+    assert f'id="e-list.{wh}.sales_price"' in bad.text and "must be a number" in bad.text
+    assert 'value="Oat milk"' in bad.text
+    products = await _count(db, Product, shop.company_id)
+    form[f"list.{wh}.sales_price"] = "2.50"
+    form[f"list.{wh}.opening_stock.quantity"] = "12"
+    form[f"list.{wh}.opening_stock.unit_cost"] = "1.10"
+    first = await web.post("/products/new", data=form)
+    assert first.status_code == 303, first.text
+    again = await web.post("/products/new", data=form)
+    assert again.status_code == 303 and again.headers["location"] == first.headers["location"]
+    assert await _count(db, Product, shop.company_id) == products + 1
+    shown = await web.get(first.headers["location"])
+    assert "Oat milk" in shown.text and "2.50" in shown.text and ">12<" in shown.text
+    audited = await db.read(
+        lambda s: s.scalar(
+            select(func.count())
+            .select_from(AuditEvent)
+            .where(AuditEvent.company_id == shop.company_id, AuditEvent.entity_type == "product")
+        )
+    )
+    assert audited == 1
+
+
+async def test_an_api_key_secret_is_shown_once(
+    web: httpx.AsyncClient, db: Database, shop: Shop
+) -> None:
+    await sign_in(web, await owner_email(db, shop), OWNER_PASSWORD)
+    page = await web.get("/settings/keys")
+    form = {
+        "csrf": csrf_of(page.text),
+        "form_token": form_token_of(page.text),
+        "name": "back till",
+        "warehouse_id": str(shop.warehouse_id),
+    }
+    first = await web.post("/settings/keys", data=form)
+    assert first.status_code == 200 and 'id="secret-key">sk_' in first.text
+    again = await web.post("/settings/keys", data=form)
+    assert "sk_" not in again.text and "already created" in again.text
+    assert await _count(db, ApiKey, shop.company_id) == 3
+    listed = await web.get("/settings/keys")
+    assert "back till" in listed.text and "sk_" not in listed.text

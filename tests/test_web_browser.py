@@ -1,0 +1,235 @@
+"""The back office in a real browser: Playwright driving the system's Chromium
+against ``tillbook serve`` in its own process, on the test database.
+
+Skipped, with the reason, only when no Chromium executable is found
+(``apt-get install -y chromium``; Playwright's own browser downloads are not used)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.factories import Shop
+from tests.web_helpers import OWNER_PASSWORD, STAFF_PASSWORD, add_staff, owner_email
+from tillbook.db import Database
+
+CHROMIUM = next(
+    (
+        p
+        for p in (
+            os.environ.get("TILLBOOK_CHROMIUM"),
+            shutil.which("chromium"),
+            shutil.which("chromium-browser"),
+        )
+        if p
+    ),
+    None,
+)
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None, reason="no Chromium executable (apt-get install -y chromium)"
+)
+DOCS = (
+    Path(os.environ["TILLBOOK_DOCS_SCREENSHOTS"])
+    if "TILLBOOK_DOCS_SCREENSHOTS" in os.environ
+    else None
+)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@pytest.fixture(scope="module")
+def server(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    port = _free_port()
+    workdir = tmp_path_factory.mktemp("serve")
+    env = dict(os.environ, TILLBOOK_DATABASE_URL=database_url)
+    env.pop("TILLBOOK_REDIS_URL", None)
+    log = (workdir / "serve.log").open("w")
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tillbook.cli",
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--no-worker",
+        ],
+        env=env,
+        cwd=workdir,
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert proc.poll() is None, (workdir / "serve.log").read_text()
+            try:
+                httpx.get(f"{base}/health")
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "tillbook serve did not start"
+                time.sleep(0.2)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+async def test_the_back_office_in_a_browser(
+    server: str, db: Database, shop: Shop, tmp_path: Path
+) -> None:
+    from playwright.async_api import async_playwright
+
+    email = await owner_email(db, shop)
+    cashier = await add_staff(db, shop, "cashier")
+    wh = shop.warehouse_id
+    code = f"BRW-{shop.company_id}"
+    shots = tmp_path / "screens"
+    shots.mkdir()
+
+    async def shot(page, name: str) -> None:  # type: ignore[no-untyped-def]
+        await page.screenshot(path=str(shots / f"{name}.png"), full_page=True)
+        if DOCS is not None:
+            await page.screenshot(path=str(DOCS / f"{name}.png"))
+
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        page = await browser.new_page(viewport={"width": 1200, "height": 800})
+
+        # Sign in.
+        await page.goto(f"{server}/products")
+        assert "/login" in page.url
+        await shot(page, "login")
+        await page.get_by_label("Email").fill(email)
+        await page.get_by_label("Password").fill(OWNER_PASSWORD)
+        await page.get_by_role("button", name="Sign in").click()
+        await page.wait_for_url(f"{server}/products")
+
+        # A product with two units, listed in a branch with opening stock.
+        await page.goto(f"{server}/products/new")
+        await page.get_by_label("Name", exact=True).fill("Browser beans")
+        await page.get_by_label("Item code").fill(code)
+        await page.get_by_label("Base unit", exact=True).select_option(str(shop.piece_unit_id))
+        await page.locator("#f-units\\.0\\.unit_id").select_option(str(shop.box_unit_id))
+        await page.locator("#f-units\\.0\\.operator_value").fill("6")
+        await page.locator("#f-units\\.0\\.alternative_price").fill("20.00")
+        await page.locator(f"input[name='list.{wh}.on']").check()
+        await page.locator(f"#f-list\\.{wh}\\.sales_price").fill("4.00")
+        await page.locator(f"#f-list\\.{wh}\\.purchase_price").fill("2.50")
+        await page.locator(f"#f-list\\.{wh}\\.opening_stock\\.quantity").fill("30")
+        await page.locator(f"#f-list\\.{wh}\\.opening_stock\\.unit_cost").fill("2.50")
+        await shot(page, "product-new")
+        await page.get_by_role("button", name="Create product").click()
+        await page.wait_for_selector("text=Product created.")
+        product_id = int(page.url.split("/products/")[1].split("?")[0])
+
+        # The same product through the public API, and a sale of it.
+        api = f"{server}/api/v1/public"
+        listed = httpx.get(f"{api}/products", params={"search": code}, headers=shop.headers)
+        assert listed.status_code == 200, listed.text
+        (item,) = [p for p in listed.json()["data"]["data"] if p["item_code"] == code]
+        today = dt.date.today().isoformat()
+        sale = httpx.post(
+            f"{api}/sales",
+            headers=shop.headers,
+            json={
+                "user_id": shop.customer_id,
+                "order_date": today,
+                "product_items": [{"xid": item["xid"], "quantity": 3, "unit_price": "4.00"}],
+            },
+        )
+        assert sale.status_code == 200, sale.text
+        body = sale.json()
+        invoice = (body.get("data") or body)["invoice_number"]
+
+        await page.goto(f"{server}/sales")
+        await page.get_by_role("link", name=invoice).click()
+        await page.get_by_role("link", name="Printable invoice (A4)").click()
+        assert await page.locator("h2", has_text="Invoice").count() == 1
+        assert await page.get_by_text("Browser beans").count() == 1
+        await shot(page, "invoice")
+        await page.goto(f"{server}/")
+        figures = await page.locator("table").first.inner_text()
+        assert "12.00" in figures  # 3 × 4.00 sold today in the branch
+        await shot(page, "dashboard")
+        await page.goto(f"{server}/products?q={code}")
+        assert "27" in await page.locator("tbody").inner_text()  # 30 opening - 3 sold
+        await shot(page, "products")
+
+        # An API key's secret, shown once.
+        await page.goto(f"{server}/settings/keys")
+        await page.get_by_label("Name (the till or app it is for)").fill("browser till")
+        await page.get_by_label("Branch", exact=True).select_option(str(wh))
+        await page.get_by_role("button", name="Create key").click()
+        secret = await page.locator("#secret-key").inner_text()
+        assert secret.startswith("sk_")
+        await page.goto(f"{server}/settings/keys")
+        assert secret not in await page.content()
+
+        # A form without its CSRF token is refused.
+        await page.goto(f"{server}/products/{product_id}/archive")
+        await page.evaluate("document.querySelector('main form input[name=csrf]').remove()")
+        await page.get_by_role("button", name="Archive").click()
+        assert "security token" in await page.content()
+        await page.goto(f"{server}/products/{product_id}")
+        assert "(archived)" not in await page.content()
+
+        # An import with bad rows lists every one and changes nothing.
+        bad = tmp_path / "bad.csv"
+        bad.write_text(
+            "item_code,name,sales_price\n"
+            f"{code}-A,Good one,1.00\n"
+            f"{code}-B,Bad price,abc\n"
+            f",No code,2.00\n"
+        )
+        await page.goto(f"{server}/import")
+        await page.get_by_label("What the file holds").select_option("products")
+        await page.get_by_label("CSV file").set_input_files(str(bad))
+        await page.get_by_role("button", name="Import").click()
+        problems = await page.locator("#problems li").all_inner_texts()
+        assert any("line 3" in p for p in problems) and any("line 4" in p for p in problems), (
+            problems
+        )
+        await shot(page, "import-problems")
+        listed = httpx.get(f"{api}/products", params={"search": f"{code}-A"}, headers=shop.headers)
+        assert listed.json()["data"]["data"] == []
+
+        # Sign out; a cashier cannot open settings, and the server refuses the URL.
+        await page.get_by_role("button", name="Sign out").click()
+        await page.wait_for_url(f"{server}/login")
+        await page.get_by_label("Email").fill(cashier)
+        await page.get_by_label("Password").fill(STAFF_PASSWORD)
+        await page.get_by_role("button", name="Sign in").click()
+        await page.wait_for_url(f"{server}/products")
+        assert await page.get_by_role("link", name="API keys").count() == 0
+        refused = await page.goto(f"{server}/settings/keys")
+        assert refused is not None and refused.status == 403
+        phone = await browser.new_page(viewport={"width": 390, "height": 844})
+        await phone.context.add_cookies(await page.context.cookies())
+        await phone.goto(f"{server}/products")
+        await shot(phone, "products-phone")
+        await browser.close()

@@ -1,0 +1,58 @@
+"""Shared by the back-office page tests: signing in over HTTP and making staff."""
+
+from __future__ import annotations
+
+import re
+
+import httpx
+
+from tests.factories import Shop
+from tillbook.db import Database
+from tillbook.tenancy import staff as staff_service
+
+OWNER_PASSWORD = "correct horse battery"
+STAFF_PASSWORD = "staff password 1"
+
+
+async def owner_email(db: Database, shop: Shop) -> str:
+    from sqlalchemy import select
+
+    from tillbook.models import User
+
+    async def read(s):  # type: ignore[no-untyped-def]
+        return (
+            await s.execute(
+                select(User.email).where(User.company_id == shop.company_id, User.role == "owner")
+            )
+        ).scalar_one()
+
+    return str(await db.read(read))
+
+
+async def add_staff(db: Database, shop: Shop, role: str, warehouse_id: int | None = None) -> str:
+    email = f"{role}-{shop.company_id}-{warehouse_id or 0}@example.com"
+    new = staff_service.NewStaff(
+        name=f"A {role}", email=email, role=role, password=STAFF_PASSWORD, warehouse_id=warehouse_id
+    )
+    await db.write(lambda s: staff_service.create_staff(s, shop.company_id, new, actor_id=None))
+    return email
+
+
+def csrf_of(html: str) -> str:
+    found = re.search(r'name="csrf" value="([^"]+)"', html)
+    assert found, html[:500]
+    return found.group(1)
+
+
+def form_token_of(html: str) -> str:
+    found = re.search(r'name="form_token" value="([^"]+)"', html)
+    assert found, html[:500]
+    return found.group(1)
+
+
+async def sign_in(client: httpx.AsyncClient, email: str, password: str) -> httpx.Response:
+    page = await client.get("/login")
+    return await client.post(
+        "/login",
+        data={"email": email, "password": password, "csrf": csrf_of(page.text), "next": "/"},
+    )
