@@ -11,7 +11,6 @@ from typing import Any
 import httpx
 import pytest
 from conftest import FAST, Server, books_balanced
-
 from tillbook_client import AsyncClient, Client, NotFound, ServiceUnavailable, ValidationError
 from tillbook_client.models import Order, Product
 
@@ -127,8 +126,9 @@ def test_errors_are_exceptions_with_fields(client: Client, demo: dict[str, Any])
         client.sale("SAL-99999")
     assert missing.value.status == 404 and missing.value.message
     with pytest.raises(ValidationError) as bad:
-        client.create_sale({"user_id": demo["customers"][0]["id"], "order_date": TODAY,
-                            "product_items": []})  # fmt: skip
+        client.create_sale(
+            {"user_id": demo["customers"][0]["id"], "order_date": TODAY, "product_items": []}
+        )
     assert bad.value.status == 422 and "product_items" in bad.value.errors
 
 
@@ -149,8 +149,9 @@ class LoseFirstAnswer(httpx.BaseTransport):
         self.signatures.append(request.headers.get("x-service-signature"))
         if len(self.keys) == 1:
             response.read()
-            return httpx.Response(503, headers={"Retry-After": "0"},
-                                  json={"status": "error", "message": "injected"})  # fmt: skip
+            return httpx.Response(
+                503, headers={"Retry-After": "0"}, json={"status": "error", "message": "injected"}
+            )
         return response
 
 
@@ -159,15 +160,29 @@ def test_a_lost_answer_is_retried_and_recorded_once(
 ) -> None:
     transport = LoseFirstAnswer()
     sleeps: list[float] = []
-    with Client(server.url, key["public_key"], key["secret_key"], hmac_secret=key["hmac_secret"],
-                retry=FAST, transport=transport, sleep=lambda s: (sleeps.append(s), time.sleep(s))) as c:  # fmt: skip
+
+    def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+        time.sleep(seconds)
+
+    with Client(
+        server.url,
+        key["public_key"],
+        key["secret_key"],
+        hmac_secret=key["hmac_secret"],
+        retry=FAST,
+        transport=transport,
+        sleep=sleep,
+    ) as c:
         product = next(p for p in c.iter_products() if p.current_stock > 5)
         before = c.sales().total
         sale = c.create_sale(
             {
                 "user_id": demo["walk_in_customer_id"],
                 "order_date": TODAY,
-                "product_items": [{"xid": product.xid, "quantity": 1, "unit_price": product.sales_price}],
+                "product_items": [
+                    {"xid": product.xid, "quantity": 1, "unit_price": product.sales_price}
+                ],
                 "all_payments": [{"amount": product.sales_price, "payment_mode_id": "cash"}],
             }
         )
@@ -181,20 +196,28 @@ def test_a_lost_answer_is_retried_and_recorded_once(
 
 def test_503_bounded(server: Server, key: dict[str, Any]) -> None:
     def always_503(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(503, headers={"Retry-After": "1"},
-                              json={"status": "error", "message": "down"})  # fmt: skip
+        return httpx.Response(
+            503, headers={"Retry-After": "1"}, json={"status": "error", "message": "down"}
+        )
 
     sleeps: list[float] = []
-    with Client(server.url, key["public_key"], key["secret_key"], retry=FAST,
-                transport=httpx.MockTransport(always_503), sleep=sleeps.append) as c:  # fmt: skip
-        with pytest.raises(ServiceUnavailable) as down:
-            c.warehouses()
+    c = Client(
+        server.url,
+        key["public_key"],
+        key["secret_key"],
+        retry=FAST,
+        transport=httpx.MockTransport(always_503),
+        sleep=sleeps.append,
+    )
+    with c, pytest.raises(ServiceUnavailable) as down:
+        c.warehouses()
     assert down.value.retry_after == 1 and sleeps == [1.0, 1.0]  # 3 sends, 2 waits
 
 
 async def test_async_client(server: Server, key: dict[str, Any], demo: dict[str, Any]) -> None:
-    async with AsyncClient(server.url, key["public_key"], key["secret_key"],
-                           hmac_secret=key["hmac_secret"], retry=FAST) as c:  # fmt: skip
+    async with AsyncClient(
+        server.url, key["public_key"], key["secret_key"], hmac_secret=key["hmac_secret"], retry=FAST
+    ) as c:
         products = [p async for p in c.iter_products(limit=4)]
         assert len(products) >= 7
         product = next(p for p in products if p.current_stock > 3)
@@ -202,7 +225,9 @@ async def test_async_client(server: Server, key: dict[str, Any], demo: dict[str,
             {
                 "user_id": demo["walk_in_customer_id"],
                 "order_date": TODAY,
-                "product_items": [{"xid": product.xid, "quantity": 1, "unit_price": product.sales_price}],
+                "product_items": [
+                    {"xid": product.xid, "quantity": 1, "unit_price": product.sales_price}
+                ],
             }
         )
         assert (await c.sale(sale.order_id)).invoice_number == sale.invoice_number

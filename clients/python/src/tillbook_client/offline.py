@@ -63,6 +63,7 @@ CREATE TABLE IF NOT EXISTS documents (
     body TEXT NOT NULL,
     state TEXT NOT NULL DEFAULT 'pending',
     attempts INTEGER NOT NULL DEFAULT 0,
+    tried_at REAL,
     response TEXT,
     error TEXT,
     created_at TEXT NOT NULL,
@@ -84,6 +85,7 @@ class Queued:
     body: dict[str, Any]
     state: str
     attempts: int
+    tried_at: float | None
     response: dict[str, Any] | None
     error: str | None
 
@@ -195,8 +197,14 @@ class OfflineQueue:
         stopped: str | None = None
         try:
             for doc in self.pending():
+                # A signed write is accepted once per signature, and the signature
+                # covers the timestamp in whole seconds: a till killed mid-send and
+                # restarted within that second waits for the next one.
+                if doc.tried_at is not None:
+                    time.sleep(max(0.0, doc.tried_at + 1.05 - time.time()))
                 self._db.execute(
-                    "UPDATE documents SET attempts = attempts + 1 WHERE seq = ?", (doc.seq,)
+                    "UPDATE documents SET attempts = attempts + 1, tried_at = ? WHERE seq = ?",
+                    (int(time.time()), doc.seq),
                 )
                 try:
                     answer = client.request(
@@ -206,10 +214,7 @@ class OfflineQueue:
                     stopped = f"no answer: {exc}"
                     break
                 except ApiError as exc:
-                    if (
-                        retryable_status(exc.status, exc.retry_after is not None)
-                        or exc.status >= 500
-                    ):
+                    if exc.status not in REFUSALS:
                         stopped = f"{exc.status}: {exc.message}"
                         break
                     self._db.execute(
@@ -256,7 +261,9 @@ class OfflineQueue:
         self._db.execute("UPDATE flush_lock SET owner = NULL WHERE id = 1 AND owner = ?", (me,))
 
 
-_COLUMNS = "seq, kind, idempotency_key, invoice_number, body, state, attempts, response, error"
+_COLUMNS = (
+    "seq, kind, idempotency_key, invoice_number, body, state, attempts, tried_at, response, error"
+)
 
 
 def _queued(row: Any) -> Queued:
@@ -268,8 +275,9 @@ def _queued(row: Any) -> Queued:
         body=json.loads(row[4]),
         state=str(row[5]),
         attempts=int(row[6]),
-        response=None if row[7] is None else json.loads(row[7]),
-        error=row[8],
+        tried_at=None if row[7] is None else float(row[7]),
+        response=None if row[8] is None else json.loads(row[8]),
+        error=row[9],
     )
 
 
