@@ -7,11 +7,16 @@ import logging
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
+import fastapi_offline
 from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from fastapi.openapi.utils import get_openapi
+from fastapi.responses import HTMLResponse
+from fastapi.staticfiles import StaticFiles
 from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -19,6 +24,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from tillbook import web
 from tillbook.api.admin import router as admin_router
 from tillbook.api.body import BODY_SCHEMAS, errors_of_request
+from tillbook.api.docs import document
 from tillbook.api.health import router as health_router
 from tillbook.api.limits import BodyLimit
 from tillbook.api.public import router as public_router
@@ -109,6 +115,35 @@ def _error_response(request: Request, exc: TillbookError) -> Response:
     return JSON(exc.body(), status_code=exc.status_code, headers=exc.headers)
 
 
+DOCS_ASSETS = Path(fastapi_offline.__file__).parent / "static"
+"""Swagger UI and ReDoc, bundled by the ``fastapi-offline`` package: ``/docs`` works
+on a shop's LAN without internet (FastAPI's default pages load them from a CDN)."""
+
+
+def _offline_docs(app: FastAPI) -> None:
+    app.mount("/docs-assets", StaticFiles(directory=DOCS_ASSETS), name="docs-assets")
+
+    @app.get("/docs", include_in_schema=False)
+    async def swagger() -> HTMLResponse:
+        return get_swagger_ui_html(
+            openapi_url="/openapi.json",
+            title=f"{app.title} - Swagger UI",
+            swagger_js_url="/docs-assets/swagger-ui-bundle.js",
+            swagger_css_url="/docs-assets/swagger-ui.css",
+            swagger_favicon_url="/docs-assets/favicon.png",
+        )
+
+    @app.get("/redoc", include_in_schema=False)
+    async def redoc() -> HTMLResponse:
+        return get_redoc_html(
+            openapi_url="/openapi.json",
+            title=f"{app.title} - ReDoc",
+            redoc_js_url="/docs-assets/redoc.standalone.js",
+            redoc_favicon_url="/docs-assets/favicon.png",
+            with_google_fonts=False,
+        )
+
+
 def create_app(settings: Settings | None = None, database: Database | None = None) -> FastAPI:
     settings = settings or get_settings()
 
@@ -137,7 +172,10 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
         version="1.0.0",
         default_response_class=JSON,
         lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
     )
+    _offline_docs(app)
     app.add_middleware(
         BodyLimit,
         max_bytes=settings.max_body_bytes,
@@ -183,7 +221,7 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
         if app.openapi_schema is None:
             schema = get_openapi(title=app.title, version=app.version, routes=app.routes)
             schema.setdefault("components", {}).setdefault("schemas", {}).update(BODY_SCHEMAS)
-            app.openapi_schema = finish_openapi(schema)
+            app.openapi_schema = document(finish_openapi(schema))
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]

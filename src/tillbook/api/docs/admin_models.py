@@ -1,0 +1,293 @@
+"""The back office's response shapes, for the OpenAPI document only.
+
+Like the public API's (``api/public/openapi.py``), the routers return plain dicts
+and these models mirror the views field by field (``catalog/reference.py``,
+``catalog/products.py``, ``parties/service.py``, ``tenancy/staff.py``,
+``tenancy/warehouses.py``, ``payments/setup.py``); every model forbids properties
+it does not name, so ``tests/test_openapi_document.py`` (which validates real
+answers of every documented admin route against the document) fails when a view
+grows a field these do not.
+
+They are attached to their operations by ``ADMIN_RESPONSES`` (method and path to
+status and model), in one place, rather than by each route's decorator.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, create_model
+
+from tillbook.api.public.openapi import MoneyStr
+
+
+class _Shape(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class AdminPage(_Shape):
+    """The pagination envelope, flat beside ``status`` (the editable families)."""
+
+    current_page: int
+    per_page: int
+    total: int
+    last_page: int
+
+
+# --- editable set-up records (units, categories, brands, taxes, payment modes,
+# expense categories, warehouses) ---------------------------------------------------
+
+
+class _Editable(_Shape):
+    id: int
+    xid: str
+    version: int
+    archived_at: str | None
+
+
+class AdminUnit(_Editable):
+    name: str
+    short_name: str
+
+
+class AdminCategory(_Editable):
+    name: str
+    slug: str
+    parent_id: int | None
+    image: str | None
+
+
+class AdminBrand(_Editable):
+    name: str
+    slug: str
+    image: str | None
+
+
+class AdminTax(_Editable):
+    name: str
+    rate: float
+    inclusive: bool
+
+
+class AdminPaymentMode(_Editable):
+    code: str
+    name: str
+    account_code: str
+    account_name: str
+
+
+class AdminExpenseCategory(_Editable):
+    name: str
+    account_code: str
+    account_name: str
+
+
+class AdminWarehouse(_Editable):
+    name: str
+    address: str | None
+    phone: str | None
+    allow_negative_stock: bool
+    receipt_header: str | None
+    receipt_footer: str | None
+
+
+# --- products and their listings -----------------------------------------------------
+
+
+class AdminListing(_Shape):
+    warehouse_id: int
+    sales_price: float
+    purchase_price: float
+    mrp: float | None
+    current_stock: float
+    reorder_level: float
+    active: bool
+    version: int
+
+
+class AdminAdditionalUnit(_Shape):
+    unit_id: int
+    operator_value: float
+    alternative_price: float
+
+
+class AdminProduct(_Shape):
+    id: int
+    xid: str
+    name: str
+    slug: str
+    item_code: str
+    barcodes: list[str]
+    product_type: str
+    category_id: int | None
+    brand_id: int | None
+    unit_id: int | None
+    tax_id: int | None
+    description: str
+    image: str | None
+    additional_units: list[AdminAdditionalUnit]
+    listings: list[AdminListing]
+    archived: bool
+    archived_at: str | None
+    version: int
+
+
+class AdminProductPage(AdminPage):
+    data: list[AdminProduct]
+
+
+class OpeningStock(_Shape):
+    batch_id: int
+    quantity: float
+    value: MoneyStr
+    current_stock: float
+
+
+# --- customers and suppliers -------------------------------------------------------------
+
+
+class AdminParty(_Shape):
+    id: int
+    xid: str
+    type: Literal["customer", "supplier"]
+    code: str | None
+    name: str
+    phone: str | None
+    email: str | None
+    tax_number: str | None
+    address: str | None
+    credit_limit: MoneyStr | None
+    is_walk_in: bool
+    balance: MoneyStr
+    version: int
+    archived: bool
+    archived_at: str | None
+    created_at: str | None
+
+
+class AdminPartyPage(AdminPage):
+    data: list[AdminParty]
+
+
+class ImportCounts(_Shape):
+    created: int
+    updated: int
+    unchanged: int
+
+
+# --- staff and the session -----------------------------------------------------------------
+
+
+class StaffMember(_Shape):
+    id: int
+    name: str
+    email: str
+    role: Literal["owner", "manager", "accountant", "cashier"]
+    warehouse_id: int | None
+    can_log_in: bool
+    version: int
+    archived_at: str | None
+    created_at: str | None
+
+
+class StaffPage(AdminPage):
+    data: list[StaffMember]
+
+
+class LoginAnswer(_Shape):
+    status: Literal["success"]
+    token: str
+    token_type: Literal["Bearer"]
+    expires_at: str
+    company_id: int
+
+
+class LogoutAnswer(_Shape):
+    status: Literal["success"]
+    message: str
+
+
+# --- envelopes ------------------------------------------------------------------------------
+
+
+def _one(name: str, model: type[BaseModel]) -> type[BaseModel]:
+    """``{"status": "success", "data": <model>}`` under its own component name."""
+    return create_model(
+        name,
+        __base__=_Shape,
+        __doc__=f"One {model.__name__} in the success envelope.",
+        status=(Literal["success"], ...),
+        data=(model, ...),
+    )
+
+
+def _list(name: str, model: type[BaseModel]) -> type[BaseModel]:
+    """The flat page envelope of the editable families: ``status`` beside the page."""
+    return create_model(
+        name,
+        __base__=AdminPage,
+        __doc__=f"A page of {model.__name__} records.",
+        status=(Literal["success"], ...),
+        data=(list[model], ...),  # type: ignore[valid-type]
+    )
+
+
+EDITABLE: dict[str, type[BaseModel]] = {
+    "units": AdminUnit,
+    "categories": AdminCategory,
+    "brands": AdminBrand,
+    "taxes": AdminTax,
+    "payment-modes": AdminPaymentMode,
+    "expense-categories": AdminExpenseCategory,
+    "warehouses": AdminWarehouse,
+}
+
+A = "/api/v1/admin"
+
+
+def _responses() -> dict[str, tuple[int, type[BaseModel]]]:
+    out: dict[str, tuple[int, type[BaseModel]]] = {}
+    for prefix, model in EDITABLE.items():
+        single = _one(f"{model.__name__}Answer", model)
+        out[f"GET {A}/{prefix}"] = (200, _list(f"{model.__name__}List", model))
+        out[f"POST {A}/{prefix}"] = (201, single)
+        out[f"GET {A}/{prefix}/{{record_id}}"] = (200, single)
+        out[f"PATCH {A}/{prefix}/{{record_id}}"] = (200, single)
+        out[f"POST {A}/{prefix}/{{record_id}}/archive"] = (200, single)
+    product = _one("AdminProductAnswer", AdminProduct)
+    listing = _one("AdminListingAnswer", AdminListing)
+    out[f"GET {A}/products"] = (200, _one("AdminProductList", AdminProductPage))
+    out[f"POST {A}/products"] = (201, product)
+    out[f"GET {A}/products/{{product_id}}"] = (200, product)
+    out[f"PATCH {A}/products/{{product_id}}"] = (200, product)
+    out[f"POST {A}/products/{{product_id}}/archive"] = (200, product)
+    out[f"POST {A}/products/{{product_id}}/listings"] = (201, listing)
+    out[f"PATCH {A}/products/{{product_id}}/listings/{{warehouse_id}}"] = (200, listing)
+    out[f"POST {A}/products/{{product_id}}/listings/{{warehouse_id}}/opening-stock"] = (
+        200,
+        _one("OpeningStockAnswer", OpeningStock),
+    )
+    counts = _one("ImportAnswer", ImportCounts)
+    out[f"POST {A}/import/products"] = (200, counts)
+    party = _one("AdminPartyAnswer", AdminParty)
+    party_list = _one("AdminPartyList", AdminPartyPage)
+    for segment in ("customers", "suppliers"):
+        out[f"GET {A}/{segment}"] = (200, party_list)
+        out[f"POST {A}/{segment}"] = (200, party)
+        out[f"GET {A}/{segment}/{{party_id}}"] = (200, party)
+        out[f"PATCH {A}/{segment}/{{party_id}}"] = (200, party)
+        out[f"POST {A}/{segment}/{{party_id}}/archive"] = (200, party)
+        out[f"POST {A}/import/{segment}"] = (200, counts)
+    staff = _one("StaffAnswer", StaffMember)
+    out[f"GET {A}/staff"] = (200, _one("StaffList", StaffPage))
+    out[f"POST {A}/staff"] = (200, staff)
+    out[f"GET {A}/staff/{{staff_id}}"] = (200, staff)
+    out[f"PATCH {A}/staff/{{staff_id}}"] = (200, staff)
+    out[f"POST {A}/staff/{{staff_id}}/archive"] = (200, staff)
+    out[f"POST {A}/login"] = (200, LoginAnswer)
+    out[f"POST {A}/logout"] = (200, LogoutAnswer)
+    return out
+
+
+ADMIN_RESPONSES = _responses()
+"""``"METHOD /path"`` → (success status, model) of the admin routes typed here."""

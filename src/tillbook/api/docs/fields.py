@@ -1,0 +1,365 @@
+"""What every property and parameter of the document means, by name.
+
+``FIELDS`` maps a property (or parameter) name to its description and an example
+value; ``OVERRIDES`` maps ``(component schema name, property name)`` to the
+description where the name means something else there (``user_id`` is the
+customer of a sale, the supplier of a purchase, the party of a payment).
+A description the model already carries (``Field(description=...)``) is kept
+(after the override's text, when there is one).
+
+Units and forms, as the service answers them (spec, DESIGN.md §3): money in
+orders, payments and balances is a **decimal string** with two places
+(``"12.50"``); product prices, stock and line quantities are JSON **numbers**;
+a stock adjustment's quantity is a decimal string with four places. Request
+bodies take money and quantities as JSON numbers or decimal strings. Quantities
+are in the product's base unit unless a line names ``selected_unit_id`` (then in
+that unit: a box of 12). Dates are ``YYYY-MM-DD``; times ISO 8601 in UTC.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+MONEY = "a decimal string with two places"
+NUM_IN = "a JSON number or a decimal string"
+
+
+@dataclass(frozen=True)
+class Entry:
+    description: str
+    example: Any = None
+
+
+def e(description: str, example: Any = None) -> Entry:
+    return Entry(description, example)
+
+
+FIELDS: dict[str, Entry] = {
+    # identity
+    "id": e("the record's integer id", 1),
+    "xid": e("the record's string hash id (accepted wherever an id is)", "xIgUnTvy"),
+    "name": e("display name", "Sparkling water 500ml"),
+    "slug": e("URL-safe name, unique in the company", "sparkling-water-500ml"),
+    "code": e("short code, unique per company and kind", "C-001"),
+    "short_name": e("abbreviation printed on receipts", "pc"),
+    "version": e(
+        "the record's version: every edit adds 1; send it back as If-Match (or a body "
+        "`version`) to edit",
+        1,
+    ),
+    "archived": e("true once archived: kept for history, no longer used in new documents", False),
+    "archived_at": e("when the record was archived (UTC), or null", None),
+    "created_at": e("when the record was created (ISO 8601, UTC)", "2026-11-20T09:30:00Z"),
+    "unique_id": e(
+        "client idempotency token (or generated): a retry with the same token within 24 h "
+        "returns the first answer",
+        "till1-2026-11-20-0042",
+    ),
+    "status": e("`success`, or `error` on an error body", "success"),
+    "message": e("what went wrong, in words", "product_items.0.quantity: must be above 0"),
+    "errors": e("for a 422: each bad field (dotted path) with its problems", None),
+    "request_id": e("the request id to quote to support (also X-Request-Id)", "4f1c2d9a8b7e6f50"),
+    "data": e("the payload: a record, a list, or a page", None),
+    # pagination
+    "current_page": e("this page's number, from 1", 1),
+    "per_page": e("records per page (the `limit` asked, at most 100)", 20),
+    "total": e(
+        "total amount of the document (tax, discount and shipping applied), " + MONEY, "21.80"
+    ),
+    "last_page": e("the number of the last page (1 when empty)", 1),
+    "page": e("page number, from 1 (default 1)", 1),
+    "limit": e("page size, 1 to 100 (default 20); larger values are clamped to 100", 20),
+    "search": e("matches name, item code or barcode (case-insensitive)", "milk"),
+    "include_archived": e("`true` to include archived records (default false)", "false"),
+    "dates": e(
+        "a date range `YYYY-MM-DD,YYYY-MM-DD` (both days included)", "2026-11-01,2026-11-30"
+    ),
+    # catalog
+    "item_code": e("the product's SKU or primary code, unique in the company", "GB-1001"),
+    "barcode": e("the primary barcode, or null", "5550001"),
+    "barcodes": e("every barcode of the product", ["5550001"]),
+    "product_type": e("`single` (batch-tracked products are still `single`)", "single"),
+    "sales_price": e("this warehouse's selling price per base unit (JSON number)", 2.2),
+    "purchase_price": e("this warehouse's cost price per base unit (JSON number)", 1.1),
+    "mrp": e("maximum retail price printed on the pack (JSON number), or null", 2.49),
+    "current_stock": e("stock on hand in the warehouse, in base units (JSON number)", 12),
+    "reorder_level": e("stock level (base units) at which to reorder", 5),
+    "active": e("whether the product is still sold in this warehouse", True),
+    "has_additional_units": e(
+        "true when the product is also sold in other units (GET the detail)", False
+    ),
+    "additional_units": e("other units the product is sold in (a box of 12)", []),
+    "child_unit_id": e("the xid of the other unit", "RfkfWDpa"),
+    "operator": e("how the unit converts to base units: `*` (multiply)", "*"),
+    "operator_value": e("base units in one of this unit (12 for a box of 12)", 12),
+    "alternative_price": e("the price of one of this unit (JSON number)", 10.0),
+    "description": e("free text", ""),
+    "image": e("an image URL, or null", None),
+    "category": e("the product's category", None),
+    "brand": e("the product's brand", None),
+    "unit": e("the product's base unit", None),
+    "children": e("child categories (empty for a leaf)", []),
+    "parent_id": e("the parent category's id, or null for a root", None),
+    "category_id": e("a category id or xid", None),
+    "brand_id": e("a brand id or xid", None),
+    "unit_id": e("a unit id (the unit the line was sold in, or the base unit)", 1),
+    "tax_id": e("a tax rule id or xid (omit for the product's own tax)", None),
+    "batches": e("the FIFO batches still holding stock", []),
+    "batch_number": e("a batch or lot number, or null", None),
+    "batch_id": e("the FIFO batch (layer) id", 1),
+    "expiry_date": e("batch expiry date (YYYY-MM-DD), or null", None),
+    "quantity_remaining": e("base units still in the batch", 10),
+    "unit_cost": e("cost per base unit of the batch (JSON number)", 1.1),
+    "received_at": e("when the batch was received (UTC)", "2026-11-20T09:30:00Z"),
+    "listings": e("the product's listing in each warehouse that sells it", []),
+    "warehouse_id": e("a warehouse id", 1),
+    "opening_stock": e("opening stock in base units, posted once at the listing's creation", 0),
+    "value": e("the stock's value at cost, " + MONEY, "13.20"),
+    # taxes, modes, categories
+    "rate": e("tax rate in percent (10 for 10%)", 10),
+    "inclusive": e("true when prices already include the tax", False),
+    "tax_rate": e("the tax rate charged on the line, percent", 0),
+    "account_code": e("the ledger account money of this kind posts to", "11101"),
+    "account_name": e("that account's name", "Cash on Hand"),
+    "create_account": e("create a new ledger account under the expense range for it", False),
+    # parties
+    "phone": e("phone number, or null", "555-0101"),
+    "email": e("email address, or null", "ada@example.com"),
+    "address": e("postal address, or null", None),
+    "tax_number": e("tax registration number, or null", None),
+    "credit_limit": e(
+        "the most the customer may owe in a warehouse, " + MONEY + ", or null for no limit", None
+    ),
+    "opening_balance": e(
+        "balance owed at creation, posted once against 31100 Opening Balance Equity", "0.00"
+    ),
+    "is_walk_in": e("true for the company's walk-in (anonymous) customer", False),
+    "balance": e("what the party owes (customer) or is owed (supplier), " + MONEY, "0.00"),
+    "user_type": e("`customer` or `supplier`", "customer"),
+    "type": e("`customer` or `supplier`", "customer"),
+    "user": e(
+        "the order's party: the customer of a sale or return, the supplier of a purchase", None
+    ),
+    "staff_member": e("the staff member who recorded it: the key's acting user", None),
+    "creator": e("who recorded it: the key's acting user", None),
+    "role": e("`owner`, `manager`, `accountant` or `cashier` (see the role table)", "cashier"),
+    "password": e("at least 8 characters; never echoed back", "correct horse battery"),
+    "can_log_in": e("false once archived or without a password", True),
+    "token": e("the session's bearer token: send `Authorization: Bearer <token>`", "tbs_…"),
+    "token_type": e("always `Bearer`", "Bearer"),
+    "expires_at": e("when the session ends (UTC)", "2026-11-20T17:30:00Z"),
+    "company_id": e("the company (tenant) id", 1),
+    "allow_negative_stock": e("whether sales may take stock below zero here", False),
+    "receipt_header": e("text printed at the top of receipts, or null", None),
+    "receipt_footer": e("text printed at the bottom of receipts, or null", None),
+    "url": e("the receiver's https URL", "https://example.com/hooks/tillbook"),
+    "events": e("event types to receive; omitted or `['*']` for all", ["order.created"]),
+    "through": e("the last day to close (YYYY-MM-DD); null to reopen everything", "2026-10-31"),
+    # orders
+    "invoice_number": e(
+        "the document's number (SAL-00001, PUR-00001, SRET-00001, PRET-00001); in a sale "
+        "request, a deterministic client number makes a retry a replay",
+        "SAL-00001",
+    ),
+    "order_type": e("`sales`, `purchases`, `sales-returns` or `purchase-returns`", "sales"),
+    "order_date": e(
+        "the document's date (YYYY-MM-DD); may not be in a closed period", "2026-11-20"
+    ),
+    "subtotal": e("sum of the lines before order discount and shipping, " + MONEY, "20.00"),
+    "tax_amount": e("tax included in the total, " + MONEY, "1.80"),
+    "discount": e("order-level discount amount (money, not percent)", "0.00"),
+    "shipping": e("shipping charged (money)", "0.00"),
+    "paid_amount": e("paid so far, " + MONEY, "21.80"),
+    "due_amount": e("still owed: total − paid − credited, " + MONEY, "0.00"),
+    "order_status": e(
+        "`delivered` (sales), `received` (purchases), `returned` (returns)", "delivered"
+    ),
+    "payment_status": e("`unpaid`, `partially_paid` or `paid`", "paid"),
+    "notes": e("free text", ""),
+    "items": e("the lines, at least one", []),
+    "product_items": e("the lines, at least one", []),
+    "product": e("the product of the line", None),
+    "product_id": e("a product id or xid", 1),
+    "quantity": e(
+        "quantity in the line's unit (`selected_unit_id`, else the product's base unit); "
+        "decimals allowed",
+        2,
+    ),
+    "base_quantity": e("the quantity in base units (quantity × the unit's operator_value)", 2),
+    "unit_price": e("price per unit of the line, before discount and tax", "10.00"),
+    "discount_rate": e("line discount in percent", 0),
+    "selected_unit_id": e(
+        "the unit sold in (id or xid of one of the product's additional units)", None
+    ),
+    "original_order_id": e("the sale or purchase a return refers to, or null", None),
+    "payments": e("payments applied to the order", []),
+    "all_payments": e(
+        "tenders taken now (split tender: several); their sum may not exceed the total", []
+    ),
+    "payment_mode_id": e("a payment mode id, xid or code (`cash`, `card`)", "cash"),
+    "payment_type": e("`in` (from a customer) or `out` (to a supplier)", "in"),
+    "payment_amount": e("the whole payment's amount, " + MONEY, "21.80"),
+    "amount": e("an amount of money, " + MONEY, "21.80"),
+    "reference": e("external reference (terminal receipt, bank reference), or null", "RCPT-118"),
+    "date": e("the date (YYYY-MM-DD); today when omitted", "2026-11-20"),
+    "invoices": e("allocations of the payment to the party's open invoices", []),
+    "allocations": e("how the payment was applied to invoices", []),
+    "unallocated_amount": e(
+        "the part of the payment not applied to an invoice (on account), " + MONEY, "0.00"
+    ),
+    "journal_entry_id": e("the journal entry posted, or null", 12),
+    "order_id": e("an order's id, xid or invoice number", 1),
+    "total_due": e("sum of the invoices' due amounts, " + MONEY, "0.00"),
+    # creation answers
+    "total_amount": e("the sale's total (JSON number)", 21.8),
+    "purchase_id": e("the purchase's id", 2),
+    "current_status": e("a human summary of the purchase's state", "Purchase recorded"),
+    "return_id": e("the return's id", 3),
+    "adjustment_id": e("the stock adjustment's id", 1),
+    "adjustment_type": e("`add` or `subtract`", "subtract"),
+    "new_stock_level": e("stock on hand after the adjustment, base units (JSON number)", 10),
+    "cost_amount": e("the adjustment's value at cost, " + MONEY, "2.40"),
+    "new_sales_price": e("the new selling price per base unit, 0 or more", 2.4),
+    "batch_invoice": e("the price batch's number (ADJ-BATCH-N)", "ADJ-BATCH-1"),
+    "new_price": e("the new sales price (JSON number)", 2.4),
+    "old_price": e("the sales price before (JSON number)", 2.2),
+    "payment_id": e("the payment's id", 1),
+    "expense_category": e("the expense category", None),
+    "expense_category_id": e("an expense category id or xid", 1),
+    "expense_id": e("the expense's id", 1),
+    "expense_status": e("`paid` (posted against cash) or `pending` (against payables)", "paid"),
+    "callback_status": e("`confirmed` or `failed`", "confirmed"),
+    "duplicate": e("true when this reference was processed before", None),
+    # admin results
+    "created": e("rows that created a record", 0),
+    "updated": e("rows that changed a record", 0),
+    "unchanged": e("rows equal to what is stored", 0),
+    # events
+    "quantity_short": e("units taken beyond what was on hand", 6),
+    "changed": e("the fields of the category or brand that changed", []),
+    "product_ids": e("the products the change touches", []),
+    "reason": e("what changed (`category.edited`, `brand.archived`…)", None),
+    # parameters
+    "ref": e("an id or xid", "xIgUnTvy"),
+    "user_id": e("the customer or supplier: id or xid", 2),
+    "from": e("first day of the range, YYYY-MM-DD (included)", "2026-11-01"),
+    "to": e("last day of the range, YYYY-MM-DD (included; default today)", "2026-11-30"),
+    "entity_type": e("the kind of record changed (`product`, `customer`, `staff`…)", "product"),
+    "entity_id": e("the id of the record changed", 1),
+    "cursor": e("`next_cursor` of the previous page: continues from there", None),
+    "format": e("`json` (default) or `csv` to stream the whole range as a download", "json"),
+    "account": e("the ledger account code", "11101"),
+    "provider": e("the terminal provider's xid (from `tillbook terminals add`)", "xIgUnTvy"),
+    "record_id": e("the record's id", 1),
+    "party_id": e("the customer's or supplier's id", 1),
+    "staff_id": e("the staff member's id", 1),
+    "webhook_id": e("the webhook's id", 1),
+    "delivery_id": e("the delivery's id", 1),
+    "Idempotency-Key": e(
+        "client token: a retry with the same token and body within 24 h replays the first "
+        "answer (`Idempotent-Replayed: true`); another body with it is a 422",
+        "7d1f0c8e-4b5a-4d6e-9f3c-2a1b0c9d8e7f",
+    ),
+    "If-Match": e('the version the edit is based on, as the ETag read (`"3"`)', '"1"'),
+}
+
+OVERRIDES: dict[tuple[str, str], str] = {
+    ("SaleIn", "user_id"): "the customer: id or xid (the walk-in customer's for anonymous sales)",
+    ("PurchaseIn", "user_id"): "the supplier: id or xid",
+    ("PaymentIn", "user_id"): "the party paid or paying: a customer for `in`, a supplier for `out`",
+    ("SalesReturnIn", "user_id"): "the customer refunded: id or xid",
+    ("PurchaseReturnIn", "user_id"): "the supplier credited: id or xid",
+    ("ExpenseIn", "user_id"): "the supplier owed for a pending expense (optional)",
+    ("Expense", "user_id"): "the supplier the expense is owed to, or null",
+    ("PaymentCreated", "user_id"): "the party of the payment",
+    ("PaymentEventData", "user_id"): "the party of the payment",
+    ("SaleCreated", "order_id"): "the new sale's id",
+    ("Allocation", "order_id"): "the invoice the amount was applied to",
+    ("OutstandingInvoice", "order_id"): "the invoice's order id",
+    ("CallbackResult", "order_id"): "the sale the callback settled",
+    ("Allocation", "amount"): "the part of the payment applied to this invoice, " + MONEY,
+    ("Allocation", "due_amount"): "the invoice's due after this payment, " + MONEY,
+    ("StockAdjustment", "quantity"): "base units added or removed, a decimal string with 4 places",
+    ("StockAdjustmentIn", "quantity"): "base units to add or remove, at least 0.01 ("
+    + NUM_IN
+    + ")",
+    ("OrderLine", "quantity"): "quantity in the line's unit (`unit_id`), JSON number",
+    ("OrderLine", "unit_price"): "price per line unit before discount and tax, decimal string",
+    ("OrderLine", "total"): "the line's total with tax, " + MONEY,
+    ("OrderLine", "subtotal"): "the line's amount after discount, before exclusive tax, " + MONEY,
+    ("OrderLine", "tax_amount"): "the line's tax, " + MONEY,
+    ("ProductRef", "id"): "the product's id",
+    ("Named", "id"): "the party's or user's id",
+    ("Named", "name"): "their name",
+    ("Customer", "balance"): "what the customer owes in the key's warehouse, " + MONEY,
+    ("InvoiceParty", "balance"): "what the party owes, or is owed, in the key's warehouse, "
+    + MONEY,
+    ("AdminParty", "balance"): "what the party owes or is owed, company-wide, " + MONEY,
+    ("AdminParty", "credit_limit"): "the customer's credit limit, " + MONEY + ", or null",
+    ("Expense", "status"): "`paid` or `pending`",
+    ("Expense", "amount"): "the expense's amount, " + MONEY,
+    ("PurchaseCreated", "total"): "the purchase's total, " + MONEY,
+    ("ReturnCreated", "total"): "the refund's total, tax included, " + MONEY,
+    ("ExpenseCreated", "amount"): "the expense's amount, " + MONEY,
+    ("OpeningStock", "quantity"): "base units received as opening stock (JSON number)",
+    (
+        "StaffMember",
+        "warehouse_id",
+    ): "the one warehouse the staff member is limited to, or null for all",
+    ("StaffIn", "warehouse_id"): "limit the staff member to one warehouse (not for owners)",
+    ("StaffPatch", "warehouse_id"): "limit to one warehouse; null removes the limit",
+    ("ErrorBody", "status"): "always `error`",
+    ("ValidationErrorBody", "status"): "always `error`",
+    ("InternalErrorBody", "status"): "always `error`",
+}
+
+
+PARAMETER_OVERRIDES: dict[tuple[str, str], str] = {
+    ("/api/v1/admin/audit", "user_id"): "the staff member who made the change",
+}
+
+
+def _describe_properties(name: str, schema: dict[str, Any]) -> None:
+    for prop, sub in (schema.get("properties") or {}).items():
+        if not isinstance(sub, dict):
+            continue
+        text = OVERRIDES.get((name, prop))
+        if text is not None and sub.get("description"):
+            sub["description"] = f"{text} ({sub['description']})"
+            continue
+        if sub.get("description"):
+            continue
+        if text is None and prop in FIELDS and FIELDS[prop].description:
+            text = FIELDS[prop].description
+        if text is not None:
+            sub["description"] = text
+    for key in ("anyOf", "oneOf", "allOf"):
+        for branch in schema.get(key, []):
+            if isinstance(branch, dict):
+                _describe_properties(name, branch)
+    items = schema.get("items")
+    if isinstance(items, dict):
+        _describe_properties(name, items)
+
+
+def describe(doc: dict[str, Any]) -> None:
+    """A description on every component property and operation parameter that lacks
+    one, from ``OVERRIDES`` then ``FIELDS`` (the document test names what neither
+    covers)."""
+    for name, schema in doc["components"]["schemas"].items():
+        _describe_properties(name, schema)
+        for prop in (schema.get("properties") or {}).values():
+            if isinstance(prop, dict):
+                _describe_properties(name, prop)  # inline objects
+    for path, item in doc["paths"].items():
+        for operation in item.values():
+            for parameter in operation.get("parameters", []):
+                if not parameter.get("description"):
+                    override = PARAMETER_OVERRIDES.get((path, parameter["name"]))
+                    if override is not None:
+                        parameter["description"] = override
+                        continue
+                    entry = FIELDS.get(parameter["name"])
+                    if entry is not None and entry.description:
+                        parameter["description"] = entry.description

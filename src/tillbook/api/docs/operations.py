@@ -1,0 +1,502 @@
+"""Every operation's summary and description (and hand-written examples), keyed
+``"METHOD /path"`` as the document spells the path. See the package docstring for
+how to add a route; ``tests/test_openapi_document.py`` names any operation missing
+here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+P = "/api/v1/public"
+A = "/api/v1/admin"
+
+
+@dataclass(frozen=True)
+class Op:
+    summary: str
+    description: str
+    request: Any = None
+    response: Any = None
+
+
+def op(summary: str, description: str, *, request: Any = None, response: Any = None) -> Op:
+    return Op(summary, description, request, response)
+
+
+INTRODUCTION = """\
+tillbook: multi-branch retail point of sale, inventory and double-entry books.
+
+**Public API** (`/api/v1/public`): tills, storefronts and payment integrations.
+Every request sends the key pair (`X-Service-Public-Key`, `X-Service-Secret-Key`);
+the key is bound to one warehouse and company, and everything it reads or writes is
+that warehouse's. Requests may be signed (`X-Service-Timestamp`,
+`X-Service-Signature`, see the `Signature` security scheme); keys created with
+`--require-signature` must sign.
+
+**Back office** (`/api/v1/admin`): staff log in (`POST /api/v1/admin/login`) and
+send `Authorization: Bearer <token>`; each route names the permission it needs.
+
+**Forms.** Money in orders, payments and balances is a decimal string with two
+places (`"12.50"`); product prices, stock and line quantities are JSON numbers;
+request bodies accept money and quantities as numbers or decimal strings.
+Quantities are in the product's base unit unless a line names `selected_unit_id`.
+Successful bodies carry `"status": "success"`; errors
+`{"status": "error", "message": …}` and, on a 422, `errors` naming each field.
+
+**Writes** are atomic and post a balanced journal entry. Send an
+`Idempotency-Key` (or body `unique_id`) on every POST: a retry with the same key
+and body within 24 h replays the first answer (`Idempotent-Replayed: true`)
+without recording twice. On 429 and 503 wait `Retry-After` seconds; without it
+back off with full jitter, `random(0, min(cap, base × 2^attempt))`. The Python
+client `tillbook-client` (in the repository, `clients/python`) does all of this.
+
+**Webhooks**: see the `webhooks` section for every event payload and the
+delivery headers."""
+
+_SALE_REQUEST = {
+    "user_id": 2,
+    "order_date": "2026-11-20",
+    "invoice_number": "T1-000042",
+    "product_items": [
+        {"xid": "xIgUnTvy", "quantity": 2, "unit_price": "0.90"},
+        {"xid": 3, "quantity": 1, "unit_price": 10.0, "selected_unit_id": "RfkfWDpa"},
+    ],
+    "discount": "0.00",
+    "all_payments": [
+        {"amount": "5.00", "payment_mode_id": "cash"},
+        {"amount": "6.80", "payment_mode_id": "card", "reference": "TERM-8841"},
+    ],
+    "notes": "till 1",
+}
+_SALE_RESPONSE = {
+    "status": "success",
+    "order_id": 42,
+    "invoice_number": "T1-000042",
+    "total_amount": 11.8,
+    "unique_id": "0b160ff170d64d32812c0ceb507774b6",
+    "payment_status": "paid",
+    "paid_amount": "11.80",
+    "due_amount": "0.00",
+}
+_PAYMENT_REQUEST = {
+    "user_id": 2,
+    "payment_type": "in",
+    "amount": "1.80",
+    "payment_mode_id": "cash",
+    "date": "2026-11-22",
+    "reference": "RCPT-118",
+    "invoices": [{"order_id": "SAL-00001", "amount": "1.80"}],
+}
+_PAYMENT_RESPONSE = {
+    "status": "success",
+    "payment_id": 1,
+    "payment_type": "in",
+    "user_id": 2,
+    "amount": "1.80",
+    "unallocated_amount": "0.00",
+    "payment_mode_id": 1,
+    "date": "2026-11-22",
+    "reference": "RCPT-118",
+    "notes": "",
+    "journal_entry_id": 46,
+    "allocations": [
+        {
+            "order_id": 1,
+            "invoice_number": "SAL-00001",
+            "amount": "1.80",
+            "due_amount": "0.00",
+            "payment_status": "paid",
+        }
+    ],
+}
+
+_LIST = (
+    "Paged (`page`, `limit` up to 100); the answer is `data` = the pagination envelope "
+    "(`current_page`, `per_page`, `total`, `last_page`, `data`)."
+)
+_KEYED = "The key's warehouse only."
+_IDEMPOTENT = (
+    "Idempotent: send `Idempotency-Key` (or body `unique_id`); a retry with the same "
+    "token and body within 24 h replays the first answer and records nothing more."
+)
+
+OPERATIONS: dict[str, Op] = {
+    "GET /health": op(
+        "Liveness",
+        'Answers `{"status": "success"}` while the process runs; no key needed.',
+        response={"status": "success"},
+    ),
+    "GET /ready": op(
+        "Readiness",
+        'Answers `{"status": "success"}` once the database answers `SELECT 1` '
+        "within 5 seconds, else 503 with `Retry-After`; no key needed.",
+        response={"status": "success"},
+    ),
+    # --- public: catalog and reference ---------------------------------------------
+    f"GET {P}/warehouses": op(
+        "The key's warehouse",
+        "A list holding the one warehouse the key is bound to.",
+    ),
+    f"GET {P}/products": op(
+        "List products",
+        "The products listed in the key's warehouse, with this warehouse's prices (JSON "
+        "numbers) and stock (base units). `search` matches name, item code or barcode; "
+        "`category_id` and `brand_id` take an id or xid. Archived products and listings "
+        "no longer sold are left out. " + _LIST,
+    ),
+    f"GET {P}/products/{{ref}}": op(
+        "One product",
+        "One product by id, xid, item code or barcode, with its additional units and the "
+        "FIFO batches still holding stock in the key's warehouse. A product not listed "
+        "there is a 404.",
+    ),
+    f"GET {P}/categories": op(
+        "Category tree",
+        "The company's categories as a tree (roots with nested `children`); not paged.",
+    ),
+    f"GET {P}/categories/{{ref}}": op(
+        "One category", "One category by id or xid, with its children."
+    ),
+    f"GET {P}/brands": op("List brands", "The company's brands; not paged."),
+    f"GET {P}/brands/{{ref}}": op("One brand", "One brand by id or xid."),
+    f"GET {P}/customers": op(
+        "List customers",
+        "The company's active customers; `balance` is what each owes in the key's "
+        "warehouse. `search` matches name, phone, email or code. " + _LIST,
+    ),
+    f"POST {P}/customers": op(
+        "Create a customer",
+        "Signs up a customer at the till (name and contact details; no credit limit or "
+        "opening balance from a till). " + _IDEMPOTENT,
+    ),
+    f"GET {P}/suppliers": op(
+        "List suppliers",
+        "The company's active suppliers; `balance` is what the company owes each in the "
+        "key's warehouse. " + _LIST,
+    ),
+    f"GET {P}/payment-modes": op(
+        "Payment modes",
+        "The company's payment modes (`cash`, `card`…) and the ledger account each posts "
+        "to; use the id, xid or code as `payment_mode_id`.",
+    ),
+    f"GET {P}/taxes": op("Taxes", "The company's tax rules (rate in percent, inclusive or not)."),
+    f"GET {P}/units": op("Units", "The company's units of measure."),
+    f"GET {P}/expense-categories": op(
+        "Expense categories", "The company's expense categories and their ledger accounts."
+    ),
+    # --- public: orders ------------------------------------------------------------
+    f"POST {P}/sales": op(
+        "Record a sale",
+        "Records a sale in the key's warehouse: prices the lines (line discount, tax, "
+        "order discount, shipping), takes the stock by FIFO, takes the tenders in "
+        "`all_payments` (split tender allowed; none means on credit, within the "
+        "customer's credit limit), issues the invoice number (or keeps the client's "
+        "`invoice_number`) and posts one balanced journal entry. Emits `order.created`, "
+        "`sales.created` and, when paid in full, `order.paid`. A second request with the "
+        "same `invoice_number` or token returns the first sale (an offline till's "
+        "deterministic numbers make its retries safe). " + _IDEMPOTENT + " A date in a "
+        "closed period is a 422 on `order_date`.",
+        request=_SALE_REQUEST,
+        response=_SALE_RESPONSE,
+    ),
+    f"GET {P}/sales": op(
+        "List sales",
+        "The warehouse's sales, newest first; `dates` filters by order date. " + _LIST,
+    ),
+    f"GET {P}/sales/{{order_id}}": op(
+        "One sale",
+        "One sale by id, xid or invoice number, with its lines and payments. " + _KEYED,
+    ),
+    f"POST {P}/purchases": op(
+        "Record a purchase",
+        "Receives stock from a supplier: adds a FIFO batch per line at its unit cost, "
+        "posts Dr 11700 Inventory / Cr 21100 Payables and, with `all_payments`, the "
+        "payments out. Emits `purchase.created`. " + _IDEMPOTENT,
+    ),
+    f"GET {P}/purchases": op("List purchases", "The warehouse's purchases, newest first. " + _LIST),
+    f"GET {P}/purchases/{{order_id}}": op(
+        "One purchase", "One purchase by id, xid or invoice number. " + _KEYED
+    ),
+    f"POST {P}/sales-returns": op(
+        "Record a sales return",
+        "Takes goods back from a customer: with `invoice_number` (the original sale) each "
+        "unit is refunded at what that sale charged, never more; stock returns at its "
+        "original cost; the refund goes to the tenders in `all_payments` or is credited "
+        "to the customer. Emits `return.created`. " + _IDEMPOTENT,
+    ),
+    f"GET {P}/sales-returns": op("List sales returns", "The warehouse's sales returns. " + _LIST),
+    f"GET {P}/sales-returns/{{order_id}}": op(
+        "One sales return", "One sales return by id, xid or invoice number. " + _KEYED
+    ),
+    f"POST {P}/purchase-returns": op(
+        "Record a purchase return",
+        "Sends goods back to a supplier: stock leaves at its FIFO cost, the supplier's "
+        "payable falls. Emits `return.created`. " + _IDEMPOTENT,
+    ),
+    f"GET {P}/purchase-returns": op(
+        "List purchase returns", "The warehouse's purchase returns. " + _LIST
+    ),
+    f"GET {P}/purchase-returns/{{order_id}}": op(
+        "One purchase return", "One purchase return by id, xid or invoice number. " + _KEYED
+    ),
+    # --- public: stock, prices, payments, expenses -------------------------------------
+    f"POST {P}/stock-adjustments": op(
+        "Adjust stock",
+        "Adds or removes base units of a product (a count, breakage, a found box): "
+        "`add` posts Dr 11700 / Cr 51100, `subtract` the reverse, at cost. Emits "
+        "`stock.adjusted`. " + _IDEMPOTENT,
+    ),
+    f"GET {P}/stock-adjustments": op(
+        "List stock adjustments", "The warehouse's stock adjustments, newest first. " + _LIST
+    ),
+    f"POST {P}/price-adjustments": op(
+        "Change a price",
+        "Sets a product's sales price in the key's warehouse, keeping the old price in an "
+        "immutable history batch. Emits `product.updated`. " + _IDEMPOTENT,
+    ),
+    f"GET {P}/price-adjustments": op(
+        "List price changes", "The warehouse's price adjustment batches. " + _LIST
+    ),
+    f"POST {P}/payments": op(
+        "Record a payment",
+        "Money in from a customer (`in`) or out to a supplier (`out`), optionally "
+        "allocated to open invoices (`invoices[]`, by id, xid or invoice number; each "
+        "invoice's due falls by its amount; the rest stays on account). Emits "
+        "`payment.created` and an `order.paid` per invoice it settles. " + _IDEMPOTENT,
+        request=_PAYMENT_REQUEST,
+        response=_PAYMENT_RESPONSE,
+    ),
+    f"GET {P}/payments/user-invoices": op(
+        "A party's open invoices",
+        "The customer's or supplier's invoices with a due balance in the key's warehouse, "
+        "and their balance there. `user_id`: the party's id or xid.",
+    ),
+    f"POST {P}/expenses": op(
+        "Record an expense",
+        "An expense against its category's ledger account: paid now (a "
+        "`payment_mode_id`: Cr cash) or pending (Cr 21100 payables, optionally owed to "
+        "`user_id`, a supplier). " + _IDEMPOTENT,
+    ),
+    f"GET {P}/expenses": op("List expenses", "The warehouse's expenses. " + _LIST),
+    f"POST {P}/terminal-callbacks/{{provider}}": op(
+        "Terminal payment callback",
+        "Called by a card terminal or payment provider (not by a till): confirms or "
+        "fails a payment for a sale. Authenticated by the provider's own signature "
+        "(`X-Service-Signature` of the raw body with the provider's secret), not the key "
+        "pair. A confirmed callback records the payment and may emit `order.paid`; the "
+        "same `reference` again is answered with `duplicate: true`.",
+    ),
+    # --- admin: session, webhooks, reports, periods, audit, staff ---------------------
+    f"POST {A}/login": op(
+        "Log in",
+        "Email and password of a staff member; answers a bearer token for "
+        "`Authorization: Bearer …`. Failed logins are rate-limited per address and email "
+        "(429 with `Retry-After`).",
+    ),
+    f"POST {A}/logout": op("Log out", "Ends the session of the bearer token."),
+    f"GET {A}/webhooks": op(
+        "List webhooks", "The company's webhooks (never their secrets). `webhooks.manage`."
+    ),
+    f"POST {A}/webhooks": op(
+        "Register a webhook",
+        "An https URL the address policy accepts, for the listed event types (or all); "
+        "answers the signing secret once. `webhooks.manage`.",
+    ),
+    f"GET {A}/webhooks/deliveries": op(
+        "List deliveries",
+        "Deliveries newest first, filtered by `status` and `webhook_id`. `webhooks.manage`.",
+    ),
+    f"GET {A}/webhooks/deliveries/{{delivery_id}}/attempts": op(
+        "A delivery's attempts", "Every attempt of one delivery: status, latency, error."
+    ),
+    f"POST {A}/webhooks/deliveries/{{delivery_id}}/redeliver": op(
+        "Redeliver", "Queues a delivery again now, whatever its state."
+    ),
+    f"POST {A}/webhooks/{{webhook_id}}/disable": op(
+        "Disable a webhook", "No deliveries until enabled; new events are not queued for it."
+    ),
+    f"POST {A}/webhooks/{{webhook_id}}/enable": op(
+        "Enable a webhook", "Deliveries resume, queued ones included."
+    ),
+    f"POST {A}/webhooks/{{webhook_id}}/rotate-secret": op(
+        "Rotate a webhook's secret",
+        "A new secret, answered once; every later send (retries too) is signed with it.",
+    ),
+    f"DELETE {A}/webhooks/{{webhook_id}}": op(
+        "Remove a webhook", "Deletes the webhook, its deliveries and their attempt log."
+    ),
+    f"GET {A}/reports/trial-balance": op(
+        "Trial balance",
+        "Σ debit, Σ credit and balance per posting account over `from`–`to` (and "
+        "`warehouse_id`). `books.read`.",
+    ),
+    f"GET {A}/reports/stock-valuation": op(
+        "Stock valuation",
+        "FIFO layers on hand per product against the 11700 Inventory balance. `books.read`.",
+    ),
+    f"GET {A}/reports/ledger": op(
+        "An account's ledger",
+        "One account's lines, a page at a time with running balance; `cursor` continues, "
+        "`format=csv` streams the whole range. `books.read`.",
+    ),
+    f"GET {A}/reports/statement": op(
+        "A party's statement",
+        "A customer's (11500) or supplier's (21100) lines with running balance. `books.read`.",
+    ),
+    f"GET {A}/reports/profit-loss": op(
+        "Profit and loss", "Income and expenses over the period, and net profit. `books.read`."
+    ),
+    f"GET {A}/reports/balance-sheet": op(
+        "Balance sheet", "Assets, liabilities and equity as of `to`. `books.read`."
+    ),
+    f"GET {A}/reports/check-rollups": op(
+        "Check roll-ups",
+        "Recomputes every closed month's roll-up from the journal lines and reports "
+        "differences. `books.read`.",
+    ),
+    f"GET {A}/periods": op("Closed periods", "The day the books are closed through, if any."),
+    f"POST {A}/periods/close": op(
+        "Close the books",
+        "Nothing can be dated on or before `through` afterwards; passing 31 December posts "
+        "the year-end closing entry. `books.close`.",
+    ),
+    f"POST {A}/periods/reopen": op(
+        "Reopen the books", "Moves the closed day back (or removes it, `null`). `books.reopen`."
+    ),
+    f"GET {A}/audit": op(
+        "Audit trail",
+        "Every set-up change newest first: who, what, before and after. `audit.read`.",
+    ),
+    f"GET {A}/staff": op("List staff", "The company's staff members. `staff.manage`."),
+    f"POST {A}/staff": op(
+        "Add a staff member",
+        "A login with a role and, except owners, an optional warehouse scope. `staff.manage`.",
+    ),
+    f"GET {A}/staff/{{staff_id}}": op("One staff member", "With `ETag`. `staff.manage`."),
+    f"PATCH {A}/staff/{{staff_id}}": op(
+        "Edit a staff member",
+        "Any of name, email, role, password, warehouse scope; needs `If-Match` or "
+        "`version`. The last active owner cannot be demoted. `staff.manage`.",
+    ),
+    f"POST {A}/staff/{{staff_id}}/archive": op(
+        "Archive a staff member",
+        "No login from now on; their sessions and the keys acting as them end. `staff.manage`.",
+    ),
+    # --- admin: products ---------------------------------------------------------------
+    f"GET {A}/products": op(
+        "List products",
+        "The company's catalog with every listing; `warehouse_id` keeps the products "
+        "listed there, `search` matches name, item code or barcode. `catalog.read`.",
+    ),
+    f"POST {A}/products": op(
+        "Create a product",
+        "A company-wide product, optionally listed in warehouses with prices and opening "
+        "stock (posted Dr 11700 / Cr 31100). `catalog.write` (and `prices.write`, "
+        "`stock.write` in those warehouses).",
+    ),
+    f"GET {A}/products/{{product_id}}": op("One product", "With every listing and `ETag`."),
+    f"PATCH {A}/products/{{product_id}}": op(
+        "Edit a product",
+        "Company-wide fields (name, codes, barcodes, category, brand, unit, tax, units); "
+        "needs `If-Match` or `version`. Emits `product.updated`. `catalog.write`.",
+    ),
+    f"POST {A}/products/{{product_id}}/archive": op(
+        "Archive a product",
+        "No longer sold or bought anywhere; stays readable and returnable. `catalog.write`.",
+    ),
+    f"POST {A}/products/{{product_id}}/listings": op(
+        "List a product in a warehouse",
+        "Prices, reorder level and optional opening stock in one more warehouse. "
+        "`catalog.write` there.",
+    ),
+    f"PATCH {A}/products/{{product_id}}/listings/{{warehouse_id}}": op(
+        "Edit a listing",
+        "Prices (a price change keeps its history), reorder level, active; needs "
+        "`If-Match` or `version`. `catalog.write`/`prices.write` there.",
+    ),
+    f"POST {A}/products/{{product_id}}/listings/{{warehouse_id}}/opening-stock": op(
+        "Add opening stock",
+        "A batch at its cost, posted Dr 11700 / Cr 31100. `stock.write` there.",
+    ),
+    f"POST {A}/import/products": op(
+        "Import products (CSV)",
+        "Multipart upload, field `file`: every row checked first; a file with any bad "
+        "row changes nothing (422 with every bad row). `catalog.write`.",
+    ),
+    f"GET {A}/export/products": op(
+        "Export products (CSV)", "Every listing as CSV, re-importable. `catalog.read`."
+    ),
+}
+
+
+def _parties() -> dict[str, Op]:
+    out: dict[str, Op] = {}
+    for segment, noun, perm in (
+        ("customers", "customer", "parties.write"),
+        ("suppliers", "supplier", "suppliers.write"),
+    ):
+        out[f"GET {A}/{segment}"] = op(
+            f"List {segment}",
+            f"The company's {segment}; `search`, `include_archived`. `parties.read`.",
+        )
+        out[f"POST {A}/{segment}"] = op(
+            f"Create a {noun}",
+            f"A {noun} with contact details; a credit limit or opening balance needs "
+            f"`parties.credit` too. `{perm}`.",
+        )
+        out[f"GET {A}/{segment}/{{party_id}}"] = op(
+            f"One {noun}", "With its company-wide balance and `ETag`. `parties.read`."
+        )
+        out[f"PATCH {A}/{segment}/{{party_id}}"] = op(
+            f"Edit a {noun}", f"Needs `If-Match` or `version`. `{perm}`."
+        )
+        out[f"POST {A}/{segment}/{{party_id}}/archive"] = op(
+            f"Archive a {noun}",
+            f"Kept for history, refused on new documents; not with an unsettled balance. `{perm}`.",
+        )
+        out[f"POST {A}/import/{segment}"] = op(
+            f"Import {segment} (CSV)",
+            "Multipart upload, field `file`; all rows or none. `parties.credit`.",
+        )
+        out[f"GET {A}/export/{segment}"] = op(
+            f"Export {segment} (CSV)", "Every party with a code, re-importable."
+        )
+    return out
+
+
+def _editable() -> dict[str, Op]:
+    out: dict[str, Op] = {}
+    for prefix, noun, perm in (
+        ("units", "unit", "catalog.write"),
+        ("categories", "category", "catalog.write"),
+        ("brands", "brand", "catalog.write"),
+        ("taxes", "tax", "settings.write"),
+        ("payment-modes", "payment mode", "settings.write"),
+        ("expense-categories", "expense category", "settings.write"),
+        ("warehouses", "warehouse", "settings.write"),
+    ):
+        out[f"GET {A}/{prefix}"] = op(
+            f"List {prefix.replace('-', ' ')}",
+            f"The company's {prefix.replace('-', ' ')}, paged; `include_archived`. `catalog.read`.",
+        )
+        out[f"POST {A}/{prefix}"] = op(
+            f"Create a {noun}", f"Answers 201 with the {noun} and its `ETag`. `{perm}`."
+        )
+        out[f"GET {A}/{prefix}/{{record_id}}"] = op(
+            f"One {noun}", f"The {noun} with its `version` as `ETag`. `catalog.read`."
+        )
+        out[f"PATCH {A}/{prefix}/{{record_id}}"] = op(
+            f"Edit a {noun}",
+            f"Only the fields sent change; needs `If-Match` or a body `version` (412 when "
+            f"stale, 428 when missing). `{perm}`.",
+        )
+        out[f"POST {A}/{prefix}/{{record_id}}/archive"] = op(
+            f"Archive a {noun}",
+            f"Kept for history, not offered for new use; `If-Match` or body `version`. `{perm}`.",
+        )
+    return out
+
+
+OPERATIONS.update(_parties())
+OPERATIONS.update(_editable())
