@@ -436,3 +436,36 @@ def test_document_names_do_not_collide() -> None:
         if isinstance(value, type) and value.__module__ == response_models.__name__
     }
     assert not names & set(BODY_SCHEMAS), names & set(BODY_SCHEMAS)
+
+
+# --- the back office --------------------------------------------------------------------
+
+# Every admin operation but the session's own (a fuzzed logout would end it).
+ADMIN = "^/api/v1/admin/(?!login|logout)"
+
+
+@pytest.fixture(scope="module")
+async def admin_headers(db: Database, fuzz_shop: Shop) -> dict[str, str]:
+    """A session of the fuzz shop's owner, opened through the login service."""
+    from tillbook.auth import admin
+    from tillbook.auth.ratelimit import RateLimiter
+    from tillbook.models import User
+
+    email = await db.read(
+        lambda s: s.scalar(
+            select(User.email).where(User.company_id == fuzz_shop.company_id, User.role == "owner")
+        )
+    )
+    assert isinstance(email, str)
+    session = await admin.login(db, RateLimiter(None), email, "correct horse battery", "127.0.0.1")
+    return {"Authorization": f"Bearer {session.token}"}
+
+
+admin_schema = schemathesis.pytest.from_fixture("api_schema").include(path_regex=ADMIN)
+
+
+@admin_schema.parametrize()
+def test_fuzz_admin_api(case: schemathesis.Case[Any], admin_headers: dict[str, str]) -> None:
+    """The back office under the same checks as the public API: no 5xx, answers as
+    documented, every error the envelope."""
+    case.call_and_validate(headers=admin_headers, checks=CHECKS)

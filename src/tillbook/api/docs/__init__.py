@@ -41,10 +41,13 @@ REF = "#/components/schemas/{model}"
 ERROR = "#/components/schemas/ErrorBody"
 
 _ADMIN_ERRORS: dict[int, str] = {
+    400: "a body that is not JSON (or a malformed multipart upload), or a number no "
+    "decimal can hold",
     401: "no session, or an expired or ended one (log in again)",
     403: "the staff member's role lacks the permission the route names, or the "
     "warehouse is outside their scope",
-    404: "no such record in the session's company",
+    404: "no such record in the session's company (in the path, or one the query or "
+    "body names)",
     409: "a conflicting record (a duplicate code or email), or a concurrent request "
     "with the same Idempotency-Key",
     412: "the version named by If-Match (or the body's `version`) is stale: read again",
@@ -64,13 +67,11 @@ def _add_models(schema: dict[str, Any], models: list[type[BaseModel]]) -> None:
 
 def _admin_errors(key: str, operation: dict[str, Any]) -> None:
     method, path = key.split(" ", 1)
-    codes = {401, 403, 500, 503}
+    codes = {401, 403, 404, 500, 503}
     if path.endswith("/login"):
-        codes = {422, 429, 500, 503}
-    if "{" in path:
-        codes.add(404)
+        codes = {400, 422, 429, 500, 503}
     if method in ("POST", "PATCH", "DELETE"):
-        codes |= {409, 415, 422}
+        codes |= {400, 409, 415, 422}
     if method == "PATCH" or path.endswith("/archive"):
         codes |= {412, 428}
     if operation.get("parameters"):
@@ -79,7 +80,8 @@ def _admin_errors(key: str, operation: dict[str, Any]) -> None:
     for code in sorted(codes):
         if str(code) in responses:
             continue
-        ref = ENVELOPE_422 if code == 422 else ERROR
+        # A 409 may name its field like a 422 (a duplicate name or code).
+        ref = ENVELOPE_422 if code in (409, 422) else ERROR
         responses[str(code)] = {
             "description": _ADMIN_ERRORS[code],
             "content": {"application/json": {"schema": {"$ref": ref}}},
