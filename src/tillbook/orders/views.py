@@ -57,6 +57,10 @@ def detail(
     out = list_item(order, party, staff)
     out["user"] = {"id": party.id, "name": party.name, "phone": party.phone}
     out["original_order_id"] = order.original_order_id
+    # Additive to the spec: the till shift, and why and when a voided sale was voided.
+    out["shift_id"] = order.shift_id
+    out["void_reason"] = order.void_reason
+    out["voided_at"] = order.voided_at.isoformat() if order.voided_at else None
     out["items"] = [
         {
             "id": item.id,

@@ -363,6 +363,9 @@ class OrderPayment(Shape):
 class OrderDetail(_Order):
     user: Party
     original_order_id: int | None
+    shift_id: int | None = Field(default=None, description="the till shift it was made in")
+    void_reason: str | None = Field(default=None, description="why a voided sale was voided")
+    voided_at: dt.datetime | None = None
     items: list[OrderLine]
     payments: list[OrderPayment]
 
@@ -408,6 +411,51 @@ class ReturnCreated(Shape):
     total: MoneyStr
     tax_amount: MoneyStr = Field(description="the tax given back (included in the total)")
     original_order_id: int | None
+
+
+class PreviewLine(Shape):
+    product_id: int
+    xid: str
+    name: str
+    quantity: float
+    unit_price: PriceStr
+    discount_rate: float
+    tax_rate: float
+    net: MoneyStr
+    tax: MoneyStr
+    discount: MoneyStr = Field(description="what the line's discount rate took off")
+    total: MoneyStr
+
+
+class SalePreview(Shape):
+    items: list[PreviewLine]
+    subtotal: MoneyStr
+    tax_amount: MoneyStr
+    discount: MoneyStr
+    shipping: MoneyStr
+    total: MoneyStr
+    paid_amount: MoneyStr
+    due_amount: MoneyStr
+
+
+class SalePreviewResponse(Ok[SalePreview]):
+    pass
+
+
+class Refund(Shape):
+    payment_id: int
+    payment_mode_id: int
+    amount: MoneyStr
+
+
+class SaleVoided(Shape):
+    status: Literal["success"]
+    order_id: int
+    invoice_number: str
+    order_status: Literal["cancelled"]
+    void_reason: str
+    reversing_entry_id: int | None
+    refunds: list[Refund]
 
 
 # --- adjustments ---------------------------------------------------------------------------

@@ -11,9 +11,10 @@ from tillbook.api.deps import DB, CurrentKey, OrderRef
 from tillbook.api.idempotent import run_write
 from tillbook.api.public import openapi as r
 from tillbook.api.responses import JSON
-from tillbook.orders import queries
+from tillbook.orders import queries, sales, voids
 from tillbook.orders.sales import create_sale
-from tillbook.orders.schemas import SaleIn
+from tillbook.orders.schemas import SaleIn, VoidIn
+from tillbook.unit import UnitOfWork
 
 router = APIRouter(tags=["sales"])
 
@@ -22,6 +23,30 @@ router = APIRouter(tags=["sales"])
 async def post_sale(request: Request, key: CurrentKey) -> JSON:
     body, raw = await parse_body(request, SaleIn)
     return await run_write(request, key, raw, body.unique_id, lambda s: create_sale(s, key, body))
+
+
+@router.post(
+    "/sales/preview",
+    openapi_extra=r.write_body(SaleIn),
+    responses=r.ok(r.SalePreviewResponse, 400, 415, 422),
+)
+async def preview_sale(request: Request, key: CurrentKey, db: DB) -> dict[str, Any]:
+    """The figures POST /sales would record for this body (same pricing code),
+    recording nothing: a till that tenders the previewed total is never refused."""
+    body, _raw = await parse_body(request, SaleIn)
+    return await db.read(lambda s: sales.preview_sale(UnitOfWork(s), key, body))
+
+
+@router.post(
+    "/sales/{order_id}/void",
+    openapi_extra=r.write_body(VoidIn),
+    responses=r.ok(r.SaleVoided, 404, *r.WRITE),
+)
+async def void_sale(request: Request, order_id: OrderRef, key: CurrentKey) -> JSON:
+    body, raw = await parse_body(request, VoidIn)
+    return await run_write(
+        request, key, raw, body.unique_id, lambda uow: voids.void_sale(uow, key, order_id, body)
+    )
 
 
 @router.get("/sales", responses=r.ok(r.OrderList, *r.QUERY))
