@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Request, Response
 
 from tillbook.api.body import parse_body
 from tillbook.api.deps import DB, CurrentKey, OrderRef
 from tillbook.api.idempotent import run_write
 from tillbook.api.public import openapi as r
 from tillbook.api.responses import JSON
-from tillbook.orders import queries, sales, voids
+from tillbook.orders import queries, receipts, sales, voids
 from tillbook.orders.sales import create_sale
 from tillbook.orders.schemas import SaleIn, VoidIn
 from tillbook.unit import UnitOfWork
@@ -47,6 +47,27 @@ async def void_sale(request: Request, order_id: OrderRef, key: CurrentKey) -> JS
     return await run_write(
         request, key, raw, body.unique_id, lambda uow: voids.void_sale(uow, key, order_id, body)
     )
+
+
+@router.get(
+    "/sales/{order_id}/receipt",
+    response_class=Response,
+    responses=r.document("the sale's receipt", 404, 422),
+)
+async def sale_receipt(
+    order_id: OrderRef,
+    key: CurrentKey,
+    db: DB,
+    format: str | None = None,
+    size: str | None = None,
+    width: str | None = None,
+    tendered: str | None = None,
+) -> Response:
+    """``format=html`` (``size=80mm|a4``) or ``format=text`` (``width=42|48``, for
+    ESC/POS printers); ``tendered``: the cash handed over, to print the change."""
+    options = receipts.parse_options(format, size, width, tendered)
+    media, text = await db.read(lambda s: receipts.render(s, key, "sales", order_id, options))
+    return Response(text, media_type=f"{media}; charset=utf-8")
 
 
 @router.get("/sales", responses=r.ok(r.OrderList, *r.QUERY))
