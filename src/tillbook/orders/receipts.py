@@ -98,11 +98,13 @@ def parse_options(
             cash = Decimal(raw)
         except InvalidOperation:
             raise invalid("tendered", "must be an amount such as 20.00") from None
-        if not cash.is_finite() or cash < 0 or cash != cash.quantize(Decimal("0.01")):
-            raise invalid("tendered", "must be an amount ≥ 0 with at most 2 decimal places")
+        if not cash.is_finite() or cash < 0:
+            raise invalid("tendered", "must be an amount ≥ 0")
         problem = exceeds(cash, MONEY, "the cash tendered")
         if problem:
             raise invalid("tendered", problem)
+        if cash.as_tuple().exponent < -2:  # type: ignore[operator]
+            raise invalid("tendered", "has more than 2 decimal places")
     return fmt, size, int(raw_width), cash
 
 

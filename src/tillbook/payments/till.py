@@ -245,9 +245,9 @@ async def close_shift(
         if mode.id in seen:
             problems.add(f, f"payment mode {mode.code!r} is already counted in {seen[mode.id]}")
         seen.setdefault(mode.id, f)
-    if not problems and shift.cash_mode_id not in seen:
-        problems.add("counted", "count the drawer's cash (its payment mode) to close the shift")
     problems.raise_if_any()
+    if shift.cash_mode_id not in seen:
+        raise invalid("counted", "count the drawer's cash (its payment mode) to close the shift")
 
     expected = await _expected(session, shift)
     differences: list[tuple[str, Decimal]] = []
