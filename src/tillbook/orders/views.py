@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
@@ -60,7 +61,10 @@ def detail(
     # Additive to the spec: the till shift, and why and when a voided sale was voided.
     out["shift_id"] = order.shift_id
     out["void_reason"] = order.void_reason
-    out["voided_at"] = order.voided_at.isoformat() if order.voided_at else None
+    voided = order.voided_at
+    if voided is not None and voided.tzinfo is None:  # SQLite keeps no zone: UTC
+        voided = voided.replace(tzinfo=dt.UTC)
+    out["voided_at"] = voided.isoformat() if voided else None
     out["items"] = [
         {
             "id": item.id,

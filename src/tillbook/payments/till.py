@@ -30,6 +30,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tillbook.audit.editable import iso
 from tillbook.auth.context import AuthContext
 from tillbook.errors import Conflict, NotFound, invalid
 from tillbook.kit.money import ZERO, money_str, number
@@ -362,8 +363,8 @@ def _head(shift: Shift) -> dict[str, Any]:
         "cash_payment_mode_id": shift.cash_mode_id,
         "opening_float": money_str(shift.opening_float),
         "opened_by": shift.opened_by,
-        "opened_at": shift.opened_at.isoformat(),
-        "closed_at": shift.closed_at.isoformat() if shift.closed_at else None,
+        "opened_at": iso(shift.opened_at),
+        "closed_at": iso(shift.closed_at),
         "notes": shift.notes,
     }
 

@@ -11,6 +11,7 @@ from tillbook.api.deps import DB, CurrentKey, OrderRef
 from tillbook.api.idempotent import run_write
 from tillbook.api.public import openapi as r
 from tillbook.api.responses import JSON
+from tillbook.kit.bounds import query_value
 from tillbook.orders import queries, receipts, sales, voids
 from tillbook.orders.sales import create_sale
 from tillbook.orders.schemas import SaleIn, VoidIn
@@ -43,6 +44,7 @@ async def preview_sale(request: Request, key: CurrentKey, db: DB) -> dict[str, A
     responses=r.ok(r.SaleVoided, 404, *r.WRITE),
 )
 async def void_sale(request: Request, order_id: OrderRef, key: CurrentKey) -> JSON:
+    query_value("order_id", order_id)  # the path before the body (DESIGN.md §12)
     body, raw = await parse_body(request, VoidIn)
     return await run_write(
         request, key, raw, body.unique_id, lambda uow: voids.void_sale(uow, key, order_id, body)

@@ -11,6 +11,7 @@ from tillbook.api.deps import DB, CurrentKey
 from tillbook.api.idempotent import run_write
 from tillbook.api.public import openapi as r
 from tillbook.api.responses import JSON
+from tillbook.kit.bounds import query_value
 from tillbook.payments import till
 from tillbook.payments.schemas import ShiftCashIn, ShiftCloseIn, ShiftIn
 
@@ -45,6 +46,7 @@ async def read_shift(shift_id: ShiftRef, key: CurrentKey, db: DB) -> dict[str, A
     responses=r.ok(r.ShiftResponse, 404, *r.WRITE),
 )
 async def move_cash(request: Request, shift_id: ShiftRef, key: CurrentKey) -> JSON:
+    query_value("shift_id", shift_id)  # the path before the body (DESIGN.md §12)
     body, raw = await parse_body(request, ShiftCashIn)
     return await run_write(
         request, key, raw, body.unique_id, lambda u: till.move_cash(u, key, shift_id, body)
@@ -57,6 +59,7 @@ async def move_cash(request: Request, shift_id: ShiftRef, key: CurrentKey) -> JS
     responses=r.ok(r.ShiftResponse, 404, *r.WRITE),
 )
 async def close_shift(request: Request, shift_id: ShiftRef, key: CurrentKey) -> JSON:
+    query_value("shift_id", shift_id)  # the path before the body (DESIGN.md §12)
     body, raw = await parse_body(request, ShiftCloseIn)
     return await run_write(
         request, key, raw, body.unique_id, lambda u: till.close_shift(u, key, shift_id, body)
