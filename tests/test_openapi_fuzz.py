@@ -367,8 +367,14 @@ def test_every_success_shape_is_documented(
         api_schema, "POST", "/shifts", h, body={"opening_float": "10.00", "register": "fz"}
     )
     sid = shift["data"]["id"]
-    in_shift = call(api_schema, "POST", "/sales", h, body={**credit_body(shop, day),
-                    "shift_id": sid, "all_payments": [{"amount": "3.50", "payment_mode_id": "cash"}]})  # fmt: skip
+    tender = [{"amount": "3.50", "payment_mode_id": "cash"}]
+    in_shift = call(
+        api_schema,
+        "POST",
+        "/sales",
+        h,
+        body={**credit_body(shop, day), "shift_id": sid, "all_payments": tender},
+    )
     call(
         api_schema,
         "POST",
