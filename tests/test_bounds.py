@@ -67,6 +67,7 @@ class World:
     expense_category_id: int
     admin: dict[str, str]
     owner_id: int
+    shift_id: int
 
     def path_ids(self, route: str) -> dict[str, int]:
         """Real ids of this world for the path parameters of an admin route: a body
@@ -132,6 +133,8 @@ async def world(client: httpx.AsyncClient, db: Database) -> World:
 
     path, secret, category = await db.write(setup)
     admin, owner_id = await admin_headers(client, db, shop)
+    shift = await client.post("/shifts", json={"register": "bounds"}, headers=shop.headers)
+    assert shift.status_code == 200, shift.text
     return World(
         shop=shop,
         sale_id=sale.json()["order_id"],
@@ -141,6 +144,7 @@ async def world(client: httpx.AsyncClient, db: Database) -> World:
         expense_category_id=category,
         admin=admin,
         owner_id=owner_id,
+        shift_id=shift.json()["data"]["id"],
     )
 
 
@@ -184,6 +188,34 @@ def full_bodies(w: World) -> dict[tuple[str, str], Body]:
             "subtotal": "3.50",
             "tax_amount": "0.35",
             "total": "3.85",
+        },
+        ("POST", "/sales/preview"): {
+            **order,
+            "user_id": s.customer_id,
+            "product_items": [line],
+            "all_payments": [tender],
+            "shift_id": w.shift_id,
+        },
+        ("POST", "/sales/{order_id}/void"): {"reason": "r", "unique_id": "u-1"},
+        ("POST", "/shifts"): {
+            "opening_float": "1.00",
+            "register": "r",
+            "cash_payment_mode_id": "cash",
+            "notes": "n",
+            "unique_id": "u-1",
+        },
+        ("POST", "/shifts/{shift_id}/cash"): {
+            "direction": "out",
+            "amount": "1.00",
+            "reason": "r",
+            "expense_category_id": w.expense_category_id,
+            "payment_mode_id": "card",
+            "unique_id": "u-1",
+        },
+        ("POST", "/shifts/{shift_id}/close"): {
+            "counted": [{"payment_mode_id": "cash", "amount": "1.00"}],
+            "notes": "n",
+            "unique_id": "u-1",
         },
         ("POST", "/purchases"): {
             **order,
@@ -369,7 +401,7 @@ def target(w: World, method: str, route: str, raw: bytes) -> tuple[str, dict[str
             headers["If-Match"] = '"1"'
         return ROOT + route.format(**w.path_ids(route)), headers
     headers.update(w.shop.headers)
-    return ROOT + PUBLIC + route, headers
+    return ROOT + PUBLIC + route.format(order_id=w.sale_id, shift_id=w.shift_id), headers
 
 
 def assert_refused(r: httpx.Response, field: str, status: int = 422) -> dict[str, Any]:

@@ -186,6 +186,14 @@ def call(
     return response.json()
 
 
+def credit_body(shop: Shop, day: str) -> dict[str, Any]:
+    return {
+        "user_id": shop.customer_id,
+        "order_date": day,
+        "product_items": [{"xid": shop.xid("apple"), "quantity": 1, "unit_price": 3.5}],
+    }
+
+
 def test_every_success_shape_is_documented(
     api_schema: Any, fuzz_shop: Shop, provider: tuple[str, str], expense_category: int
 ) -> None:
@@ -351,6 +359,59 @@ def test_every_success_shape_is_documented(
             body=payload,
         )
     assert out["duplicate"] is True
+
+    # issue 16: preview, void, shifts, receipts
+    preview = call(api_schema, "POST", "/sales/preview", h, body=dict(credit_body(shop, day)))
+    assert preview["data"]["total"] == "3.50"
+    shift = call(
+        api_schema, "POST", "/shifts", h, body={"opening_float": "10.00", "register": "fz"}
+    )
+    sid = shift["data"]["id"]
+    tender = [{"amount": "3.50", "payment_mode_id": "cash"}]
+    in_shift = call(
+        api_schema,
+        "POST",
+        "/sales",
+        h,
+        body={**credit_body(shop, day), "shift_id": sid, "all_payments": tender},
+    )
+    call(
+        api_schema,
+        "POST",
+        "/shifts/{shift_id}/cash",
+        h,
+        path_parameters={"shift_id": str(sid)},
+        body={"direction": "out", "amount": "1.00", "reason": "milk",
+              "expense_category_id": expense_category},
+    )  # fmt: skip
+    call(api_schema, "GET", "/shifts/{shift_id}", h, path_parameters={"shift_id": str(sid)})
+    call(api_schema, "GET", "/shifts", h)
+    call(
+        api_schema,
+        "POST",
+        "/sales/{order_id}/void",
+        h,
+        path_parameters={"order_id": str(in_shift["order_id"])},
+        body={"reason": "fuzz"},
+    )
+    z = call(
+        api_schema,
+        "POST",
+        "/shifts/{shift_id}/close",
+        h,
+        path_parameters={"shift_id": str(sid)},
+        body={"counted": [{"payment_mode_id": "cash", "amount": "9.00"}]},
+    )
+    assert z["data"]["report"] == "Z" and z["data"]["over_short"] == "0.00"
+    for path, ref, query in (
+        ("/sales/{order_id}/receipt", sale["order_id"], {"format": "html", "size": "a4"}),
+        ("/sales/{order_id}/receipt", sale["invoice_number"], {"format": "text", "width": "48"}),
+        ("/sales-returns/{order_id}/receipt", sales_return["return_id"], {"format": "text"}),
+    ):
+        operation = api_schema[f"/api/v1/public{path}"]["GET"]
+        case = operation.Case(path_parameters={"order_id": str(ref)}, query=query)
+        response = case.call_and_validate(headers=h, checks=CHECKS)
+        assert response.status_code == 200, response.text
 
     # every read, with data in it
     for path in (

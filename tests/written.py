@@ -34,6 +34,8 @@ from tillbook.models import (
     Product,
     ProductBarcode,
     ProductUnit,
+    Shift,
+    ShiftCash,
     StockAdjustment,
     StockBatch,
     StockMovement,
@@ -67,6 +69,8 @@ COMPANY_TABLES = (
     Account,
     ProductBarcode,
     ProductUnit,
+    Shift,
+    ShiftCash,
 )
 # Set-up records an edit changes in place: their count and the sum of their versions.
 EDITABLE_TABLES = (Product, Unit, Category, Brand, Tax, PaymentMode, ExpenseCategory, Warehouse)

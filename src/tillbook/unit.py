@@ -89,6 +89,7 @@ class PremiseGone(Exception):
 RACE_CONSTRAINTS = frozenset(
     {
         "uq_orders_invoice_number",
+        "uq_shifts_open_register",
         "uq_terminal_callback_ref",
         "uq_delivery_event_webhook",
         "uq_idempotency_token",

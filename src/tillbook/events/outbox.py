@@ -26,6 +26,7 @@ EVENT_TYPES = (
     "stock.adjusted",
     "stock.discrepancy",
     "return.created",
+    "order.cancelled",
 )
 
 _INSERT = QueuedInsert(

@@ -224,6 +224,12 @@ DEFICIT_FILLS = QueuedUpdate(
         _money(t.c.value_remaining + given["value_remaining"]) <= 0,
     ),
 )
+# Units put back into the layers they were drawn from (a voided sale): positive
+# increments, commutative, so unguarded; a neighbour's draw planned on the layer as
+# it was still meets its own premise or runs again.
+LAYER_RESTORES = QueuedUpdate(
+    _batches, ["id"], increments=["quantity_remaining", "value_remaining"]
+)
 MOVEMENTS = QueuedInsert(
     table_of(StockMovement),
     [
@@ -352,6 +358,19 @@ def write_receipt(
     if level is not None:
         uow.defer(STOCK_LEVELS, [level])
     uow.defer(MOVEMENTS, [movement])
+
+
+def write_restores(
+    uow: UnitOfWork,
+    restores: list[dict[str, Any]],
+    levels: list[dict[str, Any]],
+    movements: list[dict[str, Any]],
+) -> None:
+    """Units going back into their layers, the stock levels and the movements, with
+    the unit's last statement."""
+    uow.defer(LAYER_RESTORES, restores)
+    uow.defer(STOCK_LEVELS, levels)
+    uow.defer(MOVEMENTS, movements)
 
 
 _ADJUSTMENT_ENTRY = QueuedUpdate(table_of(StockAdjustment), ["id"], ["journal_entry_id"])

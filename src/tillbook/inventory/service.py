@@ -33,7 +33,17 @@ from tillbook.kit.bounds import MONEY, PRICE, QTY
 from tillbook.kit.money import ZERO, draw_cost, line_cost, number
 from tillbook.unit import UnitOfWork
 
-__all__ = ["Allocation", "Listed", "Receipt", "draw", "plan", "products", "receive", "take"]
+__all__ = [
+    "Allocation",
+    "Listed",
+    "Receipt",
+    "draw",
+    "plan",
+    "products",
+    "receive",
+    "restore",
+    "take",
+]
 
 
 async def products(
@@ -190,6 +200,37 @@ async def take(
                 }
             )
     repo.write_draws(uow, draws, levels, movements, alerts)
+
+
+async def restore(
+    uow: UnitOfWork,
+    products: Mapping[int, Listed],
+    draws: Sequence[tuple[int, int | None, Decimal, Decimal]],
+    *,
+    reason: str,
+    source_type: str,
+    source_id: int | None,
+) -> None:
+    """Undo draws: each (product id, batch id, quantity, cost) goes back into the
+    layer it left, at the cost it left with. The layer keeps its place in FIFO order
+    (it is the same row), and the value it gets back is exactly what the draw took,
+    so 11700 (debited the same cost by the reversing entry) stays equal to the
+    layers. A deficit layer the draw made is brought back towards zero the same way."""
+    restores: list[dict[str, Any]] = []
+    levels: list[dict[str, Any]] = []
+    movements: list[dict[str, Any]] = []
+    for product_id, batch_id, quantity, cost in draws:
+        product = products[product_id]
+        if batch_id is not None:
+            restores.append(
+                {"id": batch_id, "quantity_remaining": quantity, "value_remaining": cost}
+            )
+        product.current_stock = product.current_stock + quantity
+        levels.append({"id": product.listing_id, "current_stock": quantity, "negative_ok": True})
+        movements.append(
+            repo.movement(product, batch_id, quantity, cost, reason, source_type, source_id)
+        )
+    repo.write_restores(uow, restores, levels, movements)
 
 
 @dataclass

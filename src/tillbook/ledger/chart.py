@@ -30,6 +30,7 @@ COGS = "51100"
 PURCHASE_RETURNS = "51200"
 FUEL_ENERGY = "52100"
 GATEWAY_CHARGES = "52300"
+CASH_OVER_SHORT = "52500"
 GENERAL_EXPENSES = "52900"
 EXCHANGE_GAIN = "71100"
 EXCHANGE_LOSS = "71200"
@@ -52,6 +53,7 @@ STANDARD_CHART: tuple[AccountSpec, ...] = (
     AccountSpec(PURCHASE_RETURNS, "Purchase Returns", "contra-expense"),
     AccountSpec(FUEL_ENERGY, "Fuel and Energy", "expense"),
     AccountSpec(GATEWAY_CHARGES, "Bank and Gateway Charges", "expense"),
+    AccountSpec(CASH_OVER_SHORT, "Cash Over/Short", "expense"),
     AccountSpec(GENERAL_EXPENSES, "General Expenses", "expense"),
     AccountSpec(EXCHANGE_GAIN, "Exchange Gain", "income"),
     AccountSpec(EXCHANGE_LOSS, "Exchange Loss", "expense"),

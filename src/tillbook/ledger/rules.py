@@ -41,6 +41,8 @@ RuleName = Literal[
     "opening_balance_customer",
     "opening_balance_supplier",
     "year_end_close",
+    "drawer_transfer",
+    "cash_over_short",
 ]
 
 RULES: dict[RuleName, tuple[Leg, ...]] = {
@@ -130,6 +132,20 @@ RULES: dict[RuleName, tuple[Leg, ...]] = {
     "year_end_close": (
         Leg("balances", "debit", None),
         Leg("earnings", "credit", c.RETAINED_EARNINGS),
+    ),
+    # Cash moved between a till's drawer and another account without a sale: a float
+    # top-up from the bank (positive: the drawer's account is debited) or a drop of
+    # takings to the bank or safe (negative: the legs change sides). ``drawer`` and
+    # ``counter`` are (account, amount) pairs of the same signed amount.
+    "drawer_transfer": (
+        Leg("drawer", "debit", None),
+        Leg("counter", "credit", None),
+    ),
+    # Closing a shift: each payment mode's counted − expected (positive: over) moves
+    # its account, and the total goes to 52500 (an over credits it, a short debits it).
+    "cash_over_short": (
+        Leg("differences", "debit", None),
+        Leg("total", "credit", c.CASH_OVER_SHORT),
     ),
 }
 

@@ -41,6 +41,7 @@ from tillbook.models.payments import (
     PriceAdjustmentBatch,
     PriceHistory,
 )
+from tillbook.models.shifts import Shift, ShiftCash, ShiftCount
 from tillbook.models.tenancy import Company, User, Warehouse
 
 __all__ = [
@@ -76,6 +77,9 @@ __all__ = [
     "ProductBarcode",
     "ProductUnit",
     "SeenSignature",
+    "Shift",
+    "ShiftCash",
+    "ShiftCount",
     "StockAdjustment",
     "StockAlert",
     "StockBatch",

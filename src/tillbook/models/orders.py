@@ -63,6 +63,12 @@ class Order(Base):
     payment_status: Mapped[str] = mapped_column(String(20))
     notes: Mapped[str] = mapped_column(Text, default="")
     journal_entry_id: Mapped[int | None] = mapped_column(BigId, nullable=True)
+    # The till shift the order was made in (None: no shift was open).
+    shift_id: Mapped[int | None] = mapped_column(BigId, ForeignKey("shifts.id"), nullable=True)
+    # A voided sale (``order_status`` cancelled): why, when, and the shift that voided it.
+    void_reason: Mapped[str | None] = mapped_column(String(500), nullable=True)
+    voided_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    void_shift_id: Mapped[int | None] = mapped_column(BigId, nullable=True)
     created_at: Mapped[created]
 
 

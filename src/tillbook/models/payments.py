@@ -51,6 +51,8 @@ class Payment(Base):
     order_id: Mapped[int | None] = mapped_column(BigId, ForeignKey("orders.id"), nullable=True)
     journal_entry_id: Mapped[int | None] = mapped_column(BigId, nullable=True)
     created_by: Mapped[int | None] = mapped_column(BigId, nullable=True)
+    # The till shift that took or gave the money (None: no shift was open).
+    shift_id: Mapped[int | None] = mapped_column(BigId, nullable=True, index=True)
     created_at: Mapped[created]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from decimal import Decimal
 
-from sqlalchemy import Boolean, Date, ForeignKey, Index, Integer, String, func
+from sqlalchemy import Boolean, Date, ForeignKey, Index, Integer, String, false, func
 from sqlalchemy.orm import Mapped, mapped_column
 
 from tillbook.models.base import Base, BigId, Editable, Money, company_ref, created, money, pk
@@ -43,6 +43,8 @@ class Warehouse(Editable, Base):
     # Printed at the top and bottom of this branch's receipts.
     receipt_header: Mapped[str | None] = mapped_column(String(500), nullable=True)
     receipt_footer: Mapped[str | None] = mapped_column(String(500), nullable=True)
+    # Sales here need an open till shift (``orders/shifts.py``).
+    require_shift: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     created_at: Mapped[created]
 
 

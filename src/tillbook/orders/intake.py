@@ -20,7 +20,7 @@ from tillbook.inventory import service as inventory
 from tillbook.inventory.service import Listed
 from tillbook.kit import bounds
 from tillbook.kit.bounds import MONEY, QTY
-from tillbook.kit.money import ZERO, line_amounts
+from tillbook.kit.money import ZERO, line_amounts, money
 from tillbook.kit.problems import Problems
 from tillbook.kit.refs import ref_to_id
 from tillbook.models import Order, OrderItem, Payment, User
@@ -44,6 +44,9 @@ class PricedLine:
     net: Decimal
     tax_amount: Decimal
     gross: Decimal
+    # What the line's discount rate took off quantity × unit price (on the price as
+    # given: tax included when the tax is inclusive).
+    discount: Decimal = ZERO
 
 
 @dataclass
@@ -182,6 +185,8 @@ async def price_lines(
             tax.rate if tax else ZERO,
             tax.inclusive if tax else False,
         )
+        listed = money(item.quantity * item.unit_price)
+        discount = listed - (gross if tax is not None and tax.inclusive else net)
         base_quantity = item.quantity * factor
         running += gross
         problem = (
@@ -210,6 +215,7 @@ async def price_lines(
                 net,
                 tax_amount,
                 gross,
+                discount,
             )
         )
     problems.raise_if_any()

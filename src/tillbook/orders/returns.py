@@ -67,7 +67,7 @@ from tillbook.kit.problems import Problems
 from tillbook.kit.refs import ref_to_id
 from tillbook.ledger.service import post
 from tillbook.models import Order, OrderItem, User
-from tillbook.orders import lookup, numbering
+from tillbook.orders import lookup, numbering, shifts
 from tillbook.orders import repository as repo
 from tillbook.orders.intake import announce
 from tillbook.orders.schemas import ReturnIn, ReturnItem
@@ -495,6 +495,7 @@ async def create_return(
         "payment_status": payment_status(total, refunds),
         "notes": body.notes or "",
         "journal_entry_id": None,
+        "shift_id": await shifts.current(uow, key) if sales else None,
     }
     order = Order(id=await repo.insert_order(uow, values), **values)
 

@@ -10,21 +10,22 @@ order's number. All of it commits together or not at all.
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
 from tillbook.auth.context import AuthContext
 from tillbook.errors import ValidationFailed, invalid
 from tillbook.inventory import service as inventory
-from tillbook.kit import bounds
+from tillbook.kit import bounds, xid
 from tillbook.kit.bounds import MONEY
-from tillbook.kit.money import ZERO, money_str, number
+from tillbook.kit.money import ZERO, money_str, number, price_str
 from tillbook.ledger.parties import warehouse_balances
 from tillbook.ledger.service import post
 from tillbook.models import Order, OrderItem, User
-from tillbook.orders import numbering
+from tillbook.orders import numbering, shifts
 from tillbook.orders import repository as repo
-from tillbook.orders.intake import announce, existing_order, take_in
+from tillbook.orders.intake import Intake, announce, existing_order, take_in
 from tillbook.orders.schemas import SaleIn
 from tillbook.orders.tenders import payment_status, record_order_tenders
 from tillbook.unit import UnitOfWork
@@ -87,14 +88,24 @@ async def check_credit_limit(
         )
 
 
-async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[str, Any]:
-    earlier = await existing_order(uow, key.warehouse_id, "sales", body.invoice_number)
-    if earlier is not None:
-        return sale_response(earlier)
+@dataclass
+class PricedSale:
+    """A sale's figures as the books will hold them: what ``POST /sales`` records and
+    ``POST /sales/preview`` answers, from the one computation below."""
 
+    intake: Intake
+    subtotal: Decimal
+    tax_amount: Decimal
+    total: Decimal
+    paid: Decimal
+
+
+async def price_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> PricedSale:
+    """Price a sale body: its lines (units, taxes, discounts, rounding per line), its
+    order discount and shipping, the client's totals and the tenders checked against
+    them. Reads only: the preview runs it and writes nothing."""
     intake = await take_in(uow, key, body, party_type="customer", with_tax=True)
-    customer, products, lines = intake.party, intake.products, intake.lines
-
+    lines = intake.lines
     subtotal = sum((line.net for line in lines), ZERO)
     tax_amount = sum((line.tax_amount for line in lines), ZERO)
     gross = subtotal + tax_amount + body.shipping
@@ -115,6 +126,58 @@ async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[s
                 ]
             }
         )
+    return PricedSale(intake, subtotal, tax_amount, total, paid)
+
+
+async def preview_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[str, Any]:
+    """``POST /sales/preview``: the figures ``POST /sales`` would record for the same
+    body, recording nothing."""
+    priced = await price_sale(uow, key, body)
+    return {
+        "status": "success",
+        "data": {
+            "items": [
+                {
+                    "product_id": line.product.id,
+                    "xid": xid.encode(line.product.id),
+                    "name": line.product.name,
+                    "quantity": number(line.quantity),
+                    "unit_price": price_str(line.unit_price),
+                    "discount_rate": number(line.discount_rate),
+                    "tax_rate": number(line.tax.rate if line.tax else ZERO),
+                    "net": money_str(line.net),
+                    "tax": money_str(line.tax_amount),
+                    "discount": money_str(line.discount),
+                    "total": money_str(line.gross),
+                }
+                for line in priced.intake.lines
+            ],
+            "subtotal": money_str(priced.subtotal),
+            "tax_amount": money_str(priced.tax_amount),
+            "discount": money_str(body.discount),
+            "shipping": money_str(body.shipping),
+            "total": money_str(priced.total),
+            "paid_amount": money_str(priced.paid),
+            "due_amount": money_str(priced.total - priced.paid),
+        },
+    }
+
+
+async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[str, Any]:
+    earlier = await existing_order(uow, key.warehouse_id, "sales", body.invoice_number)
+    if earlier is not None:
+        return sale_response(earlier)
+
+    priced = await price_sale(uow, key, body)
+    intake = priced.intake
+    customer, products, lines = intake.party, intake.products, intake.lines
+    subtotal, tax_amount, total, paid = (
+        priced.subtotal,
+        priced.tax_amount,
+        priced.total,
+        priced.paid,
+    )
+    shift_id = await shifts.for_sale(uow, key, body.shift_id)
     await check_credit_limit(uow, key, customer, total - paid)
     allocations = await inventory.plan(
         uow,
@@ -149,6 +212,7 @@ async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[s
         "payment_status": payment_status(total, paid),
         "notes": body.notes or "",
         "journal_entry_id": None,
+        "shift_id": shift_id,
     }
     order = Order(id=await repo.insert_order(uow, values), **values)
     for line, alloc in zip(lines, allocations, strict=True):

@@ -151,6 +151,11 @@ class SaleIn(Strict):
     tax_amount: Money | None = None
     unique_id: UniqueId | None = None
     notes: Note | None = None
+    shift_id: Ref | None = Field(
+        default=None,
+        description="the open till shift the sale is made in; default: the warehouse's "
+        "open shift (additive to the spec)",
+    )
 
     @model_validator(mode="after")
     def _lines_within_bounds(self) -> SaleIn:
@@ -200,3 +205,19 @@ class ReturnIn(Strict):
     @model_validator(mode="after")
     def _lines_within_bounds(self) -> ReturnIn:
         return _within_bounds(self, "items", self.items)
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be blank")
+    return value
+
+
+class VoidIn(Strict):
+    reason: Annotated[
+        str,
+        Field(min_length=1, max_length=500, strict=True),
+        bounds.Clean,
+        AfterValidator(_not_blank),
+    ]
+    unique_id: UniqueId | None = None

@@ -49,6 +49,7 @@ async def record_order_tenders(
             "notes": tender.notes or "",
             "order_id": order.id,
             "created_by": key.user_id,
+            "shift_id": order.shift_id,
         }
         for tender, mode in tenders
     ]

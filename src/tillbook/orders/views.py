@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
@@ -57,6 +58,13 @@ def detail(
     out = list_item(order, party, staff)
     out["user"] = {"id": party.id, "name": party.name, "phone": party.phone}
     out["original_order_id"] = order.original_order_id
+    # Additive to the spec: the till shift, and why and when a voided sale was voided.
+    out["shift_id"] = order.shift_id
+    out["void_reason"] = order.void_reason
+    voided = order.voided_at
+    if voided is not None and voided.tzinfo is None:  # SQLite keeps no zone: UTC
+        voided = voided.replace(tzinfo=dt.UTC)
+    out["voided_at"] = voided.isoformat() if voided else None
     out["items"] = [
         {
             "id": item.id,

@@ -8,12 +8,13 @@ day after the server's UTC date); texts are storable and as long as their column
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Annotated, Literal
 
-from pydantic import Field, StrictStr
+from pydantic import AfterValidator, Field, StrictStr
 
 from tillbook.fields import Ref, Reference, Strict, UniqueId
-from tillbook.kit.bounds import BusinessDay, Clean, Note, PositiveMoney, stored_length
+from tillbook.kit.bounds import BusinessDay, Clean, Money, Note, PositiveMoney, stored_length
 from tillbook.models import Expense
 
 
@@ -43,5 +44,53 @@ class ExpenseIn(Strict):
     reference: (
         Annotated[StrictStr, Field(max_length=stored_length(Expense.reference)), Clean] | None
     ) = None
+    notes: Note | None = None
+    unique_id: UniqueId | None = None
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be blank")
+    return value
+
+
+Reason = Annotated[
+    StrictStr, Field(min_length=1, max_length=500), Clean, AfterValidator(_not_blank)
+]
+Register = Annotated[
+    StrictStr, Field(min_length=1, max_length=50), Clean, AfterValidator(_not_blank)
+]
+
+
+class ShiftIn(Strict):
+    opening_float: Money = Decimal("0")
+    register: Register = "main"
+    cash_payment_mode_id: Ref | None = Field(
+        default=None, description="the drawer's payment mode; default: the mode coded cash"
+    )
+    notes: Note | None = None
+    unique_id: UniqueId | None = None
+
+
+class ShiftCashIn(Strict):
+    """Cash into or out of the drawer. Out: to an expense category (petty cash) or
+    to another payment mode's account (takings dropped at the bank); in: from
+    another payment mode's account (a float top-up from the bank)."""
+
+    direction: Literal["in", "out"]
+    amount: PositiveMoney
+    reason: Reason
+    expense_category_id: Ref | None = None
+    payment_mode_id: Ref | None = None
+    unique_id: UniqueId | None = None
+
+
+class CountIn(Strict):
+    payment_mode_id: Ref
+    amount: Money
+
+
+class ShiftCloseIn(Strict):
+    counted: Annotated[list[CountIn], Field(min_length=1, max_length=20)]
     notes: Note | None = None
     unique_id: UniqueId | None = None

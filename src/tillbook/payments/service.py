@@ -28,7 +28,7 @@ from tillbook.ledger.parties import warehouse_balances
 from tillbook.ledger.rules import RuleName
 from tillbook.ledger.service import post
 from tillbook.models import Order, Payment, PaymentAllocation, User
-from tillbook.orders import lookup, views
+from tillbook.orders import lookup, shifts, views
 from tillbook.orders.tenders import settle_status
 from tillbook.payments.schemas import PaymentIn
 from tillbook.unit import UnitOfWork
@@ -132,6 +132,9 @@ async def create_payment(uow: UnitOfWork, key: AuthContext, body: PaymentIn) -> 
                 f"{noun} {order.invoice_number} is not an invoice of this {party_type}",
             )
             continue
+        if order.order_status == "cancelled":
+            problems.add(f"invoices.{i}.order_id", f"{noun} {order.invoice_number} was voided")
+            continue
         if inv.amount > order.due_amount:
             problems.add(
                 f"invoices.{i}.amount",
@@ -163,6 +166,7 @@ async def create_payment(uow: UnitOfWork, key: AuthContext, body: PaymentIn) -> 
         notes=body.notes or "",
         order_id=None,
         created_by=key.user_id,
+        shift_id=await shifts.current(uow, key),
     )
     session.add(payment)
     await session.flush()

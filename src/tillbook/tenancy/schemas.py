@@ -21,6 +21,7 @@ class WarehouseIn(Strict):
     address: Address | None = None
     phone: Phone | None = None
     allow_negative_stock: StrictBool = False
+    require_shift: StrictBool = False
     receipt_header: ReceiptText | None = None
     receipt_footer: ReceiptText | None = None
 
@@ -30,6 +31,7 @@ class WarehousePatch(Strict):
     address: Address | None = None
     phone: Phone | None = None
     allow_negative_stock: StrictBool | None = None
+    require_shift: StrictBool | None = None
     receipt_header: ReceiptText | None = None
     receipt_footer: ReceiptText | None = None
     version: Version | None = None

@@ -35,6 +35,7 @@ def warehouse_view(w: Warehouse) -> dict[str, Any]:
         "address": w.address,
         "phone": w.phone,
         "allow_negative_stock": w.allow_negative_stock,
+        "require_shift": w.require_shift,
         "receipt_header": w.receipt_header,
         "receipt_footer": w.receipt_footer,
         "version": w.version,
@@ -94,6 +95,7 @@ async def add_warehouse(
     )
     for column in ("address", "phone", "receipt_header", "receipt_footer"):
         setattr(warehouse, column, fields.get(column))
+    warehouse.require_shift = bool(fields.get("require_shift", False))
     await editable.created(
         session,
         warehouse,
@@ -118,7 +120,7 @@ async def edit_warehouse(
         session, Warehouse, company_id, warehouse_id, "warehouse", lock=True
     )
     editable.check_version(warehouse, expected_version, f"warehouse {warehouse.id}")
-    for required in ("name", "allow_negative_stock"):
+    for required in ("name", "allow_negative_stock", "require_shift"):
         if required in changes and changes[required] is None:
             raise invalid(required, "must not be null")
     before = _fields(warehouse_view(warehouse))

@@ -46,8 +46,7 @@ _ADMIN_ERRORS: dict[int, str] = {
     401: "no session, or an expired or ended one (log in again)",
     403: "the staff member's role lacks the permission the route names, or the "
     "warehouse is outside their scope",
-    404: "no such record in the session's company (in the path, or one the query or "
-    "body names)",
+    404: "no such record in the session's company (in the path, or one the query or body names)",
     409: "a conflicting record (a duplicate code or email), or a concurrent request "
     "with the same Idempotency-Key",
     412: "the version named by If-Match (or the body's `version`) is stale: read again",

@@ -87,6 +87,7 @@ class AdminWarehouse(_Editable):
     address: str | None
     phone: str | None
     allow_negative_stock: bool
+    require_shift: bool
     receipt_header: str | None
     receipt_footer: str | None
 

@@ -93,6 +93,8 @@ EVENTS: dict[str, tuple[type[BaseModel], str]] = {
     "stock.adjusted": (StockAdjustment, "every stock adjustment (`POST /stock-adjustments`)"),
     "stock.discrepancy": (DiscrepancyEventData, "a sale or a stock adjustment takes a "
                           "product below zero (warehouses that allow negative stock)"),
+    "order.cancelled": (OrderDetail, "a sale voided (`POST /sales/{id}/void`); `data` is "
+                        "the sale, `order_status` `cancelled`"),
     "return.created": (OrderDetail, "every sales or purchase return; `data` is the return "
                        "with `original_order_id`"),
 }  # fmt: skip

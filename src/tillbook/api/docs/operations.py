@@ -498,5 +498,45 @@ def _editable() -> dict[str, Op]:
     return out
 
 
+OPERATIONS.update(
+    {
+        f"POST {P}/sales/{{order_id}}/void": op(
+            "Void a sale",
+            "Cancels a mistaken sale of the key's warehouse: a reversing journal entry "
+            "naming the original (corrections are reversing entries, never edits), the "
+            "stock back into the very batches it left, at the cost it left with, each "
+            "tender refunded to its payment mode, `order_status` `cancelled`, and an "
+            "`order.cancelled` event. Refused (422) once the sale has a return or a "
+            "payment after its creation; a second void is a 409. The voided sale stays "
+            "readable and leaves the lists of open invoices. " + _IDEMPOTENT,
+        ),
+        f"POST {P}/shifts": op(
+            "Open a shift",
+            "Opens a till shift on a register with its opening float in the drawer's "
+            "payment mode (default: the mode coded `cash`). One open shift per register "
+            "(409 for a second). Sales, returns and payments made while it is open carry "
+            "it; a warehouse with `require_shift` refuses sales without one. " + _IDEMPOTENT,
+        ),
+        f"GET {P}/shifts": op(
+            "List shifts",
+            "The warehouse's shifts, newest first (spec pagination envelope), open and closed.",
+        ),
+        f"POST {P}/shifts/{{shift_id}}/cash": op(
+            "Pay cash in or out of the drawer",
+            "Cash out to an expense category (petty cash, posted as an expense) or to "
+            "another payment mode's account (takings dropped at the bank); cash in from "
+            "another payment mode's account (a float top-up). Each movement is posted and "
+            "shows on the shift's X and Z reports. " + _IDEMPOTENT,
+        ),
+        f"POST {P}/shifts/{{shift_id}}/close": op(
+            "Close a shift (Z report)",
+            "Closes the shift with the amount counted per payment mode (the drawer's mode "
+            "must be counted): the difference from what was expected is posted to 52500 "
+            "Cash Over/Short, and the answer is the Z report (sales, returns, voids, tax "
+            "by rate, tenders, cash movements, expected vs counted). A second close is a "
+            "409. " + _IDEMPOTENT,
+        ),
+    }
+)
 OPERATIONS.update(_parties())
 OPERATIONS.update(_editable())

@@ -11,6 +11,7 @@ from tillbook.api.public import (
     reference,
     returns,
     sales,
+    shifts,
     terminals,
 )
 
@@ -24,3 +25,4 @@ router.include_router(adjustments.router)
 router.include_router(payments.router)
 router.include_router(returns.router)
 router.include_router(terminals.router)
+router.include_router(shifts.router)

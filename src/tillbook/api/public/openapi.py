@@ -363,6 +363,9 @@ class OrderPayment(Shape):
 class OrderDetail(_Order):
     user: Party
     original_order_id: int | None
+    shift_id: int | None = Field(default=None, description="the till shift it was made in")
+    void_reason: str | None = Field(default=None, description="why a voided sale was voided")
+    voided_at: dt.datetime | None = None
     items: list[OrderLine]
     payments: list[OrderPayment]
 
@@ -408,6 +411,128 @@ class ReturnCreated(Shape):
     total: MoneyStr
     tax_amount: MoneyStr = Field(description="the tax given back (included in the total)")
     original_order_id: int | None
+
+
+class PreviewLine(Shape):
+    product_id: int
+    xid: str
+    name: str
+    quantity: float
+    unit_price: PriceStr
+    discount_rate: float
+    tax_rate: float
+    net: MoneyStr
+    tax: MoneyStr
+    discount: MoneyStr = Field(description="what the line's discount rate took off")
+    total: MoneyStr
+
+
+class SalePreview(Shape):
+    items: list[PreviewLine]
+    subtotal: MoneyStr
+    tax_amount: MoneyStr
+    discount: MoneyStr
+    shipping: MoneyStr
+    total: MoneyStr
+    paid_amount: MoneyStr
+    due_amount: MoneyStr
+
+
+class SalePreviewResponse(Ok[SalePreview]):
+    pass
+
+
+class Refund(Shape):
+    payment_id: int
+    payment_mode_id: int
+    amount: MoneyStr
+
+
+class SaleVoided(Shape):
+    status: Literal["success"]
+    order_id: int
+    invoice_number: str
+    order_status: Literal["cancelled"]
+    void_reason: str
+    reversing_entry_id: int | None
+    refunds: list[Refund]
+
+
+# --- till shifts -------------------------------------------------------------------------
+
+
+class ShiftHead(Shape):
+    id: int
+    register: str
+    status: Literal["open", "closed"]
+    cash_payment_mode_id: int
+    opening_float: MoneyStr
+    opened_by: int | None
+    opened_at: dt.datetime
+    closed_at: dt.datetime | None
+    notes: str
+
+
+class OrderFigures(Shape):
+    count: int
+    total: MoneyStr
+    tax_amount: MoneyStr
+    discount: MoneyStr
+
+
+class TaxByRate(Shape):
+    rate: float
+    net: MoneyStr
+    tax: MoneyStr
+
+
+class ModeRef(Shape):
+    payment_mode_id: int
+    code: str
+    name: str
+
+
+class ShiftTender(ModeRef):
+    taken: MoneyStr
+    refunded: MoneyStr
+    net: MoneyStr
+
+
+class ShiftCashItem(Shape):
+    id: int
+    direction: Literal["in", "out"]
+    amount: MoneyStr
+    reason: str
+    expense_id: int | None
+    payment_mode_id: int | None
+    journal_entry_id: int | None
+
+
+class ShiftExpected(ModeRef):
+    expected: MoneyStr
+    counted: MoneyStr | None
+    difference: MoneyStr | None
+
+
+class ShiftReport(ShiftHead):
+    report: Literal["X", "Z"]
+    sales: OrderFigures
+    returns: OrderFigures
+    voids: OrderFigures
+    tax_by_rate: list[TaxByRate]
+    tenders: list[ShiftTender]
+    cash_movements: list[ShiftCashItem]
+    expected: list[ShiftExpected]
+    over_short: MoneyStr | None
+    journal_entry_id: int | None
+
+
+class ShiftResponse(Ok[ShiftReport]):
+    pass
+
+
+class ShiftList(Ok[list[ShiftHead]]):
+    pass
 
 
 # --- adjustments ---------------------------------------------------------------------------
@@ -625,6 +750,20 @@ def ok(model: type[BaseModel], *errors: int, keyed: bool = True) -> dict[int | s
     for code in sorted({*errors, *(KEYED if keyed else (500, 503))}):
         body, description, headers = _ERRORS[code]
         out[code] = _response(body, description, headers)
+    return out
+
+
+def document(description: str, *errors: int) -> dict[int | str, Any]:
+    """``responses=`` for a route answering a document (a receipt): HTML or text."""
+    out = ok(ErrorBody, *errors)
+    out[200] = {
+        "description": description,
+        "headers": {**_REQUEST_ID, **_RATE_HEADERS},
+        "content": {
+            "text/html": {"schema": {"type": "string"}},
+            "text/plain": {"schema": {"type": "string"}},
+        },
+    }
     return out
 
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Request, Response
 
 from tillbook.api.body import parse_body
 from tillbook.api.deps import DB, CurrentKey, OrderRef
 from tillbook.api.idempotent import run_write
 from tillbook.api.public import openapi as r
 from tillbook.api.responses import JSON
-from tillbook.orders import queries
+from tillbook.orders import queries, receipts
 from tillbook.orders.returns import create_return
 from tillbook.orders.schemas import ReturnIn
 
@@ -40,6 +40,27 @@ async def post_purchase_return(request: Request, key: CurrentKey) -> JSON:
     return await run_write(
         request, key, raw, body.unique_id, lambda s: create_return(s, key, body, "purchase-returns")
     )
+
+
+@router.get(
+    "/sales-returns/{order_id}/receipt",
+    response_class=Response,
+    responses=r.document("the return's receipt", 404, 422),
+)
+async def return_receipt(
+    order_id: OrderRef,
+    key: CurrentKey,
+    db: DB,
+    format: str | None = None,
+    size: str | None = None,
+    width: str | None = None,
+) -> Response:
+    """As ``GET /sales/{order_id}/receipt``: the refund tenders instead of payments."""
+    options = receipts.parse_options(format, size, width, None)
+    media, text = await db.read(
+        lambda s: receipts.render(s, key, "sales-returns", order_id, options)
+    )
+    return Response(text, media_type=f"{media}; charset=utf-8")
 
 
 @router.get("/sales-returns", responses=r.ok(r.OrderList, *r.QUERY))

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Request, Response
 
 from tillbook.api.body import parse_body
 from tillbook.api.deps import DB, CurrentKey, OrderRef
 from tillbook.api.idempotent import run_write
 from tillbook.api.public import openapi as r
 from tillbook.api.responses import JSON
-from tillbook.orders import queries
+from tillbook.kit.bounds import query_value
+from tillbook.orders import queries, receipts, sales, voids
 from tillbook.orders.sales import create_sale
-from tillbook.orders.schemas import SaleIn
+from tillbook.orders.schemas import SaleIn, VoidIn
+from tillbook.unit import UnitOfWork
 
 router = APIRouter(tags=["sales"])
 
@@ -22,6 +24,52 @@ router = APIRouter(tags=["sales"])
 async def post_sale(request: Request, key: CurrentKey) -> JSON:
     body, raw = await parse_body(request, SaleIn)
     return await run_write(request, key, raw, body.unique_id, lambda s: create_sale(s, key, body))
+
+
+@router.post(
+    "/sales/preview",
+    openapi_extra=r.write_body(SaleIn),
+    responses=r.ok(r.SalePreviewResponse, 400, 415, 422),
+)
+async def preview_sale(request: Request, key: CurrentKey, db: DB) -> dict[str, Any]:
+    """The figures POST /sales would record for this body (same pricing code),
+    recording nothing: a till that tenders the previewed total is never refused."""
+    body, _raw = await parse_body(request, SaleIn)
+    return await db.read(lambda s: sales.preview_sale(UnitOfWork(s), key, body))
+
+
+@router.post(
+    "/sales/{order_id}/void",
+    openapi_extra=r.write_body(VoidIn),
+    responses=r.ok(r.SaleVoided, 404, *r.WRITE),
+)
+async def void_sale(request: Request, order_id: OrderRef, key: CurrentKey) -> JSON:
+    query_value("order_id", order_id)  # the path before the body (DESIGN.md §12)
+    body, raw = await parse_body(request, VoidIn)
+    return await run_write(
+        request, key, raw, body.unique_id, lambda uow: voids.void_sale(uow, key, order_id, body)
+    )
+
+
+@router.get(
+    "/sales/{order_id}/receipt",
+    response_class=Response,
+    responses=r.document("the sale's receipt", 404, 422),
+)
+async def sale_receipt(
+    order_id: OrderRef,
+    key: CurrentKey,
+    db: DB,
+    format: str | None = None,
+    size: str | None = None,
+    width: str | None = None,
+    tendered: str | None = None,
+) -> Response:
+    """``format=html`` (``size=80mm|a4``) or ``format=text`` (``width=42|48``, for
+    ESC/POS printers); ``tendered``: the cash handed over, to print the change."""
+    options = receipts.parse_options(format, size, width, tendered)
+    media, text = await db.read(lambda s: receipts.render(s, key, "sales", order_id, options))
+    return Response(text, media_type=f"{media}; charset=utf-8")
 
 
 @router.get("/sales", responses=r.ok(r.OrderList, *r.QUERY))

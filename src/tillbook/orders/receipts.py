@@ -1,0 +1,334 @@
+"""Receipts of sales and sales returns: HTML (80 mm roll or A4) and plain text at
+42 or 48 columns for ESC/POS printers.
+
+A receipt is read from what the books hold, never recomputed: the order's lines,
+their tax as charged, the tenders allocated to it (a return's refunds), the
+company and the branch with its receipt header and footer. The QR code carries
+the invoice reference (company, branch, number, date and total) so that a scan
+finds the invoice; the HTML embeds it as inline SVG (``segno``), the text names it.
+
+``tendered``: the cash the customer handed over, as the till tells it when it
+prints (the books keep the amount applied, not the cash handed over): the change
+given is what it exceeds the cash tenders by.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from importlib import resources
+
+import segno
+from jinja2 import Environment, select_autoescape
+from markupsafe import Markup
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tillbook.auth.context import AuthContext
+from tillbook.errors import NotFound, invalid
+from tillbook.kit import xid
+from tillbook.kit.bounds import MONEY, exceeds, query_value
+from tillbook.kit.money import ZERO, money_str, number
+from tillbook.models import (
+    Company,
+    Order,
+    OrderItem,
+    Payment,
+    PaymentAllocation,
+    PaymentMode,
+    Product,
+    User,
+    Warehouse,
+)
+from tillbook.orders import lookup
+
+TITLES = {"sales": "Sale receipt", "sales-returns": "Return receipt"}
+WIDTHS = (42, 48)
+SIZES = ("80mm", "a4")
+
+
+@dataclass
+class Receipt:
+    title: str
+    company: str
+    branch: str
+    address: str | None
+    phone: str | None
+    header: str | None
+    footer: str | None
+    invoice_number: str
+    date: str
+    customer: str
+    cashier: str | None
+    original: str | None
+    status: str
+    lines: list[dict[str, str]] = field(default_factory=list)
+    taxes: list[dict[str, str]] = field(default_factory=list)
+    tenders: list[dict[str, str]] = field(default_factory=list)
+    subtotal: str = "0.00"
+    discount: str = "0.00"
+    shipping: str = "0.00"
+    tax_amount: str = "0.00"
+    total: str = "0.00"
+    paid: str = "0.00"
+    due: str = "0.00"
+    tendered: str | None = None
+    change: str = "0.00"
+    reference: str = ""
+
+
+def parse_options(
+    fmt: str | None, size: str | None, width: str | None, tendered: str | None
+) -> tuple[str, str, int, Decimal | None]:
+    """The query parameters, each refused by name (DESIGN.md §12)."""
+    fmt = (query_value("format", fmt) or "html").lower()
+    if fmt not in ("html", "text"):
+        raise invalid("format", "must be html or text")
+    size = (query_value("size", size) or "80mm").lower()
+    if size not in SIZES:
+        raise invalid("size", "must be 80mm or a4")
+    raw_width = query_value("width", width) or "42"
+    if raw_width not in {str(w) for w in WIDTHS}:
+        raise invalid("width", "must be 42 or 48 (characters per line)")
+    cash: Decimal | None = None
+    raw = query_value("tendered", tendered)
+    if raw is not None:
+        try:
+            cash = Decimal(raw)
+        except InvalidOperation:
+            raise invalid("tendered", "must be an amount such as 20.00") from None
+        if not cash.is_finite() or cash < 0:
+            raise invalid("tendered", "must be an amount ≥ 0")
+        problem = exceeds(cash, MONEY, "the cash tendered")
+        if problem:
+            raise invalid("tendered", problem)
+        if cash.as_tuple().exponent < -2:  # type: ignore[operator]
+            raise invalid("tendered", "has more than 2 decimal places")
+    return fmt, size, int(raw_width), cash
+
+
+async def load(
+    session: AsyncSession,
+    key: AuthContext,
+    order_type: str,
+    ref: str,
+    tendered: Decimal | None,
+) -> Receipt:
+    id_ = await lookup.order_id(session, key.warehouse_id, [order_type], ref)
+    order = await session.get(Order, id_) if id_ is not None else None
+    if order is None or order.warehouse_id != key.warehouse_id:
+        raise NotFound("sale not found" if order_type == "sales" else "return not found")
+    company = await session.get(Company, order.company_id)
+    branch = await session.get(Warehouse, order.warehouse_id)
+    party = await session.get(User, order.user_id)
+    staff = await session.get(User, order.staff_user_id) if order.staff_user_id else None
+    original = (
+        await session.get(Order, order.original_order_id) if order.original_order_id else None
+    )
+    assert company is not None and branch is not None and party is not None
+    items = (
+        await session.execute(
+            select(OrderItem, Product.name)
+            .join(Product, Product.id == OrderItem.product_id)
+            .where(OrderItem.order_id == order.id)
+            .order_by(OrderItem.id)
+        )
+    ).all()
+    if order_type == "sales":
+        tenders = (
+            await session.execute(
+                select(PaymentMode.name, PaymentMode.code, PaymentAllocation.amount)
+                .join(Payment, Payment.id == PaymentAllocation.payment_id)
+                .join(PaymentMode, PaymentMode.id == Payment.payment_mode_id)
+                .where(PaymentAllocation.order_id == order.id, Payment.payment_type == "in")
+                .order_by(Payment.id)
+            )
+        ).all()
+    else:
+        tenders = (
+            await session.execute(
+                select(PaymentMode.name, PaymentMode.code, Payment.amount)
+                .join(PaymentMode, PaymentMode.id == Payment.payment_mode_id)
+                .where(Payment.order_id == order.id, Payment.payment_type == "out")
+                .order_by(Payment.id)
+            )
+        ).all()
+    by_rate: dict[Decimal, list[Decimal]] = defaultdict(lambda: [ZERO, ZERO])
+    for item, _name in items:
+        if item.tax_rate:
+            by_rate[item.tax_rate][0] += item.subtotal
+            by_rate[item.tax_rate][1] += item.tax_amount
+    cash_paid = sum((amount for _n, code, amount in tenders if code.lower() == "cash"), ZERO)
+    change = ZERO
+    if tendered is not None:
+        if tendered < cash_paid:
+            raise invalid("tendered", f"is less than the {cash_paid} paid in cash")
+        change = tendered - cash_paid
+    when = (
+        order.order_datetime.isoformat() if order.order_datetime else order.order_date.isoformat()
+    )
+    return Receipt(
+        title=TITLES[order_type] + (" (VOID)" if order.order_status == "cancelled" else ""),
+        company=company.name,
+        branch=branch.name,
+        address=branch.address,
+        phone=branch.phone,
+        header=branch.receipt_header,
+        footer=branch.receipt_footer,
+        invoice_number=order.invoice_number,
+        date=when,
+        customer=party.name,
+        cashier=staff.name if staff else None,
+        original=original.invoice_number if original else None,
+        status=order.order_status,
+        lines=[
+            {
+                "name": name,
+                "quantity": _plain(item.quantity),
+                "unit_price": _price(item.unit_price),
+                "discount_rate": _plain(item.discount_rate),
+                "tax_rate": _plain(item.tax_rate),
+                "total": money_str(item.total),
+            }
+            for item, name in items
+        ],
+        taxes=[
+            {"rate": _plain(rate), "net": money_str(v[0]), "tax": money_str(v[1])}
+            for rate, v in sorted(by_rate.items())
+        ],
+        tenders=[{"mode": name, "amount": money_str(amount)} for name, _c, amount in tenders],
+        subtotal=money_str(order.subtotal),
+        discount=money_str(order.discount),
+        shipping=money_str(order.shipping),
+        tax_amount=money_str(order.tax_amount),
+        total=money_str(order.total),
+        paid=money_str(order.paid_amount),
+        due=money_str(order.due_amount),
+        tendered=money_str(tendered) if tendered is not None else None,
+        change=money_str(change),
+        reference=(
+            f"INV:{order.invoice_number};ID:{xid.encode(order.id)};"
+            f"CO:{company.name};BR:{branch.name};DATE:{order.order_date.isoformat()};"
+            f"TOTAL:{money_str(order.total)}"
+        ),
+    )
+
+
+def _plain(value: Decimal) -> str:
+    return format(Decimal(str(number(value))).normalize(), "f")
+
+
+def _price(value: Decimal) -> str:
+    text = format(value.quantize(Decimal("0.0001")), "f")
+    return text[:-2] if text.endswith("00") else text
+
+
+# --- plain text (ESC/POS) -----------------------------------------------------------------
+
+
+def _fit(left: str, right: str, width: int) -> str:
+    """``left`` and ``right`` on one line of ``width`` columns; a long left side wraps
+    onto lines of its own above the right side."""
+    room = width - len(right) - 1
+    if room < 1:
+        return f"{left[:width]}\n{right[-width:]:>{width}}"
+    if len(left) <= room:
+        return left + " " * (width - len(left) - len(right)) + right
+    out = []
+    while len(left) > room:
+        out.append(left[:width])
+        left = left[width:]
+    out.append(left + " " * (width - len(left) - len(right)) + right)
+    return "\n".join(out)
+
+
+def _centre(text: str, width: int) -> list[str]:
+    out: list[str] = []
+    for raw in text.splitlines() or [""]:
+        line = raw.replace("\t", " ").rstrip()
+        while len(line) > width:
+            out.append(line[:width])
+            line = line[width:]
+        out.append(line.center(width).rstrip())
+    return out
+
+
+def text(receipt: Receipt, width: int) -> str:
+    rule = "-" * width
+    out: list[str] = []
+    out += _centre(receipt.company, width)
+    out += _centre(receipt.branch, width)
+    for extra in (receipt.address, receipt.phone, receipt.header):
+        if extra:
+            out += _centre(extra, width)
+    out += [rule, *_centre(receipt.title, width), rule]
+    out.append(_fit("Invoice", receipt.invoice_number, width))
+    out.append(_fit("Date", receipt.date, width))
+    if receipt.original:
+        out.append(_fit("Against", receipt.original, width))
+    out.append(_fit("Customer", receipt.customer, width))
+    if receipt.cashier:
+        out.append(_fit("Cashier", receipt.cashier, width))
+    out.append(rule)
+    for line in receipt.lines:
+        out.append(_fit(line["name"], line["total"], width))
+        detail = f"  {line['quantity']} x {line['unit_price']}"
+        if line["discount_rate"] != "0":
+            detail += f" -{line['discount_rate']}%"
+        if line["tax_rate"] != "0":
+            detail += f" tax {line['tax_rate']}%"
+        out.append(detail[:width])
+    out.append(rule)
+    out.append(_fit("Subtotal", receipt.subtotal, width))
+    if receipt.discount != "0.00":
+        out.append(_fit("Discount", "-" + receipt.discount, width))
+    if receipt.shipping != "0.00":
+        out.append(_fit("Shipping", receipt.shipping, width))
+    out.append(_fit("Tax", receipt.tax_amount, width))
+    out.append(_fit("TOTAL", receipt.total, width))
+    out.append(rule)
+    for tax in receipt.taxes:
+        out.append(_fit(f"Tax {tax['rate']}% on {tax['net']}", tax["tax"], width))
+    for tender in receipt.tenders:
+        out.append(_fit(tender["mode"], tender["amount"], width))
+    if receipt.tendered is not None:
+        out.append(_fit("Tendered", receipt.tendered, width))
+    out.append(_fit("Change", receipt.change, width))
+    if receipt.due != "0.00":
+        out.append(_fit("Due", receipt.due, width))
+    out.append(rule)
+    for chunk in range(0, len(receipt.reference), width):
+        out.append(receipt.reference[chunk : chunk + width])
+    if receipt.footer:
+        out += [rule, *_centre(receipt.footer, width)]
+    return "\n".join(out) + "\n"
+
+
+# --- HTML ---------------------------------------------------------------------------------
+
+_ENV = Environment(autoescape=select_autoescape(default=True), trim_blocks=True, lstrip_blocks=True)
+# The page, shipped with the package (``templates/receipt.html``), autoescaped.
+_PAGE = _ENV.from_string(
+    resources.files("tillbook.orders").joinpath("templates/receipt.html").read_text("utf-8")
+)
+
+
+def html(receipt: Receipt, size: str) -> str:
+    qr = segno.make(receipt.reference, error="m").svg_inline(scale=3 if size == "80mm" else 4)
+    return _PAGE.render(r=receipt, size=size, qr=Markup(qr))
+
+
+async def render(
+    session: AsyncSession,
+    key: AuthContext,
+    order_type: str,
+    ref: str,
+    options: tuple[str, str, int, Decimal | None],
+) -> tuple[str, str]:
+    """(media type, document)."""
+    fmt, size, width, tendered = options
+    receipt = await load(session, key, order_type, ref, tendered)
+    if fmt == "text":
+        return "text/plain", text(receipt, width)
+    return "text/html", html(receipt, size)

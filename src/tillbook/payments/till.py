@@ -1,0 +1,481 @@
+"""Till shifts and the cash drawer: open, cash in and out, X report, close with a Z.
+
+A shift is one register's drawer from its opening float to its counted close. The
+opening float is a count, not a posting: that cash is already on the drawer mode's
+account (11101 for the mode coded ``cash``). Sales, returns, voids and payments
+made while the shift is open carry it (``orders/shifts.py``), and with them their
+tenders and refunds; what the drawer should hold of each payment mode is
+computed from those (``expected``), never kept as a running figure.
+
+Cash in and out of the drawer is posted as it happens: petty cash paid out is an
+expense on its category's account (rule ``expense_paid``, with an ``expenses``
+row like any other paid expense), a float top-up from the bank or a drop of
+takings to it moves money between the drawer mode's account and the other mode's
+(rule ``drawer_transfer``). The close takes the count of each payment mode; what
+it differs from the expected amount is posted between the mode's account and
+52500 Cash Over/Short (rule ``cash_over_short``), and the Z report is answered.
+
+The shift row is locked by each of these, so two tills closing one shift, or a
+cash movement racing the close, run one after the other: the second finds the
+shift closed (409).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tillbook.audit.editable import iso
+from tillbook.auth.context import AuthContext
+from tillbook.errors import Conflict, NotFound, invalid
+from tillbook.kit.money import ZERO, money_str, number
+from tillbook.kit.problems import Problems
+from tillbook.kit.refs import ref_to_id
+from tillbook.ledger.service import post
+from tillbook.models import (
+    Account,
+    Expense,
+    Order,
+    OrderItem,
+    Payment,
+    PaymentMode,
+    Shift,
+    ShiftCash,
+    ShiftCount,
+)
+from tillbook.models.base import utcnow
+from tillbook.orders import lookup
+from tillbook.payments import expenses
+from tillbook.payments.schemas import ShiftCashIn, ShiftCloseIn, ShiftIn
+from tillbook.unit import UnitOfWork
+
+
+async def _shift(session: AsyncSession, key: AuthContext, ref: str, *, lock: bool) -> Shift:
+    """The key's warehouse's shift ``ref`` (another warehouse's is not found)."""
+    id_ = ref_to_id(ref)
+    shift = None
+    if id_ is not None:
+        query = select(Shift).where(Shift.id == id_, Shift.warehouse_id == key.warehouse_id)
+        if lock:
+            query = query.with_for_update()
+        shift = (await session.execute(query)).scalar_one_or_none()
+    if shift is None:
+        raise NotFound("shift not found")
+    return shift
+
+
+def _still_open(shift: Shift) -> None:
+    if shift.status != "open":
+        raise Conflict(f"shift {shift.id} is closed")
+
+
+async def open_shift(uow: UnitOfWork, key: AuthContext, body: ShiftIn) -> dict[str, Any]:
+    session = uow.session
+    problems = Problems()
+    field = "cash_payment_mode_id"
+    modes = await lookup.payment_modes(
+        session,
+        key.company_id,
+        [(field, body.cash_payment_mode_id if body.cash_payment_mode_id is not None else "cash")],
+        problems,
+        version=key.reference_version,
+    )
+    problems.raise_if_any()
+    taken = await session.scalar(
+        select(Shift.id).where(
+            Shift.warehouse_id == key.warehouse_id,
+            Shift.register == body.register,
+            Shift.status == "open",
+        )
+    )
+    if taken is not None:
+        raise Conflict(f"register {body.register!r} already has an open shift ({taken})")
+    shift = Shift(
+        company_id=key.company_id,
+        warehouse_id=key.warehouse_id,
+        register=body.register,
+        status="open",
+        cash_mode_id=modes[field].id,
+        opening_float=body.opening_float,
+        opened_by=key.user_id,
+        opened_at=utcnow(),
+        sales_count=0,
+        notes=body.notes or "",
+    )
+    session.add(shift)
+    await session.flush()
+    return {"status": "success", "data": await report(session, shift)}
+
+
+async def move_cash(
+    uow: UnitOfWork, key: AuthContext, ref: str, body: ShiftCashIn
+) -> dict[str, Any]:
+    session = uow.session
+    shift = await _shift(session, key, ref, lock=True)
+    _still_open(shift)
+    problems = Problems()
+    if body.direction == "in" and body.expense_category_id is not None:
+        problems.add(
+            "expense_category_id", "cash paid in comes from a payment mode, not an expense"
+        )
+    if body.direction == "in" and body.payment_mode_id is None:
+        problems.add("payment_mode_id", "name the payment mode the cash comes from (the bank)")
+    if body.direction == "out" and (body.expense_category_id is None) == (
+        body.payment_mode_id is None
+    ):
+        problems.add(
+            "expense_category_id",
+            "cash paid out goes either to an expense category (petty cash) or to a payment "
+            "mode (payment_mode_id: takings to the bank): name exactly one",
+        )
+    problems.raise_if_any()
+    drawer = await _mode(session, key.company_id, shift.cash_mode_id)
+    today = dt.date.today()
+    movement = ShiftCash(
+        company_id=key.company_id,
+        shift_id=shift.id,
+        direction=body.direction,
+        amount=body.amount,
+        reason=body.reason,
+        created_by=key.user_id,
+        created_at=utcnow(),
+    )
+    common: dict[str, Any] = dict(
+        company_id=key.company_id,
+        warehouse_id=key.warehouse_id,
+        field="amount",
+        entry_date=today,
+        created_by=key.user_id,
+    )
+    if body.expense_category_id is not None:
+        category = await expenses.category(
+            session, key.company_id, body.expense_category_id, "expense_category_id", problems
+        )
+        problems.raise_if_any()
+        assert category is not None
+        expense = Expense(
+            company_id=key.company_id,
+            warehouse_id=key.warehouse_id,
+            expense_category_id=category.id,
+            amount=body.amount,
+            date=today,
+            payment_mode_id=drawer.id,
+            status="paid",
+            reference=f"shift {shift.id}",
+            notes=body.reason,
+            created_by=key.user_id,
+        )
+        session.add(expense)
+        await session.flush()
+        expense.journal_entry_id = await post(
+            uow,
+            rule="expense_paid",
+            figures={
+                "expense": [(category.account_code, body.amount)],
+                "tenders": [(drawer.account_code, body.amount)],
+            },
+            narration=f"Petty cash from shift {shift.id} ({category.name}): {body.reason}",
+            source_type="expense",
+            source_id=expense.id,
+            **common,
+        )
+        movement.expense_id = expense.id
+        movement.journal_entry_id = expense.journal_entry_id
+    else:
+        modes = await lookup.payment_modes(
+            session,
+            key.company_id,
+            [("payment_mode_id", body.payment_mode_id or "")],
+            problems,
+            version=key.reference_version,
+        )
+        problems.raise_if_any()
+        other = modes["payment_mode_id"]
+        if other.id == drawer.id:
+            raise invalid("payment_mode_id", "is the drawer's own payment mode")
+        signed = body.amount if body.direction == "in" else -body.amount
+        movement.payment_mode_id = other.id
+        session.add(movement)
+        await session.flush()
+        movement.journal_entry_id = await post(
+            uow,
+            rule="drawer_transfer",
+            figures={
+                "drawer": [(drawer.account_code, signed)],
+                "counter": [(other.account_code, signed)],
+            },
+            narration=(
+                f"Float top-up of shift {shift.id} from {other.name}: {body.reason}"
+                if body.direction == "in"
+                else f"Cash from shift {shift.id} to {other.name}: {body.reason}"
+            ),
+            source_type="shift_cash",
+            source_id=movement.id,
+            **common,
+        )
+    session.add(movement)
+    await session.flush()
+    return {"status": "success", "data": await report(session, shift)}
+
+
+async def close_shift(
+    uow: UnitOfWork, key: AuthContext, ref: str, body: ShiftCloseIn
+) -> dict[str, Any]:
+    session = uow.session
+    shift = await _shift(session, key, ref, lock=True)
+    _still_open(shift)
+    problems = Problems()
+    fields = [f"counted.{i}.payment_mode_id" for i in range(len(body.counted))]
+    modes = await lookup.payment_modes(
+        session,
+        key.company_id,
+        [(f, c.payment_mode_id) for f, c in zip(fields, body.counted, strict=True)],
+        problems,
+        version=key.reference_version,
+    )
+    seen: dict[int, str] = {}
+    for f in fields:
+        mode = modes.get(f)
+        if mode is None:
+            continue
+        if mode.id in seen:
+            problems.add(f, f"payment mode {mode.code!r} is already counted in {seen[mode.id]}")
+        seen.setdefault(mode.id, f)
+    problems.raise_if_any()
+    if shift.cash_mode_id not in seen:
+        raise invalid("counted", "count the drawer's cash (its payment mode) to close the shift")
+
+    expected = await _expected(session, shift)
+    differences: list[tuple[str, Decimal]] = []
+    counts = []
+    for f, count in zip(fields, body.counted, strict=True):
+        mode = modes[f]
+        want = expected.get(mode.id, ZERO)
+        counts.append(
+            ShiftCount(
+                shift_id=shift.id, payment_mode_id=mode.id, expected=want, counted=count.amount
+            )
+        )
+        if count.amount != want:
+            differences.append((mode.account_code, count.amount - want))
+    total = sum((d for _, d in differences), ZERO)
+    shift.journal_entry_id = await post(
+        uow,
+        company_id=key.company_id,
+        warehouse_id=key.warehouse_id,
+        rule="cash_over_short",
+        figures={"differences": differences, "total": total},
+        narration=f"Shift {shift.id} ({shift.register}) closed: over/short {total}",
+        field="counted",
+        source_type="shift",
+        source_id=shift.id,
+        entry_date=dt.date.today(),
+        created_by=key.user_id,
+    )
+    session.add_all(counts)
+    shift.status = "closed"
+    shift.closed_at = utcnow()
+    shift.closed_by = key.user_id
+    if body.notes:
+        shift.notes = f"{shift.notes}\n{body.notes}" if shift.notes else body.notes
+    await session.flush()
+    return {"status": "success", "data": await report(session, shift)}
+
+
+async def read_shift(session: AsyncSession, key: AuthContext, ref: str) -> dict[str, Any]:
+    return {
+        "status": "success",
+        "data": await report(session, await _shift(session, key, ref, lock=False)),
+    }
+
+
+async def list_shifts(session: AsyncSession, key: AuthContext) -> dict[str, Any]:
+    """The warehouse's open shifts and the 50 last closed ones, newest first."""
+    rows = (
+        await session.execute(
+            select(Shift)
+            .where(Shift.warehouse_id == key.warehouse_id)
+            .order_by(Shift.id.desc())
+            .limit(50)
+        )
+    ).scalars()
+    return {"status": "success", "data": [_head(s) for s in rows]}
+
+
+# --- figures ---------------------------------------------------------------------------
+
+
+async def _mode(session: AsyncSession, company_id: int, mode_id: int) -> lookup.Mode:
+    row = (
+        await session.execute(
+            select(PaymentMode.id, PaymentMode.code, PaymentMode.name, Account.code)
+            .join(Account, Account.id == PaymentMode.account_id)
+            .where(PaymentMode.id == mode_id, PaymentMode.company_id == company_id)
+        )
+    ).one()
+    return lookup.Mode(row[0], row[1], row[2], row[3])
+
+
+async def _tenders(session: AsyncSession, shift: Shift) -> dict[int, tuple[Decimal, Decimal]]:
+    """Payment mode -> (taken, given back) by the shift's payments."""
+    out: dict[int, list[Decimal]] = defaultdict(lambda: [ZERO, ZERO])
+    rows = await session.execute(
+        select(Payment.payment_mode_id, Payment.payment_type, func.sum(Payment.amount))
+        .where(Payment.shift_id == shift.id)
+        .group_by(Payment.payment_mode_id, Payment.payment_type)
+    )
+    for mode_id, kind, amount in rows:
+        out[mode_id][0 if kind == "in" else 1] += Decimal(amount or 0)
+    return {m: (v[0], v[1]) for m, v in out.items()}
+
+
+async def _cash(session: AsyncSession, shift: Shift) -> list[ShiftCash]:
+    return list(
+        (
+            await session.execute(
+                select(ShiftCash).where(ShiftCash.shift_id == shift.id).order_by(ShiftCash.id)
+            )
+        ).scalars()
+    )
+
+
+async def _expected(session: AsyncSession, shift: Shift) -> dict[int, Decimal]:
+    """What the drawer should hold per payment mode: tenders taken less refunds given,
+    and for the drawer's own mode the opening float and the cash put in less taken out."""
+    expected = {m: taken - given for m, (taken, given) in (await _tenders(session, shift)).items()}
+    cash = shift.opening_float
+    for movement in await _cash(session, shift):
+        cash += movement.amount if movement.direction == "in" else -movement.amount
+    expected[shift.cash_mode_id] = expected.get(shift.cash_mode_id, ZERO) + cash
+    return expected
+
+
+def _head(shift: Shift) -> dict[str, Any]:
+    return {
+        "id": shift.id,
+        "register": shift.register,
+        "status": shift.status,
+        "cash_payment_mode_id": shift.cash_mode_id,
+        "opening_float": money_str(shift.opening_float),
+        "opened_by": shift.opened_by,
+        "opened_at": iso(shift.opened_at),
+        "closed_at": iso(shift.closed_at),
+        "notes": shift.notes,
+    }
+
+
+async def _orders(session: AsyncSession, *conditions: Any) -> dict[str, Any]:
+    row = (
+        await session.execute(
+            select(
+                func.count(),
+                func.coalesce(func.sum(Order.total), 0),
+                func.coalesce(func.sum(Order.tax_amount), 0),
+                func.coalesce(func.sum(Order.discount), 0),
+            ).where(*conditions)
+        )
+    ).one()
+    return {
+        "count": int(row[0]),
+        "total": money_str(Decimal(row[1])),
+        "tax_amount": money_str(Decimal(row[2])),
+        "discount": money_str(Decimal(row[3])),
+    }
+
+
+async def report(session: AsyncSession, shift: Shift) -> dict[str, Any]:
+    """The X report of an open shift, the Z report of a closed one: the same figures,
+    with the counts and the over/short once closed."""
+    sold = (
+        Order.shift_id == shift.id,
+        Order.order_type == "sales",
+        Order.order_status != "cancelled",
+    )
+    returned = (Order.shift_id == shift.id, Order.order_type == "sales-returns")
+    by_rate: dict[Decimal, list[Decimal]] = defaultdict(lambda: [ZERO, ZERO])
+    for conditions, sign in ((sold, 1), (returned, -1)):
+        rows = await session.execute(
+            select(OrderItem.tax_rate, func.sum(OrderItem.subtotal), func.sum(OrderItem.tax_amount))
+            .join(Order, Order.id == OrderItem.order_id)
+            .where(*conditions)
+            .group_by(OrderItem.tax_rate)
+        )
+        for rate, net, tax in rows:
+            key = Decimal(rate).normalize()
+            by_rate[key][0] += sign * Decimal(net or 0)
+            by_rate[key][1] += sign * Decimal(tax or 0)
+    modes = {
+        m.id: (m.code, m.name)
+        for m in (
+            await session.execute(
+                select(PaymentMode).where(PaymentMode.company_id == shift.company_id)
+            )
+        ).scalars()
+    }
+    tenders = await _tenders(session, shift)
+    expected = await _expected(session, shift)
+    counted = {
+        c.payment_mode_id: c
+        for c in (
+            await session.execute(select(ShiftCount).where(ShiftCount.shift_id == shift.id))
+        ).scalars()
+    }
+    closed = shift.status == "closed"
+    over_short = sum((c.counted - c.expected for c in counted.values()), ZERO)
+
+    def mode_row(mode_id: int) -> dict[str, Any]:
+        code, name = modes.get(mode_id, ("", ""))
+        return {"payment_mode_id": mode_id, "code": code, "name": name}
+
+    expected_rows = []
+    for mode_id in sorted(set(expected) | set(counted)):
+        count = counted.get(mode_id)
+        want = count.expected if count is not None else expected.get(mode_id, ZERO)
+        expected_rows.append(
+            {
+                **mode_row(mode_id),
+                "expected": money_str(want),
+                "counted": money_str(count.counted) if count is not None else None,
+                "difference": money_str(count.counted - count.expected) if count else None,
+            }
+        )
+    return {
+        **_head(shift),
+        "report": "Z" if closed else "X",
+        "sales": await _orders(session, *sold),
+        "returns": await _orders(session, *returned),
+        "voids": await _orders(session, Order.void_shift_id == shift.id),
+        "tax_by_rate": [
+            {"rate": number(rate), "net": money_str(v[0]), "tax": money_str(v[1])}
+            for rate, v in sorted(by_rate.items())
+        ],
+        "tenders": [
+            {
+                **mode_row(mode_id),
+                "taken": money_str(taken),
+                "refunded": money_str(given),
+                "net": money_str(taken - given),
+            }
+            for mode_id, (taken, given) in sorted(tenders.items())
+        ],
+        "cash_movements": [
+            {
+                "id": m.id,
+                "direction": m.direction,
+                "amount": money_str(m.amount),
+                "reason": m.reason,
+                "expense_id": m.expense_id,
+                "payment_mode_id": m.payment_mode_id,
+                "journal_entry_id": m.journal_entry_id,
+            }
+            for m in await _cash(session, shift)
+        ],
+        "expected": expected_rows,
+        "over_short": money_str(over_short) if closed else None,
+        "journal_entry_id": shift.journal_entry_id,
+    }
