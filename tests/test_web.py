@@ -22,7 +22,7 @@ from tests.web_helpers import (
 from tillbook.app import create_app
 from tillbook.config import Settings
 from tillbook.db import Database
-from tillbook.models import ApiKey, AuditEvent, Product
+from tillbook.models import ApiKey, AuditEvent, Product, StockAdjustment
 
 
 @pytest.fixture
@@ -311,3 +311,131 @@ async def test_a_party_statement_pages_and_downloads(
     assert "Closing balance" in csv_file.text
     bad = await web.get(f"/customers/{shop.customer_id}/statement?date_from=2024-13-01")
     assert bad.status_code == 422 and 'id="e-date_from"' in bad.text
+
+
+# --- stock ----------------------------------------------------------------------------
+
+
+async def test_stock_levels_and_an_adjustment_recorded_once(
+    web: httpx.AsyncClient, db: Database, shop: Shop
+) -> None:
+    await sign_in(web, await owner_email(db, shop), OWNER_PASSWORD)
+    levels = await web.get("/stock?q=")
+    assert levels.status_code == 200 and "Reorder level" in levels.text
+    assert (await web.get("/stock?low=1")).status_code == 200
+    apple = shop.products["apple"]
+    page = await web.get(f"/stock/products/{apple}")
+    assert page.status_code == 200 and "Batches" in page.text and "Movements" in page.text
+    form = {
+        "csrf": csrf_of(page.text),
+        "form_token": form_token_of(page.text),
+        "warehouse_id": str(shop.warehouse_id),
+        "adjustment_type": "subtract",
+        "quantity": "abc",
+        "notes": "dropped",
+    }
+    bad = await web.post(f"/stock/products/{apple}/adjust", data=form)
+    assert bad.status_code == 422 and 'id="e-quantity"' in bad.text
+    form["quantity"] = "2"
+    before = await _audits(db, shop.company_id, "stock_adjustment")
+    first = await web.post(f"/stock/products/{apple}/adjust", data=form)
+    assert first.status_code == 303, first.text
+    again = await web.post(f"/stock/products/{apple}/adjust", data=form)
+    assert again.headers["location"] == first.headers["location"]
+    assert await _audits(db, shop.company_id, "stock_adjustment") == before + 1
+    shown = await web.get(first.headers["location"])
+    assert f'id="stock-{shop.warehouse_id}">18<' in shown.text  # 20 opening - 2
+    assert "adjustment" in shown.text
+    assert await _count(db, StockAdjustment, shop.company_id) == 1
+
+
+async def test_a_scoped_manager_adjusts_stock_in_their_branch_only(
+    web: httpx.AsyncClient, db: Database, shop: Shop
+) -> None:
+    await sign_in(web, await add_staff(db, shop, "manager", shop.warehouse_id), STAFF_PASSWORD)
+    apple = shop.products["apple"]
+    page = await web.get(f"/stock/products/{apple}")
+    assert page.status_code == 200
+    r = await web.post(
+        f"/stock/products/{apple}/adjust",
+        data={
+            "csrf": csrf_of(page.text),
+            "warehouse_id": str(shop.other_warehouse_id),
+            "adjustment_type": "add",
+            "quantity": "1",
+        },
+    )
+    assert r.status_code == 403
+    accountant = httpx.AsyncClient(transport=web._transport, base_url="http://testserver")
+    async with accountant:
+        await sign_in(accountant, await add_staff(db, shop, "accountant"), STAFF_PASSWORD)
+        seen = await accountant.get(f"/stock/products/{apple}")
+        assert seen.status_code == 200 and "Record an adjustment" not in seen.text
+        r = await accountant.post(
+            f"/stock/products/{apple}/adjust",
+            data={"csrf": csrf_of(seen.text), "warehouse_id": str(shop.warehouse_id)},
+        )
+        assert r.status_code == 403
+    assert await _count(db, StockAdjustment, shop.company_id) == 0
+
+
+# --- reports ----------------------------------------------------------------------------
+
+
+async def test_the_reports_render_and_download(
+    web: httpx.AsyncClient, db: Database, shop: Shop
+) -> None:
+    await sign_in(web, await owner_email(db, shop), OWNER_PASSWORD)
+    for report, words in (
+        ("balance-sheet", "Total liabilities and equity"),
+        ("stock-valuation", "Stock at cost"),
+        ("profit-loss", "Net profit by month"),
+        ("trial-balance", "Total"),
+    ):
+        r = await web.get(f"/reports?report={report}")
+        assert r.status_code == 200 and words in r.text, report
+        csv_file = await web.get(f"/reports?report={report}&format=csv")
+        assert csv_file.headers["content-type"].startswith("text/csv"), report
+    ledger = await web.get("/reports/ledger?account=11700")
+    assert ledger.status_code == 200 and "Opening balance" in ledger.text
+    assert "Opening stock" in ledger.text
+    csv_file = await web.get("/reports/ledger?account=11700&format=csv")
+    assert "Closing balance" in csv_file.text
+    bad = await web.get("/reports/ledger?account=11700&date_to=yesterday")
+    assert bad.status_code == 422 and 'id="e-date_to"' in bad.text
+
+
+async def test_closing_the_books_once_and_who_may(
+    web: httpx.AsyncClient, db: Database, shop: Shop
+) -> None:
+    import datetime as dt
+
+    await sign_in(web, await add_staff(db, shop, "accountant"), STAFF_PASSWORD)
+    page = await web.get("/reports/periods")
+    assert page.status_code == 200 and "Close the books" in page.text
+    assert "Reopen" not in page.text  # an owner's decision
+    through = (dt.date.today() - dt.timedelta(days=1)).isoformat()
+    form = {"csrf": csrf_of(page.text), "form_token": form_token_of(page.text)}
+    bad = await web.post("/reports/periods/close", data={**form, "through": "soon"})
+    assert bad.status_code == 422 and 'id="e-through"' in bad.text
+    first = await web.post("/reports/periods/close", data={**form, "through": through})
+    assert first.status_code == 303, first.text
+    again = await web.post("/reports/periods/close", data={**form, "through": through})
+    assert again.status_code == 303
+    closes = await db.read(
+        lambda s: s.scalar(
+            select(func.count())
+            .select_from(AuditEvent)
+            .where(AuditEvent.company_id == shop.company_id, AuditEvent.action == "period.close")
+        )
+    )
+    assert closes == 1
+    shown = await web.get("/reports/periods")
+    assert f'id="closed-through">{through}<' in shown.text
+    other = await web.post(
+        "/reports/periods/close",
+        data={"csrf": csrf_of(shown.text), "form_token": "form-2", "through": through},
+    )
+    assert other.status_code == 409 and "already closed" in other.text
+    r = await web.post("/reports/periods/reopen", data={"csrf": csrf_of(shown.text)})
+    assert r.status_code == 403

@@ -154,10 +154,9 @@ async def periods_page(request: Request, ctx: Books, db: DB) -> Response:
 
 
 def _through(form: Any, required: bool) -> dict[str, Any]:
+    """The day as the form sent it: the body model checks it as the API's does."""
     raw = text(form, "through")
-    if raw == "" and not required:
-        return {"through": None}
-    return {"through": bounds.query_date("through", raw or None) if raw else raw}
+    return {"through": None if raw == "" and not required else raw}
 
 
 @router.post("/reports/periods/close")

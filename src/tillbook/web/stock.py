@@ -142,8 +142,6 @@ async def adjust(
             ctx.require("stock.write", warehouse_id)
         if errors:
             raise ValidationFailed(errors)
-        if body["expiry_date"] is not None:
-            body["expiry_date"] = bounds.query_date("expiry_date", str(body["expiry_date"]))
         parsed = parse_model(StockAdjustmentIn, body)
         assert warehouse_id is not None
         wid = warehouse_id
