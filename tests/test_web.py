@@ -508,3 +508,18 @@ async def test_a_product_listed_in_another_branch(
     assert done.status_code == 303, done.text
     shown = await web.get(f"/products/{tea}")
     assert f'id="listing-{other}"' in shown.text
+
+
+async def test_returns_lists_and_who_may_read_them(
+    web: httpx.AsyncClient, db: Database, shop: Shop
+) -> None:
+    await sign_in(web, await owner_email(db, shop), OWNER_PASSWORD)
+    for path in ("/sales-returns", "/purchase-returns"):
+        r = await web.get(path)
+        assert r.status_code == 200 and "Sales returns" in r.text, path
+    await web.post("/logout", data={"csrf": csrf_of(r.text)})
+    await sign_in(web, await add_staff(db, shop, "cashier"), STAFF_PASSWORD)
+    assert (await web.get("/sales-returns")).status_code == 403
+    assert (await web.get("/stock")).status_code == 200
+    assert (await web.get("/reports/ledger?account=11700")).status_code == 403
+    assert (await web.get("/reports/periods")).status_code == 403

@@ -617,7 +617,12 @@ async def reference_create(
 
 # --- sales and purchases -------------------------------------------------------------
 
-ORDER_TYPES = {"sales": ("sales", "Sales"), "purchases": ("purchases", "Purchases")}
+ORDER_TYPES = {
+    "sales": ("sales", "Sales"),
+    "purchases": ("purchases", "Purchases"),
+    "sales-returns": ("sales-returns", "Sales returns"),
+    "purchase-returns": ("purchase-returns", "Purchase returns"),
+}
 
 
 def _kind(request: Request) -> str:
@@ -688,7 +693,7 @@ async def order_detail(
     print: str | None = None,
 ) -> Response:
     order_type, title = ORDER_TYPES[kind]
-    oid = path_id(order_id, title.lower())
+    oid = path_id(order_id, order_queries.NOUNS[order_type])
     order, warehouse, company = await db.read(
         lambda s: order_queries.back_office_detail(s, ctx.company_id, order_type, oid)
     )

@@ -55,6 +55,7 @@ NAV: tuple[tuple[str, str, str | None], ...] = (
     ("Reference", "/reference", "catalog.read"),
     ("Sales", "/sales", "books.read"),
     ("Purchases", "/purchases", "books.read"),
+    ("Returns", "/sales-returns", "books.read"),
     ("Customers", "/customers", "parties.read"),
     ("Suppliers", "/suppliers", "parties.read"),
     ("Stock", "/stock", "catalog.read"),
