@@ -30,6 +30,7 @@ from tillbook.reports import (
     profit_loss,
     stock_valuation,
     stock_valuation_company,
+    stock_valuation_page,
     trial_balance,
 )
 from tillbook.tenancy import service as tenancy
@@ -315,6 +316,7 @@ async def reports_page(
     shops = await branches(db, ctx)
     errors: dict[str, list[str]] = {}
     chart: dict[str, Any] | None = None
+    paging = parse_page(page, "50")
     try:
         wh = id_field_value(warehouse_id)
         wh = ctx.warehouse_for("books.read", wh)
@@ -325,6 +327,9 @@ async def reports_page(
                 return await profit_loss(s, ctx.company_id, wh, start, end)
             if report == "balance-sheet":
                 return await balance_sheet(s, ctx.company_id, wh, end)
+            if report == "stock-valuation" and format != "csv":
+                ids = [wh] if wh is not None else [i for i, _n in shops]
+                return await stock_valuation_page(s, ctx.company_id, ids, paging)
             if report == "stock-valuation":
                 if wh is not None:
                     one = await stock_valuation(s, ctx.company_id, wh)
@@ -352,7 +357,6 @@ async def reports_page(
         errors, data = exc.errors, None
     if format == "csv" and data is not None:
         return _report_csv(report, data)
-    paging = parse_page(page, "50")
     query = request.url.query
     return render(
         request,
