@@ -3,6 +3,7 @@ refusals, CSRF, one-time form tokens, field errors next to their fields."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 
 import httpx
@@ -22,7 +23,7 @@ from tests.web_helpers import (
 from tillbook.app import create_app
 from tillbook.config import Settings
 from tillbook.db import Database
-from tillbook.models import ApiKey, AuditEvent, Product
+from tillbook.models import ApiKey, AuditEvent, Product, StockAdjustment
 
 
 @pytest.fixture
@@ -189,3 +190,336 @@ async def test_an_api_key_secret_is_shown_once(
     assert await _count(db, ApiKey, shop.company_id) == 3
     listed = await web.get("/settings/keys")
     assert "back till" in listed.text and "sk_" not in listed.text
+
+
+# --- customers and suppliers ----------------------------------------------------------
+
+
+async def _audits(db: Database, company_id: int, entity_type: str) -> int:
+    return int(
+        await db.read(
+            lambda s: s.scalar(
+                select(func.count())
+                .select_from(AuditEvent)
+                .where(AuditEvent.company_id == company_id, AuditEvent.entity_type == entity_type)
+            )
+        )
+    )
+
+
+async def test_customers_list_create_edit_and_archive(
+    web: httpx.AsyncClient, db: Database, shop: Shop
+) -> None:
+    await sign_in(web, await owner_email(db, shop), OWNER_PASSWORD)
+    listed = await web.get("/customers?q=")
+    assert listed.status_code == 200 and "Balance" in listed.text
+    page = await web.get("/customers/new")
+    form = {
+        "csrf": csrf_of(page.text),
+        "form_token": form_token_of(page.text),
+        "name": "Ada Web",
+        "code": f"ADA-{shop.company_id}",
+        "email": "not an email",
+        "credit_limit": "100",
+    }
+    bad = await web.post("/customers/new", data=form)
+    assert bad.status_code == 422 and 'id="e-email"' in bad.text
+    assert 'value="Ada Web"' in bad.text
+    form["email"] = "ada@example.com"
+    before = await _audits(db, shop.company_id, "customer")
+    first = await web.post("/customers/new", data=form)
+    assert first.status_code == 303, first.text
+    again = await web.post("/customers/new", data=form)
+    assert again.headers["location"] == first.headers["location"]
+    assert await _audits(db, shop.company_id, "customer") == before + 1
+    detail = await web.get(first.headers["location"])
+    assert "Ada Web" in detail.text and "Outstanding invoices" in detail.text
+    found = await web.get("/customers?q=Ada+Web")
+    assert "Ada Web" in found.text
+    pid = first.headers["location"].split("/customers/")[1].split("?")[0]
+
+    # An edit based on an old version is refused with a clear message.
+    edit = {
+        "csrf": csrf_of(detail.text),
+        "form_token": form_token_of(detail.text),
+        "name": "Ada Lovelace",
+        "version": "1",
+        "credit_limit": "150",
+    }
+    saved = await web.post(f"/customers/{pid}/edit", data=edit)
+    assert saved.status_code == 303, saved.text
+    stale = await web.post(
+        f"/customers/{pid}/edit", data={**edit, "form_token": "form-other", "name": "Lost"}
+    )
+    assert stale.status_code == 412 and "changed this record" in stale.text
+    assert "Ada Lovelace" in (await web.get(f"/customers/{pid}")).text
+
+    confirm = await web.get(f"/customers/{pid}/archive")
+    assert confirm.status_code == 200 and "Archive Ada Lovelace?" in confirm.text
+    done = await web.post(
+        f"/customers/{pid}/archive",
+        data={"csrf": csrf_of(confirm.text), "form_token": form_token_of(confirm.text)},
+    )
+    assert done.status_code == 303
+    assert "(archived)" in (await web.get(f"/customers/{pid}")).text
+    assert await _audits(db, shop.company_id, "customer") == before + 3
+
+
+async def test_a_cashier_adds_a_customer_but_not_a_supplier_nor_a_credit_limit(
+    web: httpx.AsyncClient, db: Database, shop: Shop
+) -> None:
+    await sign_in(web, await add_staff(db, shop, "cashier"), STAFF_PASSWORD)
+    page = await web.get("/customers/new")
+    assert page.status_code == 200 and "credit_limit" not in page.text
+    assert (await web.get("/suppliers")).status_code == 200
+    assert (await web.get("/suppliers/new")).status_code == 403
+    csrf = csrf_of(page.text)
+    r = await web.post(
+        "/customers/new", data={"csrf": csrf, "name": "Sneaky", "credit_limit": "1000"}
+    )
+    assert r.status_code == 403
+    r = await web.post("/suppliers/new", data={"csrf": csrf, "name": "Sneaky supplier"})
+    assert r.status_code == 403
+    assert (await web.get(f"/customers/{shop.customer_id}/statement")).status_code == 403
+    r = await web.post("/customers/new", data={"name": "No token", "form_token": "form-x"})
+    assert r.status_code == 403
+
+
+async def test_a_party_statement_pages_and_downloads(
+    web: httpx.AsyncClient, db: Database, shop: Shop, client: httpx.AsyncClient
+) -> None:
+    import datetime as dt
+
+    for _n in range(3):
+        sale = await client.post(
+            "/sales",
+            headers=shop.headers,
+            json={
+                "user_id": shop.customer_id,
+                "order_date": dt.date.today().isoformat(),
+                "product_items": [{"xid": shop.xid("apple"), "quantity": 1, "unit_price": "4"}],
+            },
+        )
+        assert sale.status_code == 200, sale.text
+    await sign_in(web, await owner_email(db, shop), OWNER_PASSWORD)
+    detail = await web.get(f"/customers/{shop.customer_id}")
+    assert detail.text.count('href="/sales/') == 3  # three invoices still due
+    statement = await web.get(f"/customers/{shop.customer_id}/statement")
+    assert statement.status_code == 200 and "Opening balance" in statement.text
+    assert 'id="closing">12.00' in statement.text
+    csv_file = await web.get(f"/customers/{shop.customer_id}/statement?format=csv")
+    assert csv_file.headers["content-type"].startswith("text/csv")
+    assert "Closing balance" in csv_file.text
+    bad = await web.get(f"/customers/{shop.customer_id}/statement?date_from=2024-13-01")
+    assert bad.status_code == 422 and 'id="e-date_from"' in bad.text
+
+
+# --- stock ----------------------------------------------------------------------------
+
+
+async def test_stock_levels_and_an_adjustment_recorded_once(
+    web: httpx.AsyncClient, db: Database, shop: Shop
+) -> None:
+    await sign_in(web, await owner_email(db, shop), OWNER_PASSWORD)
+    levels = await web.get("/stock?q=")
+    assert levels.status_code == 200 and "Reorder level" in levels.text
+    assert (await web.get("/stock?low=1")).status_code == 200
+    apple = shop.products["apple"]
+    page = await web.get(f"/stock/products/{apple}")
+    assert page.status_code == 200 and "Batches" in page.text and "Movements" in page.text
+    form = {
+        "csrf": csrf_of(page.text),
+        "form_token": form_token_of(page.text),
+        "warehouse_id": str(shop.warehouse_id),
+        "adjustment_type": "subtract",
+        "quantity": "abc",
+        "notes": "dropped",
+    }
+    bad = await web.post(f"/stock/products/{apple}/adjust", data=form)
+    assert bad.status_code == 422 and 'id="e-quantity"' in bad.text
+    form["quantity"] = "2"
+    before = await _audits(db, shop.company_id, "stock_adjustment")
+    first = await web.post(f"/stock/products/{apple}/adjust", data=form)
+    assert first.status_code == 303, first.text
+    again = await web.post(f"/stock/products/{apple}/adjust", data=form)
+    assert again.headers["location"] == first.headers["location"]
+    assert await _audits(db, shop.company_id, "stock_adjustment") == before + 1
+    shown = await web.get(first.headers["location"])
+    assert f'id="stock-{shop.warehouse_id}">18<' in shown.text  # 20 opening - 2
+    assert "adjustment" in shown.text
+    assert await _count(db, StockAdjustment, shop.company_id) == 1
+
+
+async def test_a_scoped_manager_adjusts_stock_in_their_branch_only(
+    web: httpx.AsyncClient, db: Database, shop: Shop
+) -> None:
+    await sign_in(web, await add_staff(db, shop, "manager", shop.warehouse_id), STAFF_PASSWORD)
+    apple = shop.products["apple"]
+    page = await web.get(f"/stock/products/{apple}")
+    assert page.status_code == 200
+    r = await web.post(
+        f"/stock/products/{apple}/adjust",
+        data={
+            "csrf": csrf_of(page.text),
+            "warehouse_id": str(shop.other_warehouse_id),
+            "adjustment_type": "add",
+            "quantity": "1",
+        },
+    )
+    assert r.status_code == 403
+    accountant = httpx.AsyncClient(transport=web._transport, base_url="http://testserver")
+    async with accountant:
+        await sign_in(accountant, await add_staff(db, shop, "accountant"), STAFF_PASSWORD)
+        seen = await accountant.get(f"/stock/products/{apple}")
+        assert seen.status_code == 200 and "Record an adjustment" not in seen.text
+        r = await accountant.post(
+            f"/stock/products/{apple}/adjust",
+            data={"csrf": csrf_of(seen.text), "warehouse_id": str(shop.warehouse_id)},
+        )
+        assert r.status_code == 403
+    assert await _count(db, StockAdjustment, shop.company_id) == 0
+
+
+# --- reports ----------------------------------------------------------------------------
+
+
+async def test_the_reports_render_and_download(
+    web: httpx.AsyncClient, db: Database, shop: Shop
+) -> None:
+    await sign_in(web, await owner_email(db, shop), OWNER_PASSWORD)
+    for report, words in (
+        ("balance-sheet", "Total liabilities and equity"),
+        ("stock-valuation", "Stock at cost"),
+        ("profit-loss", "Net profit by month"),
+        ("trial-balance", "Total"),
+    ):
+        r = await web.get(f"/reports?report={report}")
+        assert r.status_code == 200 and words in r.text, report
+        csv_file = await web.get(f"/reports?report={report}&format=csv")
+        assert csv_file.headers["content-type"].startswith("text/csv"), report
+    ledger = await web.get("/reports/ledger?account=11700")
+    assert ledger.status_code == 200 and "Opening balance" in ledger.text
+    assert "Opening stock" in ledger.text
+    csv_file = await web.get("/reports/ledger?account=11700&format=csv")
+    assert "Closing balance" in csv_file.text
+    bad = await web.get("/reports/ledger?account=11700&date_to=yesterday")
+    assert bad.status_code == 422 and 'id="e-date_to"' in bad.text
+
+
+async def test_closing_the_books_once_and_who_may(
+    web: httpx.AsyncClient, db: Database, shop: Shop
+) -> None:
+    import datetime as dt
+
+    await sign_in(web, await add_staff(db, shop, "accountant"), STAFF_PASSWORD)
+    page = await web.get("/reports/periods")
+    assert page.status_code == 200 and "Close the books" in page.text
+    assert "Reopen" not in page.text  # an owner's decision
+    through = (dt.date.today() - dt.timedelta(days=1)).isoformat()
+    form = {"csrf": csrf_of(page.text), "form_token": form_token_of(page.text)}
+    bad = await web.post("/reports/periods/close", data={**form, "through": "soon"})
+    assert bad.status_code == 422 and 'id="e-through"' in bad.text
+    first = await web.post("/reports/periods/close", data={**form, "through": through})
+    assert first.status_code == 303, first.text
+    again = await web.post("/reports/periods/close", data={**form, "through": through})
+    assert again.status_code == 303
+    closes = await db.read(
+        lambda s: s.scalar(
+            select(func.count())
+            .select_from(AuditEvent)
+            .where(AuditEvent.company_id == shop.company_id, AuditEvent.action == "period.close")
+        )
+    )
+    assert closes == 1
+    shown = await web.get("/reports/periods")
+    assert f'id="closed-through">{through}<' in shown.text
+    other = await web.post(
+        "/reports/periods/close",
+        data={"csrf": csrf_of(shown.text), "form_token": "form-2", "through": through},
+    )
+    assert other.status_code == 409 and "already closed" in other.text
+    r = await web.post("/reports/periods/reopen", data={"csrf": csrf_of(shown.text)})
+    assert r.status_code == 403
+
+
+# --- listings after creation ------------------------------------------------------------
+
+
+async def test_a_listing_edit_once_a_stale_edit_refused_and_price_history(
+    web: httpx.AsyncClient, db: Database, shop: Shop
+) -> None:
+    await sign_in(web, await owner_email(db, shop), OWNER_PASSWORD)
+    apple, wh = shop.products["apple"], shop.warehouse_id
+    page = await web.get(f"/products/{apple}")
+    assert page.status_code == 200
+    tokens = re.findall(r'name="form_token" value="([^"]+)"', page.text)
+    assert len(tokens) == len(set(tokens)) > 1  # one token per form
+    version = re.search(
+        rf'action="/products/{apple}/listings/{wh}">.*?name="version" value="(\d+)"', page.text
+    )
+    assert version is not None
+    form = {
+        "csrf": csrf_of(page.text),
+        "form_token": "form-listing-1",
+        "version": version.group(1),
+        "sales_price": "x",
+        "purchase_price": "1.00",
+        "reorder_level": "3",
+        "active": "1",
+    }
+    bad = await web.post(f"/products/{apple}/listings/{wh}", data=form)
+    assert bad.status_code == 422 and f'id="e-{wh}-sales_price"' in bad.text
+    form["sales_price"] = "9.99"
+    before = await _audits(db, shop.company_id, "listing")
+    first = await web.post(f"/products/{apple}/listings/{wh}", data=form)
+    assert first.status_code == 303, first.text
+    again = await web.post(f"/products/{apple}/listings/{wh}", data=form)
+    assert again.status_code == 303
+    assert await _audits(db, shop.company_id, "listing") == before + 1
+    stale = await web.post(
+        f"/products/{apple}/listings/{wh}",
+        data={**form, "form_token": "form-listing-2", "sales_price": "1.00"},
+    )
+    assert stale.status_code == 412 and "Someone else changed this listing" in stale.text
+    shown = await web.get(f"/products/{apple}")
+    assert "Price changes" in shown.text and "9.99" in shown.text
+
+
+async def test_a_product_listed_in_another_branch(
+    web: httpx.AsyncClient, db: Database, shop: Shop
+) -> None:
+    await sign_in(web, await owner_email(db, shop), OWNER_PASSWORD)
+    tea = shop.products["tea"]
+    page = await web.get(f"/products/{tea}")
+    listed = re.findall(r'id="listing-(\d+)"', page.text)
+    other = next(w for w in (shop.warehouse_id, shop.other_warehouse_id) if str(w) not in listed)
+    form = {
+        "csrf": csrf_of(page.text),
+        "form_token": "form-add-1",
+        "warehouse_id": str(other),
+        "sales_price": "3.00",
+        "purchase_price": "",
+    }
+    bad = await web.post(f"/products/{tea}/listings", data=form)
+    assert bad.status_code == 422 and 'id="e-purchase_price"' in bad.text
+    form.update({"purchase_price": "2.00", "opening_stock.quantity": "4"})
+    form["opening_stock.unit_cost"] = "2.00"
+    done = await web.post(f"/products/{tea}/listings", data=form)
+    assert done.status_code == 303, done.text
+    shown = await web.get(f"/products/{tea}")
+    assert f'id="listing-{other}"' in shown.text
+
+
+async def test_returns_lists_and_who_may_read_them(
+    web: httpx.AsyncClient, db: Database, shop: Shop
+) -> None:
+    await sign_in(web, await owner_email(db, shop), OWNER_PASSWORD)
+    for path in ("/sales-returns", "/purchase-returns"):
+        r = await web.get(path)
+        assert r.status_code == 200 and "Sales returns" in r.text, path
+    await web.post("/logout", data={"csrf": csrf_of(r.text)})
+    await sign_in(web, await add_staff(db, shop, "cashier"), STAFF_PASSWORD)
+    assert (await web.get("/sales-returns")).status_code == 403
+    assert (await web.get("/stock")).status_code == 200
+    assert (await web.get("/reports/ledger?account=11700")).status_code == 403
+    assert (await web.get("/reports/periods")).status_code == 403

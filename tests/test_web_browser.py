@@ -233,3 +233,82 @@ async def test_the_back_office_in_a_browser(
         await phone.goto(f"{server}/products")
         await shot(phone, "products-phone")
         await browser.close()
+
+
+async def test_stock_adjustment_and_period_close_in_a_browser(
+    server: str, db: Database, shop: Shop, tmp_path: Path
+) -> None:
+    """An adjustment recorded from the stock page shows in the stock and the books; a
+    period closed from the reports page refuses a back-dated sale through the API."""
+    from playwright.async_api import async_playwright
+
+    email = await owner_email(db, shop)
+    apple, wh = shop.products["apple"], shop.warehouse_id
+    shots = tmp_path / "screens"
+    shots.mkdir()
+
+    async def shot(page, name: str) -> None:  # type: ignore[no-untyped-def]
+        await page.screenshot(path=str(shots / f"{name}.png"), full_page=True)
+        if DOCS is not None:
+            await page.screenshot(path=str(DOCS / f"{name}.png"))
+
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        page = await browser.new_page(viewport={"width": 1200, "height": 800})
+        await page.goto(f"{server}/login")
+        await page.get_by_label("Email").fill(email)
+        await page.get_by_label("Password").fill(OWNER_PASSWORD)
+        await page.get_by_role("button", name="Sign in").click()
+        await page.wait_for_url(f"{server}/")
+
+        # From the stock list to the product's stock page, and an adjustment.
+        await page.goto(f"{server}/stock")
+        await page.get_by_role("link", name="Apple juice").first.click()
+        await page.wait_for_url(f"{server}/stock/products/{apple}")
+        before = await page.locator(f"#stock-{wh}").inner_text()
+        await page.get_by_label("Branch", exact=True).select_option(str(wh))
+        await page.get_by_label("Change").select_option("subtract")
+        await page.get_by_label("Quantity").fill("3")
+        await page.get_by_label("Reason").fill("broken in the back room")
+        await page.get_by_role("button", name="Record adjustment").click()
+        await page.wait_for_selector("text=recorded.")
+        after = await page.locator(f"#stock-{wh}").inner_text()
+        assert float(before) - float(after) == 3, (before, after)
+        assert "adjustment" in await page.locator("section", has_text="Movements").inner_text()
+        await shot(page, "stock-product")
+
+        # The books: the inventory account's ledger carries the adjustment.
+        await page.goto(f"{server}/reports/ledger?account=11700&warehouse_id={wh}")
+        assert "broken in the back room" in await page.locator("table").inner_text()
+        await page.goto(f"{server}/reports?report=profit-loss")
+        assert await page.locator("svg.chart").count() == 1
+        await shot(page, "profit-loss")
+
+        # Close the books through yesterday from the reports page.
+        yesterday = dt.date.today() - dt.timedelta(days=1)
+        await page.goto(f"{server}/reports")
+        await page.get_by_role("link", name="Period close").click()
+        await page.get_by_label("Close through (the last day to close)").fill(yesterday.isoformat())
+        await page.get_by_role("button", name="Close the books").click()
+        await page.wait_for_selector("text=The books were closed.")
+        assert await page.locator("#closed-through").inner_text() == yesterday.isoformat()
+        await shot(page, "period-close")
+
+        phone = await browser.new_page(viewport={"width": 390, "height": 844})
+        await phone.context.add_cookies(await page.context.cookies())
+        await phone.goto(f"{server}/stock?low=1")
+        await shot(phone, "stock-phone")
+        await browser.close()
+
+    # A sale dated into the closed period is refused through the public API.
+    sale = httpx.post(
+        f"{server}/api/v1/public/sales",
+        headers=shop.headers,
+        json={
+            "user_id": shop.customer_id,
+            "order_date": yesterday.isoformat(),
+            "product_items": [{"xid": shop.xid("apple"), "quantity": 1, "unit_price": "4.00"}],
+        },
+    )
+    assert sale.status_code == 422, sale.text
+    assert "order_date" in sale.text

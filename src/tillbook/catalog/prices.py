@@ -200,3 +200,35 @@ async def price_adjustment_page(
         for b, u in batches
     ]
     return envelope(p, total, rows)
+
+
+async def history(
+    session: AsyncSession,
+    company_id: int,
+    product_id: int,
+    warehouse_ids: list[int],
+    limit: int = 20,
+) -> list[dict[str, Any]]:
+    """A product's latest sales-price changes in the given branches, newest first,
+    with who made them (index ``price_history.product_id``)."""
+    rows = await session.execute(
+        select(PriceHistory, User.name)
+        .outerjoin(User, User.id == PriceHistory.created_by)
+        .where(
+            PriceHistory.company_id == company_id,
+            PriceHistory.product_id == product_id,
+            PriceHistory.warehouse_id.in_(warehouse_ids),
+        )
+        .order_by(PriceHistory.id.desc())
+        .limit(limit)
+    )
+    return [
+        {
+            "warehouse_id": h.warehouse_id,
+            "old_price": number(h.old_price),
+            "new_price": number(h.new_price),
+            "by": name,
+            "at": h.created_at,
+        }
+        for h, name in rows.all()
+    ]

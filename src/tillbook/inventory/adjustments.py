@@ -17,7 +17,9 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tillbook.audit.service import record
 from tillbook.auth.context import AuthContext
+from tillbook.errors import NotFound
 from tillbook.events.outbox import emit
 from tillbook.inventory import repository as inventory_repo
 from tillbook.inventory import service as inventory
@@ -31,7 +33,7 @@ from tillbook.kit.problems import Problems
 from tillbook.kit.refs import ref_to_id
 from tillbook.ledger.rules import RuleName
 from tillbook.ledger.service import post
-from tillbook.models import Product, StockAdjustment, User
+from tillbook.models import Product, StockAdjustment, User, Warehouse
 from tillbook.unit import UnitOfWork
 
 
@@ -183,6 +185,56 @@ async def create_adjustment(
         "adjustment_id": adj.id,
         "new_stock_level": number(product.current_stock),
     }
+
+
+async def adjust_as_staff(
+    uow: UnitOfWork,
+    company_id: int,
+    warehouse_id: int,
+    actor_id: int,
+    body: StockAdjustmentIn,
+) -> dict[str, Any]:
+    """A stock adjustment recorded by a staff member in the back office: the same
+    rule as a till's (``create_adjustment``), acting for the warehouse as a key of
+    it would (its ``allow_negative_stock``, the staff member as creator), and, as
+    every back-office change, in the audit trail. The caller has checked that the
+    staff member may write stock there (``stock.write``)."""
+    session = uow.session
+    warehouse = await session.get(Warehouse, warehouse_id)
+    if warehouse is None or warehouse.company_id != company_id:
+        raise NotFound(f"warehouse {warehouse_id} not found")
+    actor = await session.get(User, actor_id)
+    acting = AuthContext(
+        key_id=0,
+        company_id=company_id,
+        warehouse_id=warehouse_id,
+        user_id=actor_id,
+        user_name=actor.name if actor is not None else "",
+        rate_limit="",
+        allow_negative_stock=warehouse.allow_negative_stock,
+    )
+    done = await create_adjustment(uow, acting, body)
+    adj = await session.get(StockAdjustment, done["adjustment_id"])
+    assert adj is not None
+    await record(
+        session,
+        company_id=company_id,
+        actor_id=actor_id,
+        action="stock.adjusted",
+        entity_type="stock_adjustment",
+        entity_id=adj.id,
+        after={
+            "warehouse_id": warehouse_id,
+            "product_id": adj.product_id,
+            "adjustment_type": adj.adjustment_type,
+            "quantity": quantity_str(adj.quantity),
+            "cost_amount": money_str(adj.cost_amount),
+            "notes": adj.notes,
+            "batch_number": adj.batch_number,
+            "expiry_date": None if adj.expiry_date is None else adj.expiry_date.isoformat(),
+        },
+    )
+    return done
 
 
 async def adjustment_page(

@@ -131,3 +131,44 @@ async def back_office_detail(
     data = await views.load_detail(session, order)
     data["warehouse_id"] = order.warehouse_id
     return data, warehouse, company
+
+
+# party type -> the orders that leave it owing or owed
+PARTY_ORDERS = {"customer": "sales", "supplier": "purchases"}
+
+
+async def outstanding_page(
+    session: AsyncSession,
+    company_id: int,
+    party_id: int,
+    party_type: str,
+    warehouse_ids: list[int],
+    page: Page,
+) -> dict[str, Any]:
+    """One page of a party's invoices with something still due, oldest first, in the
+    given branches (a customer's sales, a supplier's purchases): what a statement's
+    balance is made of, invoice by invoice."""
+    conditions: list[ColumnElement[bool]] = [
+        Order.company_id == company_id,
+        Order.user_id == party_id,
+        Order.order_type == PARTY_ORDERS[party_type],
+        Order.warehouse_id.in_(warehouse_ids),
+        Order.due_amount > 0,
+    ]
+    total = (await session.execute(select(func.count()).where(*conditions))).scalar_one()
+    rows = (
+        await session.execute(
+            select(Order, User)
+            .join(User, User.id == Order.user_id)
+            .where(*conditions)
+            .order_by(Order.order_date, Order.id)
+            .offset(page.offset)
+            .limit(page.limit)
+        )
+    ).all()
+    items = []
+    for o, u in rows:
+        item = views.list_item(o, u, None)
+        item["warehouse_id"] = o.warehouse_id
+        items.append(item)
+    return envelope(page, total, items)

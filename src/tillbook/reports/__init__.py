@@ -6,7 +6,11 @@ the same shape the ``tillbook report ... --json`` command prints.
 """
 
 from tillbook.reports.statements import balance_sheet, profit_loss
-from tillbook.reports.stock import stock_valuation, stock_valuation_company
+from tillbook.reports.stock import (
+    stock_valuation,
+    stock_valuation_company,
+    stock_valuation_page,
+)
 from tillbook.reports.trial_balance import trial_balance
 
 __all__ = [
@@ -14,5 +18,6 @@ __all__ = [
     "profit_loss",
     "stock_valuation",
     "stock_valuation_company",
+    "stock_valuation_page",
     "trial_balance",
 ]

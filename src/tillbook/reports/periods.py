@@ -184,13 +184,21 @@ async def close(
     db: Database, company_id: int, through: dt.date, actor_id: int | None = None
 ) -> dict[str, Any]:
     """Close the books through ``through`` and roll up the whole months closed."""
-    result = await db.unit(lambda uow: _close(uow, company_id, through, actor_id), attempts=2)
-    rolled = await db.write(lambda s: rollups.build(s, company_id))
-    return {
-        "company_id": company_id,
-        **result,
-        "rolled_up_through": _iso(rolled),
-    }
+    result = await db.unit(lambda uow: close_in(uow, company_id, through, actor_id), attempts=2)
+    return {"company_id": company_id, **result, "rolled_up_through": await roll_up(db, company_id)}
+
+
+async def close_in(
+    uow: UnitOfWork, company_id: int, through: dt.date, actor_id: int | None
+) -> dict[str, Any]:
+    """The close itself, in the caller's unit of work (the back office's pages run it
+    under a form's one-time token); ``roll_up`` afterwards, in its own transaction."""
+    return await _close(uow, company_id, through, actor_id)
+
+
+async def roll_up(db: Database, company_id: int) -> str | None:
+    """Roll up the whole months closed so far: the day rolled up through."""
+    return _iso(await db.write(lambda s: rollups.build(s, company_id)))
 
 
 async def _reopen(
@@ -234,6 +242,13 @@ async def reopen(
 ) -> dict[str, Any]:
     """Reopen the books after ``through`` (None: reopen every period)."""
     return await db.write(lambda s: _reopen(s, company_id, through, actor_id))
+
+
+async def reopen_in(
+    session: AsyncSession, company_id: int, through: dt.date | None, actor_id: int | None
+) -> dict[str, Any]:
+    """The reopen in the caller's transaction (a back-office form's unit of work)."""
+    return await _reopen(session, company_id, through, actor_id)
 
 
 async def check(db: Database, company_id: int, *, build: bool = False) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.kit import xid
 from tillbook.kit.money import ZERO, money_str, number, to_money
+from tillbook.kit.pagination import Page, envelope
 from tillbook.ledger import chart, rollups
 from tillbook.ledger.service import account_ids
 from tillbook.models import Listing, Product, StockBatch, Warehouse
@@ -102,4 +103,78 @@ async def stock_valuation_company(session: AsyncSession, company_id: int) -> dic
         "warehouses": warehouses,
         "total_value": money_str(total),
         "gl_inventory_balance": money_str(gl),
+    }
+
+
+async def stock_valuation_page(
+    session: AsyncSession, company_id: int, warehouse_ids: list[int], page: Page
+) -> dict[str, Any]:
+    """The valuation as a screen shows it: each warehouse's total at cost (one
+    grouped sum of its layers, the same figure as ``stock_valuation``'s
+    ``total_value``) and GL 11700 balance, and one page of the products (listing ×
+    warehouse) with their stock and value, instead of every product at once."""
+    for wid in warehouse_ids:
+        await check_scope(session, company_id, wid)
+    totals = dict(
+        (
+            await session.execute(
+                select(StockBatch.warehouse_id, func.sum(StockBatch.value_remaining))
+                .where(
+                    StockBatch.company_id == company_id,
+                    StockBatch.warehouse_id.in_(warehouse_ids),
+                )
+                .group_by(StockBatch.warehouse_id)
+            )
+        ).all()
+    )
+    warehouses = [
+        {
+            "warehouse_id": wid,
+            "total_value": money_str(to_money(totals.get(wid))),
+            "gl_inventory_balance": money_str(await _inventory_gl(session, company_id, wid)),
+        }
+        for wid in warehouse_ids
+    ]
+    conds = [Listing.company_id == company_id, Listing.warehouse_id.in_(warehouse_ids)]
+    total = (
+        await session.execute(select(func.count()).select_from(Listing).where(*conds))
+    ).scalar_one()
+    listed = (
+        select(Listing.product_id, Listing.warehouse_id, Listing.current_stock)
+        .where(*conds)
+        .order_by(Listing.product_id, Listing.warehouse_id)
+        .offset(page.offset)
+        .limit(page.limit)
+        .subquery()
+    )
+    value = (
+        select(func.coalesce(func.sum(StockBatch.value_remaining), 0))
+        .where(
+            StockBatch.product_id == listed.c.product_id,
+            StockBatch.warehouse_id == listed.c.warehouse_id,
+        )
+        .scalar_subquery()
+    )
+    rows = await session.execute(
+        select(Product.id, Product.name, listed.c.warehouse_id, listed.c.current_stock, value)
+        .join(listed, listed.c.product_id == Product.id)
+        .order_by(Product.id, listed.c.warehouse_id)
+    )
+    return {
+        "warehouses": warehouses,
+        "total_value": money_str(sum((to_money(v) for v in totals.values()), ZERO)),
+        "products": envelope(
+            page,
+            total,
+            [
+                {
+                    "product_id": pid,
+                    "name": name,
+                    "warehouse_id": wid,
+                    "current_stock": number(Decimal(str(stock))),
+                    "value": money_str(to_money(amount)),
+                }
+                for pid, name, wid, stock, amount in rows.all()
+            ],
+        ),
     }

@@ -11,7 +11,7 @@ from fastapi.responses import RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from tillbook.errors import TillbookError
-from tillbook.web import pages, settings
+from tillbook.web import books, listings, pages, parties, settings, stock
 from tillbook.web.render import HERE, render
 from tillbook.web.session import LoginNeeded
 
@@ -33,7 +33,11 @@ def error_page(request: Request, exc: TillbookError, status: int | None = None) 
 
 def install(app: FastAPI) -> None:
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
+    app.include_router(books.router)
+    app.include_router(listings.router)
     app.include_router(settings.router)
+    app.include_router(parties.router)
+    app.include_router(stock.router)
     app.include_router(pages.router)
 
     @app.exception_handler(LoginNeeded)

@@ -24,6 +24,7 @@ from tillbook.api.body import errors_of
 from tillbook.api.deps import DB, get_db
 from tillbook.auth import admin
 from tillbook.auth.admin import AdminContext
+from tillbook.catalog import prices as price_service
 from tillbook.catalog import products as product_service
 from tillbook.catalog import queries as catalog_queries
 from tillbook.catalog import reference
@@ -399,12 +400,20 @@ async def _product_page(
     status: int = 200,
     errors: dict[str, list[str]] | None = None,
     form_values: dict[str, str] | None = None,
+    message: str | None = None,
+    listing_errors: dict[str, dict[str, list[str]]] | None = None,
+    listing_values: dict[str, dict[str, str]] | None = None,
 ) -> Response:
-    async def read(s: AsyncSession) -> dict[str, Any]:
-        return await product_service.view(s, await product_service.get(s, ctx.company_id, pid))
+    shops = await branches(db, ctx)
 
-    product = await db.read(read)
+    async def read(s: AsyncSession) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        product = await product_service.view(s, await product_service.get(s, ctx.company_id, pid))
+        changes = await price_service.history(s, ctx.company_id, pid, [i for i, _n in shops])
+        return product, changes
+
+    product, changes = await db.read(read)
     names = dict(await db.read(lambda s: dashboard.warehouses(s, ctx.company_id)))
+    listed = {li["warehouse_id"] for li in product["listings"]}
     shown = form_values or {
         "name": product["name"],
         "item_code": product["item_code"],
@@ -421,6 +430,18 @@ async def _product_page(
         errors=errors or {},
         values=shown,
         created=request.query_params.get("created") == "1",
+        message=message,
+        price_history=changes,
+        may_edit={i for i, _n in shops if ctx.can("catalog.write", i)},
+        may_price={i for i, _n in shops if ctx.can("prices.write", i)},
+        may_stock={i for i, _n in shops if ctx.can("stock.write", i)},
+        unlisted=[
+            (i, n)
+            for i, n in shops
+            if i not in listed and ctx.can("catalog.write", i) and ctx.can("prices.write", i)
+        ],
+        listing_errors=listing_errors or {},
+        listing_values=listing_values or {},
     )
 
 
@@ -596,7 +617,12 @@ async def reference_create(
 
 # --- sales and purchases -------------------------------------------------------------
 
-ORDER_TYPES = {"sales": ("sales", "Sales"), "purchases": ("purchases", "Purchases")}
+ORDER_TYPES = {
+    "sales": ("sales", "Sales"),
+    "purchases": ("purchases", "Purchases"),
+    "sales-returns": ("sales-returns", "Sales returns"),
+    "purchase-returns": ("purchase-returns", "Purchase returns"),
+}
 
 
 def _kind(request: Request) -> str:
@@ -667,7 +693,7 @@ async def order_detail(
     print: str | None = None,
 ) -> Response:
     order_type, title = ORDER_TYPES[kind]
-    oid = path_id(order_id, title.lower())
+    oid = path_id(order_id, order_queries.NOUNS[order_type])
     order, warehouse, company = await db.read(
         lambda s: order_queries.back_office_detail(s, ctx.company_id, order_type, oid)
     )

@@ -55,6 +55,10 @@ NAV: tuple[tuple[str, str, str | None], ...] = (
     ("Reference", "/reference", "catalog.read"),
     ("Sales", "/sales", "books.read"),
     ("Purchases", "/purchases", "books.read"),
+    ("Returns", "/sales-returns", "books.read"),
+    ("Customers", "/customers", "parties.read"),
+    ("Suppliers", "/suppliers", "parties.read"),
+    ("Stock", "/stock", "catalog.read"),
     ("Reports", "/reports", "books.read"),
     ("Import", "/import", "catalog.write"),
     ("API keys", "/settings/keys", "keys.manage"),
@@ -78,6 +82,17 @@ def form_token() -> str:
     return "form-" + secrets.token_urlsafe(18)
 
 
+class FreshToken:
+    """``{{ form_token }}``: a new one-time token each time it is written, so that
+    every form of a page (a product's listings, the reference lists) has its own."""
+
+    def __str__(self) -> str:
+        return form_token()
+
+    def __html__(self) -> str:
+        return form_token()
+
+
 def render(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
     ctx: AdminContext | None = getattr(request.state, "admin", None)
     context.setdefault("errors", {})
@@ -88,7 +103,7 @@ def render(request: Request, template: str, status: int = 200, **context: Any) -
         staff=ctx,
         nav=nav_for(ctx),
         here=request.url.path,
-        form_token=form_token(),
+        form_token=FreshToken(),
         **context,
     )
     return HTMLResponse(html, status_code=status, headers={"Cache-Control": "no-store"})

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
+from decimal import Decimal
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Request
@@ -24,7 +25,14 @@ from tillbook.events import webhook_service
 from tillbook.imports import ImportRejected
 from tillbook.kit.pagination import parse_page
 from tillbook.parties import transfer as party_transfer
-from tillbook.reports import profit_loss, trial_balance
+from tillbook.reports import (
+    balance_sheet,
+    profit_loss,
+    stock_valuation,
+    stock_valuation_company,
+    stock_valuation_page,
+    trial_balance,
+)
 from tillbook.tenancy import service as tenancy
 from tillbook.tenancy import staff as staff_service
 from tillbook.unit import UnitOfWork
@@ -184,7 +192,13 @@ async def import_file(request: Request, ctx: Importer) -> Response:
 # --- reports ---------------------------------------------------------------------------
 
 Books = Annotated[AdminContext, Page("books.read", per_warehouse=True)]
-REPORTS = {"trial-balance": "Trial balance", "profit-loss": "Profit and loss"}
+REPORTS = {
+    "trial-balance": "Trial balance",
+    "profit-loss": "Profit and loss",
+    "balance-sheet": "Balance sheet",
+    "stock-valuation": "Stock valuation",
+}
+CHART_MONTHS = 12
 
 
 def _date(raw: str | None, field: str) -> dt.date | None:
@@ -206,6 +220,85 @@ def _csv(rows: list[list[str]], name: str) -> Response:
     )
 
 
+def _months(start: dt.date | None, end: dt.date) -> list[tuple[dt.date, dt.date]]:
+    """The calendar months a chart shows: those of the range, at most the last
+    ``CHART_MONTHS`` of it, each cut to the range."""
+    first = dt.date(end.year, end.month, 1)
+    out: list[tuple[dt.date, dt.date]] = []
+    while len(out) < CHART_MONTHS:
+        nxt = dt.date(first.year + first.month // 12, first.month % 12 + 1, 1)
+        out.append((max(first, start) if start else first, min(nxt - dt.timedelta(days=1), end)))
+        if start is not None and first <= start:
+            break
+        first = dt.date(first.year - (first.month == 1), (first.month - 2) % 12 + 1, 1)
+    return out[::-1]
+
+
+def month_chart(months: list[tuple[dt.date, Decimal]]) -> dict[str, Any]:
+    """Net profit per month as bars of an inline SVG around a zero line, scaled
+    server-side (no script): a loss hangs below the line."""
+    width, height = 600, 180
+    top = max((abs(v) for _m, v in months), default=Decimal(0)) or Decimal(1)
+    has_loss = any(v < 0 for _m, v in months)
+    zero = height / 2 if has_loss else height - 16
+    room = zero - 14
+    step = width / max(len(months), 1)
+    bars = []
+    for i, (month, value) in enumerate(months):
+        h = float(abs(value) / top) * room
+        bars.append(
+            {
+                "x": round(i * step + 4, 1),
+                "y": round(zero - h if value >= 0 else zero, 1),
+                "w": round(step - 8, 1),
+                "h": round(h, 1),
+                "label": month.strftime("%b %Y"),
+                "short": month.strftime("%b"),
+                "value": value,
+                "loss": value < 0,
+                "cx": round(i * step + step / 2, 1),
+            }
+        )
+    return {"width": width, "height": height, "zero": round(zero, 1), "bars": bars}
+
+
+def _report_csv(report: str, data: dict[str, Any]) -> Response:
+    rows: list[list[str]]
+    if report == "profit-loss":
+        rows = [["section", "code", "name", "amount"]]
+        for section in ("income", "expenses"):
+            rows += [
+                [section, a["code"], a["name"], a["amount"]] for a in data[section]["accounts"]
+            ]
+        rows.append(["net_profit", "", "", data["net_profit"]])
+    elif report == "balance-sheet":
+        rows = [["section", "code", "name", "amount"]]
+        for section in ("assets", "liabilities", "equity"):
+            rows += [
+                [section, a["code"], a["name"], a["amount"]] for a in data[section]["accounts"]
+            ]
+            if section == "equity":
+                rows.append([section, "", "current earnings", data["equity"]["current_earnings"]])
+            rows.append([section, "", "total", data[section]["total"]])
+        rows.append(["", "", "total liabilities and equity", data["total_liabilities_and_equity"]])
+    elif report == "stock-valuation":
+        rows = [["warehouse_id", "product_id", "name", "current_stock", "value"]]
+        for w in data["warehouses"]:
+            rows += [
+                [w["warehouse_id"], p["product_id"], p["name"], p["current_stock"], p["value"]]
+                for p in w["products"]
+            ]
+        rows.append(["", "", "total", "", data["total_value"]])
+    else:
+        rows = [["code", "name", "type", "debit", "credit", "balance"]]
+        rows += [
+            [a["code"], a["name"], a["type"], a["debit"], a["credit"], a["balance"]]
+            for a in data["accounts"]
+        ]
+        rows.append(["", "total", "", data["total_debit"], data["total_credit"], ""])
+    return _csv(rows, report)
+
+
 @router.get("/reports")
 async def reports_page(
     request: Request,
@@ -216,11 +309,14 @@ async def reports_page(
     date_from: str | None = None,
     date_to: str | None = None,
     format: str | None = None,
+    page: str | None = None,
 ) -> Response:
     if report not in REPORTS:
         report = "trial-balance"
     shops = await branches(db, ctx)
     errors: dict[str, list[str]] = {}
+    chart: dict[str, Any] | None = None
+    paging = parse_page(page, "50")
     try:
         wh = id_field_value(warehouse_id)
         wh = ctx.warehouse_for("books.read", wh)
@@ -229,27 +325,38 @@ async def reports_page(
         async def read(s: AsyncSession) -> dict[str, Any]:
             if report == "profit-loss":
                 return await profit_loss(s, ctx.company_id, wh, start, end)
+            if report == "balance-sheet":
+                return await balance_sheet(s, ctx.company_id, wh, end)
+            if report == "stock-valuation" and format != "csv":
+                ids = [wh] if wh is not None else [i for i, _n in shops]
+                return await stock_valuation_page(s, ctx.company_id, ids, paging)
+            if report == "stock-valuation":
+                if wh is not None:
+                    one = await stock_valuation(s, ctx.company_id, wh)
+                    return {
+                        "warehouses": [one],
+                        "total_value": one["total_value"],
+                        "gl_inventory_balance": one["gl_inventory_balance"],
+                    }
+                return await stock_valuation_company(s, ctx.company_id)
             return await trial_balance(s, ctx.company_id, wh, start, end)
 
         data: dict[str, Any] | None = await db.read(read)
+        if report == "profit-loss" and format != "csv":
+            months = _months(start, end or dt.date.today())
+
+            async def per_month(s: AsyncSession) -> list[tuple[dt.date, Decimal]]:
+                out = []
+                for a, b in months:
+                    month = await profit_loss(s, ctx.company_id, wh, a, b)
+                    out.append((a, Decimal(month["net_profit"])))
+                return out
+
+            chart = month_chart(await db.read(per_month))
     except ValidationFailed as exc:
         errors, data = exc.errors, None
     if format == "csv" and data is not None:
-        if report == "profit-loss":
-            rows = [["section", "code", "name", "amount"]]
-            for section in ("income", "expenses"):
-                rows += [
-                    [section, a["code"], a["name"], a["amount"]] for a in data[section]["accounts"]
-                ]
-            rows.append(["net_profit", "", "", data["net_profit"]])
-        else:
-            rows = [["code", "name", "type", "debit", "credit", "balance"]]
-            rows += [
-                [a["code"], a["name"], a["type"], a["debit"], a["credit"], a["balance"]]
-                for a in data["accounts"]
-            ]
-            rows.append(["", "total", "", data["total_debit"], data["total_credit"], ""])
-        return _csv(rows, report)
+        return _report_csv(report, data)
     query = request.url.query
     return render(
         request,
@@ -258,6 +365,8 @@ async def reports_page(
         reports=REPORTS,
         report=report,
         data=data,
+        chart=chart,
+        paging=paging,
         branches=shops,
         errors=errors,
         values={
@@ -266,6 +375,8 @@ async def reports_page(
             "date_to": date_to or "",
         },
         csv_url=f"/reports?{query + '&' if query else ''}format=csv",
+        page_url="/reports?"
+        + "&".join(f"{k}={v}" for k, v in request.query_params.items() if k != "page"),
     )
 
 
