@@ -17,7 +17,15 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.kit.money import ZERO, money_str
 from tillbook.ledger import chart, rollups
-from tillbook.models import Account, Listing, Order, Product, Warehouse, WebhookDelivery
+from tillbook.models import (
+    Account,
+    Listing,
+    Order,
+    OrderItem,
+    Product,
+    Warehouse,
+    WebhookDelivery,
+)
 
 # Income that is sales (net of returns and discounts) and the cost of what was sold.
 SALES_CODES = (chart.SALES_REVENUE, chart.SALES_RETURNS, chart.SALES_DISCOUNTS)
@@ -185,3 +193,66 @@ async def failing_webhooks(session: AsyncSession, company_id: int) -> int:
             )
         ).scalar_one()
     )
+
+
+async def top_products(
+    session: AsyncSession, branch_ids: list[int], today: dt.date, days: int = 30, limit: int = 10
+) -> list[dict[str, Any]]:
+    """The products that sold the most (by amount, net of line discounts, before
+    returns) over the last ``days`` days in these branches: one grouped read of that
+    month's lines through the orders' date index."""
+    if not branch_ids:
+        return []
+    start = today - dt.timedelta(days=days - 1)
+    amount = func.sum(OrderItem.subtotal).label("amount")
+    rows = await session.execute(
+        select(Product.id, Product.name, func.sum(OrderItem.base_quantity), amount)
+        .join(Order, Order.id == OrderItem.order_id)
+        .join(Product, Product.id == OrderItem.product_id)
+        .where(
+            Order.warehouse_id.in_(branch_ids),
+            Order.order_type == "sales",
+            Order.order_status != "cancelled",
+            Order.order_date >= start,
+            Order.order_date <= today,
+        )
+        .group_by(Product.id, Product.name)
+        .order_by(amount.desc(), Product.id)
+        .limit(limit)
+    )
+    return [
+        {
+            "product_id": pid,
+            "name": name,
+            "quantity": Decimal(str(qty)),
+            "amount": money_str(Decimal(str(total or 0))),
+        }
+        for pid, name, qty, total in rows.all()
+    ]
+
+
+async def dues(session: AsyncSession, branch_ids: list[int], today: dt.date) -> dict[str, Any]:
+    """What customers owe on open sales invoices (receivables) and what the shop owes
+    on open purchase invoices (payables), in these branches: in all, and how much of
+    it is over 30 days old."""
+    out: dict[str, Any] = {}
+    old = today - dt.timedelta(days=30)
+    for key, order_type in (("receivable", "sales"), ("payable", "purchases")):
+        total = overdue = ZERO
+        if branch_ids:
+            row = (
+                await session.execute(
+                    select(
+                        func.coalesce(func.sum(Order.due_amount), 0),
+                        func.coalesce(func.sum(Order.due_amount).filter(Order.order_date < old), 0),
+                    ).where(
+                        Order.warehouse_id.in_(branch_ids),
+                        Order.order_type == order_type,
+                        Order.order_status != "cancelled",
+                        Order.due_amount > 0,
+                    )
+                )
+            ).one()
+            total, overdue = Decimal(str(row[0])), Decimal(str(row[1]))
+        out[key] = {"total": money_str(total), "over_30_days": money_str(overdue)}
+    return out

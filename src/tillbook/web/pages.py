@@ -211,6 +211,8 @@ async def home(request: Request, ctx: Staff, db: DB) -> Response:
             "days": chart(await dashboard.sales_per_day(s, ids, today)),
             "low_count": low_count,
             "low": low,
+            "top": await dashboard.top_products(s, ids, today),
+            "dues": await dashboard.dues(s, ids, today),
             "failing": (
                 await dashboard.failing_webhooks(s, ctx.company_id)
                 if ctx.can("webhooks.manage")
