@@ -26,7 +26,7 @@ from tillbook.catalog.schemas import ListingIn, ListingPatch
 from tillbook.errors import PreconditionFailed, ValidationFailed
 from tillbook.unit import UnitOfWork
 from tillbook.web.forms import submit, values
-from tillbook.web.pages import _product_page, decimal_field, id_field, parse_model, see_other
+from tillbook.web.pages import product_page, decimal_field, id_field, parse_model, see_other
 from tillbook.web.session import Page, read_form
 
 router = APIRouter(include_in_schema=False)
@@ -67,7 +67,7 @@ async def edit_listing(
 
         await submit(request, ctx, work)
     except ValidationFailed as exc:
-        return await _product_page(
+        return await product_page(
             request,
             ctx,
             db,
@@ -77,7 +77,7 @@ async def edit_listing(
             listing_values={str(wid): values(form)},
         )
     except PreconditionFailed:
-        return await _product_page(request, ctx, db, pid, status=412, message=STALE)
+        return await product_page(request, ctx, db, pid, status=412, message=STALE)
     return see_other(f"/products/{pid}?saved={wid}#listing-{wid}")
 
 
@@ -114,7 +114,7 @@ async def add_listing(request: Request, product_id: str, ctx: Lister, db: DB) ->
 
         await submit(request, ctx, work)
     except ValidationFailed as exc:
-        return await _product_page(
+        return await product_page(
             request,
             ctx,
             db,

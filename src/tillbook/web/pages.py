@@ -393,7 +393,7 @@ async def product_create(
     return see_other(f"/products/{created['id']}?created=1")
 
 
-async def _product_page(
+async def product_page(
     request: Request,
     ctx: AdminContext,
     db: Any,
@@ -454,7 +454,7 @@ async def product_detail(
     ctx: Annotated[AdminContext, Page("catalog.read")],
     db: DB,
 ) -> Response:
-    return await _product_page(request, ctx, db, path_id(product_id, "product"))
+    return await product_page(request, ctx, db, path_id(product_id, "product"))
 
 
 @router.post("/products/{product_id}/edit")
@@ -488,7 +488,7 @@ async def product_edit(
 
         await submit(request, ctx, work)
     except ValidationFailed as exc:
-        return await _product_page(
+        return await product_page(
             request, ctx, db, pid, status=422, errors=exc.errors, form_values=values(form)
         )
     return see_other(f"/products/{pid}")
