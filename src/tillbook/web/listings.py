@@ -26,7 +26,7 @@ from tillbook.catalog.schemas import ListingIn, ListingPatch
 from tillbook.errors import PreconditionFailed, ValidationFailed
 from tillbook.unit import UnitOfWork
 from tillbook.web.forms import submit, values
-from tillbook.web.pages import product_page, decimal_field, id_field, parse_model, see_other
+from tillbook.web.pages import decimal_field, id_field, parse_model, product_page, see_other
 from tillbook.web.session import Page, read_form
 
 router = APIRouter(include_in_schema=False)
