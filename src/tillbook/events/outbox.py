@@ -26,6 +26,8 @@ EVENT_TYPES = (
     "stock.adjusted",
     "stock.discrepancy",
     "return.created",
+    "transfer.dispatched",
+    "transfer.received",
 )
 
 _INSERT = QueuedInsert(

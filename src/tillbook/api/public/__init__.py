@@ -12,6 +12,7 @@ from tillbook.api.public import (
     returns,
     sales,
     terminals,
+    transfers,
 )
 
 router = APIRouter()
@@ -24,3 +25,4 @@ router.include_router(adjustments.router)
 router.include_router(payments.router)
 router.include_router(returns.router)
 router.include_router(terminals.router)
+router.include_router(transfers.router)

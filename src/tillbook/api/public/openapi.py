@@ -575,6 +575,69 @@ class CallbackResult(Shape):
     )
 
 
+# --- stock transfers ------------------------------------------------------------------------
+
+
+class TransferWarehouse(Shape):
+    id: int
+    xid: str
+    name: str
+
+
+class TransferBatch(Shape):
+    batch_number: str | None
+    expiry_date: dt.date | None
+    unit_cost: float
+    quantity: float
+    quantity_received: float
+
+
+class TransferItem(Shape):
+    product_id: int
+    product: ProductRef
+    quantity: float = Field(description="base units dispatched")
+    quantity_received: float
+    value: MoneyStr = Field(description="cost of the units dispatched")
+    value_received: MoneyStr
+    batches: list[TransferBatch]
+
+
+class Transfer(Shape):
+    id: int
+    xid: str
+    status: Literal["dispatched", "received", "cancelled"]
+    direction: Literal["out", "in"] = Field(description="relative to the key's warehouse")
+    from_warehouse: TransferWarehouse
+    to_warehouse: TransferWarehouse
+    notes: str
+    reason: str | None
+    value_sent: MoneyStr
+    value_received: MoneyStr
+    value_short: MoneyStr = Field(description="written off to 51100 on receipt")
+    dispatched_at: dt.datetime
+    closed_at: dt.datetime | None
+    items: list[TransferItem]
+
+
+class TransferWritten(Shape):
+    status: Literal["success"]
+    transfer_id: int
+    transfer_status: Literal["dispatched", "received", "cancelled"]
+    data: Transfer
+
+
+class TransferPage(Page[Transfer]):
+    pass
+
+
+class TransferList(Ok[TransferPage]):
+    pass
+
+
+class TransferResponse(Ok[Transfer]):
+    pass
+
+
 # --- per-endpoint response sets -----------------------------------------------------------
 
 _STRING = {"type": "string"}
