@@ -397,6 +397,18 @@ def test_every_success_shape_is_documented(
     for party in (shop.customer_id, shop.supplier_id):
         call(api_schema, "GET", "/payments/user-invoices", h, query={"user_id": str(party)})
 
+    # change feeds of an offline till, with a cursor to page on
+    for path in ("/products", "/categories", "/brands", "/customers", "/payment-modes", "/taxes"):
+        first = call(
+            api_schema,
+            "GET",
+            path,
+            h,
+            query={"updated_since": "1970-01-01T00:00:00Z", "limit": "1"},
+        )
+        if first["data"]["next_cursor"]:  # (one brand only: a single page)
+            call(api_schema, "GET", path, h, query={"cursor": first["data"]["next_cursor"]})
+
     # stock transfers: dispatched, received in part, cancelled; read from both ends
     other = shop.other_key.headers
     items = [{"product_id": shop.xid("water"), "quantity": 2}]

@@ -13,7 +13,7 @@ quantities of order lines are JSON numbers (spec, DESIGN.md §3).
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Any, Generic, Literal, TypeVar
+from typing import Annotated, Any, Generic, Literal, TypeVar, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -575,6 +575,85 @@ class CallbackResult(Shape):
     )
 
 
+# --- change feeds (offline tills: ``updated_since`` and ``cursor``) ---------------------------
+
+
+class Tombstone(Shape):
+    """A record archived (or, for a product, no longer sold in this warehouse)."""
+
+    id: int
+    xid: str
+    archived: Literal[True]
+
+
+class Changes(Shape, Generic[T]):
+    """Records changed at or after ``updated_since``, oldest change first;
+    ``next_cursor`` pages on (null on the last page); after the last page, pass
+    ``sync_token`` as the next ``updated_since``."""
+
+    data: list[T | Tombstone]
+    per_page: int
+    next_cursor: str | None
+    sync_token: dt.datetime
+
+
+class Live(Shape):
+    archived: Literal[False]
+
+
+class ProductChange(ProductListItem, Live):
+    pass
+
+
+class FlatCategory(Live):
+    id: int
+    xid: str
+    name: str
+    slug: str
+    parent_id: int | None
+    image: str | None
+
+
+class BrandChange(Brand, Live):
+    pass
+
+
+class TaxChange(TaxItem, Live):
+    pass
+
+
+class PaymentModeChange(PaymentModeItem, Live):
+    pass
+
+
+class CustomerChange(Customer, Live):
+    pass
+
+
+class ProductChanges(Ok[Changes[ProductChange]]):
+    pass
+
+
+class CategoryChanges(Ok[Changes[FlatCategory]]):
+    pass
+
+
+class BrandChanges(Ok[Changes[BrandChange]]):
+    pass
+
+
+class TaxChanges(Ok[Changes[TaxChange]]):
+    pass
+
+
+class PaymentModeChanges(Ok[Changes[PaymentModeChange]]):
+    pass
+
+
+class CustomerChanges(Ok[Changes[CustomerChange]]):
+    pass
+
+
 # --- stock transfers ------------------------------------------------------------------------
 
 
@@ -688,6 +767,24 @@ def ok(model: type[BaseModel], *errors: int, keyed: bool = True) -> dict[int | s
     for code in sorted({*errors, *(KEYED if keyed else (500, 503))}):
         body, description, headers = _ERRORS[code]
         out[code] = _response(body, description, headers)
+    return out
+
+
+def cached(*models: type[BaseModel], errors: tuple[int, ...] = (422,)) -> dict[int | str, Any]:
+    """``responses=`` for a catalog read answering any of ``models`` (the plain list,
+    or its change feed), with its ``ETag`` and the 304 of ``If-None-Match``."""
+    out = ok(models[0], *errors)
+    success = out[200]
+    if len(models) > 1:
+        success["model"] = Union[models]  # noqa: UP007  (a runtime union of classes)
+    success["headers"] = {
+        **success["headers"],
+        "ETag": _header("tag of this answer", required=True),
+    }
+    out[304] = {
+        "description": "unchanged since the If-None-Match tag",
+        "headers": {**_REQUEST_ID, "ETag": _header("tag of this answer", required=True)},
+    }
     return out
 
 
