@@ -103,17 +103,17 @@ def rung_up_before_archiving(
     the books must show that sale (refusing it would leave the cash drawer over and
     the stock wrong). Only archiving has a time; a listing deactivated in this
     warehouse refuses every sale. ``sold_at``: the order's date and, when sent, its
-    time: a date-time before the archiving instant, or a plain date on or before
-    the day of archiving, counts as before."""
+    time. Only a date-time before the archiving instant shows the sale came first: a
+    plain date cannot, so it is refused like any sale of an archived product."""
     if sold_at is None or product.archived_at is None or not product.listing_active:
         return False
-    day, at = sold_at
+    _day, at = sold_at
+    if at is None:
+        return False
     archived = product.archived_at
     if archived.tzinfo is None:
         archived = archived.replace(tzinfo=dt.UTC)
-    if at is not None:
-        return at < archived
-    return day <= archived.astimezone(dt.UTC).date()
+    return at < archived
 
 
 async def announce(

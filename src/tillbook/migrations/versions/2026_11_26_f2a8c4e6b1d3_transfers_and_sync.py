@@ -119,9 +119,10 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    # A plain DROP COLUMN on both engines (SQLite 3.35+): a batch copy of ``users``
+    # would lose its expression indexes, which SQLite cannot reflect.
     for table in TRACKED:
-        with op.batch_alter_table(table) as batch:
-            batch.drop_column("updated_at")
+        op.execute(f"ALTER TABLE {table} DROP COLUMN updated_at")
     op.execute(
         "DELETE FROM accounts WHERE code = '11750' AND NOT EXISTS "
         "(SELECT 1 FROM journal_lines l WHERE l.account_id = accounts.id)"
