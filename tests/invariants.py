@@ -20,6 +20,8 @@ from tillbook.models import (
     PaymentAllocation,
     StockBatch,
     StockMovement,
+    StockTransfer,
+    StockTransferLine,
     User,
 )
 
@@ -82,6 +84,34 @@ async def check_books(db: Database, company_id: int) -> None:
             assert gl == q(value), f"warehouse {wh}: GL 11700 {gl} != layers {value}"
         total_layers = sum((q(v) for v in layer_values.values()), D(0))
         assert await gl_balance(session, company_id, "11700") == total_layers
+
+        # 2b. GL 11750 = the value of the transfers still on the road, so that
+        # 11700 + 11750 is all the stock the company owns
+        in_transit = (
+            await session.execute(
+                select(func.coalesce(func.sum(StockTransferLine.value), 0))
+                .join(StockTransfer, StockTransfer.id == StockTransferLine.transfer_id)
+                .where(StockTransfer.company_id == company_id, StockTransfer.status == "dispatched")
+            )
+        ).scalar_one()
+        transit_gl = await gl_balance(session, company_id, "11750")
+        assert transit_gl == q(in_transit), f"GL 11750 {transit_gl} != in transit {in_transit}"
+        closed = (
+            await session.execute(
+                select(
+                    StockTransfer.id,
+                    StockTransfer.value_sent,
+                    StockTransfer.value_received,
+                    StockTransfer.value_short,
+                    StockTransfer.status,
+                ).where(StockTransfer.company_id == company_id)
+            )
+        ).all()
+        for t_id, sent, received, short, status in closed:
+            if status == "received":
+                assert q(sent) == q(received) + q(short), (
+                    f"transfer {t_id}: sent != received + short"
+                )
 
         # 3. stock = Σ movements = Σ batch remaining, per listing (product, warehouse);
         # no movement or batch outside a listing

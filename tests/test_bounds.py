@@ -29,7 +29,7 @@ from tests.factories import Shop, make_shop
 from tests.invariants import check_books
 from tests.written import snapshot
 from tillbook.db import Database
-from tillbook.kit import bounds, crypto
+from tillbook.kit import bounds, crypto, xid
 from tillbook.models import (
     ExpenseCategory,
     Listing,
@@ -261,6 +261,18 @@ def full_bodies(w: World) -> dict[tuple[str, str], Body]:
             "notes": "n",
             "unique_id": "u-1",
         },
+        ("POST", "/stock-transfers"): {
+            "to_warehouse_id": xid.encode(s.other_warehouse_id),
+            "items": [{"product_id": s.xid("apple"), "quantity": 1}],
+            "notes": "n",
+            "unique_id": "u-1",
+        },
+        ("POST", "/stock-transfers/{ref}/receive"): {
+            "items": [{"product_id": s.xid("apple"), "quantity": 1}],
+            "reason": "r",
+            "unique_id": "u-1",
+        },
+        ("POST", "/stock-transfers/{ref}/cancel"): {"reason": "r", "unique_id": "u-1"},
         ("POST", "/terminal-callbacks/{provider}"): {
             "order_id": w.sale_id,
             "invoice_number": w.invoice_number,

@@ -458,6 +458,61 @@ def test_every_success_shape_is_documented(
     for party in (shop.customer_id, shop.supplier_id):
         call(api_schema, "GET", "/payments/user-invoices", h, query={"user_id": str(party)})
 
+    # change feeds of an offline till, with a cursor to page on
+    for path in ("/products", "/categories", "/brands", "/customers", "/payment-modes", "/taxes"):
+        first = call(
+            api_schema,
+            "GET",
+            path,
+            h,
+            query={"updated_since": "1970-01-01T00:00:00Z", "limit": "1"},
+        )
+        if first["data"]["next_cursor"]:  # (one brand only: a single page)
+            call(api_schema, "GET", path, h, query={"cursor": first["data"]["next_cursor"]})
+
+    # stock transfers: dispatched, received in part, cancelled; read from both ends
+    other = shop.other_key.headers
+    items = [{"product_id": shop.xid("water"), "quantity": 2}]
+    sent = call(
+        api_schema,
+        "POST",
+        "/stock-transfers",
+        h,
+        body={"to_warehouse_id": shop.other_warehouse_id, "items": items, "notes": "van"},
+    )
+    call(
+        api_schema,
+        "POST",
+        "/stock-transfers/{ref}/receive",
+        other,
+        path_parameters={"ref": str(sent["transfer_id"])},
+        body={"items": [{"product_id": shop.products["water"], "quantity": 1}], "reason": "wet"},
+    )
+    back = call(
+        api_schema,
+        "POST",
+        "/stock-transfers",
+        h,
+        body={"to_warehouse_id": xid.encode(shop.other_warehouse_id), "items": items},
+    )
+    call(
+        api_schema,
+        "POST",
+        "/stock-transfers/{ref}/cancel",
+        h,
+        path_parameters={"ref": back["data"]["xid"]},
+        body={},
+    )
+    for headers in (h, other):
+        call(api_schema, "GET", "/stock-transfers", headers)
+        call(
+            api_schema,
+            "GET",
+            "/stock-transfers/{ref}",
+            headers,
+            path_parameters={"ref": str(sent["transfer_id"])},
+        )
+
 
 def test_errors_are_documented_envelopes(
     api_schema: Any, fuzz_shop: Shop, limited_shop: Shop, expired_shop: Shop

@@ -55,7 +55,7 @@ async def warehouses(session: AsyncSession, key: AuthContext) -> list[dict[str, 
 # --- products -----------------------------------------------------------------------
 
 
-def _ref(obj: Category | Brand | None) -> dict[str, Any] | None:
+def ref(obj: Category | Brand | None) -> dict[str, Any] | None:
     return None if obj is None else {"xid": xid.encode(obj.id), "name": obj.name}
 
 
@@ -65,7 +65,7 @@ def _unit(unit: Unit | None) -> dict[str, Any] | None:
     return {"xid": xid.encode(unit.id), "name": unit.name, "short_name": unit.short_name}
 
 
-def _product_item(
+def product_item(
     p: Product,
     listing: Listing,
     category: Category | None,
@@ -87,8 +87,8 @@ def _product_item(
         "current_stock": number(listing.current_stock),
         "reorder_level": number(listing.reorder_level),
         "active": p.archived_at is None and listing.active,
-        "category": _ref(category),
-        "brand": _ref(brand),
+        "category": ref(category),
+        "brand": ref(brand),
         "unit": _unit(unit),
         # So that a till knows which products to fetch for their units (a box of 12).
         "has_additional_units": has_units,
@@ -104,7 +104,7 @@ _has_units = (
 )
 
 
-def _products_with_refs(
+def products_with_refs(
     key: AuthContext,
 ) -> Select[Product, Listing, Category | None, Brand | None, Unit | None, bool]:
     """Products with the warehouse's listing, their category, brand and unit and
@@ -190,7 +190,7 @@ async def products(
         )
         found = (
             await session.execute(
-                _products_with_refs(key)
+                products_with_refs(key)
                 .add_columns(matched.c.total)
                 .join(matched, matched.c.id == Product.id)
                 .order_by(Product.id)
@@ -198,20 +198,20 @@ async def products(
         ).all()
         if found or page.offset == 0:
             total = found[0][6] if found else 0
-            return envelope(page, total, [_product_item(*row[:6]) for row in found])
+            return envelope(page, total, [product_item(*row[:6]) for row in found])
     total = (
         await session.execute(select(func.count()).select_from(Product).where(*conds))
     ).scalar_one()
     rows: list[dict[str, Any]] = []
     if page.offset < total:
         result = await session.execute(
-            _products_with_refs(key)
+            products_with_refs(key)
             .where(*conds)
             .order_by(Product.id)
             .limit(page.limit)
             .offset(page.offset)
         )
-        rows = [_product_item(*row) for row in result]
+        rows = [product_item(*row) for row in result]
     return envelope(page, total, rows)
 
 
@@ -230,7 +230,7 @@ async def product(
     if product_id is not None:
         found = (
             await session.execute(
-                _products_with_refs(key).where(
+                products_with_refs(key).where(
                     Product.id == product_id, Product.company_id == key.company_id
                 )
             )
@@ -255,7 +255,7 @@ async def product(
             .order_by(StockBatch.id)
         )
     ).scalars()
-    data = _product_item(p, listing, category, brand, unit, has_units)
+    data = product_item(p, listing, category, brand, unit, has_units)
     data["description"] = p.description
     data["barcodes"] = list(
         (
@@ -347,7 +347,7 @@ async def category(
     return node(by_id[category_id])
 
 
-def _brand(b: Brand) -> dict[str, Any]:
+def brand_item(b: Brand) -> dict[str, Any]:
     return {"id": b.id, "xid": xid.encode(b.id), "name": b.name, "slug": b.slug, "image": b.image}
 
 
@@ -357,7 +357,7 @@ async def brands(session: AsyncSession, key: AuthContext) -> list[dict[str, Any]
             select(Brand).where(Brand.company_id == key.company_id).order_by(Brand.name, Brand.id)
         )
     ).scalars()
-    return [_brand(b) for b in rows]
+    return [brand_item(b) for b in rows]
 
 
 async def brand(session: AsyncSession, key: AuthContext, brand_id: int | None) -> dict[str, Any]:
@@ -370,7 +370,7 @@ async def brand(session: AsyncSession, key: AuthContext, brand_id: int | None) -
         ).scalar_one_or_none()
     if found is None:
         raise NotFound("brand not found")
-    return _brand(found)
+    return brand_item(found)
 
 
 # --- units and taxes, as a till reads them (GET /units, GET /taxes) -----------------
@@ -394,16 +394,17 @@ async def taxes(session: AsyncSession, key: AuthContext) -> list[dict[str, Any]]
         .where(Tax.company_id == key.company_id, Tax.archived_at.is_(None))
         .order_by(Tax.name, Tax.id)
     )
-    return [
-        {
-            "id": t.id,
-            "xid": xid.encode(t.id),
-            "name": t.name,
-            "rate": number(t.rate),
-            "inclusive": t.inclusive,
-        }
-        for t in rows.scalars()
-    ]
+    return [tax_item(t) for t in rows.scalars()]
+
+
+def tax_item(t: Tax) -> dict[str, Any]:
+    return {
+        "id": t.id,
+        "xid": xid.encode(t.id),
+        "name": t.name,
+        "rate": number(t.rate),
+        "inclusive": t.inclusive,
+    }
 
 
 async def stock_page(

@@ -157,6 +157,8 @@ def listed(product: Product, listing: Listing) -> Listed:
         current_stock=listing.current_stock,
         reorder_level=listing.reorder_level,
         available=product.archived_at is None and listing.active,
+        archived_at=product.archived_at,
+        listing_active=listing.active,
     )
 
 

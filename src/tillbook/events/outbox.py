@@ -27,6 +27,8 @@ EVENT_TYPES = (
     "stock.discrepancy",
     "return.created",
     "order.cancelled",
+    "transfer.dispatched",
+    "transfer.received",
 )
 
 _INSERT = QueuedInsert(

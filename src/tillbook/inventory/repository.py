@@ -75,6 +75,10 @@ class Listed:
     reorder_level: Decimal
     # Archived products and inactive listings are not sold or bought any more.
     available: bool
+    # When the product was archived: a sale rung up before then (an offline till's
+    # queue) is still taken (``orders.intake``).
+    archived_at: dt.datetime | None = None
+    listing_active: bool = True
 
 
 def _listed_rows(*, pg: bool, lock: bool) -> Any:
@@ -106,6 +110,8 @@ def _listed_rows(*, pg: bool, lock: bool) -> Any:
             li.current_stock,
             li.reorder_level,
             and_(p.archived_at.is_(None), li.active).label("available"),
+            p.archived_at,
+            li.active.label("listing_active"),
         )
         .join(_listings, li.product_id == p.id)
         .where(ids, li.warehouse_id == bindparam("w_id"))
@@ -274,6 +280,7 @@ async def products(
     for row in rows:
         values = row.as_dict()
         values["available"] = bool(values["available"])
+        values["listing_active"] = bool(values["listing_active"])
         out[row["id"]] = Listed(**values)
     return out
 

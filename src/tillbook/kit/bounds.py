@@ -124,6 +124,8 @@ PositiveMoney = Annotated[Decimal, _limits(MONEY, gt=0), _places_within(MONEY)]
 Quantity = Annotated[Decimal, _limits(QTY, gt=0), _places_within(QTY)]
 # The spec's minimum quantity of stock adjustments and returns.
 MinQuantity = Annotated[Decimal, _limits(QTY, ge=Decimal("0.01")), _places_within(QTY)]
+# What arrived of a line (a transfer's receipt): none at all is a quantity too.
+ZeroOrMoreQuantity = Annotated[Decimal, _limits(QTY, ge=0), _places_within(QTY)]
 UnitPrice = Annotated[Decimal, _limits(PRICE, ge=0), _places_within(PRICE)]
 Percent = Annotated[Decimal, _limits(RATE, ge=0, le=100), _places_within(RATE)]
 

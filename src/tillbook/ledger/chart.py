@@ -18,6 +18,7 @@ CASH_ON_HAND = "11101"
 CARD_CLEARING = "11105"
 RECEIVABLE = "11500"
 INVENTORY = "11700"
+GOODS_IN_TRANSIT = "11750"
 PAYABLE = "21100"
 SALES_TAX = "21200"
 OPENING_EQUITY = "31100"
@@ -41,6 +42,7 @@ STANDARD_CHART: tuple[AccountSpec, ...] = (
     AccountSpec(CARD_CLEARING, "Card / Terminal Clearing", "asset", CASH_PARENT),
     AccountSpec(RECEIVABLE, "Accounts Receivable", "asset"),
     AccountSpec(INVENTORY, "Inventory Asset", "asset"),
+    AccountSpec(GOODS_IN_TRANSIT, "Goods in Transit", "asset"),
     AccountSpec(PAYABLE, "Accounts Payable", "liability"),
     AccountSpec(SALES_TAX, "Sales Tax Payable", "liability"),
     AccountSpec(OPENING_EQUITY, "Opening Balance Equity", "equity"),

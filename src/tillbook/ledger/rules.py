@@ -43,6 +43,9 @@ RuleName = Literal[
     "year_end_close",
     "drawer_transfer",
     "cash_over_short",
+    "transfer_dispatch",
+    "transfer_receive",
+    "transfer_cancel",
 ]
 
 RULES: dict[RuleName, tuple[Leg, ...]] = {
@@ -129,6 +132,26 @@ RULES: dict[RuleName, tuple[Leg, ...]] = {
     # side (an income account's credit balance is debited away, an expense's debit
     # balance credited away), and the year's net profit goes to retained earnings
     # (a loss debits it).
+    # Stock between branches: it leaves the sender at its FIFO cost into goods in
+    # transit (posted in the sender's books); the receiver takes in what arrived at
+    # the cost it left with, and what did not arrive is written off to cost of goods
+    # sold (posted in the receiver's books); a cancelled transfer puts the units back
+    # into the sender's stock at the same cost. 11750 holds exactly the value of the
+    # transfers still on the road.
+    "transfer_dispatch": (
+        Leg("cost", "debit", c.GOODS_IN_TRANSIT),
+        Leg("cost", "credit", c.INVENTORY),
+    ),
+    "transfer_receive": (
+        Leg("received", "debit", c.INVENTORY),
+        Leg("received", "credit", c.GOODS_IN_TRANSIT),
+        Leg("short", "debit", c.COGS),
+        Leg("short", "credit", c.GOODS_IN_TRANSIT),
+    ),
+    "transfer_cancel": (
+        Leg("cost", "debit", c.INVENTORY),
+        Leg("cost", "credit", c.GOODS_IN_TRANSIT),
+    ),
     "year_end_close": (
         Leg("balances", "debit", None),
         Leg("earnings", "credit", c.RETAINED_EARNINGS),

@@ -21,7 +21,14 @@ from tillbook.models.events import (
     Webhook,
     WebhookDelivery,
 )
-from tillbook.models.inventory import StockAdjustment, StockAlert, StockBatch, StockMovement
+from tillbook.models.inventory import (
+    StockAdjustment,
+    StockAlert,
+    StockBatch,
+    StockMovement,
+    StockTransfer,
+    StockTransferLine,
+)
 from tillbook.models.ledger import (
     Account,
     FailedTransaction,
@@ -84,6 +91,8 @@ __all__ = [
     "StockAlert",
     "StockBatch",
     "StockMovement",
+    "StockTransfer",
+    "StockTransferLine",
     "Tax",
     "TerminalCallback",
     "TerminalProvider",

@@ -69,6 +69,15 @@ class Editable:
     archived_at: Mapped[dt.datetime | None] = mapped_column(
         DateTime(timezone=True), nullable=True, default=None
     )
+    # When the record last changed (an edit, archiving, a balance moving): what an
+    # offline till's ``updated_since`` reads (``catalog.changes``).
+    updated_at: Mapped[dt.datetime] = mapped_column(
+        DateTime(timezone=True),
+        nullable=False,
+        default=func.now(),
+        server_default=func.now(),
+        onupdate=func.now(),
+    )
 
 
 def utcnow() -> dt.datetime:

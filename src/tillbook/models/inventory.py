@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from decimal import Decimal
 
-from sqlalchemy import Date, ForeignKey, Index, String, Text
+from sqlalchemy import Date, DateTime, ForeignKey, Index, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from tillbook.models.base import (
@@ -105,4 +105,63 @@ class StockAlert(Base):
     created_at: Mapped[created]
 
 
-__all__ = ["StockAdjustment", "StockAlert", "StockBatch", "StockMovement"]
+class StockTransfer(Base):
+    """Stock sent from one branch to another (``inventory.transfers``).
+
+    Created dispatched: the units left the sender by FIFO at cost into 11750 Goods
+    in Transit. Then exactly one of: ``received`` (the receiver took in what
+    arrived; a shortfall written off to 51100) or ``cancelled`` (the units went
+    back into the sender's stock at the cost they left with)."""
+
+    __tablename__ = "stock_transfers"
+    __table_args__ = (
+        Index("ix_stock_transfers_from", "from_warehouse_id", "id"),
+        Index("ix_stock_transfers_to", "to_warehouse_id", "id"),
+    )
+
+    id: Mapped[pk]
+    company_id: Mapped[company_ref]
+    from_warehouse_id: Mapped[int] = mapped_column(BigId, ForeignKey("warehouses.id"))
+    to_warehouse_id: Mapped[int] = mapped_column(BigId, ForeignKey("warehouses.id"))
+    status: Mapped[str] = mapped_column(String(20))
+    notes: Mapped[str] = mapped_column(Text, default="")
+    # Σ of the lines: what left the sender, what the receiver took in, what was
+    # written off on receipt (value_sent = value_received + value_short once received).
+    value_sent: Mapped[money]
+    value_received: Mapped[money]
+    value_short: Mapped[money]
+    reason: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_by: Mapped[int | None] = mapped_column(BigId, ForeignKey("users.id"), nullable=True)
+    closed_by: Mapped[int | None] = mapped_column(BigId, ForeignKey("users.id"), nullable=True)
+    dispatched_at: Mapped[created]
+    closed_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class StockTransferLine(Base):
+    """One FIFO draw of a transfer: units of one sender batch, with that batch's
+    number, expiry and unit cost, and what of them was received."""
+
+    __tablename__ = "stock_transfer_lines"
+
+    id: Mapped[pk]
+    company_id: Mapped[company_ref]
+    transfer_id: Mapped[int] = mapped_column(BigId, ForeignKey("stock_transfers.id"), index=True)
+    product_id: Mapped[int] = mapped_column(BigId, ForeignKey("products.id"))
+    source_batch_id: Mapped[int] = mapped_column(BigId, ForeignKey("stock_batches.id"))
+    batch_number: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    expiry_date: Mapped[dt.date | None] = mapped_column(Date, nullable=True)
+    unit_cost: Mapped[Decimal] = mapped_column(Price)
+    quantity: Mapped[qty]
+    value: Mapped[money]
+    quantity_received: Mapped[qty]
+    value_received: Mapped[money]
+
+
+__all__ = [
+    "StockAdjustment",
+    "StockAlert",
+    "StockBatch",
+    "StockMovement",
+    "StockTransfer",
+    "StockTransferLine",
+]

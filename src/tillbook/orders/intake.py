@@ -7,6 +7,7 @@ every line (units, taxes, discounts) — collecting every bad reference into one
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -88,10 +89,34 @@ async def take_in(
         problems,
         list_name="product_items",
         with_tax=with_tax,
+        # a sale is dated when it was rung up (DESIGN §6); a purchase of an archived
+        # product is refused whenever it is dated
+        sold_at=(body.order_date.date, body.order_date.datetime) if with_tax else None,
     )
     assert party is not None
     tenders = [(t, modes[f]) for f, t in zip(fields, body.all_payments, strict=True)]
     return Intake(party=party, products=products, lines=lines, tenders=tenders)
+
+
+def rung_up_before_archiving(
+    product: Listed, sold_at: tuple[dt.date, dt.datetime | None] | None
+) -> bool:
+    """A sale of a product archived after it was rung up is taken: an offline till
+    sold it while it was still on sale, the goods and the money changed hands, and
+    the books must show that sale (refusing it would leave the cash drawer over and
+    the stock wrong). Only archiving has a time; a listing deactivated in this
+    warehouse refuses every sale. ``sold_at``: the order's date and, when sent, its
+    time. Only a date-time before the archiving instant shows the sale came first: a
+    plain date cannot, so it is refused like any sale of an archived product."""
+    if sold_at is None or product.archived_at is None or not product.listing_active:
+        return False
+    _day, at = sold_at
+    if at is None:
+        return False
+    archived = product.archived_at
+    if archived.tzinfo is None:
+        archived = archived.replace(tzinfo=dt.UTC)
+    return at < archived
 
 
 async def announce(
@@ -131,6 +156,7 @@ async def price_lines(
     *,
     list_name: str,
     with_tax: bool,
+    sold_at: tuple[dt.date, dt.datetime | None] | None = None,
 ) -> list[PricedLine]:
     """Resolve products, units and taxes of each line and compute its amounts.
 
@@ -145,7 +171,7 @@ async def price_lines(
         product = products.get(ref_to_id(item.xid) or 0)
         if product is None:
             problems.add(f"{list_name}.{i}.xid", f"unknown product {item.xid!r}")
-        elif not product.available:
+        elif not product.available and not rung_up_before_archiving(product, sold_at):
             # Archived, or no longer sold in this warehouse: its history stays, new
             # sales and purchases of it are refused (returns of it are not).
             problems.add(

@@ -7,12 +7,15 @@ parties are left out: a till cannot use them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.auth.context import AuthContext
 from tillbook.kit import xid
+from tillbook.kit.changes import Walk, changes
 from tillbook.kit.money import ZERO, money_str
 from tillbook.kit.pagination import Page, envelope
 from tillbook.ledger.parties import warehouse_balances
@@ -44,6 +47,28 @@ async def public_page(
         session, key.company_id, key.warehouse_id, {p.id: p.user_type for p in parties}
     )
     return envelope(page, total, [public_item(p, money_str(balances[p.id])) for p in parties])
+
+
+async def customer_changes(session: AsyncSession, key: AuthContext, walk: Walk) -> dict[str, Any]:
+    """Customers changed since ``walk.since`` (``kit.changes``; a balance moving is a
+    change), archived ones as tombstones; each with its balance in this warehouse."""
+
+    async def render(rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
+        parties = [row[0] for row in rows]
+        balances = await warehouse_balances(
+            session, key.company_id, key.warehouse_id, {p.id: p.user_type for p in parties}
+        )
+        return [public_item(p, money_str(balances[p.id])) for p in parties]
+
+    return await changes(
+        session,
+        walk,
+        select(User).where(User.company_id == key.company_id, User.user_type == "customer"),
+        User.updated_at,
+        User.id,
+        User.archived_at.is_(None),
+        render,
+    )
 
 
 def new_customer_item(party: User) -> dict[str, Any]:

@@ -4,6 +4,7 @@ rows left out, each with the account it posts to."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import select
@@ -11,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.auth.context import AuthContext
 from tillbook.kit import xid
+from tillbook.kit.changes import Walk, changes
 from tillbook.models import Account, ExpenseCategory, PaymentMode
 
 
@@ -21,16 +23,39 @@ async def payment_modes(session: AsyncSession, key: AuthContext) -> list[dict[st
         .where(PaymentMode.company_id == key.company_id, PaymentMode.archived_at.is_(None))
         .order_by(PaymentMode.id)
     )
-    return [
-        {
-            "id": m.id,
-            "xid": xid.encode(m.id),
-            "code": m.code,
-            "name": m.name,
-            "account_code": code,
-        }
-        for m, code in rows.all()
-    ]
+    return [_mode(m, code) for m, code in rows.all()]
+
+
+def _mode(m: PaymentMode, code: str) -> dict[str, Any]:
+    return {
+        "id": m.id,
+        "xid": xid.encode(m.id),
+        "code": m.code,
+        "name": m.name,
+        "account_code": code,
+    }
+
+
+async def payment_mode_changes(
+    session: AsyncSession, key: AuthContext, walk: Walk
+) -> dict[str, Any]:
+    """Payment modes changed since ``walk.since`` (``kit.changes``), archived ones as
+    tombstones."""
+    return await changes(
+        session,
+        walk,
+        select(PaymentMode, Account.code)
+        .join(Account, Account.id == PaymentMode.account_id)
+        .where(PaymentMode.company_id == key.company_id),
+        PaymentMode.updated_at,
+        PaymentMode.id,
+        PaymentMode.archived_at.is_(None),
+        _modes,
+    )
+
+
+async def _modes(rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
+    return [_mode(m, code) for m, code in rows]
 
 
 async def expense_categories(session: AsyncSession, key: AuthContext) -> list[dict[str, Any]]:

@@ -13,6 +13,7 @@ from tillbook.api.public import (
     sales,
     shifts,
     terminals,
+    transfers,
 )
 
 router = APIRouter()
@@ -26,3 +27,4 @@ router.include_router(payments.router)
 router.include_router(returns.router)
 router.include_router(terminals.router)
 router.include_router(shifts.router)
+router.include_router(transfers.router)

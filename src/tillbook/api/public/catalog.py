@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request, Response
 
+from tillbook.api.conditional import IF_NONE_MATCH, answer
 from tillbook.api.deps import DB, CurrentKey
 from tillbook.api.public import openapi as r
-from tillbook.catalog import queries
+from tillbook.catalog import changes, queries
 from tillbook.errors import invalid
+from tillbook.kit import changes as feed
 from tillbook.kit.bounds import query_text, query_value, stored_length
 from tillbook.kit.pagination import parse_page
 from tillbook.kit.refs import ref_to_id
@@ -55,8 +57,17 @@ async def list_warehouses(key: CurrentKey, db: DB) -> dict[str, Any]:
     return _ok(await db.read(lambda s: queries.warehouses(s, key)))
 
 
-@router.get("/products", responses=r.ok(r.ProductList, *r.QUERY))
+# Catalog reads answer an ETag; If-None-Match with it is a 304 (``api.conditional``).
+CONDITIONAL = {"parameters": [IF_NONE_MATCH]}
+
+
+@router.get(
+    "/products",
+    responses=r.cached(r.ProductList, r.ProductChanges),
+    openapi_extra=CONDITIONAL,
+)
 async def list_products(
+    request: Request,
     key: CurrentKey,
     db: DB,
     page: str | None = None,
@@ -64,38 +75,85 @@ async def list_products(
     search: str | None = None,
     category_id: str | None = None,
     brand_id: str | None = None,
-) -> dict[str, Any]:
+    updated_since: str | None = None,
+    cursor: str | None = None,
+) -> Response:
+    """With ``updated_since`` or ``cursor``: the change feed of the warehouse's
+    products (``kit.changes``; archived or deactivated ones as tombstones)."""
+    walk = feed.parse(updated_since, cursor, limit)
+    if walk is not None:
+        return answer(request, _ok(await db.read(lambda s: changes.products(s, key, walk))))
     pg = parse_page(page, limit)
     text = _search(search)
     cat = _xid_filter("category_id", category_id)
     brand = _xid_filter("brand_id", brand_id)
-    return _ok(
-        await db.read(
-            lambda s: queries.products(s, key, pg, search=text, category_id=cat, brand_id=brand)
-        )
+    data = await db.read(
+        lambda s: queries.products(s, key, pg, search=text, category_id=cat, brand_id=brand)
     )
+    return answer(request, _ok(data))
 
 
-@router.get("/products/{ref}", responses=r.ok(r.ProductResponse, *r.ONE))
-async def get_product(ref: str, key: CurrentKey, db: DB) -> dict[str, Any]:
-    return _ok(await db.read(lambda s: queries.product(s, key, ref_to_id(ref))))
+@router.get(
+    "/products/{ref}",
+    responses=r.cached(r.ProductResponse, errors=r.ONE),
+    openapi_extra=CONDITIONAL,
+)
+async def get_product(request: Request, ref: str, key: CurrentKey, db: DB) -> Response:
+    return answer(request, _ok(await db.read(lambda s: queries.product(s, key, ref_to_id(ref)))))
 
 
-@router.get("/categories", responses=r.ok(r.CategoryList, *r.READ))
-async def list_categories(key: CurrentKey, db: DB) -> dict[str, Any]:
-    return _ok(await db.read(lambda s: queries.categories(s, key)))
+@router.get(
+    "/categories",
+    responses=r.cached(r.CategoryList, r.CategoryChanges),
+    openapi_extra=CONDITIONAL,
+)
+async def list_categories(
+    request: Request,
+    key: CurrentKey,
+    db: DB,
+    updated_since: str | None = None,
+    cursor: str | None = None,
+    limit: str | None = None,
+) -> Response:
+    """The tree; with ``updated_since`` or ``cursor``, the flat change feed."""
+    walk = feed.parse(updated_since, cursor, limit)
+    if walk is not None:
+        return answer(request, _ok(await db.read(lambda s: changes.categories(s, key, walk))))
+    return answer(request, _ok(await db.read(lambda s: queries.categories(s, key))))
 
 
-@router.get("/categories/{ref}", responses=r.ok(r.CategoryResponse, *r.ONE))
-async def get_category(ref: str, key: CurrentKey, db: DB) -> dict[str, Any]:
-    return _ok(await db.read(lambda s: queries.category(s, key, ref_to_id(ref))))
+@router.get(
+    "/categories/{ref}",
+    responses=r.cached(r.CategoryResponse, errors=r.ONE),
+    openapi_extra=CONDITIONAL,
+)
+async def get_category(request: Request, ref: str, key: CurrentKey, db: DB) -> Response:
+    return answer(request, _ok(await db.read(lambda s: queries.category(s, key, ref_to_id(ref)))))
 
 
-@router.get("/brands", responses=r.ok(r.BrandList, *r.READ))
-async def list_brands(key: CurrentKey, db: DB) -> dict[str, Any]:
-    return _ok(await db.read(lambda s: queries.brands(s, key)))
+@router.get(
+    "/brands",
+    responses=r.cached(r.BrandList, r.BrandChanges),
+    openapi_extra=CONDITIONAL,
+)
+async def list_brands(
+    request: Request,
+    key: CurrentKey,
+    db: DB,
+    updated_since: str | None = None,
+    cursor: str | None = None,
+    limit: str | None = None,
+) -> Response:
+    walk = feed.parse(updated_since, cursor, limit)
+    if walk is not None:
+        return answer(request, _ok(await db.read(lambda s: changes.brands(s, key, walk))))
+    return answer(request, _ok(await db.read(lambda s: queries.brands(s, key))))
 
 
-@router.get("/brands/{ref}", responses=r.ok(r.BrandResponse, *r.ONE))
-async def get_brand(ref: str, key: CurrentKey, db: DB) -> dict[str, Any]:
-    return _ok(await db.read(lambda s: queries.brand(s, key, ref_to_id(ref))))
+@router.get(
+    "/brands/{ref}",
+    responses=r.cached(r.BrandResponse, errors=r.ONE),
+    openapi_extra=CONDITIONAL,
+)
+async def get_brand(request: Request, ref: str, key: CurrentKey, db: DB) -> Response:
+    return answer(request, _ok(await db.read(lambda s: queries.brand(s, key, ref_to_id(ref)))))

@@ -13,7 +13,7 @@ quantities of order lines are JSON numbers (spec, DESIGN.md §3).
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Any, Generic, Literal, TypeVar
+from typing import Annotated, Any, Generic, Literal, TypeVar, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -700,6 +700,148 @@ class CallbackResult(Shape):
     )
 
 
+# --- change feeds (offline tills: ``updated_since`` and ``cursor``) ---------------------------
+
+
+class Tombstone(Shape):
+    """A record archived (or, for a product, no longer sold in this warehouse)."""
+
+    id: int
+    xid: str
+    archived: Literal[True]
+
+
+class Changes(Shape, Generic[T]):
+    """Records changed at or after ``updated_since``, oldest change first;
+    ``next_cursor`` pages on (null on the last page); after the last page, pass
+    ``sync_token`` as the next ``updated_since``."""
+
+    data: list[T | Tombstone]
+    per_page: int
+    next_cursor: str | None
+    sync_token: dt.datetime
+
+
+class Live(Shape):
+    archived: Literal[False]
+
+
+class ProductChange(ProductListItem, Live):
+    pass
+
+
+class FlatCategory(Live):
+    id: int
+    xid: str
+    name: str
+    slug: str
+    parent_id: int | None
+    image: str | None
+
+
+class BrandChange(Brand, Live):
+    pass
+
+
+class TaxChange(TaxItem, Live):
+    pass
+
+
+class PaymentModeChange(PaymentModeItem, Live):
+    pass
+
+
+class CustomerChange(Customer, Live):
+    pass
+
+
+class ProductChanges(Ok[Changes[ProductChange]]):
+    pass
+
+
+class CategoryChanges(Ok[Changes[FlatCategory]]):
+    pass
+
+
+class BrandChanges(Ok[Changes[BrandChange]]):
+    pass
+
+
+class TaxChanges(Ok[Changes[TaxChange]]):
+    pass
+
+
+class PaymentModeChanges(Ok[Changes[PaymentModeChange]]):
+    pass
+
+
+class CustomerChanges(Ok[Changes[CustomerChange]]):
+    pass
+
+
+# --- stock transfers ------------------------------------------------------------------------
+
+
+class TransferWarehouse(Shape):
+    id: int
+    xid: str
+    name: str
+
+
+class TransferBatch(Shape):
+    batch_number: str | None
+    expiry_date: dt.date | None
+    unit_cost: float
+    quantity: float
+    quantity_received: float
+
+
+class TransferItem(Shape):
+    product_id: int
+    product: ProductRef
+    quantity: float = Field(description="base units dispatched")
+    quantity_received: float
+    value: MoneyStr = Field(description="cost of the units dispatched")
+    value_received: MoneyStr
+    batches: list[TransferBatch]
+
+
+class Transfer(Shape):
+    id: int
+    xid: str
+    status: Literal["dispatched", "received", "cancelled"]
+    direction: Literal["out", "in"] = Field(description="relative to the key's warehouse")
+    from_warehouse: TransferWarehouse
+    to_warehouse: TransferWarehouse
+    notes: str
+    reason: str | None
+    value_sent: MoneyStr
+    value_received: MoneyStr
+    value_short: MoneyStr = Field(description="written off to 51100 on receipt")
+    dispatched_at: dt.datetime
+    closed_at: dt.datetime | None
+    items: list[TransferItem]
+
+
+class TransferWritten(Shape):
+    status: Literal["success"]
+    transfer_id: int
+    transfer_status: Literal["dispatched", "received", "cancelled"]
+    data: Transfer
+
+
+class TransferPage(Page[Transfer]):
+    pass
+
+
+class TransferList(Ok[TransferPage]):
+    pass
+
+
+class TransferResponse(Ok[Transfer]):
+    pass
+
+
 # --- per-endpoint response sets -----------------------------------------------------------
 
 _STRING = {"type": "string"}
@@ -763,6 +905,24 @@ def document(description: str, *errors: int) -> dict[int | str, Any]:
             "text/html": {"schema": {"type": "string"}},
             "text/plain": {"schema": {"type": "string"}},
         },
+    }
+    return out
+
+
+def cached(*models: type[BaseModel], errors: tuple[int, ...] = (422,)) -> dict[int | str, Any]:
+    """``responses=`` for a catalog read answering any of ``models`` (the plain list,
+    or its change feed), with its ``ETag`` and the 304 of ``If-None-Match``."""
+    out = ok(models[0], *errors)
+    success = out[200]
+    if len(models) > 1:
+        success["model"] = Union[models]  # noqa: UP007  (a runtime union of classes)
+    success["headers"] = {
+        **success["headers"],
+        "ETag": _header("tag of this answer", required=True),
+    }
+    out[304] = {
+        "description": "unchanged since the If-None-Match tag",
+        "headers": {**_REQUEST_ID, "ETag": _header("tag of this answer", required=True)},
     }
     return out
 

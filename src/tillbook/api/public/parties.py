@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Request, Response
 
 from tillbook.api.body import parse_body
+from tillbook.api.conditional import IF_NONE_MATCH, answer
 from tillbook.api.deps import DB, CurrentKey
 from tillbook.api.idempotent import run_write
 from tillbook.api.public import openapi as r
 from tillbook.api.responses import JSON
+from tillbook.kit import changes as feed
 from tillbook.kit.bounds import query_text, stored_length
 from tillbook.kit.pagination import parse_page
 from tillbook.models import User
@@ -34,15 +36,28 @@ async def _list(
     return {"status": "success", "data": data}
 
 
-@router.get("/customers", responses=r.ok(r.CustomerList, *r.QUERY))
+@router.get(
+    "/customers",
+    responses=r.cached(r.CustomerList, r.CustomerChanges),
+    openapi_extra={"parameters": [IF_NONE_MATCH]},
+)
 async def list_customers(
+    request: Request,
     key: CurrentKey,
     db: DB,
     page: str | None = None,
     limit: str | None = None,
     search: str | None = None,
-) -> dict[str, Any]:
-    return await _list(key, db, "customer", page, limit, search)
+    updated_since: str | None = None,
+    cursor: str | None = None,
+) -> Response:
+    """With ``updated_since`` or ``cursor``: the change feed (``kit.changes``; a
+    balance moving is a change, archived customers are tombstones)."""
+    walk = feed.parse(updated_since, cursor, limit)
+    if walk is not None:
+        data = await db.read(lambda s: queries.customer_changes(s, key, walk))
+        return answer(request, {"status": "success", "data": data})
+    return answer(request, await _list(key, db, "customer", page, limit, search))
 
 
 @router.get("/suppliers", responses=r.ok(r.SupplierList, *r.QUERY))

@@ -5,29 +5,72 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request, Response
 
+from tillbook.api.conditional import IF_NONE_MATCH, answer
 from tillbook.api.deps import DB, CurrentKey
 from tillbook.api.public import openapi as r
+from tillbook.catalog import changes
 from tillbook.catalog import queries as catalog
+from tillbook.kit import changes as feed
 from tillbook.payments import reference as payments
 
 router = APIRouter(tags=["reference"])
 
 
-@router.get("/payment-modes", responses=r.ok(r.PaymentModeList, *r.READ))
-async def list_payment_modes(key: CurrentKey, db: DB) -> dict[str, Any]:
-    return {"status": "success", "data": await db.read(lambda s: payments.payment_modes(s, key))}
+CONDITIONAL = {"parameters": [IF_NONE_MATCH]}
 
 
-@router.get("/taxes", responses=r.ok(r.TaxList, *r.READ))
-async def list_taxes(key: CurrentKey, db: DB) -> dict[str, Any]:
-    return {"status": "success", "data": await db.read(lambda s: catalog.taxes(s, key))}
+@router.get(
+    "/payment-modes",
+    responses=r.cached(r.PaymentModeList, r.PaymentModeChanges),
+    openapi_extra=CONDITIONAL,
+)
+async def list_payment_modes(
+    request: Request,
+    key: CurrentKey,
+    db: DB,
+    updated_since: str | None = None,
+    cursor: str | None = None,
+    limit: str | None = None,
+) -> Response:
+    """With ``updated_since`` or ``cursor``: the change feed (``kit.changes``)."""
+    walk = feed.parse(updated_since, cursor, limit)
+    data: Any
+    if walk is not None:
+        data = await db.read(lambda s: payments.payment_mode_changes(s, key, walk))
+    else:
+        data = await db.read(lambda s: payments.payment_modes(s, key))
+    return answer(request, {"status": "success", "data": data})
 
 
-@router.get("/units", responses=r.ok(r.UnitList, *r.READ))
-async def list_units(key: CurrentKey, db: DB) -> dict[str, Any]:
-    return {"status": "success", "data": await db.read(lambda s: catalog.units(s, key))}
+@router.get(
+    "/taxes",
+    responses=r.cached(r.TaxList, r.TaxChanges),
+    openapi_extra=CONDITIONAL,
+)
+async def list_taxes(
+    request: Request,
+    key: CurrentKey,
+    db: DB,
+    updated_since: str | None = None,
+    cursor: str | None = None,
+    limit: str | None = None,
+) -> Response:
+    """With ``updated_since`` or ``cursor``: the change feed (``kit.changes``)."""
+    walk = feed.parse(updated_since, cursor, limit)
+    data: Any
+    if walk is not None:
+        data = await db.read(lambda s: changes.taxes(s, key, walk))
+    else:
+        data = await db.read(lambda s: catalog.taxes(s, key))
+    return answer(request, {"status": "success", "data": data})
+
+
+@router.get("/units", responses=r.cached(r.UnitList, errors=()), openapi_extra=CONDITIONAL)
+async def list_units(request: Request, key: CurrentKey, db: DB) -> Response:
+    data = await db.read(lambda s: catalog.units(s, key))
+    return answer(request, {"status": "success", "data": data})
 
 
 @router.get("/expense-categories", responses=r.ok(r.ExpenseCategoryList, *r.READ))

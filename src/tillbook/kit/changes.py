@@ -1,0 +1,177 @@
+"""Change feeds for offline tills: ``updated_since`` and a stable cursor.
+
+A list endpoint asked with ``updated_since`` (or a ``cursor`` from its previous
+page) answers the records whose ``updated_at`` is at or after that time, oldest
+change first, ordered by (change time, id). The cursor is the last (change time,
+id) served: keyset paging, so records changing while a till pages are neither
+skipped nor served twice within the walk (a record edited meanwhile moves to the
+end of the walk, and is served there). Archived records come as tombstones
+``{"id", "xid", "archived": true}``; live ones carry ``"archived": false``.
+
+``sync_token`` is what the till passes as ``updated_since`` next time, after the
+last page: the database's time when the walk began, less ``OVERLAP``. A write
+stamps its rows with its transaction's start time but becomes visible only when it
+commits, so a transaction still running when the walk began may commit rows dated
+before the walk; the overlap (longer than any write transaction runs) makes the
+next delta serve them. A till may therefore see a record twice: it applies changes
+as upserts by id, so that is harmless.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import datetime as dt
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from sqlalchemy import ColumnElement, Select, String, and_, func, literal, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tillbook.errors import invalid
+from tillbook.kit import xid
+from tillbook.kit.bounds import query_value
+from tillbook.kit.pagination import MAX_LIMIT, parse_int
+
+OVERLAP = dt.timedelta(seconds=60)
+DEFAULT_LIMIT = 100
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+
+@dataclass(frozen=True)
+class Walk:
+    """A change-feed request: changes at or after ``since``, after the (time, id)
+    ``after`` when paging on, in a walk that began at ``began``."""
+
+    since: dt.datetime
+    limit: int
+    after: tuple[dt.datetime, int] | None = None
+    began: dt.datetime | None = None
+
+
+def utc(value: dt.datetime) -> dt.datetime:
+    """Aware UTC; SQLite hands back naive UTC timestamps."""
+    return value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value.astimezone(dt.UTC)
+
+
+def iso(value: dt.datetime) -> str:
+    return utc(value).isoformat().replace("+00:00", "Z")
+
+
+def _parse_time(field: str, text: str) -> dt.datetime:
+    try:
+        value = dt.datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        raise invalid(field, "must be an ISO 8601 date-time such as 2026-11-20T08:30:00Z") from None
+    value = utc(value)
+    if value < EPOCH:
+        raise invalid(field, "must be 1970-01-01 or later")
+    return value
+
+
+def parse(updated_since: str | None, cursor: str | None, limit: str | None) -> Walk | None:
+    """The walk a request asks for, or None for the plain list. A cursor carries the
+    walk's ``updated_since`` itself (one sent beside it is not read). ``limit`` is
+    checked either way: a list without pages refuses a bad one too."""
+    since_text = query_value("updated_since", updated_since)
+    cursor_text = query_value("cursor", cursor)
+    n = parse_int("limit", limit, DEFAULT_LIMIT)
+    if n < 1:
+        raise invalid("limit", f"must be 1 or more, got {n}")
+    n = min(n, MAX_LIMIT)
+    if since_text is None and cursor_text is None:
+        return None
+    if cursor_text is not None:
+        try:
+            raw = orjson.loads(
+                base64.urlsafe_b64decode(cursor_text + "=" * (-len(cursor_text) % 4))
+            )
+            return Walk(
+                since=_parse_time("cursor", raw["u"]),
+                limit=n,
+                after=(_parse_time("cursor", raw["t"]), int(raw["i"])),
+                began=_parse_time("cursor", raw["s"]),
+            )
+        except (ValueError, KeyError, TypeError, binascii.Error, orjson.JSONDecodeError):
+            raise invalid("cursor", "is not a cursor this service gave") from None
+    assert since_text is not None
+    return Walk(since=_parse_time("updated_since", since_text), limit=n)
+
+
+def _cursor(walk: Walk, changed: dt.datetime, row_id: int, began: dt.datetime) -> str:
+    raw = orjson.dumps({"u": iso(walk.since), "t": iso(changed), "i": row_id, "s": iso(began)})
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _bound(session: AsyncSession, value: dt.datetime) -> Any:
+    """A time to compare with stored ones. SQLite stores text: ``CURRENT_TIMESTAMP``
+    writes ``YYYY-MM-DD HH:MM:SS`` (whole seconds), so the bound is written the same
+    way, its fraction only when it has one, and compares in time order."""
+    if session.get_bind().dialect.name != "sqlite":
+        return value
+    naive = utc(value).replace(tzinfo=None)
+    text = naive.strftime("%Y-%m-%d %H:%M:%S")
+    if naive.microsecond:
+        text += f".{naive.microsecond:06d}"
+    return literal(text, String())
+
+
+def tombstone(row_id: int) -> dict[str, Any]:
+    return {"id": row_id, "xid": xid.encode(row_id), "archived": True}
+
+
+async def changes(
+    session: AsyncSession,
+    walk: Walk,
+    statement: Select[*tuple[Any, ...]],
+    changed: Any,
+    row_id: Any,
+    alive: ColumnElement[bool],
+    render: Callable[[Sequence[Sequence[Any]]], Awaitable[list[dict[str, Any]]]],
+) -> dict[str, Any]:
+    """One page of changes of ``statement`` (its rows, then the change time, the id
+    and whether the record is alive are added as its last three columns); ``render``
+    turns the live rows (without those three) into items, in order."""
+    now = utc((await session.execute(select(func.now()))).scalar_one())
+    if walk.since > now:
+        raise invalid("updated_since", f"is in the future (the server's time is {iso(now)})")
+    began = walk.began or now
+    where = [changed >= _bound(session, walk.since)]
+    if walk.after is not None:
+        at, last = walk.after
+        bound = _bound(session, at)
+        where.append(or_(changed > bound, and_(changed == bound, row_id > last)))
+    rows = (
+        await session.execute(
+            statement.add_columns(
+                changed.label("changed_at"), row_id.label("row_id"), alive.label("alive")
+            )
+            .where(*where)
+            .order_by(changed, row_id)
+            .limit(walk.limit + 1)
+        )
+    ).all()
+    more = len(rows) > walk.limit
+    rows = rows[: walk.limit]
+    live = [tuple(r)[:-3] for r in rows if r[-1]]
+    rendered = iter(await render(live))
+    items = [{**next(rendered), "archived": False} if r[-1] else tombstone(r[-2]) for r in rows]
+    last_row = rows[-1] if rows else None
+    next_cursor = None
+    if more and last_row is not None:
+        next_cursor = _cursor(walk, _as_time(last_row[-3]), last_row[-2], began)
+    return {
+        "data": items,
+        "per_page": walk.limit,
+        "next_cursor": next_cursor,
+        "sync_token": iso(max(began - OVERLAP, EPOCH)),
+    }
+
+
+def _as_time(value: Any) -> dt.datetime:
+    """A change time as read: a datetime, or SQLite text when it came out of a CASE."""
+    if isinstance(value, dt.datetime):
+        return value
+    return dt.datetime.fromisoformat(str(value))

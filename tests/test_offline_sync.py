@@ -1,0 +1,225 @@
+"""Offline tills: change feeds (``updated_since``, cursor, tombstones), ETag and 304,
+and a till that goes offline, sells 50 times while the back office changes a price
+and archives a product, comes back, posts its queue (twice) and catches up."""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import func, select
+
+from tests.factories import Shop, make_shop
+from tests.invariants import check_books
+from tillbook.catalog import products as catalog_products
+from tillbook.catalog.schemas import ListingPatch
+from tillbook.db import Database
+from tillbook.models import Listing, Order
+from tillbook.unit import UnitOfWork
+
+D = Decimal
+EPOCH = "1970-01-01T00:00:00Z"
+
+
+async def walk(
+    client: httpx.AsyncClient, shop: Shop, path: str, since: str, limit: int = 2
+) -> tuple[list[dict[str, Any]], str]:
+    """Every change since ``since``, page by page along the cursor; the sync token."""
+    items: list[dict[str, Any]] = []
+    r = await client.get(
+        path, params={"updated_since": since, "limit": limit}, headers=shop.headers
+    )
+    while True:
+        assert r.status_code == 200, r.text
+        data = r.json()["data"]
+        assert len(data["data"]) <= limit
+        items += data["data"]
+        if data["next_cursor"] is None:
+            return items, data["sync_token"]
+        r = await client.get(
+            path, params={"cursor": data["next_cursor"], "limit": limit}, headers=shop.headers
+        )
+
+
+async def back_office(db: Database, shop: Shop, fn: Any) -> Any:
+    async def run(uow: UnitOfWork) -> Any:
+        return await fn(uow)
+
+    return await db.unit(run)
+
+
+async def set_price(db: Database, shop: Shop, product: str, price: str) -> None:
+    """As the back office does it: based on the listing's current version."""
+
+    async def edit(uow: UnitOfWork) -> Any:
+        version = await uow.session.scalar(
+            select(Listing.version).where(
+                Listing.product_id == shop.products[product],
+                Listing.warehouse_id == shop.warehouse_id,
+            )
+        )
+        return await catalog_products.update_listing(
+            uow,
+            shop.company_id,
+            shop.products[product],
+            shop.warehouse_id,
+            ListingPatch(sales_price=D(price)),
+            expected_version=version,
+            actor_id=None,
+        )
+
+    await back_office(db, shop, edit)
+
+
+async def archive(db: Database, shop: Shop, product: str) -> None:
+    await back_office(
+        db,
+        shop,
+        lambda uow: catalog_products.archive(
+            uow, shop.company_id, shop.products[product], actor_id=None
+        ),
+    )
+
+
+@pytest.mark.parametrize(
+    "path", ["/products", "/categories", "/brands", "/customers", "/payment-modes", "/taxes"]
+)
+async def test_a_full_walk_is_the_list(client: httpx.AsyncClient, db: Database, path: str) -> None:
+    shop = await make_shop(db)
+    items, token = await walk(client, shop, path, EPOCH, limit=1)
+    assert items and all(i["archived"] is False for i in items)
+    ids = [i["id"] for i in items]
+    assert len(ids) == len(set(ids)), "a record served twice in one walk"
+    plain = (await client.get(path, params={"limit": 100}, headers=shop.headers)).json()["data"]
+    rows = plain["data"] if isinstance(plain, dict) else plain
+    if path == "/categories":  # the plain list is a tree
+        rows = rows + [c for root in rows for c in root["children"]]
+    assert sorted(ids) == sorted(r["id"] for r in rows)
+    # nothing changed since: the delta is empty (but for the overlap's re-serving)
+    again, _ = await walk(client, shop, path, token)
+    assert {i["id"] for i in again} <= set(ids)
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({"updated_since": "yesterday"}, "updated_since"),
+        ({"updated_since": "2026-13-01T00:00:00Z"}, "updated_since"),
+        ({"updated_since": "2999-01-01T00:00:00Z"}, "updated_since"),
+        ({"updated_since": "1969-12-31T23:59:59Z"}, "updated_since"),
+        ({"updated_since": "a\x00b"}, "updated_since"),
+        ({"cursor": "not-a-cursor"}, "cursor"),
+        ({"updated_since": EPOCH, "limit": "0"}, "limit"),
+    ],
+)
+async def test_bad_updated_since_and_cursor(
+    client: httpx.AsyncClient, shop: Shop, params: dict[str, str], field: str
+) -> None:
+    for path in ("/products", "/categories", "/brands", "/customers", "/payment-modes", "/taxes"):
+        r = await client.get(path, params=params, headers=shop.headers)
+        assert r.status_code == 422, (path, r.text)
+        assert field in r.json()["errors"], (path, r.text)
+
+
+async def test_etag_and_304(client: httpx.AsyncClient, db: Database) -> None:
+    shop = await make_shop(db)
+    for path in ("/products", "/categories", "/brands", "/taxes", "/payment-modes", "/units"):
+        r = await client.get(path, headers=shop.headers)
+        tag = r.headers["ETag"]
+        again = await client.get(path, headers={**shop.headers, "If-None-Match": tag})
+        assert again.status_code == 304 and again.content == b"", path
+        other = await client.get(path, headers={**shop.headers, "If-None-Match": 'W/"x"'})
+        assert other.status_code == 200 and other.json() == r.json()
+    r = await client.get("/products", headers=shop.headers)
+    await set_price(db, shop, "water", "1.10")
+    changed = await client.get(
+        "/products", headers={**shop.headers, "If-None-Match": r.headers["ETag"]}
+    )
+    assert changed.status_code == 200 and changed.headers["ETag"] != r.headers["ETag"]
+
+
+async def test_an_offline_till_catches_up(client: httpx.AsyncClient, db: Database) -> None:
+    shop = await make_shop(db)
+    # 1. first full sync
+    catalog, token = await walk(client, shop, "/products", EPOCH, limit=2)
+    local = {p["id"]: p for p in catalog}
+    apple, water = shop.products["apple"], shop.products["water"]
+    assert local[apple]["sales_price"] == 3.5 and local[water]["sales_price"] == 1
+
+    # 2. offline: 50 sales rung up locally, each with its time, its own invoice
+    # number and idempotency key, at the price the till knew
+    started = dt.datetime.now(dt.UTC).replace(microsecond=0) - dt.timedelta(minutes=10)
+    queue = []
+    for i in range(50):
+        product = apple if i % 3 == 0 else water
+        price = D(str(local[product]["sales_price"]))
+        quantity = 1 if product == apple else 2
+        queue.append(
+            (
+                f"till-1-{i:05d}",
+                {
+                    "user_id": shop.walk_in_id,
+                    "order_date": (started + dt.timedelta(seconds=i)).isoformat(),
+                    "invoice_number": f"T1-{i:05d}",
+                    "product_items": [
+                        {"product_id": product, "xid": local[product]["xid"],
+                         "quantity": quantity, "unit_price": f"{price:.2f}"}
+                    ],
+                    "all_payments": [
+                        {"amount": f"{price * quantity:.2f}", "payment_mode_id": "cash"}
+                    ],
+                },
+                price * quantity,
+            )
+        )  # fmt: skip
+
+    # 3. meanwhile the back office raises the water price and archives the apple juice
+    await set_price(db, shop, "water", "1.25")
+    await archive(db, shop, "apple")
+
+    # 4. back online: the queue in order, then once more (a retry after a lost answer)
+    answers = []
+    for token_, body, expected in queue:
+        r = await client.post(
+            "/sales", json=body, headers={**shop.headers, "Idempotency-Key": token_}
+        )
+        assert r.status_code == 200, (body["invoice_number"], r.text)
+        out = r.json()
+        assert D(str(out["total_amount"])) == expected, body["invoice_number"]
+        assert out["invoice_number"] == body["invoice_number"]
+        assert out["payment_status"] == "paid"
+        answers.append(out)
+    for (token_, body, _), first in zip(queue, answers, strict=True):
+        r = await client.post(
+            "/sales", json=body, headers={**shop.headers, "Idempotency-Key": token_}
+        )
+        assert r.status_code == 200 and r.json() == first
+        assert r.headers.get("Idempotent-Replayed") == "true"
+    sales = await db.read(
+        lambda s: s.scalar(
+            select(func.count())
+            .select_from(Order)
+            .where(Order.warehouse_id == shop.warehouse_id, Order.order_type == "sales")
+        )
+    )
+    assert sales == 50
+
+    # 5. catch up: the new water price, the apple juice as a tombstone
+    delta, _ = await walk(client, shop, "/products", token, limit=1)
+    latest = {p["id"]: p for p in delta}
+    assert latest[water]["sales_price"] == 1.25 and latest[water]["archived"] is False
+    assert latest[apple] == {"id": apple, "xid": local[apple]["xid"], "archived": True}
+
+    # 6. a sale of the archived product rung up after it was archived is refused
+    r = await client.post(
+        "/sales",
+        json={"user_id": shop.walk_in_id, "order_date": dt.datetime.now(dt.UTC).isoformat(),
+              "product_items": [{"xid": local[apple]["xid"], "quantity": 1,
+                                 "unit_price": "3.50"}]},
+        headers=shop.headers,
+    )  # fmt: skip
+    assert r.status_code == 422 and "product_items.0.xid" in r.json()["errors"], r.text
+    await check_books(db, shop.company_id)
