@@ -18,6 +18,7 @@ from tillbook.api.public.openapi import (
     MoneyStr,
     OrderDetail,
     StockAdjustment,
+    Transfer,
 )
 
 
@@ -95,6 +96,10 @@ EVENTS: dict[str, tuple[type[BaseModel], str]] = {
                           "product below zero (warehouses that allow negative stock)"),
     "order.cancelled": (OrderDetail, "a sale voided (`POST /sales/{id}/void`); `data` is "
                         "the sale, `order_status` `cancelled`"),
+    "transfer.dispatched": (Transfer, "a branch sent stock to another "
+                            "(`POST /stock-transfers`); `data` is the transfer"),
+    "transfer.received": (Transfer, "the receiving branch took a transfer in "
+                          "(`POST /stock-transfers/{id}/receive`), in full or in part"),
     "return.created": (OrderDetail, "every sales or purchase return; `data` is the return "
                        "with `original_order_id`"),
 }  # fmt: skip

@@ -261,10 +261,33 @@ FIELDS: dict[str, Entry] = {
         "answer (`Idempotent-Replayed: true`); another body with it is a 422",
         "7d1f0c8e-4b5a-4d6e-9f3c-2a1b0c9d8e7f",
     ),
+    "next_cursor": e(
+        "pass as `cursor` for the next page of changes; null when this was the last",
+        None,
+    ),
+    "sync_token": e(
+        "send as `updated_since` next time to get what changed since this walk began "
+        "(a minute early, so a late commit is not missed: upsert by id)",
+        "2026-11-20T09:29:00Z",
+    ),
+    "updated_since": e(
+        "only records changed at or after this instant (ISO 8601), archived ones as "
+        "tombstones; the answer is then a change feed",
+        "2026-11-20T09:29:00Z",
+    ),
     "If-Match": e('the version the edit is based on, as the ETag read (`"3"`)', '"1"'),
 }
 
 OVERRIDES: dict[tuple[str, str], str] = {
+    # stock transfers
+    ("Transfer", "from_warehouse"): "the branch that sent the stock",
+    ("Transfer", "to_warehouse"): "the branch that receives it",
+    ("Transfer", "dispatched_at"): "when the stock left the sender (UTC)",
+    ("Transfer", "closed_at"): "when it was received or cancelled (UTC), or null in transit",
+    ("TransferBatch", "quantity_received"): "base units of this batch received",
+    ("TransferItem", "quantity_received"): "base units received so far",
+    ("TransferWritten", "transfer_id"): "the transfer's id",
+    ("TransferWritten", "transfer_status"): "`dispatched`, `received` or `cancelled`",
     # till operations: void, shifts, receipts
     ("OrderDetail", "voided_at"): "when the sale was voided (UTC), or null",
     ("OrderFigures", "count"): "how many documents of this kind the shift holds",
@@ -356,6 +379,15 @@ OVERRIDES: dict[tuple[str, str], str] = {
 
 
 PARAMETER_OVERRIDES: dict[tuple[str, str], str] = {
+    # stock transfers
+    ("Transfer", "from_warehouse"): "the branch that sent the stock",
+    ("Transfer", "to_warehouse"): "the branch that receives it",
+    ("Transfer", "dispatched_at"): "when the stock left the sender (UTC)",
+    ("Transfer", "closed_at"): "when it was received or cancelled (UTC), or null in transit",
+    ("TransferBatch", "quantity_received"): "base units of this batch received",
+    ("TransferItem", "quantity_received"): "base units received so far",
+    ("TransferWritten", "transfer_id"): "the transfer's id",
+    ("TransferWritten", "transfer_status"): "`dispatched`, `received` or `cancelled`",
     ("/api/v1/public/sales/{order_id}/receipt", "size"): "`80mm` (a till roll) or `a4`, "
     "for `format=html`",
     ("/api/v1/public/sales/{order_id}/receipt", "width"): "characters per line, 42 or 48, "

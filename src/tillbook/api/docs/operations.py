@@ -538,5 +538,28 @@ OPERATIONS.update(
         ),
     }
 )
+OPERATIONS.update(
+    {
+        f"POST {P}/stock-transfers": op(
+            "Send stock to another branch",
+            "The sending branch's key dispatches `items` (base units) to `to_warehouse_id` "
+            "(a warehouse of the same company): the stock leaves by FIFO at cost into "
+            "11750 Goods in Transit (Dr 11750 / Cr 11700) and a `transfer.dispatched` event "
+            "goes out. The answer's `transfer_status` is `dispatched`. Both branches' keys "
+            "see the transfer; no other warehouse does. " + _IDEMPOTENT,
+        ),
+        f"GET {P}/stock-transfers": op(
+            "List transfers",
+            "Transfers sent from or to the key's warehouse, newest first (spec pagination "
+            "envelope), each with its `direction` relative to this warehouse; `status` "
+            "filters by state.",
+        ),
+        f"GET {P}/stock-transfers/{{ref}}": op(
+            "One transfer",
+            "A transfer the key's warehouse sent or receives, with its items, the batches "
+            "each came from and what was received and written off.",
+        ),
+    }
+)
 OPERATIONS.update(_parties())
 OPERATIONS.update(_editable())
