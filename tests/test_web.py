@@ -838,3 +838,146 @@ async def test_the_delivery_log_shows_each_attempt_and_redelivers_once(
     other = await make_shop(db)
     await sign_in(web, await owner_email(db, other), OWNER_PASSWORD)
     assert (await web.get(f"/settings/webhooks/deliveries/{did}")).status_code == 404
+
+
+# --- settings: payment modes, expense categories, branches, the category tree ----------
+
+
+async def test_payment_modes_and_expense_categories_created_once(
+    web: httpx.AsyncClient, db: Database, shop: Shop
+) -> None:
+    from tillbook.models import ExpenseCategory, PaymentMode
+
+    page = await _owner_page(web, db, shop, "/settings/payment-modes")
+    assert "<code>cash</code>" in page
+    form = {**_tokens(page), "code": "Bad Code", "name": "Mobile money", "create_account": "1"}
+    bad = await web.post("/settings/payment-modes", data=form)
+    assert bad.status_code == 422 and 'id="e-code"' in bad.text
+    assert 'value="Mobile money"' in bad.text
+    before = await _count(db, PaymentMode, shop.company_id)
+    form["code"] = "mobile"
+    first = await web.post("/settings/payment-modes", data=form)
+    assert first.status_code == 303, first.text
+    again = await web.post("/settings/payment-modes", data=form)
+    assert again.status_code == 303
+    assert await _count(db, PaymentMode, shop.company_id) == before + 1
+    assert await _audits(db, shop.company_id, "payment_mode") == 1
+    twin = await web.post(
+        "/settings/payment-modes", data={**form, "form_token": "form-twin", "name": "Other"}
+    )
+    assert twin.status_code == 422 and 'id="e-code"' in twin.text and "already exists" in twin.text
+    assert "Mobile money" in (await web.get("/settings/payment-modes")).text
+
+    cats = await web.get("/settings/expense-categories")
+    assert cats.status_code == 200 and "General Expenses" in cats.text
+    neither = {**_tokens(cats.text), "name": "Rent"}
+    refused = await web.post("/settings/expense-categories", data=neither)
+    assert refused.status_code == 422 and 'id="e-account_code"' in refused.text
+    made = {**neither, "create_account": "1"}
+    assert (await web.post("/settings/expense-categories", data=made)).status_code == 303
+    assert (await web.post("/settings/expense-categories", data=made)).status_code == 303
+    rents = await db.read(
+        lambda s: s.scalar(
+            select(func.count())
+            .select_from(ExpenseCategory)
+            .where(ExpenseCategory.company_id == shop.company_id, ExpenseCategory.name == "Rent")
+        )
+    )
+    assert rents == 1
+    no_csrf = await web.post(
+        "/settings/expense-categories", data={**made, "csrf": "", "name": "Sneaky"}
+    )
+    assert no_csrf.status_code == 403
+
+
+async def test_a_branch_edited_once_and_a_stale_edit_refused(
+    web: httpx.AsyncClient, db: Database, shop: Shop
+) -> None:
+    from tillbook.models import Warehouse
+
+    listed = await _owner_page(web, db, shop, "/settings/branches")
+    wh = shop.warehouse_id
+    assert f"/settings/branches/{wh}" in listed
+    page = await web.get(f"/settings/branches/{wh}")
+    version = re.search(r'name="version" value="(\d+)"', page.text)
+    assert version is not None
+    name = re.search(r'id="f-name" name="name" type="text" value="([^"]*)"', page.text)
+    assert name is not None
+    form = {
+        **_tokens(page.text),
+        "version": version.group(1),
+        "name": name.group(1),
+        "address": "1 High Street",
+        "receipt_header": "Thank you\r\nfor shopping",
+        "receipt_footer": "x" * 5000,
+        "allow_negative_stock": "1",
+    }
+    bad = await web.post(f"/settings/branches/{wh}/edit", data=form)
+    assert bad.status_code == 422 and 'id="e-receipt_footer"' in bad.text
+    form["receipt_footer"] = "See you soon"
+    first = await web.post(f"/settings/branches/{wh}/edit", data=form)
+    assert first.status_code == 303, first.text
+    again = await web.post(f"/settings/branches/{wh}/edit", data=form)
+    assert again.status_code == 303
+    stored = await db.read(lambda s: s.get(Warehouse, wh))
+    assert stored is not None
+    assert stored.receipt_header == "Thank you\nfor shopping" and stored.allow_negative_stock
+    assert stored.require_shift is False and stored.version == int(version.group(1)) + 1
+    assert await _audits(db, shop.company_id, "warehouse") == 1
+    stale = await web.post(
+        f"/settings/branches/{wh}/edit", data={**form, "form_token": "form-b2", "address": "Lost"}
+    )
+    assert stale.status_code == 412 and "Someone else changed this branch" in stale.text
+    assert "1 High Street" in stale.text
+
+
+@pytest.mark.parametrize("role", ["cashier", "accountant", "manager"])
+async def test_company_settings_are_the_owners(
+    web: httpx.AsyncClient, db: Database, shop: Shop, role: str
+) -> None:
+    email = await add_staff(db, shop, role)
+    await sign_in(web, email, STAFF_PASSWORD)
+    landing = await web.get("/", follow_redirects=True)
+    assert "/settings/branches" not in landing.text
+    for path in (
+        "/settings/payment-modes",
+        "/settings/expense-categories",
+        "/settings/branches",
+        f"/settings/branches/{shop.warehouse_id}",
+    ):
+        assert (await web.get(path)).status_code == 403, path
+    csrf = csrf_of(landing.text)
+    for path, data in (
+        ("/settings/payment-modes", {"code": "x", "name": "X", "create_account": "1"}),
+        ("/settings/expense-categories", {"name": "X", "create_account": "1"}),
+        (f"/settings/branches/{shop.warehouse_id}/edit", {"name": "X", "version": "1"}),
+    ):
+        assert (await web.post(path, data={"csrf": csrf, **data})).status_code == 403, path
+    assert await _audits(db, shop.company_id, "payment_mode") == 0
+    assert await _audits(db, shop.company_id, "warehouse") == 0
+
+
+async def test_categories_are_shown_as_a_tree(
+    web: httpx.AsyncClient, db: Database, shop: Shop
+) -> None:
+    page = await _owner_page(web, db, shop, "/reference")
+    token = csrf_of(page)
+    made = await web.post(
+        "/reference/category", data={"csrf": token, "form_token": "form-c1", "name": "Teas"}
+    )
+    assert made.status_code == 303, made.text
+    page = await web.get("/reference")
+    parent = re.search(r'<option value="(\d+)">Teas</option>', page.text)
+    assert parent is not None
+    child = await web.post(
+        "/reference/category",
+        data={
+            "csrf": token,
+            "form_token": "form-c2",
+            "name": "Green tea",
+            "parent_id": parent.group(1),
+        },
+    )
+    assert child.status_code == 303, child.text
+    tree = (await web.get("/reference")).text
+    assert re.search(r"<li>Teas<ul class=\"plain tree\"><li>Green tea</li></ul></li>", tree)

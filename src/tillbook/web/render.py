@@ -64,6 +64,9 @@ NAV: tuple[tuple[str, str, str | None], ...] = (
     ("API keys", "/settings/keys", "keys.manage"),
     ("Staff", "/settings/staff", "staff.manage"),
     ("Webhooks", "/settings/webhooks", "webhooks.manage"),
+    ("Branches", "/settings/branches", "settings.write"),
+    ("Payment modes", "/settings/payment-modes", "settings.write"),
+    ("Expense categories", "/settings/expense-categories", "settings.write"),
 )
 
 
