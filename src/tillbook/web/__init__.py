@@ -13,6 +13,7 @@ from fastapi.staticfiles import StaticFiles
 from tillbook.errors import TillbookError
 from tillbook.web import (
     books,
+    cashbook,
     company,
     hooks,
     listings,
@@ -49,6 +50,7 @@ def install(app: FastAPI) -> None:
     app.include_router(staffing.router)
     app.include_router(hooks.router)
     app.include_router(company.router)
+    app.include_router(cashbook.router)
     app.include_router(parties.router)
     app.include_router(stock.router)
     app.include_router(pages.router)

@@ -56,6 +56,8 @@ NAV: tuple[tuple[str, str, str | None], ...] = (
     ("Sales", "/sales", "books.read"),
     ("Purchases", "/purchases", "books.read"),
     ("Returns", "/sales-returns", "books.read"),
+    ("Payments", "/payments", "books.read"),
+    ("Expenses", "/expenses", "books.read"),
     ("Customers", "/customers", "parties.read"),
     ("Suppliers", "/suppliers", "parties.read"),
     ("Stock", "/stock", "catalog.read"),
