@@ -1049,3 +1049,20 @@ async def test_payments_and_expenses_lists_and_who_may_read_them(
     for path in ("/payments", "/expenses"):
         r = await web.get(path)
         assert r.status_code == 403 and "lacks the permission" in r.text
+
+
+async def test_wrong_passwords_to_reveal_a_key_are_throttled(
+    web: httpx.AsyncClient, db: Database, shop: Shop
+) -> None:
+    await _owner_page(web, db, shop, "/settings/keys")
+    key_id = await db.read(
+        lambda s: s.scalar(select(ApiKey.id).where(ApiKey.company_id == shop.company_id))
+    )
+    form = await web.get(f"/settings/keys/{key_id}/reveal")
+    path, csrf = f"/settings/keys/{key_id}/reveal", csrf_of(form.text)
+    for _ in range(10):
+        wrong = await web.post(path, data={"csrf": csrf, "password": "guess guess"})
+        assert wrong.status_code == 403
+    right = await web.post(path, data={"csrf": csrf, "password": OWNER_PASSWORD})
+    assert right.status_code == 429 and "sk_" not in right.text
+    assert "too many failed" in right.text and "retry-after" in right.headers

@@ -19,9 +19,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.api.admin.deps import path_id
 from tillbook.api.deps import DB
+from tillbook.auth import admin
 from tillbook.auth.admin import AdminContext
 from tillbook.catalog import transfer as catalog_transfer
-from tillbook.errors import Unauthorized, ValidationFailed, invalid
+from tillbook.errors import RateLimited, Unauthorized, ValidationFailed, invalid
 from tillbook.imports import ImportRejected
 from tillbook.kit.pagination import parse_page
 from tillbook.parties import transfer as party_transfer
@@ -150,8 +151,9 @@ async def key_reveal_form(request: Request, key_id: str, ctx: Keys, db: DB) -> R
 async def key_reveal(request: Request, key_id: str, ctx: Keys, db: DB) -> Response:
     """The secret again after an owner's password (``tenancy.reveal_secret``: any
     active owner's password, as for ``tillbook keys reveal``); the showing is
-    audited. Not a one-time form: it changes nothing but the trail, and the
-    secret must not be kept in a replay record."""
+    audited, and wrong passwords are throttled per staff member like logins. Not a
+    one-time form: it changes nothing but the trail, and the secret must not be kept
+    in a replay record."""
     kid = path_id(key_id, "key")
     form = await read_form(request)
     raw = form.get("password")
@@ -160,16 +162,25 @@ async def key_reveal(request: Request, key_id: str, ctx: Keys, db: DB) -> Respon
         return await _reveal_page(
             request, ctx, db, kid, status=422, errors={"password": ["enter your password"]}
         )
+    limiter = request.app.state.ratelimiter
     try:
+        await admin.check_reentry(limiter, ctx.user_id)
         secret = await db.write(
             lambda s: tenancy.reveal_company_secret(
                 s, ctx.company_id, kid, password, actor_id=ctx.user_id
             )
         )
     except Unauthorized:
+        await admin.reentry_failed(limiter, ctx.user_id)
         return await _reveal_page(
             request, ctx, db, kid, status=403, errors={"password": ["wrong password"]}
         )
+    except RateLimited as exc:
+        page = await _reveal_page(
+            request, ctx, db, kid, status=429, errors={"password": [exc.message]}
+        )
+        page.headers.update(exc.headers or {})
+        return page
     return await _reveal_page(request, ctx, db, kid, secret=secret)
 
 
