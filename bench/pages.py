@@ -72,6 +72,12 @@ def _pages(info: dict[str, Any], product_id: int, party_id: int) -> list[str]:
         "/settings/keys",
         "/settings/staff",
         "/settings/webhooks",
+        "/settings/branches",
+        f"/settings/branches/{wh}",
+        "/settings/payment-modes",
+        "/settings/expense-categories",
+        "/payments",
+        "/expenses",
     ]
 
 

@@ -3,14 +3,16 @@ refusals, CSRF, one-time form tokens, field errors next to their fields."""
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import AsyncIterator
 
 import httpx
 import pytest
 from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
 
-from tests.factories import Shop
+from tests.factories import Shop, make_shop
 from tests.web_helpers import (
     OWNER_PASSWORD,
     STAFF_PASSWORD,
@@ -23,7 +25,7 @@ from tests.web_helpers import (
 from tillbook.app import create_app
 from tillbook.config import Settings
 from tillbook.db import Database
-from tillbook.models import ApiKey, AuditEvent, Product, StockAdjustment
+from tillbook.models import ApiKey, AuditEvent, Product, StockAdjustment, Webhook
 
 
 @pytest.fixture
@@ -548,3 +550,544 @@ async def test_the_dashboard_shows_top_products_and_what_is_due(
     assert top.index("Apple juice") < top.index("Still water")  # 12.00 before 4.00
     due = page.text.split("<h2>Due</h2>")[1].split("</section>")[0]
     assert "16.00" in due  # two credit sales, nothing paid
+
+
+# --- settings: staff, API keys, webhooks ------------------------------------------------
+
+
+async def _owner_page(web: httpx.AsyncClient, db: Database, shop: Shop, path: str) -> str:
+    await sign_in(web, await owner_email(db, shop), OWNER_PASSWORD)
+    page = await web.get(path)
+    assert page.status_code == 200, page.text
+    return page.text
+
+
+def _tokens(html: str) -> dict[str, str]:
+    return {"csrf": csrf_of(html), "form_token": form_token_of(html)}
+
+
+async def test_staff_created_once_edited_stale_refused_and_archived(
+    web: httpx.AsyncClient, db: Database, shop: Shop
+) -> None:
+    page = await _owner_page(web, db, shop, "/settings/staff")
+    assert "New staff member" in page
+    form = {
+        **_tokens(page),
+        "name": "Bea Branch",
+        "email": "not an email",
+        "role": "manager",
+        "warehouse_id": str(shop.warehouse_id),
+        "password": "short",
+    }
+    bad = await web.post("/settings/staff", data=form)
+    assert bad.status_code == 422 and 'id="e-email"' in bad.text
+    assert 'value="Bea Branch"' in bad.text and "short" not in bad.text  # no password echoed
+    form["email"] = f"bea-{shop.company_id}@example.com"
+    bad = await web.post("/settings/staff", data=form)
+    assert bad.status_code == 422 and 'id="e-password"' in bad.text
+    form["password"] = "a long enough password"
+    before = await _audits(db, shop.company_id, "staff")
+    first = await web.post("/settings/staff", data=form)
+    assert first.status_code == 303, first.text
+    again = await web.post("/settings/staff", data=form)
+    assert again.headers["location"] == first.headers["location"]
+    assert await _audits(db, shop.company_id, "staff") == before + 1
+    taken = await web.post(
+        "/settings/staff", data={**form, "form_token": "form-twin", "name": "Twin"}
+    )
+    assert taken.status_code == 409 and 'id="e-email"' in taken.text
+
+    member = await web.get(first.headers["location"])
+    assert member.status_code == 200 and "Bea Branch" in member.text
+    sid = first.headers["location"].split("/settings/staff/")[1].split("?")[0]
+    version = re.search(r'name="version" value="(\d+)"', member.text)
+    assert version is not None
+    edit = {
+        **_tokens(member.text),
+        "version": version.group(1),
+        "name": "Bea Boss",
+        "email": form["email"],
+        "role": "accountant",
+        "warehouse_id": "",
+    }
+    saved = await web.post(f"/settings/staff/{sid}/edit", data=edit)
+    assert saved.status_code == 303, saved.text
+    stale = await web.post(
+        f"/settings/staff/{sid}/edit", data={**edit, "form_token": "form-old", "name": "Lost"}
+    )
+    assert stale.status_code == 412 and "Someone else changed" in stale.text
+    shown = await web.get(f"/settings/staff/{sid}")
+    assert "Bea Boss" in shown.text and "Lost" not in shown.text
+    scoped_owner = await web.post(
+        f"/settings/staff/{sid}/edit",
+        data={
+            **edit,
+            **_tokens(shown.text),
+            "version": str(int(edit["version"]) + 1),
+            "role": "owner",
+            "warehouse_id": str(shop.warehouse_id),
+        },
+    )
+    assert scoped_owner.status_code == 422 and 'id="e-warehouse_id"' in scoped_owner.text
+
+    confirm = await web.get(f"/settings/staff/{sid}/archive")
+    assert confirm.status_code == 200 and "Archive Bea Boss?" in confirm.text
+    done = await web.post(f"/settings/staff/{sid}/archive", data=_tokens(confirm.text))
+    assert done.status_code == 303
+    assert "(archived)" in (await web.get(f"/settings/staff/{sid}")).text
+    assert await _audits(db, shop.company_id, "staff") == before + 3
+    assert (await sign_in(web, form["email"], form["password"])).status_code == 401
+
+
+async def test_the_last_owner_cannot_be_archived_nor_demoted_from_the_page(
+    web: httpx.AsyncClient, db: Database, shop: Shop
+) -> None:
+    listed = await _owner_page(web, db, shop, "/settings/staff")
+    owner_id = re.search(r'href="/settings/staff/(\d+)">', listed)
+    assert owner_id is not None
+    sid = owner_id.group(1)
+    confirm = await web.get(f"/settings/staff/{sid}/archive")
+    refused = await web.post(f"/settings/staff/{sid}/archive", data=_tokens(confirm.text))
+    assert refused.status_code == 422 and "last active owner" in refused.text
+    member = await web.get(f"/settings/staff/{sid}")
+    version = re.search(r'name="version" value="(\d+)"', member.text)
+    assert version is not None
+    email = await owner_email(db, shop)
+    demoted = await web.post(
+        f"/settings/staff/{sid}/edit",
+        data={
+            **_tokens(member.text),
+            "version": version.group(1),
+            "name": "Owner",
+            "email": email,
+            "role": "manager",
+            "warehouse_id": "",
+        },
+    )
+    assert demoted.status_code == 422 and "last active owner" in demoted.text
+    assert (await web.get("/settings/staff")).status_code == 200  # still signed in, still owner
+
+
+@pytest.mark.parametrize("role", ["cashier", "accountant", "manager"])
+async def test_settings_pages_are_refused_to_other_roles(
+    web: httpx.AsyncClient, db: Database, shop: Shop, role: str
+) -> None:
+    email = await add_staff(db, shop, role)
+    await sign_in(web, email, STAFF_PASSWORD)
+    landing = await web.get("/", follow_redirects=True)
+    csrf = csrf_of(landing.text)
+    key_id = await db.read(
+        lambda s: s.scalar(select(ApiKey.id).where(ApiKey.company_id == shop.company_id))
+    )
+    for path in (
+        "/settings/staff",
+        "/settings/staff/1",
+        "/settings/staff/1/archive",
+        f"/settings/keys/{key_id}/reveal",
+        f"/settings/keys/{key_id}/revoke",
+        "/settings/webhooks",
+        "/settings/webhooks/1",
+        "/settings/webhooks/1/rotate",
+        "/settings/webhooks/deliveries/1",
+    ):
+        r = await web.get(path)
+        assert r.status_code == 403, (path, r.status_code)
+        assert "lacks the permission" in r.text
+    for path, data in (
+        ("/settings/staff", {"name": "x", "email": "x@example.com", "role": "owner"}),
+        (f"/settings/keys/{key_id}/revoke", {}),
+        (f"/settings/keys/{key_id}/reveal", {"password": STAFF_PASSWORD}),
+        ("/settings/webhooks", {"url": "http://127.0.0.1:9/x"}),
+    ):
+        r = await web.post(path, data={"csrf": csrf, **data})
+        assert r.status_code == 403, path
+    assert await _count(db, Webhook, shop.company_id) == 0
+    revoked = await db.read(lambda s: s.get(ApiKey, key_id))
+    assert revoked is not None and revoked.status == 1
+
+
+async def test_a_key_revealed_with_the_password_only_and_revoked_once(
+    web: httpx.AsyncClient, db: Database, shop: Shop
+) -> None:
+    keys = await _owner_page(web, db, shop, "/settings/keys")
+    key_id = await db.read(
+        lambda s: s.scalar(
+            select(ApiKey.id).where(ApiKey.company_id == shop.company_id).order_by(ApiKey.id)
+        )
+    )
+    assert f"/settings/keys/{key_id}/reveal" in keys and "no rotation" in keys
+    form = await web.get(f"/settings/keys/{key_id}/reveal")
+    assert form.status_code == 200 and "sk_" not in form.text
+    wrong = await web.post(
+        f"/settings/keys/{key_id}/reveal",
+        data={"csrf": csrf_of(form.text), "password": "not the password"},
+    )
+    assert wrong.status_code == 403 and 'id="e-password"' in wrong.text and "sk_" not in wrong.text
+    no_csrf = await web.post(f"/settings/keys/{key_id}/reveal", data={"password": OWNER_PASSWORD})
+    assert no_csrf.status_code == 403 and "sk_" not in no_csrf.text
+    shown = await web.post(
+        f"/settings/keys/{key_id}/reveal",
+        data={"csrf": csrf_of(form.text), "password": OWNER_PASSWORD},
+    )
+    assert shown.status_code == 200 and 'id="secret-key">sk_' in shown.text
+    assert await _audits(db, shop.company_id, "api_key") == 1  # the showing, not the secret
+
+    confirm = await web.get(f"/settings/keys/{key_id}/revoke")
+    assert confirm.status_code == 200 and "Revoke the key" in confirm.text
+    done = await web.post(f"/settings/keys/{key_id}/revoke", data=_tokens(confirm.text))
+    assert done.status_code == 303
+    again = await web.post(f"/settings/keys/{key_id}/revoke", data=_tokens(confirm.text))
+    assert again.status_code == 303
+    key = await db.read(lambda s: s.get(ApiKey, key_id))
+    assert key is not None and key.status == 0
+    assert await _audits(db, shop.company_id, "api_key") == 2
+    assert (await web.get(f"/settings/keys/{key_id + 10_000}/revoke")).status_code == 404
+
+
+async def test_a_webhook_added_once_its_secret_shown_once_rotated_and_disabled(
+    web: httpx.AsyncClient, db: Database, shop: Shop
+) -> None:
+    page = await _owner_page(web, db, shop, "/settings/webhooks")
+    form = {**_tokens(page), "url": "ftp://127.0.0.1/x", "events": "order.created"}
+    bad = await web.post("/settings/webhooks", data=form)
+    assert bad.status_code == 422 and 'id="f-url"' in bad.text and 'class="error"' in bad.text
+    assert await _count(db, Webhook, shop.company_id) == 0
+    no_csrf = await web.post(
+        "/settings/webhooks", data={**form, "csrf": "", "url": "http://127.0.0.1:9/h"}
+    )
+    assert no_csrf.status_code == 403
+    form["url"] = "http://127.0.0.1:9/hook"
+    first = await web.post("/settings/webhooks", data=form)
+    assert first.status_code == 200 and 'id="webhook-secret">whsec_' in first.text
+    again = await web.post("/settings/webhooks", data=form)
+    assert "whsec_" not in again.text and "already created" in again.text
+    assert await _count(db, Webhook, shop.company_id) == 1
+    listed = await web.get("/settings/webhooks")
+    assert "127.0.0.1:9/hook" in listed.text and "whsec_" not in listed.text
+    hook_id = await db.read(
+        lambda s: s.scalar(select(Webhook.id).where(Webhook.company_id == shop.company_id))
+    )
+
+    confirm = await web.get(f"/settings/webhooks/{hook_id}/rotate")
+    assert confirm.status_code == 200
+    rotated = await web.post(f"/settings/webhooks/{hook_id}/rotate", data=_tokens(confirm.text))
+    assert rotated.status_code == 200 and 'id="webhook-secret">whsec_' in rotated.text
+    secret = re.search(r'id="webhook-secret">(whsec_[^<]+)<', rotated.text)
+    first_secret = re.search(r'id="webhook-secret">(whsec_[^<]+)<', first.text)
+    assert secret and first_secret and secret.group(1) != first_secret.group(1)
+    replay = await web.post(f"/settings/webhooks/{hook_id}/rotate", data=_tokens(confirm.text))
+    assert "whsec_" not in replay.text and "already rotated" in replay.text
+
+    detail = await web.get(f"/settings/webhooks/{hook_id}")
+    assert detail.status_code == 200 and "No deliveries" in detail.text
+    off = await web.post(f"/settings/webhooks/{hook_id}/disable", data=_tokens(detail.text))
+    assert off.status_code == 303
+    hook = await db.read(lambda s: s.get(Webhook, hook_id))
+    assert hook is not None and hook.active is False
+    assert "Enable" in (await web.get(f"/settings/webhooks/{hook_id}")).text
+    # created, rotated, disabled: each once
+    assert await _audits(db, shop.company_id, "webhook") == 3
+
+
+async def test_the_delivery_log_shows_each_attempt_and_redelivers_once(
+    web: httpx.AsyncClient, db: Database, shop: Shop
+) -> None:
+    from tillbook.events import webhook_service
+    from tillbook.kit import crypto
+    from tillbook.models import DeliveryAttempt, OutboxEvent, WebhookDelivery
+
+    now = dt.datetime.now(dt.UTC)
+
+    async def seed(s: AsyncSession) -> int:
+        hook, _secret = await webhook_service.add_webhook(
+            s, shop.company_id, webhook_service.NewWebhook(url="http://127.0.0.1:9/log", events="*")
+        )
+        event = OutboxEvent(
+            event_id="evt_" + crypto.random_token("", 8),
+            company_id=shop.company_id,
+            warehouse_id=shop.warehouse_id,
+            type="order.created",
+            payload="{}",
+            dispatched=True,  # fanned out already: its delivery is the one below
+        )
+        s.add(event)
+        await s.flush()
+        delivery = WebhookDelivery(
+            company_id=shop.company_id,
+            event_id=event.id,
+            webhook_id=hook.id,
+            delivery_uid="dlv_test",
+            status="dead",
+            attempts=2,
+            next_attempt_at=now,
+            last_status_code=500,
+            last_error="server error",
+        )
+        s.add(delivery)
+        await s.flush()
+        for code, error in ((None, "connection refused"), (500, "server error")):
+            s.add(
+                DeliveryAttempt(
+                    delivery_id=delivery.id,
+                    attempted_at=now,
+                    status_code=code,
+                    latency_ms=12.5,
+                    error=error,
+                )
+            )
+        return int(delivery.id)
+
+    did = await db.write(seed)
+    hook_page = await _owner_page(web, db, shop, "/settings/webhooks")
+    hook_id = re.search(r'href="/settings/webhooks/(\d+)"', hook_page)
+    assert hook_id is not None
+    log = await web.get(f"/settings/webhooks/{hook_id.group(1)}?status=dead")
+    assert f"/settings/webhooks/deliveries/{did}" in log.text and "order.created" in log.text
+    assert (
+        "No deliveries"
+        in (await web.get(f"/settings/webhooks/{hook_id.group(1)}?status=delivered")).text
+    )
+    bad = await web.get(f"/settings/webhooks/{hook_id.group(1)}?status=nonsense")
+    assert bad.status_code == 422 and 'id="e-status"' in bad.text
+    page = await web.get(f"/settings/webhooks/deliveries/{did}")
+    assert page.status_code == 200
+    assert "connection refused" in page.text and "server error" in page.text
+    again = await web.post(
+        f"/settings/webhooks/deliveries/{did}/redeliver", data=_tokens(page.text)
+    )
+    assert again.status_code == 303
+    await web.post(f"/settings/webhooks/deliveries/{did}/redeliver", data=_tokens(page.text))
+    delivery = await db.read(lambda s: s.get(WebhookDelivery, did))
+    assert delivery is not None and delivery.status == "pending" and delivery.attempts == 0
+    assert await _audits(db, shop.company_id, "webhook_delivery") == 1
+    other = await make_shop(db)
+    await sign_in(web, await owner_email(db, other), OWNER_PASSWORD)
+    assert (await web.get(f"/settings/webhooks/deliveries/{did}")).status_code == 404
+
+
+# --- settings: payment modes, expense categories, branches, the category tree ----------
+
+
+async def test_payment_modes_and_expense_categories_created_once(
+    web: httpx.AsyncClient, db: Database, shop: Shop
+) -> None:
+    from tillbook.models import ExpenseCategory, PaymentMode
+
+    page = await _owner_page(web, db, shop, "/settings/payment-modes")
+    assert "<code>cash</code>" in page
+    form = {**_tokens(page), "code": "Bad Code", "name": "Mobile money", "create_account": "1"}
+    bad = await web.post("/settings/payment-modes", data=form)
+    assert bad.status_code == 422 and 'id="e-code"' in bad.text
+    assert 'value="Mobile money"' in bad.text
+    before = await _count(db, PaymentMode, shop.company_id)
+    form["code"] = "mobile"
+    first = await web.post("/settings/payment-modes", data=form)
+    assert first.status_code == 303, first.text
+    again = await web.post("/settings/payment-modes", data=form)
+    assert again.status_code == 303
+    assert await _count(db, PaymentMode, shop.company_id) == before + 1
+    assert await _audits(db, shop.company_id, "payment_mode") == 1
+    twin = await web.post(
+        "/settings/payment-modes", data={**form, "form_token": "form-twin", "name": "Other"}
+    )
+    assert twin.status_code == 422 and 'id="e-code"' in twin.text and "already exists" in twin.text
+    assert "Mobile money" in (await web.get("/settings/payment-modes")).text
+
+    cats = await web.get("/settings/expense-categories")
+    assert cats.status_code == 200 and "General Expenses" in cats.text
+    neither = {**_tokens(cats.text), "name": "Rent"}
+    refused = await web.post("/settings/expense-categories", data=neither)
+    assert refused.status_code == 422 and 'id="e-account_code"' in refused.text
+    made = {**neither, "create_account": "1"}
+    assert (await web.post("/settings/expense-categories", data=made)).status_code == 303
+    assert (await web.post("/settings/expense-categories", data=made)).status_code == 303
+    rents = await db.read(
+        lambda s: s.scalar(
+            select(func.count())
+            .select_from(ExpenseCategory)
+            .where(ExpenseCategory.company_id == shop.company_id, ExpenseCategory.name == "Rent")
+        )
+    )
+    assert rents == 1
+    no_csrf = await web.post(
+        "/settings/expense-categories", data={**made, "csrf": "", "name": "Sneaky"}
+    )
+    assert no_csrf.status_code == 403
+
+
+async def test_a_branch_edited_once_and_a_stale_edit_refused(
+    web: httpx.AsyncClient, db: Database, shop: Shop
+) -> None:
+    from tillbook.models import Warehouse
+
+    listed = await _owner_page(web, db, shop, "/settings/branches")
+    wh = shop.warehouse_id
+    assert f"/settings/branches/{wh}" in listed
+    page = await web.get(f"/settings/branches/{wh}")
+    version = re.search(r'name="version" value="(\d+)"', page.text)
+    assert version is not None
+    name = re.search(r'id="f-name" name="name" type="text" value="([^"]*)"', page.text)
+    assert name is not None
+    form = {
+        **_tokens(page.text),
+        "version": version.group(1),
+        "name": name.group(1),
+        "address": "1 High Street",
+        "receipt_header": "Thank you\r\nfor shopping",
+        "receipt_footer": "x" * 5000,
+        "allow_negative_stock": "1",
+    }
+    bad = await web.post(f"/settings/branches/{wh}/edit", data=form)
+    assert bad.status_code == 422 and 'id="e-receipt_footer"' in bad.text
+    form["receipt_footer"] = "See you soon"
+    first = await web.post(f"/settings/branches/{wh}/edit", data=form)
+    assert first.status_code == 303, first.text
+    again = await web.post(f"/settings/branches/{wh}/edit", data=form)
+    assert again.status_code == 303
+    stored = await db.read(lambda s: s.get(Warehouse, wh))
+    assert stored is not None
+    assert stored.receipt_header == "Thank you\nfor shopping" and stored.allow_negative_stock
+    assert stored.require_shift is False and stored.version == int(version.group(1)) + 1
+    assert await _audits(db, shop.company_id, "warehouse") == 1
+    stale = await web.post(
+        f"/settings/branches/{wh}/edit", data={**form, "form_token": "form-b2", "address": "Lost"}
+    )
+    assert stale.status_code == 412 and "Someone else changed this branch" in stale.text
+    assert "1 High Street" in stale.text
+
+
+@pytest.mark.parametrize("role", ["cashier", "accountant", "manager"])
+async def test_company_settings_are_the_owners(
+    web: httpx.AsyncClient, db: Database, shop: Shop, role: str
+) -> None:
+    email = await add_staff(db, shop, role)
+    await sign_in(web, email, STAFF_PASSWORD)
+    landing = await web.get("/", follow_redirects=True)
+    assert "/settings/branches" not in landing.text
+    for path in (
+        "/settings/payment-modes",
+        "/settings/expense-categories",
+        "/settings/branches",
+        f"/settings/branches/{shop.warehouse_id}",
+    ):
+        assert (await web.get(path)).status_code == 403, path
+    csrf = csrf_of(landing.text)
+    for path, data in (
+        ("/settings/payment-modes", {"code": "x", "name": "X", "create_account": "1"}),
+        ("/settings/expense-categories", {"name": "X", "create_account": "1"}),
+        (f"/settings/branches/{shop.warehouse_id}/edit", {"name": "X", "version": "1"}),
+    ):
+        assert (await web.post(path, data={"csrf": csrf, **data})).status_code == 403, path
+    assert await _audits(db, shop.company_id, "payment_mode") == 0
+    assert await _audits(db, shop.company_id, "warehouse") == 0
+
+
+async def test_categories_are_shown_as_a_tree(
+    web: httpx.AsyncClient, db: Database, shop: Shop
+) -> None:
+    page = await _owner_page(web, db, shop, "/reference")
+    token = csrf_of(page)
+    made = await web.post(
+        "/reference/category", data={"csrf": token, "form_token": "form-c1", "name": "Teas"}
+    )
+    assert made.status_code == 303, made.text
+    page = await web.get("/reference")
+    parent = re.search(r'<option value="(\d+)">Teas</option>', page.text)
+    assert parent is not None
+    child = await web.post(
+        "/reference/category",
+        data={
+            "csrf": token,
+            "form_token": "form-c2",
+            "name": "Green tea",
+            "parent_id": parent.group(1),
+        },
+    )
+    assert child.status_code == 303, child.text
+    tree = (await web.get("/reference")).text
+    assert re.search(r"<li>Teas<ul class=\"plain tree\"><li>Green tea</li></ul></li>", tree)
+
+
+# --- payments and expenses --------------------------------------------------------------
+
+
+async def test_payments_and_expenses_lists_and_who_may_read_them(
+    web: httpx.AsyncClient, client: httpx.AsyncClient, db: Database, shop: Shop
+) -> None:
+    from tillbook.models import ExpenseCategory
+
+    general = await db.read(
+        lambda s: s.scalar(
+            select(ExpenseCategory.id).where(
+                ExpenseCategory.company_id == shop.company_id,
+                ExpenseCategory.name == "General Expenses",
+            )
+        )
+    )
+    spent = await client.post(
+        "/expenses",
+        json={
+            "expense_category_id": general,
+            "amount": "1234.50",
+            "date": "2026-11-20",
+            "payment_mode_id": "cash",
+            "reference": "RCPT-WEB-1",
+        },
+        headers=shop.headers,
+    )
+    assert spent.status_code == 200, spent.text
+    paid = await client.post(
+        "/payments",
+        json={
+            "user_id": shop.customer_id,
+            "payment_type": "in",
+            "amount": "20.00",
+            "payment_mode_id": "cash",
+            "reference": "PAY-WEB-1",
+        },
+        headers=shop.headers,
+    )
+    assert paid.status_code == 200, paid.text
+
+    listed = await _owner_page(web, db, shop, "/payments")
+    assert "PAY-WEB-1" in listed and "20.00" in listed and "received" in listed
+    assert "PAY-WEB-1" not in (await web.get("/payments?reference=NOPE")).text
+    assert "PAY-WEB-1" not in (await web.get("/payments?date_to=2000-01-01")).text
+    bad = await web.get("/payments?date_from=yesterday")
+    assert bad.status_code == 422 and 'id="e-date_from"' in bad.text
+    expenses = await web.get("/expenses?reference=RCPT-WEB")
+    assert expenses.status_code == 200
+    assert "RCPT-WEB-1" in expenses.text and "1,234.50" in expenses.text
+    assert "General Expenses" in expenses.text
+    assert "RCPT-WEB-1" in (await web.get("/expenses?reference=General")).text
+    assert "RCPT-WEB-1" not in (await web.get("/expenses?date_from=2026-11-21")).text
+
+    accountant = await add_staff(db, shop, "accountant")
+    await sign_in(web, accountant, STAFF_PASSWORD)
+    assert (await web.get("/payments")).status_code == 200
+    other_branch = await add_staff(db, shop, "accountant", shop.other_warehouse_id)
+    await sign_in(web, other_branch, STAFF_PASSWORD)
+    scoped = await web.get("/payments")
+    assert scoped.status_code == 200 and "PAY-WEB-1" not in scoped.text
+    cashier = await add_staff(db, shop, "cashier")
+    await sign_in(web, cashier, STAFF_PASSWORD)
+    for path in ("/payments", "/expenses"):
+        r = await web.get(path)
+        assert r.status_code == 403 and "lacks the permission" in r.text
+
+
+async def test_wrong_passwords_to_reveal_a_key_are_throttled(
+    web: httpx.AsyncClient, db: Database, shop: Shop
+) -> None:
+    await _owner_page(web, db, shop, "/settings/keys")
+    key_id = await db.read(
+        lambda s: s.scalar(select(ApiKey.id).where(ApiKey.company_id == shop.company_id))
+    )
+    form = await web.get(f"/settings/keys/{key_id}/reveal")
+    path, csrf = f"/settings/keys/{key_id}/reveal", csrf_of(form.text)
+    for _ in range(10):
+        wrong = await web.post(path, data={"csrf": csrf, "password": "guess guess"})
+        assert wrong.status_code == 403
+    right = await web.post(path, data={"csrf": csrf, "password": OWNER_PASSWORD})
+    assert right.status_code == 429 and "sk_" not in right.text
+    assert "too many failed" in right.text and "retry-after" in right.headers

@@ -236,6 +236,23 @@ async def login(
     return opened
 
 
+def _reentry_ident(user_id: int) -> str:
+    return f"tillbook:admin-password-reentry:{user_id}"
+
+
+async def check_reentry(limiter: RateLimiter, user_id: int) -> None:
+    """Before a signed-in staff member's password is checked again (an API key's
+    secret revealed in the back office): refused (429) after as many failures as a
+    login allows, so a session left open cannot be used to guess the password."""
+    refused = await _blocked(limiter, LOGIN_FAILURES, _reentry_ident(user_id), "of this password")
+    if refused is not None:
+        raise refused
+
+
+async def reentry_failed(limiter: RateLimiter, user_id: int) -> None:
+    await limiter.limiter.hit(LOGIN_FAILURES, _reentry_ident(user_id))
+
+
 # Every back-office request runs this: the session and its staff member in one read.
 SESSION_LOOKUP = (
     select(

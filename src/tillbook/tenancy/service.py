@@ -236,6 +236,59 @@ async def revoke_key(session: AsyncSession, public_key: str) -> Revocation:
     return Revocation(key=key, already_revoked=False)
 
 
+async def company_key(session: AsyncSession, company_id: int, key_id: int) -> ApiKey:
+    """One of the company's keys; another company's is not found, like a missing one."""
+    key = await session.get(ApiKey, key_id)
+    if key is None or key.company_id != company_id:
+        raise NotFound(f"key {key_id} not found")
+    return key
+
+
+async def revoke_company_key(
+    session: AsyncSession, company_id: int, key_id: int, *, actor_id: int | None
+) -> Revocation:
+    """``revoke_key`` for a staff member of the key's company (the back office),
+    audited when it changed something (a second revoke changes nothing)."""
+    key = await company_key(session, company_id, key_id)
+    done = await revoke_key(session, key.public_key)
+    if not done.already_revoked:
+        await record(
+            session,
+            company_id=company_id,
+            actor_id=actor_id,
+            action="revoked",
+            entity_type="api_key",
+            entity_id=key.id,
+            before={"status": 1},
+            after={"status": 0, "public_key": key.public_key},
+        )
+    return done
+
+
+async def reveal_company_secret(
+    session: AsyncSession,
+    company_id: int,
+    key_id: int,
+    admin_password: str,
+    *,
+    actor_id: int | None,
+) -> str:
+    """``reveal_secret`` for a key of the staff member's company, audited (that a
+    secret was shown and to whom; never the secret itself)."""
+    key = await company_key(session, company_id, key_id)
+    secret = await reveal_secret(session, key.public_key, admin_password)
+    await record(
+        session,
+        company_id=company_id,
+        actor_id=actor_id,
+        action="revealed",
+        entity_type="api_key",
+        entity_id=key.id,
+        after={"public_key": key.public_key},
+    )
+    return secret
+
+
 async def list_api_keys(session: AsyncSession, company_id: int) -> list[ApiKey]:
     """The company's keys, oldest first (their secrets are never read back here)."""
     return list(

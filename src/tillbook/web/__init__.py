@@ -11,7 +11,18 @@ from fastapi.responses import RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from tillbook.errors import TillbookError
-from tillbook.web import books, listings, pages, parties, settings, stock
+from tillbook.web import (
+    books,
+    cashbook,
+    company,
+    hooks,
+    listings,
+    pages,
+    parties,
+    settings,
+    staffing,
+    stock,
+)
 from tillbook.web.render import HERE, render
 from tillbook.web.session import LoginNeeded
 
@@ -36,6 +47,10 @@ def install(app: FastAPI) -> None:
     app.include_router(books.router)
     app.include_router(listings.router)
     app.include_router(settings.router)
+    app.include_router(staffing.router)
+    app.include_router(hooks.router)
+    app.include_router(company.router)
+    app.include_router(cashbook.router)
     app.include_router(parties.router)
     app.include_router(stock.router)
     app.include_router(pages.router)

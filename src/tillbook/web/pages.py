@@ -534,6 +534,22 @@ REFERENCE_FORMS: dict[str, tuple[type[BaseModel], str]] = {
 }
 
 
+def category_tree(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Categories nested under their parents (``{"row": ..., "children": [...]}``),
+    each level by name; one whose parent is not among ``rows`` (archived, or past
+    the page read) stands at the top rather than disappearing."""
+    ids = {r["id"] for r in rows}
+    nodes: dict[int, dict[str, Any]] = {r["id"]: {"row": r, "children": []} for r in rows}
+    top: list[dict[str, Any]] = []
+    for r in sorted(rows, key=lambda r: str(r["name"]).lower()):
+        parent = r.get("parent_id")
+        if isinstance(parent, int) and parent in ids and parent != r["id"]:
+            nodes[parent]["children"].append(nodes[r["id"]])
+        else:
+            top.append(nodes[r["id"]])
+    return top
+
+
 async def _reference_page(
     request: Request,
     ctx: AdminContext,
@@ -543,11 +559,13 @@ async def _reference_page(
     errors: dict[str, dict[str, list[str]]] | None = None,
     form_values: dict[str, dict[str, str]] | None = None,
 ) -> Response:
+    choices = await _reference_choices(db, ctx)
     return render(
         request,
         "reference.html",
         status=status,
-        choices=await _reference_choices(db, ctx),
+        choices=choices,
+        tree=category_tree(choices["category"]),
         may={kind: ctx.can(perm) for kind, (_m, perm) in REFERENCE_FORMS.items()},
         kind_errors=errors or {},
         kind_values=form_values or {},

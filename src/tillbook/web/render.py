@@ -56,6 +56,8 @@ NAV: tuple[tuple[str, str, str | None], ...] = (
     ("Sales", "/sales", "books.read"),
     ("Purchases", "/purchases", "books.read"),
     ("Returns", "/sales-returns", "books.read"),
+    ("Payments", "/payments", "books.read"),
+    ("Expenses", "/expenses", "books.read"),
     ("Customers", "/customers", "parties.read"),
     ("Suppliers", "/suppliers", "parties.read"),
     ("Stock", "/stock", "catalog.read"),
@@ -64,6 +66,9 @@ NAV: tuple[tuple[str, str, str | None], ...] = (
     ("API keys", "/settings/keys", "keys.manage"),
     ("Staff", "/settings/staff", "staff.manage"),
     ("Webhooks", "/settings/webhooks", "webhooks.manage"),
+    ("Branches", "/settings/branches", "settings.write"),
+    ("Payment modes", "/settings/payment-modes", "settings.write"),
+    ("Expense categories", "/settings/expense-categories", "settings.write"),
 )
 
 

@@ -1,4 +1,4 @@
-"""The owner's pages (API keys, staff, webhooks), the import page and the reports.
+"""API keys (staff and webhooks: ``staffing.py``, ``hooks.py``), the import page and the reports.
 
 API keys: the secret is shown once, on the page that answers the creation; it is
 never stored in the form's replay record (``forms.submit`` keeps only the key's id
@@ -17,11 +17,12 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tillbook.api.admin.deps import path_id
 from tillbook.api.deps import DB
+from tillbook.auth import admin
 from tillbook.auth.admin import AdminContext
 from tillbook.catalog import transfer as catalog_transfer
-from tillbook.errors import ValidationFailed, invalid
-from tillbook.events import webhook_service
+from tillbook.errors import RateLimited, Unauthorized, ValidationFailed, invalid
 from tillbook.imports import ImportRejected
 from tillbook.kit.pagination import parse_page
 from tillbook.parties import transfer as party_transfer
@@ -34,10 +35,9 @@ from tillbook.reports import (
     trial_balance,
 )
 from tillbook.tenancy import service as tenancy
-from tillbook.tenancy import staff as staff_service
 from tillbook.unit import UnitOfWork
 from tillbook.web.forms import submit, text, upload, values
-from tillbook.web.pages import branches, id_field
+from tillbook.web.pages import branches, id_field, see_other
 from tillbook.web.render import render
 from tillbook.web.session import Page, read_form
 
@@ -105,30 +105,83 @@ async def keys_create(request: Request, ctx: Keys, db: DB) -> Response:
     return await _keys_page(request, ctx, db, created={**body, **secret, "replayed": replayed})
 
 
-@router.get("/settings/staff")
-async def staff_list(
+@router.get("/settings/keys/{key_id}/revoke")
+async def key_revoke_confirm(request: Request, key_id: str, ctx: Keys, db: DB) -> Response:
+    kid = path_id(key_id, "key")
+    key = await db.read(lambda s: tenancy.company_key(s, ctx.company_id, kid))
+    return render(request, "key_revoke.html", key=key)
+
+
+@router.post("/settings/keys/{key_id}/revoke")
+async def key_revoke(request: Request, key_id: str, ctx: Keys) -> Response:
+    kid = path_id(key_id, "key")
+
+    async def work(uow: UnitOfWork) -> dict[str, Any]:
+        done = await tenancy.revoke_company_key(
+            uow.session, ctx.company_id, kid, actor_id=ctx.user_id
+        )
+        return {"id": done.key.id, "already_revoked": done.already_revoked}
+
+    await submit(request, ctx, work)
+    return see_other("/settings/keys")
+
+
+async def _reveal_page(
     request: Request,
-    ctx: Annotated[AdminContext, Page("staff.manage")],
-    db: DB,
-    page: str | None = None,
+    ctx: AdminContext,
+    db: Any,
+    kid: int,
+    *,
+    status: int = 200,
+    secret: str | None = None,
+    errors: dict[str, list[str]] | None = None,
 ) -> Response:
-    paging = parse_page(page, "50")
-    total, rows = await db.read(lambda s: staff_service.list_staff(s, ctx.company_id, paging))
+    key = await db.read(lambda s: tenancy.company_key(s, ctx.company_id, kid))
     return render(
-        request,
-        "staff.html",
-        total=total,
-        staff_members=[staff_service.view(u) for u in rows],
-        names=dict(await branches(db, ctx)),
+        request, "key_reveal.html", status=status, key=key, secret=secret, errors=errors or {}
     )
 
 
-@router.get("/settings/webhooks")
-async def webhooks_list(
-    request: Request, ctx: Annotated[AdminContext, Page("webhooks.manage")], db: DB
-) -> Response:
-    hooks = await db.read(lambda s: webhook_service.list_webhooks(s, ctx.company_id))
-    return render(request, "webhooks.html", hooks=hooks)
+@router.get("/settings/keys/{key_id}/reveal")
+async def key_reveal_form(request: Request, key_id: str, ctx: Keys, db: DB) -> Response:
+    return await _reveal_page(request, ctx, db, path_id(key_id, "key"))
+
+
+@router.post("/settings/keys/{key_id}/reveal")
+async def key_reveal(request: Request, key_id: str, ctx: Keys, db: DB) -> Response:
+    """The secret again after an owner's password (``tenancy.reveal_secret``: any
+    active owner's password, as for ``tillbook keys reveal``); the showing is
+    audited, and wrong passwords are throttled per staff member like logins. Not a
+    one-time form: it changes nothing but the trail, and the secret must not be kept
+    in a replay record."""
+    kid = path_id(key_id, "key")
+    form = await read_form(request)
+    raw = form.get("password")
+    password = raw if isinstance(raw, str) else ""
+    if not password:
+        return await _reveal_page(
+            request, ctx, db, kid, status=422, errors={"password": ["enter your password"]}
+        )
+    limiter = request.app.state.ratelimiter
+    try:
+        await admin.check_reentry(limiter, ctx.user_id)
+        secret = await db.write(
+            lambda s: tenancy.reveal_company_secret(
+                s, ctx.company_id, kid, password, actor_id=ctx.user_id
+            )
+        )
+    except Unauthorized:
+        await admin.reentry_failed(limiter, ctx.user_id)
+        return await _reveal_page(
+            request, ctx, db, kid, status=403, errors={"password": ["wrong password"]}
+        )
+    except RateLimited as exc:
+        page = await _reveal_page(
+            request, ctx, db, kid, status=429, errors={"password": [exc.message]}
+        )
+        page.headers.update(exc.headers or {})
+        return page
+    return await _reveal_page(request, ctx, db, kid, secret=secret)
 
 
 # --- import ----------------------------------------------------------------------------

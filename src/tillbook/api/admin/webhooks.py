@@ -122,6 +122,38 @@ async def _with_events(
     return [delivery_view(d, events) for d in deliveries]
 
 
+# The audited changes, shared with the back office's pages (``web/hooks.py``).
+
+
+async def audited_add(
+    s: AsyncSession, ctx: AdminContext, new: service.NewWebhook
+) -> tuple[Webhook, str]:
+    webhook, secret = await service.add_webhook(s, ctx.company_id, new)
+    await _audit(s, ctx, "created", webhook.id, None, _audited(webhook))
+    return webhook, secret
+
+
+async def audited_set_active(s: AsyncSession, ctx: AdminContext, wid: int, active: bool) -> Webhook:
+    before = _audited(await service.get_webhook(s, ctx.company_id, wid))
+    change = service.enable_webhook if active else service.disable_webhook
+    webhook = await change(s, ctx.company_id, wid)
+    await _audit(s, ctx, "enabled" if active else "disabled", wid, before, _audited(webhook))
+    return webhook
+
+
+async def audited_rotate(s: AsyncSession, ctx: AdminContext, wid: int) -> tuple[Webhook, str]:
+    webhook, secret = await service.rotate_secret(s, ctx.company_id, wid)
+    await _audit(s, ctx, "updated", wid, {"secret": None}, {"secret": "rotated"})
+    return webhook, secret
+
+
+async def audited_redeliver(s: AsyncSession, ctx: AdminContext, did: int) -> WebhookDelivery:
+    delivery = await service.redeliver(s, did, company_id=ctx.company_id)
+    await _audit(s, ctx, "redelivered", delivery.id, None, {"webhook_id": delivery.webhook_id},
+                 entity_type="webhook_delivery")  # fmt: skip
+    return delivery
+
+
 @router.post("", openapi_extra=openapi_body(WebhookIn))
 async def add_webhook(request: Request, ctx: CurrentAdmin) -> JSON:
     require_json(request)
@@ -130,8 +162,7 @@ async def add_webhook(request: Request, ctx: CurrentAdmin) -> JSON:
     new = await service.check_new_webhook(body.url, body.events, UrlPolicy.from_settings(settings))
 
     async def write(s: AsyncSession) -> dict[str, Any]:
-        webhook, secret = await service.add_webhook(s, ctx.company_id, new)
-        await _audit(s, ctx, "created", webhook.id, None, _audited(webhook))
+        webhook, secret = await audited_add(s, ctx, new)
         return {"status": "success", "data": webhook_view(webhook, secret)}
 
     return await run_admin_write(request, ctx, write)
@@ -185,9 +216,7 @@ async def redeliver(request: Request, delivery_id: str, ctx: CurrentAdmin) -> JS
     did = path_id(delivery_id, "delivery")
 
     async def write(s: AsyncSession) -> dict[str, Any]:
-        delivery = await service.redeliver(s, did, company_id=ctx.company_id)
-        await _audit(s, ctx, "redelivered", delivery.id, None, {"webhook_id": delivery.webhook_id},
-                     entity_type="webhook_delivery")  # fmt: skip
+        delivery = await audited_redeliver(s, ctx, did)
         return {"status": "success", "data": (await _with_events(s, [delivery]))[0]}
 
     return await run_admin_write(request, ctx, write)
@@ -198,9 +227,7 @@ async def disable_webhook(request: Request, webhook_id: str, ctx: CurrentAdmin) 
     wid = path_id(webhook_id, "webhook")
 
     async def write(s: AsyncSession) -> dict[str, Any]:
-        before = _audited(await service.get_webhook(s, ctx.company_id, wid))
-        webhook = await service.disable_webhook(s, ctx.company_id, wid)
-        await _audit(s, ctx, "disabled", wid, before, _audited(webhook))
+        webhook = await audited_set_active(s, ctx, wid, False)
         return {"status": "success", "data": webhook_view(webhook)}
 
     return await run_admin_write(request, ctx, write)
@@ -211,9 +238,7 @@ async def enable_webhook(request: Request, webhook_id: str, ctx: CurrentAdmin) -
     wid = path_id(webhook_id, "webhook")
 
     async def write(s: AsyncSession) -> dict[str, Any]:
-        before = _audited(await service.get_webhook(s, ctx.company_id, wid))
-        webhook = await service.enable_webhook(s, ctx.company_id, wid)
-        await _audit(s, ctx, "enabled", wid, before, _audited(webhook))
+        webhook = await audited_set_active(s, ctx, wid, True)
         return {"status": "success", "data": webhook_view(webhook)}
 
     return await run_admin_write(request, ctx, write)
@@ -224,8 +249,7 @@ async def rotate_secret(request: Request, webhook_id: str, ctx: CurrentAdmin) ->
     wid = path_id(webhook_id, "webhook")
 
     async def write(s: AsyncSession) -> dict[str, Any]:
-        webhook, secret = await service.rotate_secret(s, ctx.company_id, wid)
-        await _audit(s, ctx, "updated", wid, {"secret": None}, {"secret": "rotated"})
+        webhook, secret = await audited_rotate(s, ctx, wid)
         return {"status": "success", "data": webhook_view(webhook, secret)}
 
     return await run_admin_write(request, ctx, write)

@@ -1,0 +1,129 @@
+"""The back office's read-only lists of payments and expenses: a page across the
+company or one branch, a date range and a reference prefix; one statement for the
+count and one for the page with its party, mode and category joined (the public
+API's lists are one key's warehouse: ``service`` and ``expenses``)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from sqlalchemy import ColumnElement, func, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tillbook.kit.money import money_str
+from tillbook.kit.pagination import Page, envelope
+from tillbook.models import Expense, ExpenseCategory, Payment, PaymentMode, User
+
+
+async def payments_page(
+    session: AsyncSession,
+    company_id: int,
+    warehouse_id: int | None,
+    *,
+    date_from: dt.date | None,
+    date_to: dt.date | None,
+    reference: str | None,
+    page: Page,
+) -> dict[str, Any]:
+    """Payments in and out, newest first; ``warehouse_id`` None: every branch."""
+    conditions: list[ColumnElement[bool]] = [Payment.company_id == company_id]
+    if warehouse_id is not None:
+        conditions.append(Payment.warehouse_id == warehouse_id)
+    if date_from is not None:
+        conditions.append(Payment.date >= date_from)
+    if date_to is not None:
+        conditions.append(Payment.date <= date_to)
+    if reference:
+        conditions.append(Payment.reference.startswith(reference, autoescape=True))
+    total = (await session.execute(select(func.count()).where(*conditions))).scalar_one()
+    rows = (
+        await session.execute(
+            select(Payment, User.name, PaymentMode.name)
+            .join(User, User.id == Payment.user_id)
+            .join(PaymentMode, PaymentMode.id == Payment.payment_mode_id)
+            .where(*conditions)
+            .order_by(Payment.date.desc(), Payment.id.desc())
+            .offset(page.offset)
+            .limit(page.limit)
+        )
+    ).all()
+    items = [
+        {
+            "id": p.id,
+            "date": p.date.isoformat(),
+            "warehouse_id": p.warehouse_id,
+            "payment_type": p.payment_type,
+            "party": party,
+            "payment_mode": mode,
+            "amount": money_str(p.amount),
+            "unallocated_amount": money_str(p.unallocated_amount),
+            "reference": p.reference,
+            "order_id": p.order_id,
+        }
+        for p, party, mode in rows
+    ]
+    return envelope(page, total, items)
+
+
+async def expenses_page(
+    session: AsyncSession,
+    company_id: int,
+    warehouse_id: int | None,
+    *,
+    date_from: dt.date | None,
+    date_to: dt.date | None,
+    reference: str | None,
+    page: Page,
+) -> dict[str, Any]:
+    """Expenses, newest first; ``warehouse_id`` None: the whole company, those of
+    no branch too."""
+    conditions: list[ColumnElement[bool]] = [Expense.company_id == company_id]
+    if warehouse_id is not None:
+        conditions.append(Expense.warehouse_id == warehouse_id)
+    if date_from is not None:
+        conditions.append(Expense.date >= date_from)
+    if date_to is not None:
+        conditions.append(Expense.date <= date_to)
+    if reference:
+        conditions.append(
+            or_(
+                Expense.reference.startswith(reference, autoescape=True),
+                ExpenseCategory.name.startswith(reference, autoescape=True),
+            )
+        )
+    joined = select(Expense, ExpenseCategory.name, PaymentMode.name).join(
+        ExpenseCategory, ExpenseCategory.id == Expense.expense_category_id
+    )
+    total = (
+        await session.execute(
+            select(func.count())
+            .select_from(Expense)
+            .join(ExpenseCategory, ExpenseCategory.id == Expense.expense_category_id)
+            .where(*conditions)
+        )
+    ).scalar_one()
+    rows = (
+        await session.execute(
+            joined.outerjoin(PaymentMode, PaymentMode.id == Expense.payment_mode_id)
+            .where(*conditions)
+            .order_by(Expense.date.desc(), Expense.id.desc())
+            .offset(page.offset)
+            .limit(page.limit)
+        )
+    ).all()
+    items = [
+        {
+            "id": e.id,
+            "date": e.date.isoformat(),
+            "warehouse_id": e.warehouse_id,
+            "category": category,
+            "payment_mode": mode,
+            "amount": money_str(e.amount),
+            "status": e.status,
+            "reference": e.reference,
+            "notes": e.notes,
+        }
+        for e, category, mode in rows
+    ]
+    return envelope(page, total, items)
