@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 import pytest
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 
 from tests.factories import make_shop
 from tests.invariants import check_books
@@ -411,3 +411,39 @@ def test_verify_rejects_tampering():
     assert not verify(body, wrong_bearer, secret)
     assert not verify(body, {"Authorization": f"Bearer {secret}"}, secret)  # unsigned
     assert not verify(body, {"X-Service-Signature": "zz"}, secret)
+
+
+async def test_another_companys_burst_does_not_hold_our_deliveries_back(
+    client, shop, db, database_url, receiver
+):
+    """A company without webhooks announcing thousands of events (a catalog import)
+    comes before ours in the outbox: one worker pass still fans ours out, because
+    events nobody subscribed to are set aside in one statement, not 100 a pass."""
+    other = await make_shop(db)
+    burst = [
+        {
+            "event_id": f"evt_burst{n:06d}",
+            "company_id": other.company_id,
+            "warehouse_id": other.warehouse_id,
+            "type": "product.updated",
+            "payload": "{}",
+            "dispatched": False,
+            "created_at": dt.datetime.now(dt.UTC),
+        }
+        for n in range(1500)
+    ]
+    await db.write(lambda s: s.execute(OutboxEvent.__table__.insert(), burst))
+    hook, _secret = await register(db, shop.company_id, receiver.url)
+    r = await client.post("/sales", json=sale_body(shop), headers=shop.headers)
+    assert r.status_code == 200, r.text
+    async with DeliveryWorker(db, fast_settings(database_url)) as worker:
+        await worker.run_once()
+    assert len(await deliveries_of(db, hook.id)) >= 2
+    left = await db.read(
+        lambda s: s.scalar(
+            select(func.count())
+            .select_from(OutboxEvent)
+            .where(OutboxEvent.company_id == other.company_id, OutboxEvent.dispatched.is_(False))
+        )
+    )
+    assert left == 0

@@ -175,6 +175,19 @@ class DeliveryWorker:
     # -- steps -------------------------------------------------------------------
 
     async def _fan_out(self, session: AsyncSession) -> int:
+        # Events of a company with no active webhook go to nobody: marked in one
+        # statement, so that one company's burst (an import announcing thousands of
+        # products) never queues other companies' deliveries behind it.
+        no_hook = ~(
+            select(Webhook.id)
+            .where(Webhook.company_id == OutboxEvent.company_id, Webhook.active.is_(True))
+            .exists()
+        )
+        await session.execute(
+            update(OutboxEvent)
+            .where(OutboxEvent.dispatched.is_(False), no_hook)
+            .values(dispatched=True)
+        )
         query = (
             select(OutboxEvent.id, OutboxEvent.company_id, OutboxEvent.type)
             .where(OutboxEvent.dispatched.is_(False))
