@@ -24,6 +24,7 @@ EXPECTED = {
     "suppliers.write": {"owner", "manager"},
     "parties.credit": {"owner", "manager"},
     "stock.write": {"owner", "manager"},
+    "sales.void": {"owner", "manager"},
     "settings.write": {"owner"},
     "staff.manage": {"owner"},
     "keys.manage": {"owner"},

@@ -6,10 +6,11 @@ Roles and what they are for:
 
 - ``owner``: everything, always company-wide (an owner has no warehouse scope).
 - ``manager``: runs a branch: the catalog and its listings, prices, stock,
-  customers and suppliers (their credit and opening balances too), and reads the
-  books. Not staff, keys, webhooks, company settings (taxes, payment modes, expense
-  categories, warehouses: they change the books of every branch) nor the audit
-  trail.
+  customers and suppliers (their credit and opening balances too), reads the
+  books, and voids a mistaken sale of the branch (``sales.void``: it reverses the
+  sale's entry and refunds its tenders, so it is not a cashier's). Not staff, keys,
+  webhooks, company settings (taxes, payment modes, expense categories,
+  warehouses: they change the books of every branch) nor the audit trail.
 - ``accountant``: reads the books, the audit trail and the catalog and parties;
   changes nothing (an accountant cannot change a price).
 - ``cashier``: what a person at the till needs and no more: reads the catalog and
@@ -60,6 +61,7 @@ PERMISSIONS: dict[str, str] = {
     "parties.credit": "a customer's credit limit, a customer's or supplier's opening "
     "balance (posted to the books), and customer or supplier import files",
     "stock.write": "adjust stock, opening stock, transfers",
+    "sales.void": "void a mistaken sale (stock back, a reversing entry, tenders refunded)",
     "settings.write": "company and branch settings: taxes, payment modes, expense "
     "categories, warehouses, receipts",
     "staff.manage": "create, edit and archive staff members",
@@ -73,7 +75,7 @@ PERMISSIONS: dict[str, str] = {
 # Permissions whose records belong to one warehouse: a scoped staff member holds
 # them for that warehouse only.
 WAREHOUSE_BOUND: frozenset[str] = frozenset(
-    {"books.read", "catalog.write", "prices.write", "stock.write", "audit.read"}
+    {"books.read", "catalog.write", "prices.write", "stock.write", "sales.void", "audit.read"}
 )
 
 GRANTS: dict[str, frozenset[str]] = {
@@ -89,6 +91,7 @@ GRANTS: dict[str, frozenset[str]] = {
             "suppliers.write",
             "parties.credit",
             "stock.write",
+            "sales.void",
         }
     ),
     ACCOUNTANT: frozenset(

@@ -18,8 +18,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.audit.service import record
-from tillbook.auth.context import AuthContext
-from tillbook.errors import NotFound
+from tillbook.auth.context import AuthContext, acting_for
 from tillbook.events.outbox import emit
 from tillbook.inventory import repository as inventory_repo
 from tillbook.inventory import service as inventory
@@ -33,7 +32,7 @@ from tillbook.kit.problems import Problems
 from tillbook.kit.refs import ref_to_id
 from tillbook.ledger.rules import RuleName
 from tillbook.ledger.service import post
-from tillbook.models import Product, StockAdjustment, User, Warehouse
+from tillbook.models import Product, StockAdjustment, User
 from tillbook.unit import UnitOfWork
 
 
@@ -200,19 +199,7 @@ async def adjust_as_staff(
     every back-office change, in the audit trail. The caller has checked that the
     staff member may write stock there (``stock.write``)."""
     session = uow.session
-    warehouse = await session.get(Warehouse, warehouse_id)
-    if warehouse is None or warehouse.company_id != company_id:
-        raise NotFound(f"warehouse {warehouse_id} not found")
-    actor = await session.get(User, actor_id)
-    acting = AuthContext(
-        key_id=0,
-        company_id=company_id,
-        warehouse_id=warehouse_id,
-        user_id=actor_id,
-        user_name=actor.name if actor is not None else "",
-        rate_limit="",
-        allow_negative_stock=warehouse.allow_negative_stock,
-    )
+    acting = await acting_for(session, company_id, warehouse_id, actor_id)
     done = await create_adjustment(uow, acting, body)
     adj = await session.get(StockAdjustment, done["adjustment_id"])
     assert adj is not None

@@ -22,6 +22,7 @@ from tillbook.web import (
     settings,
     staffing,
     stock,
+    till,
 )
 from tillbook.web.render import HERE, render
 from tillbook.web.session import LoginNeeded
@@ -53,6 +54,7 @@ def install(app: FastAPI) -> None:
     app.include_router(cashbook.router)
     app.include_router(parties.router)
     app.include_router(stock.router)
+    app.include_router(till.router)
     app.include_router(pages.router)
 
     @app.exception_handler(LoginNeeded)

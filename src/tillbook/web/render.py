@@ -61,6 +61,8 @@ NAV: tuple[tuple[str, str, str | None], ...] = (
     ("Customers", "/customers", "parties.read"),
     ("Suppliers", "/suppliers", "parties.read"),
     ("Stock", "/stock", "catalog.read"),
+    ("Transfers", "/transfers", "books.read"),
+    ("Shifts", "/shifts", "books.read"),
     ("Reports", "/reports", "books.read"),
     ("Import", "/import", "catalog.write"),
     ("API keys", "/settings/keys", "keys.manage"),
