@@ -345,6 +345,7 @@ def admin_catalog_bodies(w: World) -> dict[tuple[str, str], Body]:
             "allow_negative_stock": False,
             "receipt_header": "h",
             "receipt_footer": "f",
+            "timezone": "Europe/Paris",
         },
     }
     bodies: dict[tuple[str, str], Body] = {

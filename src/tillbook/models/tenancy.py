@@ -10,6 +10,13 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from tillbook.models.base import Base, BigId, Editable, Money, company_ref, created, money, pk
 
+# The company's choices of how money is written: pattern -> (grouping mark, decimal mark).
+MONEY_FORMATS: dict[str, tuple[str, str]] = {
+    "1,234.56": (",", "."),
+    "1.234,56": (".", ","),
+    "1 234,56": ("\u00a0", ","),
+}
+
 
 class Company(Base):
     __tablename__ = "companies"
@@ -29,6 +36,11 @@ class Company(Base):
     reference_version: Mapped[int] = mapped_column(
         Integer, nullable=False, default=0, server_default="0"
     )
+    # How the back office writes amounts: one of ``MONEY_FORMATS`` (grouping and
+    # decimal marks). Files (CSV) keep plain decimals whatever it says.
+    money_format: Mapped[str] = mapped_column(
+        String(16), nullable=False, default="1,234.56", server_default="1,234.56"
+    )
 
 
 class Warehouse(Editable, Base):
@@ -45,6 +57,12 @@ class Warehouse(Editable, Base):
     receipt_footer: Mapped[str | None] = mapped_column(String(500), nullable=True)
     # Sales here need an open till shift (``orders/shifts.py``).
     require_shift: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # The IANA zone the branch's clock reads (``Europe/Paris``): the back office shows
+    # the times of what happened here in it. Business dates (``order_date``) are not
+    # converted: they are the day the branch says they are.
+    timezone: Mapped[str] = mapped_column(
+        String(64), nullable=False, default="UTC", server_default="UTC"
+    )
     created_at: Mapped[created]
 
 
@@ -101,4 +119,4 @@ Index(
 )
 
 
-__all__ = ["Company", "User", "Warehouse"]
+__all__ = ["MONEY_FORMATS", "Company", "User", "Warehouse"]

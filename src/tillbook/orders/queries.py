@@ -130,6 +130,7 @@ async def back_office_detail(
     assert warehouse is not None and company is not None
     data = await views.load_detail(session, order)
     data["warehouse_id"] = order.warehouse_id
+    data["recorded_at"] = order.created_at  # when it was entered (shown on the branch's clock)
     return data, warehouse, company
 
 

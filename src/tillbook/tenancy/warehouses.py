@@ -38,6 +38,7 @@ def warehouse_view(w: Warehouse) -> dict[str, Any]:
         "require_shift": w.require_shift,
         "receipt_header": w.receipt_header,
         "receipt_footer": w.receipt_footer,
+        "timezone": w.timezone,
         "version": w.version,
         "archived_at": editable.iso(w.archived_at),
     }
@@ -96,6 +97,7 @@ async def add_warehouse(
     for column in ("address", "phone", "receipt_header", "receipt_footer"):
         setattr(warehouse, column, fields.get(column))
     warehouse.require_shift = bool(fields.get("require_shift", False))
+    warehouse.timezone = fields.get("timezone") or "UTC"
     await editable.created(
         session,
         warehouse,
@@ -120,7 +122,7 @@ async def edit_warehouse(
         session, Warehouse, company_id, warehouse_id, "warehouse", lock=True
     )
     editable.check_version(warehouse, expected_version, f"warehouse {warehouse.id}")
-    for required in ("name", "allow_negative_stock", "require_shift"):
+    for required in ("name", "allow_negative_stock", "require_shift", "timezone"):
         if required in changes and changes[required] is None:
             raise invalid(required, "must not be null")
     before = _fields(warehouse_view(warehouse))

@@ -1,4 +1,5 @@
-"""Company settings in the browser (``settings.write``): payment modes and expense
+"""Company settings in the browser (``settings.write``): the company's money format
+(``tenancy/company.py``), payment modes and expense
 categories (listed and created through ``payments/setup.py``) and the branches'
 receipt texts and stock policy (``tenancy/warehouses.py``), the services and body
 models the admin API uses, so the same rules and the same audit trail apply.
@@ -8,7 +9,9 @@ over someone else's is refused (412) with the branch as it is now."""
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Annotated, Any
+from zoneinfo import available_timezones
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
@@ -19,10 +22,12 @@ from tillbook.api.deps import DB
 from tillbook.auth.admin import AdminContext
 from tillbook.errors import PreconditionFailed, ValidationFailed
 from tillbook.kit.pagination import envelope, parse_page
+from tillbook.models.tenancy import MONEY_FORMATS
 from tillbook.payments import setup
 from tillbook.payments.setup_schemas import ExpenseCategoryIn, PaymentModeIn
+from tillbook.tenancy import company as company_settings
 from tillbook.tenancy import warehouses
-from tillbook.tenancy.schemas import WarehousePatch
+from tillbook.tenancy.schemas import CompanySettingsIn, WarehousePatch
 from tillbook.unit import UnitOfWork
 from tillbook.web.forms import submit, text, values
 from tillbook.web.pages import id_field, parse_model, see_other
@@ -161,6 +166,62 @@ async def category_create(request: Request, ctx: Setter, db: DB) -> Response:
     return see_other("/settings/expense-categories?saved=1")
 
 
+# --- the company ---------------------------------------------------------------------
+
+
+async def _company_page(
+    request: Request,
+    ctx: AdminContext,
+    db: Any,
+    *,
+    status: int = 200,
+    errors: dict[str, list[str]] | None = None,
+    form_values: dict[str, str] | None = None,
+) -> Response:
+    current = await db.read(lambda s: company_settings.settings_of(s, ctx.company_id))
+    shown = {"money_format": current["money_format"], **(form_values or {})}
+    return render(
+        request,
+        "company.html",
+        status=status,
+        company=current,
+        formats=[(f, f) for f in MONEY_FORMATS],
+        errors=errors or {},
+        values=shown,
+    )
+
+
+@router.get("/settings/company")
+async def company_detail(request: Request, ctx: Setter, db: DB) -> Response:
+    return await _company_page(request, ctx, db)
+
+
+@router.post("/settings/company")
+async def company_edit(request: Request, ctx: Setter, db: DB) -> Response:
+    form = await read_form(request)
+    try:
+        body = parse_model(CompanySettingsIn, {"money_format": text(form, "money_format")})
+
+        async def work(uow: UnitOfWork) -> dict[str, Any]:
+            changed = await company_settings.set_money_format(
+                uow.session, ctx.company_id, ctx.user_id, body.money_format
+            )
+            return company_settings.settings_view(changed)
+
+        await submit(request, ctx, work)
+    except ValidationFailed as exc:
+        return await _company_page(
+            request, ctx, db, status=422, errors=exc.errors, form_values=values(form)
+        )
+    return see_other("/settings/company?saved=1")
+
+
+@cache
+def zone_names() -> tuple[str, ...]:
+    """The tz database's zones, offered as suggestions on a branch's page."""
+    return tuple(sorted(available_timezones()))
+
+
 # --- branches ------------------------------------------------------------------------
 
 
@@ -187,7 +248,7 @@ async def _branch_page(
     branch = await db.read(lambda s: warehouses.warehouse_one(s, ctx.company_id, wid))
     shown: dict[str, Any] = {
         k: ("" if branch[k] is None else branch[k])
-        for k in ("name", "address", "phone", "receipt_header", "receipt_footer")
+        for k in ("name", "address", "phone", "receipt_header", "receipt_footer", "timezone")
     }
     shown["allow_negative_stock"] = "1" if branch["allow_negative_stock"] else ""
     shown["require_shift"] = "1" if branch["require_shift"] else ""
@@ -201,6 +262,7 @@ async def _branch_page(
         "branch.html",
         status=status,
         branch=branch,
+        zones=zone_names(),
         errors=errors or {},
         values=shown,
         message=message,
@@ -232,6 +294,7 @@ async def branch_edit(request: Request, warehouse_id: str, ctx: Setter, db: DB) 
         "receipt_footer": multiline("receipt_footer"),
         "allow_negative_stock": text(form, "allow_negative_stock") == "1",
         "require_shift": text(form, "require_shift") == "1",
+        "timezone": text(form, "timezone") or "UTC",
     }
     try:
         if errors:

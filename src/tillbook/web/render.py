@@ -3,16 +3,20 @@ navigation, built from the role table so that it shows only what the role may do
 
 from __future__ import annotations
 
+import datetime as dt
 import secrets
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from fastapi import Request
 from fastapi.responses import HTMLResponse
-from jinja2 import Environment, FileSystemLoader, select_autoescape
+from jinja2 import Environment, FileSystemLoader, pass_context, select_autoescape
+from jinja2.runtime import Context
 
 from tillbook.auth.admin import AdminContext
+from tillbook.models.tenancy import MONEY_FORMATS
 
 HERE = Path(__file__).parent
 env = Environment(
@@ -23,15 +27,66 @@ env = Environment(
 )
 
 
-def money(value: Any) -> str:
-    """Money with thousands separators and two places (``1,234.50``)."""
+DEFAULT_MONEY_FORMAT = "1,234.56"
+
+
+def money_text(value: Any, money_format: str = DEFAULT_MONEY_FORMAT) -> str:
+    """Money with grouping and two places in one of ``MONEY_FORMATS`` (``1,234.50``,
+    ``1.234,50``, ``1 234,50`` with a no-break space, so an amount never wraps)."""
     if value is None or value == "":
         return ""
     try:
         amount = Decimal(str(value))
     except InvalidOperation:
         return str(value)
-    return f"{amount:,.2f}"
+    text = f"{amount:,.2f}"
+    group, point = MONEY_FORMATS.get(money_format, MONEY_FORMATS[DEFAULT_MONEY_FORMAT])
+    if (group, point) == (",", "."):
+        return text
+    return text.replace(",", "\0").replace(".", point).replace("\0", group)
+
+
+@pass_context
+def money(context: Context, value: Any) -> str:
+    """``{{ amount|money }}``: in the signed-in company's format (``render`` passes
+    ``money_format``; the session reads it with the staff member)."""
+    return money_text(value, context.get("money_format") or DEFAULT_MONEY_FORMAT)
+
+
+def _zone(name: str | None) -> dt.tzinfo:
+    try:
+        return ZoneInfo(name) if name else dt.UTC
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        return dt.UTC  # a zone the tz database has since dropped: times stay readable
+
+
+@pass_context
+def when(context: Context, value: Any, branch: int | str | None = None) -> str:
+    """``{{ moment|when(order.warehouse_id) }}``: a moment (a datetime, or ISO text
+    as the views give it) on the clock of the branch it happened in (a warehouse id,
+    looked up in the company's ``branch_zones``, or a zone name; none: UTC), with
+    the zone's abbreviation. Business dates are not moments: pages show them as
+    they are."""
+    zone = branch if isinstance(branch, str) else None
+    if isinstance(branch, int):
+        zone = (context.get("branch_zones") or {}).get(branch)
+    return moment_text(value, zone)
+
+
+def moment_text(value: Any, zone: str | None = None, fmt: str = "%Y-%m-%d %H:%M") -> str:
+    """A moment in ``zone``; a naive value is UTC (SQLite keeps no zone)."""
+    if value is None or value == "":
+        return ""
+    if isinstance(value, str):
+        try:
+            value = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return str(value)
+    if not isinstance(value, dt.datetime):
+        return str(value)
+    aware = value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value
+    local = aware.astimezone(_zone(zone))
+    return f"{local.strftime(fmt)} {local.tzname() or ''}".rstrip()
 
 
 def qty(value: Any) -> str:
@@ -47,6 +102,7 @@ def qty(value: Any) -> str:
 
 env.filters["money"] = money
 env.filters["qty"] = qty
+env.filters["when"] = when
 
 # (label, path, permission a role needs to see the entry); the pages check the same.
 NAV: tuple[tuple[str, str, str | None], ...] = (
@@ -68,6 +124,7 @@ NAV: tuple[tuple[str, str, str | None], ...] = (
     ("API keys", "/settings/keys", "keys.manage"),
     ("Staff", "/settings/staff", "staff.manage"),
     ("Webhooks", "/settings/webhooks", "webhooks.manage"),
+    ("Company", "/settings/company", "settings.write"),
     ("Branches", "/settings/branches", "settings.write"),
     ("Payment modes", "/settings/payment-modes", "settings.write"),
     ("Expense categories", "/settings/expense-categories", "settings.write"),
@@ -105,6 +162,8 @@ def render(request: Request, template: str, status: int = 200, **context: Any) -
     context.setdefault("errors", {})
     context.setdefault("values", {})
     context.setdefault("csrf", getattr(request.state, "csrf", ""))
+    context.setdefault("money_format", getattr(request.state, "money_format", DEFAULT_MONEY_FORMAT))
+    context.setdefault("branch_zones", getattr(request.state, "branch_zones", {}))
     html = env.get_template(template).render(
         request=request,
         staff=ctx,

@@ -33,6 +33,7 @@ from starlette.datastructures import FormData
 from tillbook.api.deps import get_db
 from tillbook.auth import admin, roles
 from tillbook.errors import Forbidden, Unauthorized
+from tillbook.tenancy.company import page_settings
 
 COOKIE = "tillbook_session"
 LOGIN_COOKIE = "tillbook_login"
@@ -99,6 +100,11 @@ async def current_staff(request: Request) -> admin.AdminContext:
         raise LoginNeeded(target if request.method == "GET" else "/") from None
     request.state.admin = ctx
     request.state.csrf = csrf_for(token)
+    # The company's money format and the branches' zones, for the ``money`` and
+    # ``when`` filters (``render.py``).
+    request.state.money_format, request.state.branch_zones = await get_db(request).read(
+        lambda s: page_settings(s, ctx.company_id)
+    )
     if request.method == "POST":
         check_csrf(await read_form(request), request.state.csrf)
     return ctx

@@ -447,6 +447,7 @@ async def shift_list(request: Request, ctx: Reader, db: DB) -> Response:
         "shifts.html",
         shifts=shifts,
         branches=shops,
+        branch_id=wid,
         values={"warehouse_id": str(wid or "")},
     )
 
@@ -469,4 +470,10 @@ async def shift_report(request: Request, shift_id: str, ctx: Reader, db: DB) -> 
         return dict((await till.read_shift(s, key, str(sid)))["data"])
 
     names = dict(await branches(db, ctx))
-    return render(request, "shift.html", shift=await db.read(read), branch=names.get(branch, ""))
+    return render(
+        request,
+        "shift.html",
+        shift=await db.read(read),
+        branch=names.get(branch, ""),
+        branch_id=branch,
+    )
