@@ -88,6 +88,7 @@ class AdminWarehouse(_Editable):
     phone: str | None
     allow_negative_stock: bool
     require_shift: bool
+    timezone: str
     receipt_header: str | None
     receipt_footer: str | None
 

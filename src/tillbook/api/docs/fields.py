@@ -327,6 +327,10 @@ OVERRIDES: dict[tuple[str, str], str] = {
     ("ShiftCloseIn", "counted"): "the amount counted per payment mode (the drawer's mode at least)",
     ("WarehouseIn", "require_shift"): "sales in this warehouse need an open till shift",
     ("AdminWarehouse", "require_shift"): "sales in this warehouse need an open till shift",
+    ("WarehouseIn", "timezone"): "the branch's IANA time zone (e.g. Europe/Madrid; default UTC)",
+    ("WarehousePatch", "timezone"): "the branch's IANA time zone (e.g. Europe/Madrid)",
+    ("AdminWarehouse", "timezone"): "the branch's IANA time zone: times on its pages are on "
+    "this clock",
     ("WarehousePatch", "require_shift"): "sales in this warehouse need an open till shift",
     ("SaleIn", "user_id"): "the customer: id or xid (the walk-in customer's for anonymous sales)",
     ("PurchaseIn", "user_id"): "the supplier: id or xid",
@@ -437,6 +441,10 @@ PARAMETER_OVERRIDES: dict[tuple[str, str], str] = {
     ("ShiftCloseIn", "counted"): "the amount counted per payment mode (the drawer's mode at least)",
     ("WarehouseIn", "require_shift"): "sales in this warehouse need an open till shift",
     ("AdminWarehouse", "require_shift"): "sales in this warehouse need an open till shift",
+    ("WarehouseIn", "timezone"): "the branch's IANA time zone (e.g. Europe/Madrid; default UTC)",
+    ("WarehousePatch", "timezone"): "the branch's IANA time zone (e.g. Europe/Madrid)",
+    ("AdminWarehouse", "timezone"): "the branch's IANA time zone: times on its pages are on "
+    "this clock",
     ("WarehousePatch", "require_shift"): "sales in this warehouse need an open till shift",
     ("/api/v1/admin/audit", "user_id"): "the staff member who made the change",
 }
