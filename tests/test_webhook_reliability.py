@@ -19,9 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
 from sqlalchemy import select
 
 from tests.invariants import check_books
+from tests.outbox_quiet import quiet_outbox  # noqa: F401  (fixture)
 from tillbook.config import Settings
 from tillbook.events import webhook_service as service
 from tillbook.events.urlpolicy import UrlPolicy
@@ -219,6 +221,7 @@ def end(proc: subprocess.Popen[bytes]) -> None:
 # ---------------------------------------------------------------- (a) receiver down
 
 
+@pytest.mark.usefixtures("quiet_outbox")
 async def test_receiver_down_then_back_gets_every_event_once(client, shop, db, database_url):
     rec = Receiver()
     await rec.start()
@@ -273,6 +276,7 @@ async def test_receiver_down_then_back_gets_every_event_once(client, shop, db, d
 # ---------------------------------------------------------------- (b) worker killed
 
 
+@pytest.mark.usefixtures("quiet_outbox")
 async def test_killed_worker_loses_nothing(client, shop, db, database_url, tmp_path):
     rec = Receiver(delay=1.0)  # slow: every delivery is in flight for a second
     await rec.start()
@@ -344,6 +348,7 @@ async def test_killed_worker_loses_nothing(client, shop, db, database_url, tmp_p
 # ---------------------------------------------------------------- stopped, not killed
 
 
+@pytest.mark.usefixtures("quiet_outbox")
 async def test_sigterm_finishes_the_deliveries_in_flight(client, shop, db, database_url, tmp_path):
     rec = Receiver(delay=1.0)
     await rec.start()

@@ -30,6 +30,7 @@ from cryptography.x509.oid import NameOID
 from sqlalchemy import func, select
 
 from tests.invariants import check_books
+from tests.outbox_quiet import quiet_outbox  # noqa: F401  (fixture)
 from tests.test_admin_api import ADMIN, login
 from tests.test_webhook_reliability import fast, make_sales
 from tillbook.app import create_app
@@ -379,6 +380,7 @@ async def work_until(
     raise AssertionError(f"the delivery of webhook {webhook_id} did not get there")
 
 
+@pytest.mark.usefixtures("quiet_outbox")
 async def test_a_host_that_later_resolves_privately_is_refused_at_delivery(
     client, db, shop, database_url
 ):
@@ -464,6 +466,7 @@ class RawReceiver:
             writer.close()
 
 
+@pytest.mark.usefixtures("quiet_outbox")
 async def test_delivery_connects_to_the_checked_address_by_name(client, db, shop, database_url):
     """``receiver.example`` exists only in the injected resolver: the delivery arrives,
     so the worker connected to the address the policy checked, not to a second lookup."""
@@ -517,6 +520,7 @@ def self_signed(name: str, folder: Path) -> tuple[ssl.SSLContext, bytes]:
 
 
 @pytest.mark.parametrize("served_name", ["receiver.example", "other.example"])
+@pytest.mark.usefixtures("quiet_outbox")
 async def test_tls_is_checked_against_the_name_while_connecting_by_address(
     client, db, shop, database_url, tmp_path, served_name
 ):
@@ -552,6 +556,7 @@ async def test_tls_is_checked_against_the_name_while_connecting_by_address(
     await check_books(db, shop.company_id)
 
 
+@pytest.mark.usefixtures("quiet_outbox")
 async def test_turning_private_networks_off_stops_deliveries_to_them(
     client, db, shop, database_url
 ):
@@ -570,6 +575,7 @@ async def test_turning_private_networks_off_stops_deliveries_to_them(
     await check_books(db, shop.company_id)
 
 
+@pytest.mark.usefixtures("quiet_outbox")
 async def test_redirects_are_not_followed_and_answers_are_cut_short(client, db, shop, database_url):
     body = b"<html>" + b"\x1b[31m\r\nInternal\tdetail " * 20 + b"x" * 100_000 + b"</html>"
     noisy = (
