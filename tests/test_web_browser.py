@@ -312,3 +312,30 @@ async def test_stock_adjustment_and_period_close_in_a_browser(
     )
     assert sale.status_code == 422, sale.text
     assert "order_date" in sale.text
+
+
+async def test_search_as_you_type_swaps_the_products_table(
+    server: str, db: Database, shop: Shop
+) -> None:
+    """Typing in the products search box (no submit) narrows the table in place."""
+    from playwright.async_api import async_playwright
+
+    email = await owner_email(db, shop)
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        page = await browser.new_page(viewport={"width": 1200, "height": 800})
+        await page.goto(f"{server}/login")
+        await page.get_by_label("Email").fill(email)
+        await page.get_by_label("Password").fill(OWNER_PASSWORD)
+        await page.get_by_role("button", name="Sign in").click()
+        await page.wait_for_url(f"{server}/")
+        await page.goto(f"{server}/products")
+        assert await page.locator("#results", has_text="Still water").count() == 1
+        await page.get_by_label("Search name, item code or barcode").press_sequentially("apple")
+        await page.wait_for_url(f"{server}/products?q=apple")  # replaceState, not a load
+        await page.wait_for_function(
+            "!document.getElementById('results').textContent.includes('Still water')"
+        )
+        assert "Apple juice" in await page.locator("#results").inner_text()
+        assert await page.get_by_label("Search name, item code or barcode").input_value() == "apple"
+        await browser.close()
