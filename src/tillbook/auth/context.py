@@ -23,6 +23,9 @@ class AuthContext:
     # the taxes and payment modes this request may take from a process cache. None:
     # not known (a terminal callback), so they are read from the database.
     reference_version: int | None = None
+    # False when the key lookup found the branch neither requiring a till shift nor
+    # with one open: a sale then looks for none. True (look) when not known.
+    shifts_in_play: bool = True
 
 
 async def acting_for(

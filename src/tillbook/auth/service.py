@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from sqlalchemy import bindparam, delete, insert, select
+from sqlalchemy import bindparam, delete, insert, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -34,7 +34,7 @@ from tillbook.config import master_key
 from tillbook.db import Database
 from tillbook.errors import Forbidden, Unauthorized
 from tillbook.kit import crypto
-from tillbook.models import ApiKey, Company, SeenSignature, User, Warehouse
+from tillbook.models import ApiKey, Company, SeenSignature, Shift, User, Warehouse
 
 SIGNATURE_WINDOW_S = 300
 # Only a write changes anything when it is repeated; a read signed once may be
@@ -61,6 +61,15 @@ KEY_LOOKUP = (
         Company.reference_version,
         Warehouse.id.label("warehouse_id"),
         Warehouse.allow_negative_stock,
+        # Whether a sale must look for its till shift (``orders.shifts``): the branch
+        # requires one, or one is open. Read here, the common shop without shifts
+        # spends no statement of its sales on them.
+        or_(
+            Warehouse.require_shift,
+            select(Shift.id)
+            .where(Shift.warehouse_id == Warehouse.id, Shift.status == "open")
+            .exists(),
+        ).label("shifts_in_play"),
         User.id.label("user_id"),
         User.name.label("user_name"),
         User.archived_at.label("user_archived_at"),
@@ -116,6 +125,7 @@ async def authenticate(
         rate_limit=row["rate_limit"],
         allow_negative_stock=row["allow_negative_stock"],
         reference_version=row["reference_version"],
+        shifts_in_play=bool(row["shifts_in_play"]),
     )
 
 

@@ -60,7 +60,12 @@ async def current(
     """The open shift an order or payment of this request belongs to, or None.
 
     ``ref``: the shift the request names (an unknown or closed one is a 422 naming
-    ``field``). ``for_sale``: the warehouse's ``require_shift`` applies."""
+    ``field``). ``for_sale``: the warehouse's ``require_shift`` applies. When the key
+    lookup saw no shift in play (``AuthContext.shifts_in_play``) and the request names
+    none, no statement is spent: a shift opened in the instant since is the next
+    request's."""
+    if ref is None and not key.shifts_in_play:
+        return None
     required, open_shifts = await _open_shifts(uow, key.warehouse_id)
     shift_id: int | None = None
     if ref is not None:
