@@ -301,17 +301,7 @@ OVERRIDES: dict[tuple[str, str], str] = {
     ("ShiftExpected", "difference"): "counted minus expected (over is positive), "
     + MONEY
     + ", or null while open",
-    ("ShiftHead", "register"): "the till (register) the shift runs on",
-    ("ShiftReport", "register"): "the till (register) the shift runs on",
     ("ShiftIn", "register"): "the till (register) to open the shift on (default `main`)",
-    ("ShiftHead", "cash_payment_mode_id"): "the drawer's payment mode",
-    ("ShiftReport", "cash_payment_mode_id"): "the drawer's payment mode",
-    ("ShiftHead", "opened_by"): "the staff member who opened it (the key's user)",
-    ("ShiftReport", "opened_by"): "the staff member who opened it (the key's user)",
-    ("ShiftHead", "opened_at"): "when the shift was opened (UTC)",
-    ("ShiftReport", "opened_at"): "when the shift was opened (UTC)",
-    ("ShiftHead", "closed_at"): "when the shift was closed (UTC), or null while open",
-    ("ShiftReport", "closed_at"): "when the shift was closed (UTC), or null while open",
     ("ShiftReport", "report"): "`X` (mid-shift, while open) or `Z` (closed)",
     ("ShiftReport", "sales"): "the sales made in the shift",
     ("ShiftReport", "returns"): "the sales returns made in the shift",
@@ -382,16 +372,22 @@ OVERRIDES: dict[tuple[str, str], str] = {
 }
 
 
+# A shift's head and its X/Z report share these fields.
+OVERRIDES.update(
+    {
+        (schema, name): text
+        for schema in ("ShiftHead", "ShiftReport")
+        for name, text in {
+            "register": "the till (register) the shift runs on",
+            "cash_payment_mode_id": "the drawer's payment mode",
+            "opened_by": "the staff member who opened it (the key's user)",
+            "opened_at": "when the shift was opened (UTC)",
+            "closed_at": "when the shift was closed (UTC), or null while open",
+        }.items()
+    }
+)
+
 PARAMETER_OVERRIDES: dict[tuple[str, str], str] = {
-    # stock transfers
-    ("Transfer", "from_warehouse"): "the branch that sent the stock",
-    ("Transfer", "to_warehouse"): "the branch that receives it",
-    ("Transfer", "dispatched_at"): "when the stock left the sender (UTC)",
-    ("Transfer", "closed_at"): "when it was received or cancelled (UTC), or null in transit",
-    ("TransferBatch", "quantity_received"): "base units of this batch received",
-    ("TransferItem", "quantity_received"): "base units received so far",
-    ("TransferWritten", "transfer_id"): "the transfer's id",
-    ("TransferWritten", "transfer_status"): "`dispatched`, `received` or `cancelled`",
     ("/api/v1/public/sales/{order_id}/receipt", "size"): "`80mm` (a till roll) or `a4`, "
     "for `format=html`",
     ("/api/v1/public/sales/{order_id}/receipt", "width"): "characters per line, 42 or 48, "
@@ -402,50 +398,6 @@ PARAMETER_OVERRIDES: dict[tuple[str, str], str] = {
     "`format=html`",
     ("/api/v1/public/sales-returns/{order_id}/receipt", "width"): "characters per line, 42 "
     "or 48, for `format=text`",
-    # till operations: void, shifts, receipts
-    ("OrderDetail", "voided_at"): "when the sale was voided (UTC), or null",
-    ("OrderFigures", "count"): "how many documents of this kind the shift holds",
-    ("SaleVoided", "void_reason"): "why the sale was voided, as the till sent it",
-    ("SaleVoided", "reversing_entry_id"): "the journal entry that reverses the sale's own",
-    ("SaleVoided", "refunds"): "each tender refunded to its payment mode",
-    ("ShiftCashItem", "direction"): "`in` (a float top-up) or `out` (petty cash, a drop)",
-    ("ShiftCashIn", "direction"): "`in`: into the drawer from another mode's account; "
-    "`out`: to an expense category or another mode's account",
-    ("ShiftExpected", "counted"): "what was counted at close, " + MONEY + ", or null while open",
-    ("ShiftExpected", "difference"): "counted minus expected (over is positive), "
-    + MONEY
-    + ", or null while open",
-    ("ShiftHead", "register"): "the till (register) the shift runs on",
-    ("ShiftReport", "register"): "the till (register) the shift runs on",
-    ("ShiftIn", "register"): "the till (register) to open the shift on (default `main`)",
-    ("ShiftHead", "cash_payment_mode_id"): "the drawer's payment mode",
-    ("ShiftReport", "cash_payment_mode_id"): "the drawer's payment mode",
-    ("ShiftHead", "opened_by"): "the staff member who opened it (the key's user)",
-    ("ShiftReport", "opened_by"): "the staff member who opened it (the key's user)",
-    ("ShiftHead", "opened_at"): "when the shift was opened (UTC)",
-    ("ShiftReport", "opened_at"): "when the shift was opened (UTC)",
-    ("ShiftHead", "closed_at"): "when the shift was closed (UTC), or null while open",
-    ("ShiftReport", "closed_at"): "when the shift was closed (UTC), or null while open",
-    ("ShiftReport", "report"): "`X` (mid-shift, while open) or `Z` (closed)",
-    ("ShiftReport", "sales"): "the sales made in the shift",
-    ("ShiftReport", "returns"): "the sales returns made in the shift",
-    ("ShiftReport", "voids"): "the sales voided in the shift",
-    ("ShiftReport", "tax_by_rate"): "net sales and tax per tax rate",
-    ("ShiftReport", "tenders"): "what was taken per payment mode",
-    ("ShiftReport", "cash_movements"): "cash paid into and out of the drawer",
-    ("ShiftReport", "expected"): "per payment mode: expected, counted, difference",
-    ("ShiftReport", "over_short"): "the drawer's difference posted to 52500 Cash Over/Short, "
-    + MONEY
-    + ", or null while open",
-    ("ShiftIn", "opening_float"): "cash in the drawer at opening, " + NUM_IN,
-    ("ShiftCloseIn", "counted"): "the amount counted per payment mode (the drawer's mode at least)",
-    ("WarehouseIn", "require_shift"): "sales in this warehouse need an open till shift",
-    ("AdminWarehouse", "require_shift"): "sales in this warehouse need an open till shift",
-    ("WarehouseIn", "timezone"): "the branch's IANA time zone (e.g. Europe/Madrid; default UTC)",
-    ("WarehousePatch", "timezone"): "the branch's IANA time zone (e.g. Europe/Madrid)",
-    ("AdminWarehouse", "timezone"): "the branch's IANA time zone: times on its pages are on "
-    "this clock",
-    ("WarehousePatch", "require_shift"): "sales in this warehouse need an open till shift",
     ("/api/v1/admin/audit", "user_id"): "the staff member who made the change",
 }
 
