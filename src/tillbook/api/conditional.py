@@ -7,11 +7,15 @@ runs; what is saved is the transfer and the till's work."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fastapi import Request, Response
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.api.responses import dumps
+from tillbook.db import Database
+from tillbook.kit.changes import Walk
 
 IF_NONE_MATCH = {
     "name": "If-None-Match",
@@ -36,3 +40,18 @@ def answer(request: Request, payload: dict[str, Any]) -> Response:
         if "*" in tags or _opaque(tag) in tags:
             return Response(status_code=304, headers={"ETag": tag})
     return Response(body, media_type="application/json", headers={"ETag": tag})
+
+
+async def list_or_feed(
+    request: Request,
+    db: Database,
+    walk: Walk | None,
+    feed: Callable[[AsyncSession, Walk], Awaitable[Any]],
+    listing: Callable[[AsyncSession], Awaitable[Any]],
+) -> Response:
+    """A reference list a till reads: the whole list, or with ``updated_since`` /
+    ``cursor`` (``walk``) its change feed (``kit.changes``), tagged for 304s."""
+    read: Callable[[AsyncSession], Awaitable[Any]] = (
+        listing if walk is None else (lambda s: feed(s, walk))
+    )
+    return answer(request, {"status": "success", "data": await db.read(read)})

@@ -10,7 +10,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response
 
-from tillbook.api.conditional import IF_NONE_MATCH, answer
+from tillbook.api.conditional import IF_NONE_MATCH, answer, list_or_feed
 from tillbook.api.deps import DB, CurrentKey
 from tillbook.api.public import openapi as r
 from tillbook.catalog import changes, queries
@@ -117,9 +117,13 @@ async def list_categories(
 ) -> Response:
     """The tree; with ``updated_since`` or ``cursor``, the flat change feed."""
     walk = feed.parse(updated_since, cursor, limit)
-    if walk is not None:
-        return answer(request, _ok(await db.read(lambda s: changes.categories(s, key, walk))))
-    return answer(request, _ok(await db.read(lambda s: queries.categories(s, key))))
+    return await list_or_feed(
+        request,
+        db,
+        walk,
+        lambda s, w: changes.categories(s, key, w),
+        lambda s: queries.categories(s, key),
+    )
 
 
 @router.get(
@@ -145,9 +149,13 @@ async def list_brands(
     limit: str | None = None,
 ) -> Response:
     walk = feed.parse(updated_since, cursor, limit)
-    if walk is not None:
-        return answer(request, _ok(await db.read(lambda s: changes.brands(s, key, walk))))
-    return answer(request, _ok(await db.read(lambda s: queries.brands(s, key))))
+    return await list_or_feed(
+        request,
+        db,
+        walk,
+        lambda s, w: changes.brands(s, key, w),
+        lambda s: queries.brands(s, key),
+    )
 
 
 @router.get(

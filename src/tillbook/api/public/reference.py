@@ -7,7 +7,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response
 
-from tillbook.api.conditional import IF_NONE_MATCH, answer
+from tillbook.api.conditional import IF_NONE_MATCH, answer, list_or_feed
 from tillbook.api.deps import DB, CurrentKey
 from tillbook.api.public import openapi as r
 from tillbook.catalog import changes
@@ -36,12 +36,13 @@ async def list_payment_modes(
 ) -> Response:
     """With ``updated_since`` or ``cursor``: the change feed (``kit.changes``)."""
     walk = feed.parse(updated_since, cursor, limit)
-    data: Any
-    if walk is not None:
-        data = await db.read(lambda s: payments.payment_mode_changes(s, key, walk))
-    else:
-        data = await db.read(lambda s: payments.payment_modes(s, key))
-    return answer(request, {"status": "success", "data": data})
+    return await list_or_feed(
+        request,
+        db,
+        walk,
+        lambda s, w: payments.payment_mode_changes(s, key, w),
+        lambda s: payments.payment_modes(s, key),
+    )
 
 
 @router.get(
@@ -59,12 +60,13 @@ async def list_taxes(
 ) -> Response:
     """With ``updated_since`` or ``cursor``: the change feed (``kit.changes``)."""
     walk = feed.parse(updated_since, cursor, limit)
-    data: Any
-    if walk is not None:
-        data = await db.read(lambda s: changes.taxes(s, key, walk))
-    else:
-        data = await db.read(lambda s: catalog.taxes(s, key))
-    return answer(request, {"status": "success", "data": data})
+    return await list_or_feed(
+        request,
+        db,
+        walk,
+        lambda s, w: changes.taxes(s, key, w),
+        lambda s: catalog.taxes(s, key),
+    )
 
 
 @router.get("/units", responses=r.cached(r.UnitList, errors=()), openapi_extra=CONDITIONAL)
