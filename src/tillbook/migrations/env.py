@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import warnings
 
 from alembic import context
 from sqlalchemy.engine import Connection
@@ -11,6 +12,13 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from tillbook.config import get_settings
 from tillbook.db import async_url
 from tillbook.models import Base
+
+# SQLite's batch operations reflect the table first, and SQLAlchemy cannot reflect
+# an index on an expression (``lower(email)``): the migrations that touch ``users``
+# keep those indexes themselves, so the warning tells an operator nothing.
+warnings.filterwarnings(
+    "ignore", message="Skipped unsupported reflection of expression-based index"
+)
 
 config = context.config
 target_metadata = Base.metadata

@@ -64,7 +64,8 @@ Register = Annotated[
 
 class ShiftIn(Strict):
     opening_float: Money = Decimal("0")
-    register: Register = "main"
+    # ``register`` on the wire; the attribute is named apart from BaseModel's own.
+    register_name: Register = Field(default="main", alias="register")
     cash_payment_mode_id: Ref | None = Field(
         default=None, description="the drawer's payment mode; default: the mode coded cash"
     )

@@ -89,16 +89,16 @@ async def open_shift(uow: UnitOfWork, key: AuthContext, body: ShiftIn) -> dict[s
     taken = await session.scalar(
         select(Shift.id).where(
             Shift.warehouse_id == key.warehouse_id,
-            Shift.register == body.register,
+            Shift.register == body.register_name,
             Shift.status == "open",
         )
     )
     if taken is not None:
-        raise Conflict(f"register {body.register!r} already has an open shift ({taken})")
+        raise Conflict(f"register {body.register_name!r} already has an open shift ({taken})")
     shift = Shift(
         company_id=key.company_id,
         warehouse_id=key.warehouse_id,
-        register=body.register,
+        register=body.register_name,
         status="open",
         cash_mode_id=modes[field].id,
         opening_float=body.opening_float,

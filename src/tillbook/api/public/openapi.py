@@ -463,7 +463,8 @@ class SaleVoided(Shape):
 
 class ShiftHead(Shape):
     id: int
-    register: str
+    # ``register`` on the wire; the attribute is named apart from BaseModel's own.
+    register_name: str = Field(alias="register")
     status: Literal["open", "closed"]
     cash_payment_mode_id: int
     opening_float: MoneyStr
