@@ -68,6 +68,10 @@ async def main(args: argparse.Namespace) -> None:
             base_url="http://bench/api/v1/public",
             headers={**work.keys[0], "Accept": "application/json"},
         ) as client:
+            if args.concurrency > 1:
+                await _concurrent(args, client, work, rng)
+                await db.dispose()
+                return
             for n in range(args.warmup + args.count):
                 body = work.sale_body(0, rng)
                 measured = n >= args.warmup
@@ -99,6 +103,31 @@ async def main(args: argparse.Namespace) -> None:
         print(f"  profile: {args.pstats}")
 
 
+async def _concurrent(args: argparse.Namespace, client: Any, work: Any, rng: Any) -> None:
+    """``--concurrency N``: N tasks selling at once in this one process and event
+    loop, as a server worker serves its clients; the process's CPU over the
+    measured sales (the in-process client's included, as above) ÷ their number.
+    Sales of one warehouse, so that they queue for its counter as under load."""
+    bodies = [work.sale_body(0, rng) for _ in range(args.warmup + args.count)]
+
+    async def sell(mine: list[Any]) -> None:
+        for body in mine:
+            r = await client.post("/sales", json=body)
+            if r.status_code != 200:
+                raise SystemExit(f"sale failed: {r.status_code} {r.text}")
+
+    def split(items: list[Any]) -> list[list[Any]]:
+        return [items[i :: args.concurrency] for i in range(args.concurrency)]
+
+    await asyncio.gather(*(sell(part) for part in split(bodies[: args.warmup])))
+    t0, c0 = time.perf_counter(), time.process_time()
+    await asyncio.gather(*(sell(part) for part in split(bodies[args.warmup :])))
+    c1, t1 = time.process_time(), time.perf_counter()
+    print(f"{args.count} sales, {args.concurrency} at a time, in-process (ASGI, no sockets)")
+    print(f"  CPU per sale   {(c1 - c0) / args.count * 1000:.2f} ms (process, all tasks)")
+    print(f"  sales per s    {args.count / (t1 - t0):.1f}")
+
+
 def _main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--database-url", default=DEFAULT_URL)
@@ -108,6 +137,9 @@ def _main() -> None:
     parser.add_argument("--warmup", type=int, default=30)
     parser.add_argument("--pstats", help="write a cProfile of the measured sales here")
     parser.add_argument("--statements", action="store_true", help="list the statements")
+    parser.add_argument(
+        "--concurrency", type=int, default=1, help="sales at once in the one process"
+    )
     asyncio.run(main(parser.parse_args()))
 
 

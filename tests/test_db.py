@@ -5,6 +5,7 @@ name); the retry rules."""
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 
 import pytest
@@ -198,3 +199,58 @@ async def test_numeric_overflow_at_the_database_is_a_422(db: Database, shop, bac
 
     with pytest.raises(Unprocessable):
         await db.unit(overflow)
+
+
+async def test_units_pass_a_gate_in_arrival_order_two_at_a_time(db: Database, backend) -> None:
+    if backend != "postgresql":
+        pytest.skip("SQLite runs one write unit at a time: there is no queue to order")
+    gate = ("test gate", id(db))
+    inside = 0
+    most_inside = 0
+    entered: list[int] = []
+
+    def unit_for(n: int):
+        async def unit(uow: UnitOfWork) -> None:
+            nonlocal inside, most_inside
+            await uow.gate(gate)
+            await uow.gate(gate)  # asking again takes no second place
+            entered.append(n)
+            inside += 1
+            most_inside = max(most_inside, inside)
+            await asyncio.sleep(0.02)
+            inside -= 1
+            if n == 3:
+                raise RuntimeError("a unit that fails gives its place back")
+
+        return unit
+
+    tasks = []
+    for n in range(8):
+        tasks.append(asyncio.create_task(db.unit(unit_for(n))))
+        await asyncio.sleep(0.005)  # arrival order: 0, 1, 2, …
+    results = await asyncio.gather(*tasks, return_exceptions=True)
+    assert isinstance(results[3], RuntimeError)
+    assert entered == list(range(8))
+    assert most_inside == 2
+
+
+async def test_a_unit_that_waits_too_long_at_a_gate_is_a_409(db: Database, backend) -> None:
+    if backend != "postgresql":
+        pytest.skip("SQLite runs one write unit at a time")
+    gate = ("slow gate", id(db))
+    release = asyncio.Event()
+
+    async def holder(uow: UnitOfWork) -> None:
+        await uow.gate(gate)
+        await release.wait()
+
+    async def late(uow: UnitOfWork) -> None:
+        await uow.gate(gate)
+
+    held = [asyncio.create_task(db.unit(holder)) for _ in range(2)]
+    await asyncio.sleep(0.05)
+    with pytest.raises(Conflict):
+        await db.unit(late, lock_timeout_s=0.2)
+    release.set()
+    await asyncio.gather(*held)
+    await db.unit(late)  # the places were given back with the holders' commits

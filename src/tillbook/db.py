@@ -40,6 +40,7 @@ from sqlalchemy.ext.asyncio import (
 
 from tillbook.errors import Conflict, ServiceUnavailable, Unprocessable
 from tillbook.unit import (
+    GateTimeout,
     PremiseGone,
     UnitOfWork,
     driver_sql,
@@ -209,6 +210,11 @@ class Database:
             last = attempt == attempts - 1
             try:
                 return await self._once(fn, attempt, unique_race, lock_timeout_s)
+            except GateTimeout as exc:
+                raise Conflict(
+                    "another request holds the same records; retry shortly",
+                    headers={"Retry-After": "1"},
+                ) from exc
             except PremiseGone as exc:
                 if last:
                     raise Conflict(
@@ -257,13 +263,19 @@ class Database:
     ) -> T:
         async with self._writer() as session:
             in_unit = False
+            uow: UnitOfWork | None = None
             try:
                 async with session.begin():
                     if not self.is_sqlite and lock_timeout_s != self.lock_timeout_s:
                         await session.execute(
                             text(f"SET LOCAL lock_timeout = '{int(lock_timeout_s * 1000)}ms'")
                         )
-                    uow = UnitOfWork(session, attempt=attempt, after_unique_race=unique_race)
+                    uow = UnitOfWork(
+                        session,
+                        attempt=attempt,
+                        after_unique_race=unique_race,
+                        lock_timeout_s=lock_timeout_s,
+                    )
                     in_unit = True
                     result = await fn(uow)
                     await uow.finish()
@@ -276,6 +288,9 @@ class Database:
                         await (await session.connection()).invalidate()
                     raise _LostBeforeCommit(exc) from exc
                 raise
+            finally:
+                if uow is not None:  # committed or rolled back by now
+                    uow.release_gates()
 
     async def standalone(self, fn: Callable[[AsyncSession], Awaitable[T]]) -> T:
         """A separate short transaction (failed-transaction records, audit)."""
@@ -315,8 +330,11 @@ def _connection_lost(exc: BaseException) -> bool:
         return True
     current: BaseException | None = exc
     seen: list[BaseException] = []
+    # InternalClientError: asyncpg found its protocol mid-way through another
+    # operation (one cut off when the server killed the backend): that connection
+    # cannot be used again either.
     markers = ("ConnectionDoesNotExist", "ConnectionReset", "CannotConnectNow", "AdminShutdown",
-               "InterfaceError", "ConnectionError")  # fmt: skip
+               "InterfaceError", "ConnectionError", "InternalClientError")  # fmt: skip
     while current is not None and current not in seen:
         seen.append(current)
         if any(m in type(current).__name__ for m in markers):

@@ -9,7 +9,8 @@ sells the same item:
    its lines, its payments).
 2. **The closing step.** The invoice number (a counter row per warehouse and
    type, locked from here to COMMIT, so numbers are gapless), the journal entry
-   that names it.
+   that names it. Every sale of a branch passes through that row, so units queue
+   for it in their process first (``gate``), in arrival order.
 3. **The last statement** (``finish``): the writes nothing in the unit reads back
    (stock movements, tender allocations, outbox events, the idempotency response)
    and the stock changes, as *guarded* updates: commutative increments whose
@@ -36,8 +37,10 @@ Which failures mean "run the unit again" is decided here, by name (``retry_reaso
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -359,13 +362,34 @@ def _array_insert(table: Table, columns: tuple[str, ...]) -> Insert:
     return statement
 
 
+# Per event loop (a process serves on one; tests run many), one FIFO lock per name.
+_gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Any, asyncio.Semaphore]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+GATE_WIDTH = 2
+
+
+class GateTimeout(Exception):
+    """A unit waited longer than the lock timeout for its turn at a gate."""
+
+
 class UnitOfWork:
     """One write transaction: the session, the queue for the last statement, and
     what a re-run needs to know (``attempt``; ``after_unique_race``: a twin won a
     unique race last time, so numbers are checked before they are used)."""
 
-    def __init__(self, session: AsyncSession, *, attempt: int = 0, after_unique_race: bool = False):
+    def __init__(
+        self,
+        session: AsyncSession,
+        *,
+        attempt: int = 0,
+        after_unique_race: bool = False,
+        lock_timeout_s: float = 5.0,
+    ):
         self.session = session
+        self.lock_timeout_s = lock_timeout_s
         bind = session.get_bind()
         self.dialect: Dialect = bind.dialect
         self.is_postgresql = self.dialect.name == "postgresql"
@@ -374,6 +398,45 @@ class UnitOfWork:
         self._queue: dict[Queued, list[Row]] = {}
         self._driver: Any = None
         self._begun = False
+        self._gates: list[tuple[Any, asyncio.Semaphore]] = []
+
+    # -- gates
+
+    async def gate(self, name: Any) -> None:
+        """Wait for this process's turn at ``name`` and keep it until the unit has
+        committed or rolled back (``Database`` calls ``release_gates``).
+
+        For a row every unit of a kind locks until COMMIT (a branch's invoice
+        counter): PostgreSQL gives a released row lock to whichever waiter gets it
+        first, not to the one waiting longest, so with sixteen tills queued on one
+        counter some sales waited seven times the median (bench/README.md). Here
+        units pass in arrival order (``asyncio.Semaphore`` serves its waiters
+        first come, first served), ``GATE_WIDTH`` at a time: the one holding the
+        row and the next, already waiting at the database, so the row is handed
+        on without waiting for this process's event loop. A unit holds a gate
+        once however often it asks, and a unit run again goes straight to the
+        row; waiting longer than the unit's lock timeout is ``GateTimeout`` (a
+        409, like a lock timeout)."""
+        if self.attempt > 0 or any(held == name for held, _lock in self._gates):
+            # A unit run again has waited its turn once already: sent to the back of
+            # the queue, a sale that found its FIFO layer emptied would plan again
+            # and wait behind every sale that arrived since, find the layer emptied
+            # again, and so on until it gave up (tests/test_hot_item.py).
+            return
+        loop = asyncio.get_running_loop()
+        lock = _gates.setdefault(loop, {}).setdefault(name, asyncio.Semaphore(GATE_WIDTH))
+        try:
+            # (``asyncio.timeout``, not ``wait_for``: no task per wait)
+            async with asyncio.timeout(self.lock_timeout_s):
+                await lock.acquire()
+        except TimeoutError:
+            raise GateTimeout(str(name)) from None
+        self._gates.append((name, lock))
+
+    def release_gates(self) -> None:
+        for _name, lock in reversed(self._gates):
+            lock.release()
+        self._gates = []
 
     # -- statements
 

@@ -4,7 +4,9 @@
 99999. ``ADJ-BATCH-1`` for price-adjustment batches. Numbers are gapless: the
 counter row is locked from the moment a unit takes its number to its COMMIT, and
 a unit that rolls back gives its number back. Take it in the unit's closing step,
-after everything that can be done without it.
+after everything that can be done without it. Units of one series queue for the
+row in this process first (``UnitOfWork.gate``), so that when every till of a
+branch sells at once they are served in turn, not in PostgreSQL's wake-up order.
 
 A number a client already took by hand (``invoice_number`` in a request) is
 skipped: order numbers are unique per warehouse and type in the table itself, so
@@ -36,6 +38,7 @@ def format_number(counter_type: str, value: int) -> str:
 
 async def take(uow: UnitOfWork, warehouse_id: int, counter_type: str) -> str:
     """The next number of the series, skipping numbers clients already took."""
+    await uow.gate(("invoice counter", warehouse_id, counter_type))
     check = counter_type == "price-adjustments" or uow.after_unique_race
     while True:
         value = await repo.next_counter_value(uow, warehouse_id, counter_type)
