@@ -380,6 +380,19 @@ async def test_company_warehouse_and_keys(cli: Run, database_url: str) -> None:
     shown = cli("keys", "reveal", key["public_key"], "--admin-password", "s3cret-pass")
     assert shown.stdout.strip() == key["secret_key"]
 
+    # Rotation: new secrets for the same public key, the old ones refused at once.
+    rotated = as_json(cli("keys", "rotate", key["public_key"], "--json"))
+    assert rotated["public_key"] == key["public_key"]
+    assert rotated["secret_key"] != key["secret_key"]
+    assert rotated["hmac_secret"] != key["hmac_secret"]
+    r = await _get(database_url, "/warehouses", _key_headers(key))
+    assert r.status_code == 401
+    key = {**key, "secret_key": rotated["secret_key"], "hmac_secret": rotated["hmac_secret"]}
+    r = await _get(database_url, "/warehouses", _key_headers(key))
+    assert r.status_code == 200, r.text
+    shown = cli("keys", "reveal", key["public_key"], "--admin-password", "s3cret-pass")
+    assert shown.stdout.strip() == rotated["secret_key"]
+
     revoked = as_json(cli("keys", "revoke", key["public_key"], "--json"))
     assert revoked["status"] == 0
     assert revoked["revoked_at"]
@@ -398,6 +411,8 @@ async def test_company_warehouse_and_keys(cli: Run, database_url: str) -> None:
     r = await _get(database_url, "/warehouses", _key_headers(key))
     assert r.status_code == 401
     assert r.json()["message"] == "invalid or inactive public key"
+    refused = cli("keys", "rotate", key["public_key"], code=1)
+    assert "revoked" in refused.stderr
 
 
 def test_admin_email_belongs_to_one_company(cli: Run) -> None:
@@ -550,6 +565,8 @@ async def test_subscription(cli: Run, database_url: str, demo: dict[str, Any]) -
         (["warehouse", "create", "987654321", "Nowhere"], "company 987654321 not found"),
         (["keys", "create", "--warehouse", "987654321", "--name", "x"], "warehouse 987654321"),
         (["keys", "revoke", "pk_does_not_exist"], "no such key"),
+        (["keys", "rotate", "pk_does_not_exist"], "no such key"),
+        (["keys", "rotate", "pk_\udcff\udcfe"], "no such key"),  # bytes that are no UTF-8
         (["keys", "reveal", "pk_does_not_exist", "--admin-password", "whatever1"], "no such key"),
         (["company", "create", "X", "--admin-email", "a@b.c", "--admin-password", "short"],
          "at least 8 characters"),

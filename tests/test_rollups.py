@@ -17,7 +17,13 @@ from tillbook.kit.money import to_money
 from tillbook.ledger import rollups
 from tillbook.ledger.parties import warehouse_balances
 from tillbook.models import Account, JournalEntry, JournalLine, LedgerRollup
-from tillbook.reports import balance_sheet, periods, profit_loss, stock_valuation, trial_balance
+from tillbook.reports import (
+    balance_sheet,
+    periods,
+    profit_loss,
+    stock_valuation,
+    trial_balance,
+)
 
 D = Decimal
 
@@ -125,6 +131,16 @@ RANGES: list[tuple[dt.date | None, dt.date | None]] = [
     (dt.date(2024, 4, 1), dt.date(2024, 4, 30)),
 ]
 
+CHART_MONTHS = [
+    (dt.date(2024, m, 1), dt.date(2024, m + 1, 1) - dt.timedelta(days=1)) for m in range(1, 6)
+]
+# a range cut mid-month at both ends, as the chart cuts its outer months
+CHART_MONTHS_CUT = [
+    (dt.date(2024, 1, 20), dt.date(2024, 1, 31)),
+    *CHART_MONTHS[1:4],
+    (dt.date(2024, 5, 1), dt.date(2024, 5, 10)),
+]
+
 
 async def assert_reports_match_lines(db: Database, shop: Shop) -> None:
     cid = shop.company_id
@@ -149,6 +165,26 @@ async def assert_reports_match_lines(db: Database, shop: Shop) -> None:
             for a in pl["income"]["accounts"]:
                 debit, credit = truth_pl.get(a["code"], (D("0.00"), D("0.00")))
                 assert a["amount"] == str(credit - debit), (start, end, a)
+        # the months of a profit and loss read by month equal a profit and loss per
+        # month, and its figures the plain report's
+        for months in (CHART_MONTHS, CHART_MONTHS_CUT):
+            a, b = months[0][0], months[-1][1]
+            whole = await db.read(
+                lambda s, w=warehouse, a=a, b=b: profit_loss(s, cid, w, a, b, by_month=True)
+            )
+            nets = dict(whole.pop("months"))
+            assert whole == await db.read(
+                lambda s, w=warehouse, a=a, b=b: profit_loss(s, cid, w, a, b)
+            )
+            for start, end in months:
+                pl = await db.read(
+                    lambda s, w=warehouse, a=start, b=end: profit_loss(s, cid, w, a, b)
+                )
+                net = nets.get(start.replace(day=1), D("0.00"))
+                assert str(net) == pl["net_profit"], (warehouse, start, end, net, pl)
+            assert all(month.day == 1 and a.replace(day=1) <= month <= b for month in nets)
+            if warehouse != shop.other_warehouse_id:  # (the other branch sells nothing)
+                assert any(net != 0 for net in nets.values())
         for as_of in (dt.date(2024, 1, 31), dt.date(2024, 3, 15), None):
             bs = await db.read(lambda s, w=warehouse, d=as_of: balance_sheet(s, cid, w, d))
             assert bs["balanced"], bs

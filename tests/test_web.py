@@ -194,6 +194,61 @@ async def test_an_api_key_secret_is_shown_once(
     assert "back till" in listed.text and "sk_" not in listed.text
 
 
+async def test_rotating_a_key_shows_new_secrets_once_and_retires_the_old(
+    web: httpx.AsyncClient, db: Database, shop: Shop
+) -> None:
+    key_id = await db.read(
+        lambda s: s.scalar(select(ApiKey.id).where(ApiKey.public_key == shop.key.public_key))
+    )
+    products = "/api/v1/public/products"
+    assert (await web.get(products, headers=shop.headers)).status_code == 200
+    await sign_in(web, await owner_email(db, shop), OWNER_PASSWORD)
+    confirm = await web.get(f"/settings/keys/{key_id}/rotate")
+    assert confirm.status_code == 200 and "stop working at once" in confirm.text
+    form = {"csrf": csrf_of(confirm.text), "form_token": form_token_of(confirm.text)}
+    rotated = await web.post(f"/settings/keys/{key_id}/rotate", data=form)
+    assert rotated.status_code == 200 and "has new secrets" in rotated.text
+    found = re.search(r'id="secret-key">(sk_[^<]+)<', rotated.text)
+    assert found is not None and found.group(1) != shop.key.secret_key
+    assert shop.key.public_key in rotated.text  # the public key stays
+    # the old secret is refused from now on, the new one works on the same key
+    assert (await web.get(products, headers=shop.headers)).status_code == 401
+    new_headers = {**shop.headers, "X-Service-Secret-Key": found.group(1)}
+    assert (await web.get(products, headers=new_headers)).status_code == 200
+    # the same form sent again rotates nothing and shows no secret
+    again = await web.post(f"/settings/keys/{key_id}/rotate", data=form)
+    assert "sk_" not in again.text and "already rotated" in again.text
+    assert (await web.get(products, headers=new_headers)).status_code == 200
+    rotations = await db.read(
+        lambda s: s.scalar(
+            select(func.count())
+            .select_from(AuditEvent)
+            .where(
+                AuditEvent.company_id == shop.company_id,
+                AuditEvent.entity_type == "api_key",
+                AuditEvent.action == "rotated",
+            )
+        )
+    )
+    assert rotations == 1
+    # a revoked key is not rotated; another company's key is not found
+    page = await web.get(f"/settings/keys/{key_id}/revoke")
+    revoke = {"csrf": csrf_of(page.text), "form_token": form_token_of(page.text)}
+    assert (await web.post(f"/settings/keys/{key_id}/revoke", data=revoke)).status_code == 303
+    page = await web.get(f"/settings/keys/{key_id}/rotate")
+    form = {"csrf": csrf_of(page.text), "form_token": form_token_of(page.text)}
+    refused = await web.post(f"/settings/keys/{key_id}/rotate", data=form)
+    assert refused.status_code == 409 and "revoked" in refused.text
+    other = await make_shop(db)
+    other_key = await db.read(
+        lambda s: s.scalar(select(ApiKey.id).where(ApiKey.public_key == other.key.public_key))
+    )
+    page = await web.get("/settings/keys")
+    form = {"csrf": csrf_of(page.text), "form_token": form_token_of(page.text)}
+    assert (await web.post(f"/settings/keys/{other_key}/rotate", data=form)).status_code == 404
+    assert (await web.get(products, headers=other.headers)).status_code == 200
+
+
 # --- customers and suppliers ----------------------------------------------------------
 
 
@@ -715,7 +770,7 @@ async def test_a_key_revealed_with_the_password_only_and_revoked_once(
             select(ApiKey.id).where(ApiKey.company_id == shop.company_id).order_by(ApiKey.id)
         )
     )
-    assert f"/settings/keys/{key_id}/reveal" in keys and "no rotation" in keys
+    assert f"/settings/keys/{key_id}/reveal" in keys and "/rotate" in keys
     form = await web.get(f"/settings/keys/{key_id}/reveal")
     assert form.status_code == 200 and "sk_" not in form.text
     wrong = await web.post(
@@ -956,10 +1011,123 @@ async def test_a_branch_edited_once_and_a_stale_edit_refused(
     assert "1 High Street" in stale.text
 
 
+async def test_a_payment_mode_renamed_stale_refused_and_archived(
+    web: httpx.AsyncClient, db: Database, shop: Shop
+) -> None:
+    from tillbook.models import ExpenseCategory, PaymentMode
+
+    await _owner_page(web, db, shop, "/settings/payment-modes")
+    card = await db.read(lambda s: s.get(PaymentMode, shop.card_mode_id))
+    assert card is not None
+    listed = await web.get("/settings/payment-modes")
+    assert f'href="/settings/payment-modes/{card.id}"' in listed.text
+    page = await web.get(f"/settings/payment-modes/{card.id}")
+    assert page.status_code == 200 and "<code>card</code>" in page.text
+    version = re.search(r'name="version" value="(\d+)"', page.text)
+    assert version is not None
+    form = {**_tokens(page.text), "version": version.group(1), "name": "", "account_code": ""}
+    bad = await web.post(f"/settings/payment-modes/{card.id}/edit", data=form)
+    assert bad.status_code == 422 and 'id="e-name"' in bad.text
+    form["name"] = "Card terminal"
+    done = await web.post(f"/settings/payment-modes/{card.id}/edit", data=form)
+    assert done.status_code == 303, done.text
+    modes = await web.get("/api/v1/public/payment-modes", headers=shop.headers)
+    assert "Card terminal" in modes.text  # the tills see the new name
+    stale = await web.post(
+        f"/settings/payment-modes/{card.id}/edit",
+        data={**form, "form_token": "mode-2", "name": "Lost"},
+    )
+    assert stale.status_code == 412 and "Someone else changed this payment mode" in stale.text
+    confirm = await web.get(f"/settings/payment-modes/{card.id}/archive")
+    assert confirm.status_code == 200 and "Archive the payment mode" in confirm.text
+    current = re.search(r'name="version" value="(\d+)"', confirm.text)
+    assert current is not None
+    archive = {**_tokens(confirm.text), "version": current.group(1)}
+    archived = await web.post(f"/settings/payment-modes/{card.id}/archive", data=archive)
+    assert archived.status_code == 303, archived.text
+    stored = await db.read(lambda s: s.get(PaymentMode, shop.card_mode_id))
+    assert stored is not None and stored.archived_at is not None and stored.name == "Card terminal"
+    assert (
+        "Card terminal"
+        not in (await web.get("/api/v1/public/payment-modes", headers=shop.headers)).text
+    )
+    assert await _audits(db, shop.company_id, "payment_mode") == 2
+
+    async def general(s: AsyncSession) -> ExpenseCategory:
+        found = await s.scalar(
+            select(ExpenseCategory).where(ExpenseCategory.company_id == shop.company_id)
+        )
+        assert found is not None
+        return found
+
+    cat = await db.read(general)
+    page = await web.get(f"/settings/expense-categories/{cat.id}")
+    assert page.status_code == 200
+    version = re.search(r'name="version" value="(\d+)"', page.text)
+    assert version is not None
+    form = {
+        **_tokens(page.text),
+        "version": version.group(1),
+        "name": "Shop running costs",
+        "account_code": "11100",  # not an expense account
+    }
+    bad = await web.post(f"/settings/expense-categories/{cat.id}/edit", data=form)
+    assert bad.status_code == 422 and 'id="e-account_code"' in bad.text
+    form["account_code"] = ""
+    renamed = await web.post(f"/settings/expense-categories/{cat.id}/edit", data=form)
+    assert renamed.status_code == 303, renamed.text
+    assert (await db.read(general)).name == "Shop running costs"
+    other = await make_shop(db)
+    assert (await web.get(f"/settings/payment-modes/{other.card_mode_id}")).status_code == 404
+
+
+async def test_an_owner_adds_a_branch_once_with_its_errors_beside_the_fields(
+    web: httpx.AsyncClient, db: Database, shop: Shop
+) -> None:
+    from tillbook.models import Warehouse
+
+    listed = await _owner_page(web, db, shop, "/settings/branches")
+    assert "New branch" in listed
+    page = await web.get("/settings/branches")
+    taken = await db.read(lambda s: s.get(Warehouse, shop.warehouse_id))
+    assert taken is not None
+    form = {**_tokens(page.text), "name": taken.name, "timezone": "Mars/Olympus"}
+    bad = await web.post("/settings/branches", data=form)
+    assert bad.status_code == 422 and 'id="e-timezone"' in bad.text
+    assert "Mars/Olympus" in bad.text  # what was typed stays in the form
+    form.update(timezone="UTC", form_token="branch-2")
+    bad = await web.post("/settings/branches", data=form)
+    assert bad.status_code == 422 and 'id="e-name"' in bad.text and "already exists" in bad.text
+    form.update(name="Riverside", timezone="Europe/Paris", address="2 Quay", require_shift="1")
+    first = await web.post("/settings/branches", data=form)
+    assert first.status_code == 303, first.text
+    again = await web.post("/settings/branches", data=form)
+    assert again.status_code == 303 and again.headers["location"] == first.headers["location"]
+    branch = await web.get(first.headers["location"])
+    assert branch.status_code == 200 and "Riverside" in branch.text and "Saved." in branch.text
+
+    async def riverside(s: AsyncSession) -> list[Warehouse]:
+        rows = await s.execute(
+            select(Warehouse).where(
+                Warehouse.company_id == shop.company_id, Warehouse.name == "Riverside"
+            )
+        )
+        return list(rows.scalars())
+
+    stored = await db.read(riverside)
+    assert len(stored) == 1
+    assert stored[0].timezone == "Europe/Paris" and stored[0].require_shift
+    assert stored[0].address == "2 Quay" and not stored[0].allow_negative_stock
+    assert await _audits(db, shop.company_id, "warehouse") == 1
+
+
 @pytest.mark.parametrize("role", ["cashier", "accountant", "manager"])
 async def test_company_settings_are_the_owners(
     web: httpx.AsyncClient, db: Database, shop: Shop, role: str
 ) -> None:
+    key_id = await db.read(
+        lambda s: s.scalar(select(ApiKey.id).where(ApiKey.public_key == shop.key.public_key))
+    )
     email = await add_staff(db, shop, role)
     await sign_in(web, email, STAFF_PASSWORD)
     landing = await web.get("/", follow_redirects=True)
@@ -969,6 +1137,10 @@ async def test_company_settings_are_the_owners(
         "/settings/expense-categories",
         "/settings/branches",
         f"/settings/branches/{shop.warehouse_id}",
+        f"/settings/payment-modes/{shop.card_mode_id}",
+        f"/settings/payment-modes/{shop.card_mode_id}/archive",
+        f"/settings/keys/{key_id}/rotate",
+        f"/settings/keys/{key_id}/reveal",
         "/settings/company",
     ):
         assert (await web.get(path)).status_code == 403, path
@@ -977,11 +1149,19 @@ async def test_company_settings_are_the_owners(
         ("/settings/payment-modes", {"code": "x", "name": "X", "create_account": "1"}),
         ("/settings/expense-categories", {"name": "X", "create_account": "1"}),
         (f"/settings/branches/{shop.warehouse_id}/edit", {"name": "X", "version": "1"}),
+        ("/settings/branches", {"name": "Sneaky branch"}),
+        (f"/settings/payment-modes/{shop.card_mode_id}/edit", {"name": "X", "version": "1"}),
+        (f"/settings/payment-modes/{shop.card_mode_id}/archive", {"version": "1"}),
+        (f"/settings/keys/{key_id}/rotate", {}),
+        (f"/settings/keys/{key_id}/revoke", {}),
         ("/settings/company", {"money_format": "1.234,56"}),
     ):
         assert (await web.post(path, data={"csrf": csrf, **data})).status_code == 403, path
     assert await _audits(db, shop.company_id, "payment_mode") == 0
     assert await _audits(db, shop.company_id, "warehouse") == 0
+    assert await _audits(db, shop.company_id, "api_key") == 0
+    # the key still answers with its own secret: not rotated, not revoked
+    assert (await web.get("/api/v1/public/products", headers=shop.headers)).status_code == 200
     assert await _audits(db, shop.company_id, "company") == 0
 
 
@@ -1457,3 +1637,92 @@ async def test_the_products_page_searches_as_you_type_and_without_javascript(
     assert found.status_code == 200
     results = found.text.split('id="results"')[1]
     assert "Apple juice" in results and "Still water" not in results
+
+
+# --- hostile input on every page ------------------------------------------------------
+
+HOSTILE_IDS = ("0", "-1", "abc", "9" * 40, "1.5", "%00")
+# percent-encoded as sent: a NUL, a lone surrogate and a byte that is no UTF-8 at all
+HOSTILE_VALUES = ("a%00b", "%ED%A0%80", "9" * 400, "-1e999999", "%3Cscript%3Ex", "", "%FF%FE")
+FORM_FIELDS = (
+    "name", "code", "version", "warehouse_id", "account_code", "quantity", "price",
+    "sales_price", "purchase_price", "reason", "password", "email", "role", "url", "events",
+    "timezone", "money_format", "date", "date_from", "date_to", "amount", "notes", "q",
+    "item_code", "barcode", "unit_id", "category_id", "tax_id", "counted", "kind",
+)  # fmt: skip
+
+
+async def test_no_page_answers_a_500_to_hostile_input(
+    web: httpx.AsyncClient, db: Database, shop: Shop, client: httpx.AsyncClient
+) -> None:
+    """Every web route, GET and POST, with ids that are not ids, query parameters
+    and form fields holding NUL, lone surrogates, huge numbers and markup: a page
+    that refuses (4xx) or answers, never a server error (DESIGN.md §12)."""
+    from fastapi.routing import APIRoute
+
+    from tillbook.web import ROUTERS
+
+    home = await _owner_page(web, db, shop, "/")
+    csrf = csrf_of(home)
+    routes = [
+        r
+        for router in ROUTERS
+        for r in router.routes
+        if isinstance(r, APIRoute) and r.path not in ("/logout", "/login")
+    ]
+    assert len(routes) > 80, len(routes)
+    made = await client.post(
+        "/sales",
+        headers=shop.headers,
+        json={
+            "user_id": shop.customer_id,
+            "order_date": dt.date.today().isoformat(),
+            "product_items": [{"xid": shop.xid("apple"), "quantity": 1, "unit_price": "4"}],
+        },
+    )
+    assert made.status_code == 200, made.text
+    sale = made.json()["order_id"]
+    key_id = await db.read(
+        lambda s: s.scalar(select(ApiKey.id).where(ApiKey.public_key == shop.key.public_key))
+    )
+    # real records, so that forms reach the services' own checks, not only a 404
+    real = {
+        "product_id": str(shop.products["apple"]),
+        "warehouse_id": str(shop.warehouse_id),
+        "party_id": str(shop.customer_id),
+        "order_id": str(sale),
+        "key_id": str(key_id),
+        "item_id": str(shop.card_mode_id),
+        "kind": "brand",
+    }
+    failures: list[str] = []
+    statuses: dict[tuple[str, int], int] = {}
+    cases: list[tuple[APIRoute, dict[str, str], str]] = []
+    for route in routes:
+        params = re.findall(r"{(\w+)}", route.path)
+        for i, bad in enumerate(HOSTILE_IDS if params else ("",)):
+            cases.append((route, dict.fromkeys(params, bad), HOSTILE_VALUES[i % 7]))
+        if params and all(p in real for p in params):
+            for junk in HOSTILE_VALUES:
+                cases.append((route, {p: real[p] for p in params}, junk))
+    for n, (route, ids, junk) in enumerate(cases):
+        path = route.path
+        for name, value in ids.items():
+            path = path.replace(f"{{{name}}}", value)
+        for method in sorted(route.methods or ()):
+            if method == "GET":
+                query = "&".join(f"{f}={junk}" for f in ("q", "page", "date_from", "report"))
+                r = await web.get(f"{path}?{query}")
+            else:
+                form = "&".join(f"{f}={junk}" for f in FORM_FIELDS)
+                r = await web.post(
+                    path,
+                    content=f"{form}&csrf={csrf}&form_token=hostile-{n}".encode(),
+                    headers={"content-type": "application/x-www-form-urlencoded"},
+                )
+            statuses[(method, r.status_code)] = statuses.get((method, r.status_code), 0) + 1
+            if r.status_code >= 500:
+                failures.append(f"{method} {path}: {r.status_code}")
+    assert not failures, failures
+    # the forms reached the services: some were taken, most refused by their checks
+    assert statuses.get(("POST", 303), 0) > 5 and statuses.get(("POST", 422), 0) > 50, statuses

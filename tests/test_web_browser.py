@@ -118,7 +118,9 @@ async def test_the_back_office_in_a_browser(
 
     async with async_playwright() as pw:
         browser = await pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        page = await browser.new_page(viewport={"width": 1200, "height": 800})
+        context = await browser.new_context(viewport={"width": 1200, "height": 800})
+        await context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server)
+        page = await context.new_page()
 
         # Sign in.
         await page.goto(f"{server}/products")
@@ -187,6 +189,12 @@ async def test_the_back_office_in_a_browser(
         await page.get_by_role("button", name="Create key").click()
         secret = await page.locator("#secret-key").inner_text()
         assert secret.startswith("sk_")
+        # its copy button (shown by the script) puts it on the clipboard
+        copy = page.locator("button[data-copy=secret-key]")
+        await copy.click()
+        await page.wait_for_function("document.querySelector('[data-copy=secret-key]')"
+                                     ".textContent === 'Copied'")  # fmt: skip
+        assert await page.evaluate("navigator.clipboard.readText()") == secret
         await page.goto(f"{server}/settings/keys")
         assert secret not in await page.content()
 

@@ -65,7 +65,7 @@ PERMISSIONS: dict[str, str] = {
     "settings.write": "company and branch settings: taxes, payment modes, expense "
     "categories, warehouses, receipts",
     "staff.manage": "create, edit and archive staff members",
-    "keys.manage": "create, reveal and revoke API keys",
+    "keys.manage": "create, reveal, rotate and revoke API keys",
     "webhooks.manage": "read and change webhooks and their deliveries",
     "audit.read": "read the audit trail",
     "books.close": "close the books through a day (month and year end)",

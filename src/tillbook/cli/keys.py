@@ -154,6 +154,34 @@ def keys_revoke(
         out.print(f"Key {data['public_key']} revoked")
 
 
+@keys_app.command("rotate")
+def keys_rotate(
+    public_key: Annotated[str, typer.Argument(help="The key's public key (pk_...).")],
+    json_: JsonFlag = False,
+) -> None:
+    """New secret and signing secret for an active key, printed once; the public key,
+    branch and staff member stay. The old secrets stop working at once."""
+
+    async def work(session: AsyncSession) -> dict[str, Any]:
+        key = await tenancy.find_key(session, public_key)
+        new = await tenancy.rotate_company_key(session, key.company_id, key.id, actor_id=None)
+        return {
+            "public_key": new.key.public_key,
+            "secret_key": new.secret_key,
+            "hmac_secret": new.hmac_secret,
+        }
+
+    data = write(work)
+    if json_:
+        print_json(data)
+    else:
+        out.print(
+            f"Key {data['public_key']} has new secrets (shown once; the old ones no longer work)"
+        )
+        out.print(f"  secret key:     {data['secret_key']}")
+        out.print(f"  signing secret: {data['hmac_secret']}")
+
+
 @keys_app.command("reveal")
 def keys_reveal(
     public_key: Annotated[str, typer.Argument(help="The key's public key (pk_...).")],

@@ -42,7 +42,9 @@ from tillbook.models import JournalEntry, JournalLine, LedgerPeriod, LedgerRollu
 
 CLOSING_SOURCE = "year_end_close"
 
-Key = Any  # an account id, or (account id, warehouse key) with ``by_warehouse``
+# An account id, or a tuple: (account id, warehouse key) with ``by_warehouse``, and
+# the month's first day after them with ``by_month``.
+Key = Any
 
 
 @dataclass
@@ -155,10 +157,13 @@ async def account_sums(
     account_ids: Iterable[int] | None = None,
     with_closing: bool = True,
     by_warehouse: bool = False,
+    by_month: bool = False,
 ) -> dict[Key, Sum]:
     """Σ debit and Σ credit of the company's lines dated in the range, per account
-    (per (account, warehouse key) with ``by_warehouse``); ``with_closing=False``
-    leaves year-end closing entries out (profit and loss)."""
+    (per (account, warehouse key) with ``by_warehouse``, and per calendar month
+    with ``by_month``: a chart's months in one read of each source, not one read
+    of both per month); ``with_closing=False`` leaves year-end closing entries out
+    (profit and loss)."""
     if date_from is not None and date_to is not None and date_from > date_to:
         return {}
     rolled = await rolled_up_through(session, company_id)
@@ -169,6 +174,7 @@ async def account_sums(
     if how.last_month is not None:
         r = LedgerRollup
         keys: list[Any] = [r.account_id] + ([r.warehouse_id] if by_warehouse else [])
+        keys += [r.period] if by_month else []
         query = select(*keys, func.sum(r.debit), func.sum(r.credit)).where(
             r.company_id == company_id, r.period <= how.last_month
         )
@@ -181,13 +187,15 @@ async def account_sums(
         if not with_closing:
             query = query.where(r.closing.is_(False))
         for row in (await session.execute(query.group_by(*keys))).all():
-            key = (row[0], row[1]) if by_warehouse else row[0]
-            out.setdefault(key, Sum()).add(row[-2], row[-1])
+            out.setdefault(_key(row, len(keys)), Sum()).add(row[-2], row[-1])
 
     if how.live:
         line = JournalLine
         wh = _wh_key(line.warehouse_id)
         keys = [line.account_id] + ([wh] if by_warehouse else [])
+        # by day, folded into months here: grouping by the entry's date costs
+        # PostgreSQL a third less than by a month computed from it on every line
+        keys += [JournalEntry.entry_date] if by_month else []
         query = (
             select(*keys, func.sum(line.debit), func.sum(line.credit))
             .join(JournalEntry, JournalEntry.id == line.entry_id)
@@ -204,9 +212,17 @@ async def account_sums(
         if not with_closing:
             query = query.where(JournalEntry.source_type != CLOSING_SOURCE)
         for row in (await session.execute(query.group_by(*keys))).all():
-            key = (row[0], row[1]) if by_warehouse else row[0]
-            out.setdefault(key, Sum()).add(row[-2], row[-1])
+            out.setdefault(_key(row, len(keys)), Sum()).add(row[-2], row[-1])
     return out
+
+
+def _key(row: Any, width: int) -> Key:
+    """A grouped row's key: the account id alone, or the tuple of the group's
+    columns, a date among them as the first day of its month (whichever database
+    grouped it, and whether by month or by day)."""
+    if width == 1:
+        return row[0]
+    return tuple(month_start(_day(v)) if isinstance(v, str | dt.date) else v for v in row[:width])
 
 
 async def party_sums(

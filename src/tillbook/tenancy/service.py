@@ -19,7 +19,7 @@ from tillbook.auth.service import HMAC_CONTEXT, SECRET_CONTEXT
 from tillbook.config import master_key
 from tillbook.errors import Conflict, NotFound, Unauthorized, invalid
 from tillbook.kit import crypto
-from tillbook.kit.bounds import stored_length
+from tillbook.kit.bounds import stored_length, text_problem
 from tillbook.ledger import chart
 from tillbook.ledger.service import account_ids
 from tillbook.models import (
@@ -166,34 +166,53 @@ async def create_api_key(
         )
         session.add(actor)
         await session.flush()
-    secret = crypto.random_token("sk_", 48)
-    hmac_secret = crypto.random_token("hs_", 40)
     key = ApiKey(
         company_id=warehouse.company_id,
         warehouse_id=warehouse.id,
         user_id=actor.id,
         name=name,
         public_key=crypto.random_token("pk_", 32),
-        secret_digest=crypto.sha256_hex(secret),
-        secret_encrypted=crypto.encrypt(secret, master_key(), context=SECRET_CONTEXT),
-        hmac_secret_encrypted=crypto.encrypt(hmac_secret, master_key(), context=HMAC_CONTEXT),
         rate_limit=rate_limit,
         require_signature=require_signature,
         status=1,
     )
+    secret, hmac_secret = _new_secrets(key)
     session.add(key)
     await session.flush()
     return NewKey(key=key, secret_key=secret, hmac_secret=hmac_secret)
 
 
+def _new_secrets(key: ApiKey) -> tuple[str, str]:
+    """Fresh secret and signing secret set on ``key``: the secret kept as a digest
+    (what requests are checked against) and encrypted (for an owner's reveal), the
+    signing secret encrypted; both returned in clear for the one showing."""
+    secret = crypto.random_token("sk_", 48)
+    hmac_secret = crypto.random_token("hs_", 40)
+    key.secret_digest = crypto.sha256_hex(secret)
+    key.secret_encrypted = crypto.encrypt(secret, master_key(), context=SECRET_CONTEXT)
+    key.hmac_secret_encrypted = crypto.encrypt(hmac_secret, master_key(), context=HMAC_CONTEXT)
+    return secret, hmac_secret
+
+
+async def find_key(session: AsyncSession, public_key: str, *, lock: bool = False) -> ApiKey:
+    """The key with this public key, of whichever company (the operator's CLI);
+    ``lock``: under its row lock, as it is now. A public key no key could have (NUL,
+    bytes that are no text) is not found, like any other."""
+    if text_problem(public_key) is not None:
+        raise NotFound("no such key")
+    query = select(ApiKey).where(ApiKey.public_key == public_key)
+    if lock:
+        query = query.with_for_update().execution_options(populate_existing=True)
+    key = (await session.execute(query)).scalar_one_or_none()
+    if key is None:
+        raise NotFound("no such key")
+    return key
+
+
 async def reveal_secret(session: AsyncSession, public_key: str, admin_password: str) -> str:
     """The secret again, for the company's owners only (spec: Key management: the
     administrator's password; any active owner's password is accepted)."""
-    key = (
-        await session.execute(select(ApiKey).where(ApiKey.public_key == public_key))
-    ).scalar_one_or_none()
-    if key is None:
-        raise NotFound("no such key")
+    key = await find_key(session, public_key)
     admins = (
         await session.execute(
             select(User).where(
@@ -221,13 +240,11 @@ async def revoke_key(session: AsyncSession, public_key: str) -> Revocation:
     """Revoke a key once. Revoking it again changes nothing, so ``revoked_at`` keeps
     the moment it stopped working (what an audit asks), not the last time someone
     repeated the command. The row is locked, so two revokes at once agree too."""
-    key = (
-        await session.execute(
-            select(ApiKey).where(ApiKey.public_key == public_key).with_for_update()
-        )
-    ).scalar_one_or_none()
-    if key is None:
-        raise NotFound("no such key")
+    return await _revoke(session, await find_key(session, public_key, lock=True))
+
+
+async def _revoke(session: AsyncSession, key: ApiKey) -> Revocation:
+    """``key``, read under its row lock, revoked unless it already was."""
     if key.status == 0 and key.revoked_at is not None:
         return Revocation(key=key, already_revoked=True)
     key.status = 0
@@ -236,9 +253,23 @@ async def revoke_key(session: AsyncSession, public_key: str) -> Revocation:
     return Revocation(key=key, already_revoked=False)
 
 
-async def company_key(session: AsyncSession, company_id: int, key_id: int) -> ApiKey:
-    """One of the company's keys; another company's is not found, like a missing one."""
-    key = await session.get(ApiKey, key_id)
+async def company_key(
+    session: AsyncSession, company_id: int, key_id: int, *, lock: bool = False
+) -> ApiKey:
+    """One of the company's keys; another company's is not found, like a missing one.
+    ``lock``: read under the row lock, as it is once a concurrent revoke or rotation
+    committed (``populate_existing``: not a copy this session loaded earlier)."""
+    if not lock:
+        key = await session.get(ApiKey, key_id)
+    else:
+        key = (
+            await session.execute(
+                select(ApiKey)
+                .where(ApiKey.id == key_id, ApiKey.company_id == company_id)
+                .with_for_update()
+                .execution_options(populate_existing=True)
+            )
+        ).scalar_one_or_none()
     if key is None or key.company_id != company_id:
         raise NotFound(f"key {key_id} not found")
     return key
@@ -249,8 +280,8 @@ async def revoke_company_key(
 ) -> Revocation:
     """``revoke_key`` for a staff member of the key's company (the back office),
     audited when it changed something (a second revoke changes nothing)."""
-    key = await company_key(session, company_id, key_id)
-    done = await revoke_key(session, key.public_key)
+    key = await company_key(session, company_id, key_id, lock=True)
+    done = await _revoke(session, key)
     if not done.already_revoked:
         await record(
             session,
@@ -263,6 +294,32 @@ async def revoke_company_key(
             after={"status": 0, "public_key": key.public_key},
         )
     return done
+
+
+async def rotate_company_key(
+    session: AsyncSession, company_id: int, key_id: int, *, actor_id: int | None
+) -> NewKey:
+    """New secrets for one of the company's active keys: the secret key and the
+    signing secret are replaced, the public key, branch, staff member and rate limit
+    stay, so a till needs only its secret changed. The old secrets stop working
+    with this commit (a key whose secret leaked must not keep working for a grace
+    period). The row is locked, so two rotations at once run one after the other.
+    Audited (the public key; never a secret). A revoked key is not rotated: 409."""
+    key = await company_key(session, company_id, key_id, lock=True)
+    if key.status != 1:
+        raise Conflict(f"key {key_id} is revoked; create a new key instead")
+    secret, hmac_secret = _new_secrets(key)
+    await session.flush()
+    await record(
+        session,
+        company_id=company_id,
+        actor_id=actor_id,
+        action="rotated",
+        entity_type="api_key",
+        entity_id=key.id,
+        after={"public_key": key.public_key},
+    )
+    return NewKey(key=key, secret_key=secret, hmac_secret=hmac_secret)
 
 
 async def reveal_company_secret(

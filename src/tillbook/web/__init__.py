@@ -43,19 +43,27 @@ def error_page(request: Request, exc: TillbookError, status: int | None = None) 
     return response
 
 
+# Every page's router, in the order they are matched (``pages`` last: its routes
+# are the most general); tests walk these to reach every page.
+ROUTERS = (
+    books.router,
+    listings.router,
+    settings.router,
+    staffing.router,
+    hooks.router,
+    company.router,
+    cashbook.router,
+    parties.router,
+    stock.router,
+    till.router,
+    pages.router,
+)
+
+
 def install(app: FastAPI) -> None:
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
-    app.include_router(books.router)
-    app.include_router(listings.router)
-    app.include_router(settings.router)
-    app.include_router(staffing.router)
-    app.include_router(hooks.router)
-    app.include_router(company.router)
-    app.include_router(cashbook.router)
-    app.include_router(parties.router)
-    app.include_router(stock.router)
-    app.include_router(till.router)
-    app.include_router(pages.router)
+    for router in ROUTERS:
+        app.include_router(router)
 
     @app.exception_handler(LoginNeeded)
     async def _login(request: Request, exc: LoginNeeded) -> Response:

@@ -9,6 +9,8 @@ over someone else's is refused (412) with the branch as it is now."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from functools import cache
 from typing import Annotated, Any
 from zoneinfo import available_timezones
@@ -24,10 +26,15 @@ from tillbook.errors import PreconditionFailed, ValidationFailed
 from tillbook.kit.pagination import envelope, parse_page
 from tillbook.models.tenancy import MONEY_FORMATS
 from tillbook.payments import setup
-from tillbook.payments.setup_schemas import ExpenseCategoryIn, PaymentModeIn
+from tillbook.payments.setup_schemas import (
+    ExpenseCategoryIn,
+    ExpenseCategoryPatch,
+    PaymentModeIn,
+    PaymentModePatch,
+)
 from tillbook.tenancy import company as company_settings
 from tillbook.tenancy import warehouses
-from tillbook.tenancy.schemas import CompanySettingsIn, WarehousePatch
+from tillbook.tenancy.schemas import CompanySettingsIn, WarehouseIn, WarehousePatch
 from tillbook.unit import UnitOfWork
 from tillbook.web.forms import submit, text, values
 from tillbook.web.pages import id_field, parse_model, see_other
@@ -37,15 +44,54 @@ from tillbook.web.session import Page, read_form
 router = APIRouter(include_in_schema=False)
 
 Setter = Annotated[AdminContext, Page("settings.write")]
-STALE = (
-    "Someone else changed this branch while you were editing it. "
-    "Here it is as it is now; make your change again."
-)
 
-# path -> title
-LISTS: dict[str, str] = {
-    "payment-modes": "Payment modes",
-    "expense-categories": "Expense categories",
+
+def stale(noun: str) -> str:
+    return (
+        f"Someone else changed this {noun} while you were editing it. "
+        "Here it is as it is now; make your change again."
+    )
+
+
+STALE = stale("branch")
+
+
+@dataclass(frozen=True)
+class _Setup:
+    """What the pages of one list call: the same services as the admin API's
+    ``/payment-modes`` and ``/expense-categories``."""
+
+    title: str
+    noun: str
+    rows: Callable[..., Awaitable[tuple[int, list[dict[str, Any]]]]]
+    one: Callable[[AsyncSession, int, int], Awaitable[dict[str, Any]]]
+    edit: Callable[..., Awaitable[tuple[Any, Any]]]
+    archive: Callable[..., Awaitable[tuple[Any, Any]]]
+    view: Callable[[Any, Any], dict[str, Any]]
+    patch: type[PaymentModePatch] | type[ExpenseCategoryPatch]
+
+
+SETUPS: dict[str, _Setup] = {
+    "payment-modes": _Setup(
+        "Payment modes",
+        "payment mode",
+        setup.modes_page,
+        setup.mode_one,
+        setup.edit_payment_mode,
+        setup.archive_payment_mode,
+        setup.mode_view,
+        PaymentModePatch,
+    ),
+    "expense-categories": _Setup(
+        "Expense categories",
+        "expense category",
+        setup.expense_categories_page,
+        setup.expense_category_one,
+        setup.edit_expense_category,
+        setup.archive_expense_category,
+        setup.expense_category_view,
+        ExpenseCategoryPatch,
+    ),
 }
 
 
@@ -61,19 +107,16 @@ async def _list_page(
     form_values: dict[str, str] | None = None,
 ) -> Response:
     paging = parse_page(page, "50")
-
-    async def read(s: AsyncSession) -> tuple[int, list[dict[str, Any]]]:
-        if kind == "payment-modes":
-            return await setup.modes_page(s, ctx.company_id, paging, include_archived=True)
-        return await setup.expense_categories_page(s, ctx.company_id, paging, include_archived=True)
-
-    total, rows = await db.read(read)
+    spec = SETUPS[kind]
+    total, rows = await db.read(
+        lambda s: spec.rows(s, ctx.company_id, paging, include_archived=True)
+    )
     return render(
         request,
         "setup_list.html",
         status=status,
         kind=kind,
-        title=LISTS[kind],
+        title=spec.title,
         rows=rows,
         pages=envelope(paging, total, []),
         errors=errors or {},
@@ -166,6 +209,112 @@ async def category_create(request: Request, ctx: Setter, db: DB) -> Response:
     return see_other("/settings/expense-categories?saved=1")
 
 
+# --- one payment mode or expense category: rename, another account, archive -------------
+
+
+def _setup_item_routes(kind: str, spec: _Setup) -> None:
+    base = f"/settings/{kind}"
+
+    async def page(
+        request: Request,
+        ctx: AdminContext,
+        db: Any,
+        item_id: int,
+        *,
+        status: int = 200,
+        errors: dict[str, list[str]] | None = None,
+        form_values: dict[str, str] | None = None,
+        message: str | None = None,
+        confirm: bool = False,
+    ) -> Response:
+        item = await db.read(lambda s: spec.one(s, ctx.company_id, item_id))
+        shown = {"name": item["name"], "account_code": item["account_code"]}
+        shown.update(form_values or {})
+        shown["version"] = str(item["version"])
+        return render(
+            request,
+            "setup_item.html",
+            status=status,
+            kind=kind,
+            title=spec.title,
+            noun=spec.noun,
+            item=item,
+            errors=errors or {},
+            values=shown,
+            message=message,
+            confirm=confirm,
+        )
+
+    @router.get(f"{base}/{{item_id}}", name=f"web_{kind}_item")
+    async def item_page(request: Request, item_id: str, ctx: Setter, db: DB) -> Response:
+        return await page(request, ctx, db, path_id(item_id, spec.noun))
+
+    @router.get(f"{base}/{{item_id}}/archive", name=f"web_{kind}_archive_confirm")
+    async def archive_confirm(request: Request, item_id: str, ctx: Setter, db: DB) -> Response:
+        return await page(request, ctx, db, path_id(item_id, spec.noun), confirm=True)
+
+    @router.post(f"{base}/{{item_id}}/edit", name=f"web_{kind}_edit")
+    async def item_edit(request: Request, item_id: str, ctx: Setter, db: DB) -> Response:
+        iid = path_id(item_id, spec.noun)
+        form = await read_form(request)
+        errors: dict[str, list[str]] = {}
+        version = id_field(form, "version", errors)
+        try:
+            if errors:
+                raise ValidationFailed(errors)
+            body = parse_model(
+                spec.patch,
+                {"name": text(form, "name"), **_account_fields(form), "version": version},
+            )
+            changes = body.model_dump(exclude={"version"}, exclude_none=True)
+            # the account stays unless another code is typed or a new one is asked for
+            current = await db.read(lambda s: spec.one(s, ctx.company_id, iid))
+            if changes.get("account_code") == current["account_code"]:
+                changes.pop("account_code")
+
+            async def work(uow: UnitOfWork) -> dict[str, Any]:
+                return spec.view(
+                    *await spec.edit(
+                        uow.session, ctx.company_id, ctx.user_id, iid, version, changes
+                    )
+                )
+
+            await submit(request, ctx, work)
+        except ValidationFailed as exc:
+            return await page(
+                request, ctx, db, iid, status=422, errors=exc.errors, form_values=values(form)
+            )
+        except PreconditionFailed:
+            return await page(request, ctx, db, iid, status=412, message=stale(spec.noun))
+        return see_other(f"{base}/{iid}?saved=1")
+
+    @router.post(f"{base}/{{item_id}}/archive", name=f"web_{kind}_archive")
+    async def item_archive(request: Request, item_id: str, ctx: Setter, db: DB) -> Response:
+        iid = path_id(item_id, spec.noun)
+        form = await read_form(request)
+        errors: dict[str, list[str]] = {}
+        version = id_field(form, "version", errors)
+        try:
+            if errors:
+                raise ValidationFailed(errors)
+
+            async def work(uow: UnitOfWork) -> dict[str, Any]:
+                return spec.view(
+                    *await spec.archive(uow.session, ctx.company_id, ctx.user_id, iid, version)
+                )
+
+            await submit(request, ctx, work)
+        except ValidationFailed as exc:
+            return await page(request, ctx, db, iid, status=422, errors=exc.errors)
+        except PreconditionFailed:
+            return await page(request, ctx, db, iid, status=412, message=stale(spec.noun))
+        return see_other(f"{base}/{iid}?archived=1")
+
+
+for _kind, _spec in SETUPS.items():
+    _setup_item_routes(_kind, _spec)
+
+
 # --- the company ---------------------------------------------------------------------
 
 
@@ -225,13 +374,78 @@ def zone_names() -> tuple[str, ...]:
 # --- branches ------------------------------------------------------------------------
 
 
-@router.get("/settings/branches")
-async def branches_list(request: Request, ctx: Setter, db: DB, page: str | None = None) -> Response:
+async def _branches_page(
+    request: Request,
+    ctx: AdminContext,
+    db: Any,
+    page: str | None = None,
+    *,
+    status: int = 200,
+    errors: dict[str, list[str]] | None = None,
+    form_values: dict[str, str] | None = None,
+) -> Response:
     paging = parse_page(page, "50")
     total, rows = await db.read(
         lambda s: warehouses.warehouses_page(s, ctx.company_id, paging, include_archived=True)
     )
-    return render(request, "branches.html", rows=rows, pages=envelope(paging, total, []))
+    return render(
+        request,
+        "branches.html",
+        status=status,
+        rows=rows,
+        pages=envelope(paging, total, []),
+        zones=zone_names(),
+        errors=errors or {},
+        values=form_values or {"timezone": "UTC"},
+    )
+
+
+@router.get("/settings/branches")
+async def branches_list(request: Request, ctx: Setter, db: DB, page: str | None = None) -> Response:
+    return await _branches_page(request, ctx, db, page)
+
+
+def _branch_fields(form: Any) -> dict[str, Any]:
+    """A branch's fields as the form gives them (the same form adds and edits)."""
+
+    def multiline(name: str) -> str | None:
+        raw = form.get(name)
+        value = raw.replace("\r\n", "\n").strip() if isinstance(raw, str) else ""
+        return value or None
+
+    return {
+        "name": text(form, "name"),
+        "address": text(form, "address") or None,
+        "phone": text(form, "phone") or None,
+        "receipt_header": multiline("receipt_header"),
+        "receipt_footer": multiline("receipt_footer"),
+        "allow_negative_stock": text(form, "allow_negative_stock") == "1",
+        "require_shift": text(form, "require_shift") == "1",
+        "timezone": text(form, "timezone") or "UTC",
+    }
+
+
+@router.post("/settings/branches")
+async def branch_create(request: Request, ctx: Setter, db: DB) -> Response:
+    """A new branch (``warehouses.add_warehouse``, as ``POST /admin/warehouses``):
+    it starts with no products listed and no API key; list products in it from a
+    product's page and give its tills keys on the API keys page."""
+    form = await read_form(request)
+    try:
+        body = parse_model(WarehouseIn, _branch_fields(form))
+
+        async def work(uow: UnitOfWork) -> dict[str, Any]:
+            branch = await warehouses.add_warehouse(
+                uow.session, ctx.company_id, ctx.user_id, body.model_dump()
+            )
+            return warehouses.warehouse_view(branch)
+
+        created, _replayed = await submit(request, ctx, work)
+    except ValidationFailed as exc:
+        return await _branches_page(
+            request, ctx, db, status=422, errors=exc.errors, form_values=values(form)
+        )
+    return see_other(f"/settings/branches/{created['id']}?saved=1")
 
 
 async def _branch_page(
@@ -253,9 +467,7 @@ async def _branch_page(
     shown["allow_negative_stock"] = "1" if branch["allow_negative_stock"] else ""
     shown["require_shift"] = "1" if branch["require_shift"] else ""
     if form_values is not None:
-        shown.update(
-            {k: form_values.get(k, "") for k in (*shown, "allow_negative_stock", "require_shift")}
-        )
+        shown.update({k: form_values.get(k, "") for k in shown})
     shown["version"] = str(branch["version"])
     return render(
         request,
@@ -280,22 +492,7 @@ async def branch_edit(request: Request, warehouse_id: str, ctx: Setter, db: DB) 
     form = await read_form(request)
     errors: dict[str, list[str]] = {}
     version = id_field(form, "version", errors)
-
-    def multiline(name: str) -> str | None:
-        raw = form.get(name)
-        value = raw.replace("\r\n", "\n").strip() if isinstance(raw, str) else ""
-        return value or None
-
-    data: dict[str, Any] = {
-        "name": text(form, "name"),
-        "address": text(form, "address") or None,
-        "phone": text(form, "phone") or None,
-        "receipt_header": multiline("receipt_header"),
-        "receipt_footer": multiline("receipt_footer"),
-        "allow_negative_stock": text(form, "allow_negative_stock") == "1",
-        "require_shift": text(form, "require_shift") == "1",
-        "timezone": text(form, "timezone") or "UTC",
-    }
+    data = _branch_fields(form)
     try:
         if errors:
             raise ValidationFailed(errors)

@@ -69,6 +69,14 @@ async def _keys_page(
     )
 
 
+def _shown_once(new: tenancy.NewKey, secret: dict[str, str]) -> dict[str, Any]:
+    """The body ``forms.submit`` stores to answer a second send of the form: the key
+    without its secrets, which go into ``secret`` for this one answer only."""
+    secret["secret_key"] = new.secret_key
+    secret["hmac_secret"] = new.hmac_secret
+    return {"id": new.key.id, "public_key": new.key.public_key, "name": new.key.name}
+
+
 @router.get("/settings/keys")
 async def keys_list(request: Request, ctx: Keys, db: DB) -> Response:
     return await _keys_page(request, ctx, db)
@@ -92,10 +100,7 @@ async def keys_create(request: Request, ctx: Keys, db: DB) -> Response:
             new = await tenancy.issue_api_key(
                 uow.session, ctx.company_id, warehouse_id, name, actor_id=ctx.user_id
             )
-            # Kept out of the returned body: that is stored to answer a second send.
-            secret["secret_key"] = new.secret_key
-            secret["hmac_secret"] = new.hmac_secret
-            return {"id": new.key.id, "public_key": new.key.public_key, "name": new.key.name}
+            return _shown_once(new, secret)
 
         body, replayed = await submit(request, ctx, work)
     except ValidationFailed as exc:
@@ -124,6 +129,33 @@ async def key_revoke(request: Request, key_id: str, ctx: Keys) -> Response:
 
     await submit(request, ctx, work)
     return see_other("/settings/keys")
+
+
+@router.get("/settings/keys/{key_id}/rotate")
+async def key_rotate_confirm(request: Request, key_id: str, ctx: Keys, db: DB) -> Response:
+    kid = path_id(key_id, "key")
+    key = await db.read(lambda s: tenancy.company_key(s, ctx.company_id, kid))
+    return render(request, "key_rotate.html", key=key)
+
+
+@router.post("/settings/keys/{key_id}/rotate")
+async def key_rotate(request: Request, key_id: str, ctx: Keys, db: DB) -> Response:
+    """New secrets for the key, shown once on the keys page as at creation (and,
+    like there, kept out of the form's replay record: a second send of the form
+    rotates nothing and says the secrets were shown already)."""
+    kid = path_id(key_id, "key")
+    secret: dict[str, str] = {}
+
+    async def work(uow: UnitOfWork) -> dict[str, Any]:
+        new = await tenancy.rotate_company_key(
+            uow.session, ctx.company_id, kid, actor_id=ctx.user_id
+        )
+        return _shown_once(new, secret)
+
+    body, replayed = await submit(request, ctx, work)
+    return await _keys_page(
+        request, ctx, db, created={**body, **secret, "replayed": replayed, "rotated": True}
+    )
 
 
 async def _reveal_page(
@@ -377,7 +409,8 @@ async def reports_page(
 
         async def read(s: AsyncSession) -> dict[str, Any]:
             if report == "profit-loss":
-                return await profit_loss(s, ctx.company_id, wh, start, end)
+                # the chart's months come with the figures, from the same read
+                return await profit_loss(s, ctx.company_id, wh, start, end, by_month=True)
             if report == "balance-sheet":
                 return await balance_sheet(s, ctx.company_id, wh, end)
             if report == "stock-valuation" and format != "csv":
@@ -395,17 +428,10 @@ async def reports_page(
             return await trial_balance(s, ctx.company_id, wh, start, end)
 
         data: dict[str, Any] | None = await db.read(read)
-        if report == "profit-loss" and format != "csv":
-            months = _months(start, end or dt.date.today())
-
-            async def per_month(s: AsyncSession) -> list[tuple[dt.date, Decimal]]:
-                out = []
-                for a, b in months:
-                    month = await profit_loss(s, ctx.company_id, wh, a, b)
-                    out.append((a, Decimal(month["net_profit"])))
-                return out
-
-            chart = month_chart(await db.read(per_month))
+        if report == "profit-loss" and data is not None:
+            nets = dict(data.pop("months"))
+            shown = _months(start, end or dt.date.today())
+            chart = month_chart([(a, nets.get(a.replace(day=1), Decimal(0))) for a, _b in shown])
     except ValidationFailed as exc:
         errors, data = exc.errors, None
     if format == "csv" and data is not None:

@@ -57,6 +57,20 @@ def _chosen(raw: str | None, ids: list[int]) -> int | None:
     return ids[0] if ids else None
 
 
+def _qty_rows(form: FormData, *, filled: bool = False) -> list[int]:
+    """The products named by the form's ``qty-{product}`` fields, in the form's order
+    (``filled``: only those not left blank). A name too long to be a product id names
+    none, rather than a 500 from turning thousands of digits into a number."""
+    return [
+        int(k[4:])
+        for k in form
+        if k.startswith("qty-")
+        and k[4:].isdigit()
+        and len(k) <= 22
+        and (not filled or text(form, k))
+    ]
+
+
 def _quantities(
     form: FormData, product_ids: list[int], errors: dict[str, list[str]]
 ) -> dict[int, Decimal | None]:
@@ -163,11 +177,7 @@ async def transfer_send(request: Request, ctx: StockWriter, db: DB) -> Response:
     to_id = id_field(form, "to_warehouse_id", errors)
     if to_id is None and "to_warehouse_id" not in errors:
         errors["to_warehouse_id"] = ["choose the branch the stock goes to"]
-    rows = [
-        int(k[4:])
-        for k in form
-        if k.startswith("qty-") and k[4:].isdigit() and len(k) <= 22 and text(form, k)
-    ]
+    rows = _qty_rows(form, filled=True)
     quantities = _quantities(form, rows, errors)
     order = [pid for pid in rows if quantities[pid] is not None]
     try:
@@ -281,7 +291,7 @@ async def transfer_receive(
     ctx.require("stock.write", receiver)
     form = await read_form(request)
     errors: dict[str, list[str]] = {}
-    rows = sorted(int(k[4:]) for k in form if k.startswith("qty-") and k[4:].isdigit())[:500]
+    rows = sorted(_qty_rows(form))[:500]
     quantities = _quantities(form, rows, errors)
     # All blank: everything dispatched arrived; any filled in: a blank one is none.
     partial = any(q is not None for q in quantities.values())
