@@ -1273,3 +1273,14 @@ def test_bounds_are_the_columns() -> None:
     assert bounds.MONEY.max == D("9999999999999999.99")
     assert bounds.QTY.max == bounds.PRICE.max == D("99999999999999.9999")
     assert bounds.stored_length(Order.unique_id) == 100
+
+
+def test_a_value_beyond_money_is_named_without_all_its_digits() -> None:
+    """1e999999 is a valid decimal: the message for it must not be a megabyte."""
+    from tillbook.kit.bounds import MONEY, exceeds
+
+    huge = exceeds(Decimal("1e999999"), MONEY, "the total")
+    assert huge is not None and len(huge) < 200 and "1.000000E+999999" in huge
+    near = exceeds(Decimal("10000000000000000.00"), MONEY, "the total")
+    assert near is not None and "10000000000000000.00" in near
+    assert exceeds(Decimal("9999999999999999.99"), MONEY, "the total") is None

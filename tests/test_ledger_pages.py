@@ -3,6 +3,7 @@ and the CLI commands of closing and reading the books."""
 
 from __future__ import annotations
 
+import base64
 import csv
 import datetime as dt
 import io
@@ -125,7 +126,26 @@ async def test_bad_ledger_requests(client, db, shop):
             )
         )
     assert "date_from" in caught.value.errors
-    for cursor in ("garbage", "e30", ""):
+
+    def forged(*values: object) -> str:
+        raw = json.dumps(values)
+        return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+    forgeries = (
+        forged("2024-01-01", 2**70, 1, "0", "0"),
+        forged("2024-01-01", 1, 2**70, "0", "0"),
+        '["2024-01-01", 1e999, 1, "0", "0"]',  # raw: json.loads makes it inf
+        forged("1970-01-01", 0, 0, "Infinity", "0"),
+        forged("1970-01-01", 0, 0, "NaN", "0"),
+        forged("1970-01-01", 0, 0, "0", "sNaN"),
+        forged("1970-01-01", 0, 0, "1e999999", "0"),
+        forged("1970-01-01", 0, -1, "0", "0"),
+    )
+    encoded = [
+        f if not f.startswith("[") else base64.urlsafe_b64encode(f.encode()).decode()
+        for f in forgeries
+    ]
+    for cursor in ("garbage", "e30", "", *encoded):
         with pytest.raises(ValidationFailed):
             await db.read(lambda s, c=cursor: account_ledger_page(s, cid, "11101", cursor=c))
     with pytest.raises(ValidationFailed):

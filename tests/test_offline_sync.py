@@ -4,7 +4,9 @@ and archives a product, comes back, posts its queue (twice) and catches up."""
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
+import json
 from decimal import Decimal
 from typing import Any
 
@@ -103,6 +105,12 @@ async def test_a_full_walk_is_the_list(client: httpx.AsyncClient, db: Database, 
     assert {i["id"] for i in again} <= set(ids)
 
 
+def _forged(**fields: object) -> str:
+    """A cursor of this service's shape with some fields replaced."""
+    raw = {"u": EPOCH, "t": EPOCH, "i": 1, "s": EPOCH, **fields}
+    return base64.urlsafe_b64encode(json.dumps(raw).encode()).decode().rstrip("=")
+
+
 @pytest.mark.parametrize(
     ("params", "field"),
     [
@@ -113,6 +121,16 @@ async def test_a_full_walk_is_the_list(client: httpx.AsyncClient, db: Database, 
         ({"updated_since": "a\x00b"}, "updated_since"),
         ({"cursor": "not-a-cursor"}, "cursor"),
         ({"updated_since": EPOCH, "limit": "0"}, "limit"),
+        # an offset that moves the date-time past the ends of the calendar
+        ({"updated_since": "9999-12-31T23:59:59-01:00"}, "updated_since"),
+        ({"updated_since": "0001-01-01T00:00:00+01:00"}, "updated_since"),
+        # forged cursors: a number where a time goes, ids past BIGINT, times past UTC
+        ({"cursor": _forged(u=1)}, "cursor"),
+        ({"cursor": _forged(u=None)}, "cursor"),
+        ({"cursor": _forged(i=2**70)}, "cursor"),
+        ({"cursor": _forged(i=1e300)}, "cursor"),
+        ({"cursor": _forged(i=-1)}, "cursor"),
+        ({"cursor": _forged(t="9999-12-31T23:59:59-01:00")}, "cursor"),
     ],
 )
 async def test_bad_updated_since_and_cursor(

@@ -176,6 +176,9 @@ async def test_a_till_tendering_the_preview_is_never_refused(
          "product_items.0.xid"),
         (lambda s, b: {**b, "all_payments": [{"amount": "100.00", "payment_mode_id": "cash"}]},
          "all_payments"),
+        # what would refuse the sale refuses its preview: a shift that is not open
+        (lambda s, b: {**b, "shift_id": 999999}, "shift_id"),
+        (lambda s, b: {**b, "shift_id": "0x10"}, "shift_id"),
     ],
 )  # fmt: skip
 async def test_preview_bad_input_names_the_field(client, shop, db, edit, field) -> None:

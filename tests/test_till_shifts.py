@@ -201,6 +201,26 @@ async def test_sales_racing_the_close_land_in_it_or_outside_it(client, db) -> No
     await check_books(db, shop.company_id)
 
 
+async def test_a_drawer_cannot_be_emptied_past_what_a_count_can_close(client, shop, db) -> None:
+    """Cash out is refused beyond what the drawer holds, so no run of cash-outs can
+    leave a shift whose close the books cannot hold."""
+    opened = {"register": "main", "opening_float": "20"}
+    sid = (await client.post("/shifts", json=opened, headers=shop.headers)).json()["data"]["id"]
+    out = {"direction": "out", "reason": "to the bank", "payment_mode_id": "card"}
+    for amount, status in (("9999999999999999.99", 422), ("12.50", 200), ("7.51", 422)):
+        r = await client.post(
+            f"/shifts/{sid}/cash", json={**out, "amount": amount}, headers=shop.headers
+        )
+        assert r.status_code == status, r.text
+    r = await client.post(
+        f"/shifts/{sid}/close",
+        json={"counted": [{"payment_mode_id": "cash", "amount": "7.50"}]},
+        headers=shop.headers,
+    )
+    assert r.status_code == 200, r.text
+    await check_books(db, shop.company_id)
+
+
 @pytest.mark.parametrize(
     ("path", "body", "status", "field"),
     [
@@ -228,6 +248,11 @@ async def test_sales_racing_the_close_land_in_it_or_outside_it(client, db) -> No
                                 "expense_category_id": 10**9}, 422, "expense_category_id"),
         ("/shifts/{sid}/cash", {"direction": "out", "amount": "99999999999999999", "reason": "r",
                                 "payment_mode_id": "card"}, 422, "amount"),
+        # more than the drawer holds (its float of 50.00)
+        ("/shifts/{sid}/cash", {"direction": "out", "amount": "50.01", "reason": "r",
+                                "payment_mode_id": "card"}, 422, "amount"),
+        ("/shifts/{sid}/cash", {"direction": "in", "amount": "9999999999999999.99",
+                                "reason": "r", "payment_mode_id": "card"}, 422, "amount"),
         ("/shifts/{sid}/close", {"counted": []}, 422, "counted"),
         ("/shifts/{sid}/close", {"counted": [{"payment_mode_id": "card", "amount": "1"}]}, 422,
          "counted"),
@@ -247,9 +272,8 @@ async def test_sales_racing_the_close_land_in_it_or_outside_it(client, db) -> No
     ],
 )  # fmt: skip
 async def test_shift_bad_input(client, shop, db, path, body, status, field) -> None:
-    sid = (await client.post("/shifts", json={"register": "main"}, headers=shop.headers)).json()[
-        "data"
-    ]["id"]
+    opened = {"register": "main", "opening_float": "50"}
+    sid = (await client.post("/shifts", json=opened, headers=shop.headers)).json()["data"]["id"]
     other = (
         await client.post("/shifts", json={"register": "main"}, headers=shop.other_key.headers)
     ).json()["data"]["id"]
@@ -350,6 +374,10 @@ async def test_receipts_of_a_sale_and_its_return(client, shop, db) -> None:
         ({"tendered": "1e40"}, "tendered"),
         ({"tendered": "1.00"}, "tendered"),
         ({"tendered": "NaN"}, "tendered"),
+        ({"tendered": "1_000"}, "tendered"),
+        ({"tendered": "\u0663"}, "tendered"),  # an Arabic-Indic three
+        ({"tendered": "1e99999999"}, "tendered"),  # refused as text, not written out
+        ({"tendered": "99999999999999999999.99"}, "tendered"),  # beyond money
     ],
 )
 async def test_receipt_bad_input(client, shop, params, field) -> None:
@@ -358,5 +386,6 @@ async def test_receipt_bad_input(client, shop, params, field) -> None:
     r = await client.get(f"/sales/{made['order_id']}/receipt", params=params, headers=shop.headers)
     assert r.status_code == 422, r.text
     assert field in r.json()["errors"], r.text
+    assert len(r.content) < 2000
     other = await client.get(f"/sales/{made['order_id']}/receipt", headers=shop.other_key.headers)
     assert other.status_code == 404

@@ -24,6 +24,8 @@ IF_NONE_MATCH = {
     "description": "the ETag of an earlier answer: 304 with no body while it is unchanged",
     "schema": {"type": "string", "maxLength": 1000},
 }
+# ``openapi_extra`` of a route that answers through ``answer``: documents the header.
+CONDITIONAL = {"parameters": [IF_NONE_MATCH]}
 
 
 def _opaque(tag: str) -> str:

@@ -8,7 +8,7 @@ there. A product never listed in the warehouse never appears."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from sqlalchemy import case, select
@@ -52,49 +52,37 @@ async def _products(rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
     return [product_item(*row) for row in rows]
 
 
-async def _categories(rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
-    return [_category(row[0]) for row in rows]
+async def _archivable(
+    session: AsyncSession,
+    key: AuthContext,
+    walk: Walk,
+    model: type[Category] | type[Brand] | type[Tax],
+    item: Callable[[Any], dict[str, Any]],
+) -> dict[str, Any]:
+    """The company's rows of ``model`` as ``item`` shows them: archived ones (never
+    deleted) as tombstones."""
 
+    async def render(rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
+        return [item(row[0]) for row in rows]
 
-async def _brands(rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
-    return [brand_item(row[0]) for row in rows]
-
-
-async def _taxes(rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
-    return [tax_item(row[0]) for row in rows]
+    return await changes(
+        session,
+        walk,
+        select(model).where(model.company_id == key.company_id),
+        model.updated_at,
+        model.id,
+        model.archived_at.is_(None),
+        render,
+    )
 
 
 async def categories(session: AsyncSession, key: AuthContext, walk: Walk) -> dict[str, Any]:
-    return await changes(
-        session,
-        walk,
-        select(Category).where(Category.company_id == key.company_id),
-        Category.updated_at,
-        Category.id,
-        Category.archived_at.is_(None),
-        _categories,
-    )
+    return await _archivable(session, key, walk, Category, _category)
 
 
 async def brands(session: AsyncSession, key: AuthContext, walk: Walk) -> dict[str, Any]:
-    return await changes(
-        session,
-        walk,
-        select(Brand).where(Brand.company_id == key.company_id),
-        Brand.updated_at,
-        Brand.id,
-        Brand.archived_at.is_(None),
-        _brands,
-    )
+    return await _archivable(session, key, walk, Brand, brand_item)
 
 
 async def taxes(session: AsyncSession, key: AuthContext, walk: Walk) -> dict[str, Any]:
-    return await changes(
-        session,
-        walk,
-        select(Tax).where(Tax.company_id == key.company_id),
-        Tax.updated_at,
-        Tax.id,
-        Tax.archived_at.is_(None),
-        _taxes,
-    )
+    return await _archivable(session, key, walk, Tax, tax_item)

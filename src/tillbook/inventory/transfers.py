@@ -38,6 +38,7 @@ from typing import Any
 
 from sqlalchemy import func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm.attributes import set_committed_value
 
 from tillbook.auth.context import AuthContext
 from tillbook.errors import Conflict, NotFound, Unprocessable, invalid
@@ -51,6 +52,7 @@ from tillbook.kit.money import ZERO, draw_cost, money_str, number
 from tillbook.kit.pagination import envelope, parse_page
 from tillbook.kit.problems import Problems
 from tillbook.kit.refs import ref_to_id
+from tillbook.ledger.rules import RuleName
 from tillbook.ledger.service import post
 from tillbook.models import (
     Listing,
@@ -71,6 +73,32 @@ def _utc_iso(value: dt.datetime | None) -> str | None:
         return None
     aware = value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value.astimezone(dt.UTC)
     return aware.replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+async def _post(
+    uow: UnitOfWork,
+    key: AuthContext,
+    transfer: StockTransfer,
+    rule: RuleName,
+    figures: dict[str, Decimal],
+    narration: str,
+    day: dt.date,
+) -> None:
+    """A journal entry of ``transfer`` in the books of the key's warehouse: every
+    posting of a transfer names it as its source, and its ``items`` as the field."""
+    await post(
+        uow,
+        rule=rule,
+        figures=figures,
+        narration=narration,
+        company_id=key.company_id,
+        warehouse_id=key.warehouse_id,
+        source_type=SOURCE,
+        source_id=transfer.id,
+        field="items",
+        entry_date=day,
+        created_by=key.user_id,
+    )
 
 
 # --- reading ----------------------------------------------------------------------------
@@ -334,18 +362,14 @@ async def create_transfer(
         source_id=transfer.id,
         allow_negative=False,
     )
-    await post(
+    await _post(
         uow,
-        rule="transfer_dispatch",
-        figures={"cost": cost},
-        narration=f"Stock transfer #{transfer.id} dispatched to {target.name}",
-        company_id=key.company_id,
-        warehouse_id=key.warehouse_id,
-        source_type=SOURCE,
-        source_id=transfer.id,
-        field="items",
-        entry_date=now.date(),
-        created_by=key.user_id,
+        key,
+        transfer,
+        "transfer_dispatch",
+        {"cost": cost},
+        f"Stock transfer #{transfer.id} dispatched to {target.name}",
+        now.date(),
     )
     data = (await _views(session, key, [transfer]))[0]
     emit(
@@ -380,6 +404,14 @@ async def _close(
     )
     if getattr(result, "rowcount", 1) != 1:
         raise Conflict(f"stock transfer {transfer.id} was received or cancelled meanwhile")
+    # The loaded row as the update left it, without a second UPDATE of the same values.
+    for name, value in (
+        ("status", status),
+        ("closed_at", now),
+        ("closed_by", key.user_id),
+        ("reason", reason),
+    ):
+        set_committed_value(transfer, name, value)
     return now
 
 
@@ -481,18 +513,14 @@ async def _settle_deficits(
     uow: UnitOfWork, key: AuthContext, transfer: StockTransfer, variance: Decimal, day: dt.date
 ) -> None:
     if variance:
-        await post(
+        await _post(
             uow,
-            rule="deficit_settlement",
-            figures={"variance": variance},
-            narration=f"Stock deficit settled at cost by stock transfer #{transfer.id}",
-            company_id=key.company_id,
-            warehouse_id=key.warehouse_id,
-            source_type=SOURCE,
-            source_id=transfer.id,
-            field="items",
-            entry_date=day,
-            created_by=key.user_id,
+            key,
+            transfer,
+            "deficit_settlement",
+            {"variance": variance},
+            f"Stock deficit settled at cost by stock transfer #{transfer.id}",
+            day,
         )
 
 
@@ -542,25 +570,17 @@ async def receive_transfer(
     )
     short = transfer.value_sent - value_in
     why = f": {reason}" if short_units and reason else ""
-    await post(
+    await _post(
         uow,
-        rule="transfer_receive",
-        figures={"received": value_in, "short": short},
-        narration=(
-            f"Stock transfer #{transfer.id} received"
-            + (f", shortfall {money_str(short)} written off{why}" if short_units else "")
-        ),
-        company_id=key.company_id,
-        warehouse_id=key.warehouse_id,
-        source_type=SOURCE,
-        source_id=transfer.id,
-        field="items",
-        entry_date=now.date(),
-        created_by=key.user_id,
+        key,
+        transfer,
+        "transfer_receive",
+        {"received": value_in, "short": short},
+        f"Stock transfer #{transfer.id} received"
+        + (f", shortfall {money_str(short)} written off{why}" if short_units else ""),
+        now.date(),
     )
     await _settle_deficits(uow, key, transfer, variance, now.date())
-    transfer.status, transfer.closed_at, transfer.closed_by = "received", now, key.user_id
-    transfer.reason = reason
     transfer.value_received, transfer.value_short = value_in, short
     await session.flush()
     data = (await _views(session, key, [transfer]))[0]
@@ -600,22 +620,16 @@ async def cancel_transfer(
         uow, transfer, lines, everything, key.warehouse_id, "transfer_back", received=False
     )
     why = f": {body.reason}" if body.reason else ""
-    await post(
+    await _post(
         uow,
-        rule="transfer_cancel",
-        figures={"cost": value_back},
-        narration=f"Stock transfer #{transfer.id} cancelled, stock back at cost{why}",
-        company_id=key.company_id,
-        warehouse_id=key.warehouse_id,
-        source_type=SOURCE,
-        source_id=transfer.id,
-        field="items",
-        entry_date=now.date(),
-        created_by=key.user_id,
+        key,
+        transfer,
+        "transfer_cancel",
+        {"cost": value_back},
+        f"Stock transfer #{transfer.id} cancelled, stock back at cost{why}",
+        now.date(),
     )
     await _settle_deficits(uow, key, transfer, variance, now.date())
-    transfer.status, transfer.closed_at, transfer.closed_by = "cancelled", now, key.user_id
-    transfer.reason = body.reason
     await session.flush()
     data = (await _views(session, key, [transfer]))[0]
     return {

@@ -74,8 +74,11 @@ def exceeds(value: Decimal, kind: Decimals, what: str) -> str | None:
     """The message for a computed value its column cannot hold, or None when it fits."""
     if kind.holds(value):
         return None
+    # A value of a client's making can have a million digits (1e999999 is a valid
+    # decimal): written out in full, the message alone would be megabytes.
+    shown = f"{value:f}" if value.adjusted() <= 40 else f"{value:.6E}"
     return (
-        f"{what} would be {value:f}, beyond the largest {kind.noun} the books hold "
+        f"{what} would be {shown}, beyond the largest {kind.noun} the books hold "
         f"({'-' if value < 0 else ''}{kind.max})"
     )
 

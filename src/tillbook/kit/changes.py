@@ -60,12 +60,16 @@ def iso(value: dt.datetime) -> str:
     return utc(value).isoformat().replace("+00:00", "Z")
 
 
-def _parse_time(field: str, text: str) -> dt.datetime:
+def _parse_time(field: str, text: object) -> dt.datetime:
+    """A date-time a client sent (or a cursor carries). One at the ends of the
+    calendar whose offset moves it past them (0001-01-01T00:00+01:00) has no UTC
+    time: refused like any other bad value."""
     try:
-        value = dt.datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
+        if not isinstance(text, str):
+            raise ValueError(text)
+        value = utc(dt.datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00")))
+    except (ValueError, OverflowError):
         raise invalid(field, "must be an ISO 8601 date-time such as 2026-11-20T08:30:00Z") from None
-    value = utc(value)
     if value < EPOCH:
         raise invalid(field, "must be 1970-01-01 or later")
     return value
@@ -88,10 +92,15 @@ def parse(updated_since: str | None, cursor: str | None, limit: str | None) -> W
             raw = orjson.loads(
                 base64.urlsafe_b64decode(cursor_text + "=" * (-len(cursor_text) % 4))
             )
+            row_id = raw["i"]
+            # an id the database can compare (a BIGINT); a cursor this service gave
+            # holds one, a forged one may hold anything
+            if type(row_id) is not int or not 0 <= row_id < 2**63:
+                raise ValueError(row_id)
             return Walk(
                 since=_parse_time("cursor", raw["u"]),
                 limit=n,
-                after=(_parse_time("cursor", raw["t"]), int(raw["i"])),
+                after=(_parse_time("cursor", raw["t"]), row_id),
                 began=_parse_time("cursor", raw["s"]),
             )
         except (ValueError, KeyError, TypeError, binascii.Error, orjson.JSONDecodeError):

@@ -14,9 +14,10 @@ given is what it exceeds the cash tenders by.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from importlib import resources
 
 import segno
@@ -78,6 +79,9 @@ class Receipt:
     reference: str = ""
 
 
+_AMOUNT = re.compile(r"[0-9]{1,20}(\.[0-9]{1,2})?", re.ASCII)
+
+
 def parse_options(
     fmt: str | None, size: str | None, width: str | None, tendered: str | None
 ) -> tuple[str, str, int, Decimal | None]:
@@ -94,17 +98,14 @@ def parse_options(
     cash: Decimal | None = None
     raw = query_value("tendered", tendered)
     if raw is not None:
-        try:
-            cash = Decimal(raw)
-        except InvalidOperation:
-            raise invalid("tendered", "must be an amount such as 20.00") from None
-        if not cash.is_finite() or cash < 0:
-            raise invalid("tendered", "must be an amount ≥ 0")
+        # plain digits only: Decimal() would also take 1_000, other scripts' digits,
+        # exponents and NaN
+        if not _AMOUNT.fullmatch(raw):
+            raise invalid("tendered", "must be an amount such as 20.00 (at most 2 decimals)")
+        cash = Decimal(raw)
         problem = exceeds(cash, MONEY, "the cash tendered")
         if problem:
             raise invalid("tendered", problem)
-        if cash.as_tuple().exponent < -2:  # type: ignore[operator]
-            raise invalid("tendered", "has more than 2 decimal places")
     return fmt, size, int(raw_width), cash
 
 

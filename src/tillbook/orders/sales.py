@@ -131,8 +131,11 @@ async def price_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> PricedS
 
 async def preview_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[str, Any]:
     """``POST /sales/preview``: the figures ``POST /sales`` would record for the same
-    body, recording nothing."""
+    body, recording nothing; refused for what would refuse the sale (its shift, the
+    customer's credit limit) as well as for its lines."""
     priced = await price_sale(uow, key, body)
+    await shifts.for_sale(uow, key, body.shift_id)
+    await check_credit_limit(uow, key, priced.intake.party, priced.total - priced.paid)
     return {
         "status": "success",
         "data": {

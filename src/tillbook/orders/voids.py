@@ -20,6 +20,7 @@ a payment racing for one sale run one after the other: the second sees the first
 from __future__ import annotations
 
 import datetime as dt
+from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import exists, or_, select
@@ -30,7 +31,7 @@ from tillbook.events.outbox import emit
 from tillbook.inventory import service as inventory
 from tillbook.kit.money import ZERO, money_str
 from tillbook.ledger.service import reverse
-from tillbook.models import Order, Payment, PaymentAllocation, StockMovement
+from tillbook.models import Order, Payment, PaymentAllocation, StockBatch, StockMovement
 from tillbook.models.base import utcnow
 from tillbook.orders import lookup, shifts, views
 from tillbook.orders.schemas import VoidIn
@@ -106,6 +107,27 @@ async def void_sale(uow: UnitOfWork, key: AuthContext, ref: str, body: VoidIn) -
             .order_by(StockMovement.id)
         )
     ).all()
+    # A deficit layer the sale made (sold below zero at purchase_price) that a receipt
+    # has filled since: those units are in stock at what they really cost and the
+    # difference is on 51100 (deficit_settlement); putting them back into the layer
+    # at purchase_price would not undo the sale.
+    deficits: dict[int, Decimal] = {}
+    for _, batch_id, quantity, _ in draws:
+        if batch_id is not None:
+            deficits[batch_id] = deficits.get(batch_id, ZERO) + quantity
+    filled = (
+        await session.execute(
+            select(StockBatch.id, StockBatch.quantity_remaining).where(
+                StockBatch.id.in_(list(deficits)), StockBatch.source_type == "deficit"
+            )
+        )
+    ).all()
+    if any(remaining > deficits[b_id] for b_id, remaining in filled):
+        raise invalid(
+            "order_id",
+            f"sale {order.invoice_number} sold units below zero that stock received since "
+            "has filled: correct it with a return, not a void",
+        )
     products = await inventory.products(uow, key.warehouse_id, {d[0] for d in draws})
     await inventory.restore(
         uow,

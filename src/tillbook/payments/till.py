@@ -27,12 +27,13 @@ from collections import defaultdict
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.audit.editable import iso
 from tillbook.auth.context import AuthContext
 from tillbook.errors import Conflict, NotFound, invalid
+from tillbook.kit.bounds import MONEY, exceeds
 from tillbook.kit.money import ZERO, money_str, number
 from tillbook.kit.problems import Problems
 from tillbook.kit.refs import ref_to_id
@@ -133,6 +134,18 @@ async def move_cash(
             "cash paid out goes either to an expense category (petty cash) or to a payment "
             "mode (payment_mode_id: takings to the bank): name exactly one",
         )
+    # Cash taken out is in the drawer: more than it should hold is a mistyped amount;
+    # and a drawer past what the books can count would leave a shift no count closes.
+    in_drawer = (await _expected(session, shift)).get(shift.cash_mode_id, ZERO)
+    if body.direction == "out" and body.amount > in_drawer:
+        problems.add(
+            "amount",
+            f"the drawer should hold {money_str(in_drawer)}; "
+            f"{money_str(body.amount)} cannot be taken out of it",
+        )
+    too_much = exceeds(in_drawer + body.amount, MONEY, "the cash in the drawer")
+    if body.direction == "in" and too_much:
+        problems.add("amount", too_much)
     problems.raise_if_any()
     drawer = await _mode(session, key.company_id, shift.cash_mode_id)
     today = dt.date.today()
@@ -391,10 +404,16 @@ async def _orders(session: AsyncSession, *conditions: Any) -> dict[str, Any]:
 async def report(session: AsyncSession, shift: Shift) -> dict[str, Any]:
     """The X report of an open shift, the Z report of a closed one: the same figures,
     with the counts and the over/short once closed."""
+    # A sale voided in this shift is left out (its refund is in this shift's tenders);
+    # one voided later, in another shift or none, stays: a Z report never changes.
     sold = (
         Order.shift_id == shift.id,
         Order.order_type == "sales",
-        Order.order_status != "cancelled",
+        or_(
+            Order.order_status != "cancelled",
+            Order.void_shift_id.is_(None),
+            Order.void_shift_id != shift.id,
+        ),
     )
     returned = (Order.shift_id == shift.id, Order.order_type == "sales-returns")
     by_rate: dict[Decimal, list[Decimal]] = defaultdict(lambda: [ZERO, ZERO])

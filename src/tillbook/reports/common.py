@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -74,19 +75,36 @@ async def account_sums(
         date_to=date_to,
         with_closing=with_closing,
     )
+    return with_accounts(await posting_accounts(session, company_id), sums)
+
+
+@dataclass(frozen=True)
+class PostingAccount:
+    id: int
+    code: str
+    name: str
+    type: str
+
+
+async def posting_accounts(session: AsyncSession, company_id: int) -> list[PostingAccount]:
+    """The company's posting accounts, in code order."""
     rows = await session.execute(
         select(Account.id, Account.code, Account.name, Account.type)
         .where(Account.company_id == company_id, Account.is_posting.is_(True))
         .order_by(Account.code)
     )
+    return [PostingAccount(*row) for row in rows.all()]
+
+
+def with_accounts(
+    accounts: list[PostingAccount], sums: Mapping[int, rollups.Sum]
+) -> list[AccountSum]:
+    """Every account with its sums (zeros for an account without lines)."""
     out = []
-    for account_id, code, name, type_ in rows.all():
-        found = sums.get(account_id)
-        out.append(
-            AccountSum(
-                code, name, type_, found.debit if found else ZERO, found.credit if found else ZERO
-            )
-        )
+    for a in accounts:
+        found = sums.get(a.id)
+        debit, credit = (found.debit, found.credit) if found else (ZERO, ZERO)
+        out.append(AccountSum(a.code, a.name, a.type, debit, credit))
     return out
 
 

@@ -28,6 +28,7 @@ from sqlalchemy import and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.errors import NotFound, invalid
+from tillbook.kit.bounds import MONEY
 from tillbook.kit.money import ZERO, money_str, to_money
 from tillbook.ledger import chart, rollups
 from tillbook.ledger.service import account_ids
@@ -82,14 +83,23 @@ class Cursor:
             day, entry_id, line_id, running, closing = json.loads(
                 base64.urlsafe_b64decode(padded.encode("ascii"))
             )
-            return Cursor(
-                dt.date.fromisoformat(day),
-                int(entry_id),
-                int(line_id),
-                Decimal(running),
-                Decimal(closing),
-            )
-        except (ValueError, TypeError, InvalidOperation, binascii.Error, UnicodeError):
+            # A cursor this report gave holds BIGINT ids and balances the books can
+            # hold; a forged one may hold anything (2**70, Infinity, NaN).
+            ids = (entry_id, line_id)
+            if any(type(i) is not int or not 0 <= i < 2**63 for i in ids):
+                raise ValueError(ids)
+            balances = (Decimal(running), Decimal(closing))
+            if not all(b.is_finite() and MONEY.holds(b) for b in balances):
+                raise ValueError(balances)
+            return Cursor(dt.date.fromisoformat(day), entry_id, line_id, *balances)
+        except (
+            ValueError,
+            TypeError,
+            OverflowError,
+            InvalidOperation,
+            binascii.Error,
+            UnicodeError,
+        ):
             raise invalid(field, "is not a cursor this report gave") from None
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response
 
-from tillbook.api.conditional import IF_NONE_MATCH, answer, list_or_feed
+from tillbook.api.conditional import CONDITIONAL, answer, list_or_feed
 from tillbook.api.deps import DB, CurrentKey
 from tillbook.api.public import openapi as r
 from tillbook.catalog import changes, queries
@@ -58,9 +58,6 @@ async def list_warehouses(key: CurrentKey, db: DB) -> dict[str, Any]:
 
 
 # Catalog reads answer an ETag; If-None-Match with it is a 304 (``api.conditional``).
-CONDITIONAL = {"parameters": [IF_NONE_MATCH]}
-
-
 @router.get(
     "/products",
     responses=r.cached(r.ProductList, r.ProductChanges),

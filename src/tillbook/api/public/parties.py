@@ -8,7 +8,7 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 
 from tillbook.api.body import parse_body
-from tillbook.api.conditional import IF_NONE_MATCH, answer
+from tillbook.api.conditional import CONDITIONAL, answer
 from tillbook.api.deps import DB, CurrentKey
 from tillbook.api.idempotent import run_write
 from tillbook.api.public import openapi as r
@@ -39,7 +39,7 @@ async def _list(
 @router.get(
     "/customers",
     responses=r.cached(r.CustomerList, r.CustomerChanges),
-    openapi_extra={"parameters": [IF_NONE_MATCH]},
+    openapi_extra=CONDITIONAL,
 )
 async def list_customers(
     request: Request,

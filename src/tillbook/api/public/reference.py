@@ -7,7 +7,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response
 
-from tillbook.api.conditional import IF_NONE_MATCH, answer, list_or_feed
+from tillbook.api.conditional import CONDITIONAL, answer, list_or_feed
 from tillbook.api.deps import DB, CurrentKey
 from tillbook.api.public import openapi as r
 from tillbook.catalog import changes
@@ -16,9 +16,6 @@ from tillbook.kit import changes as feed
 from tillbook.payments import reference as payments
 
 router = APIRouter(tags=["reference"])
-
-
-CONDITIONAL = {"parameters": [IF_NONE_MATCH]}
 
 
 @router.get(
