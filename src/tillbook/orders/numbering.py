@@ -8,6 +8,13 @@ after everything that can be done without it. Units of one series queue for the
 row in this process first (``UnitOfWork.gate``), so that when every till of a
 branch sells at once they are served in turn, not in PostgreSQL's wake-up order.
 
+A unit run again because a neighbour changed the stock it planned on
+(``PremiseGone``) takes its number *before* it plans again (``take_before_plan``):
+every other sale of the branch changes stock only while it holds the same row, so
+the new plan cannot be overtaken by one, and a sale loses its premise to another
+sale at most once. Without that, thirty-two tills selling one item raced each
+other to every layer's last unit and one could lose eight times in a row.
+
 A number a client already took by hand (``invoice_number`` in a request) is
 skipped: order numbers are unique per warehouse and type in the table itself, so
 a collision fails the unit, which runs again (``UnitOfWork.after_unique_race``)
@@ -45,3 +52,12 @@ async def take(uow: UnitOfWork, warehouse_id: int, counter_type: str) -> str:
         number = format_number(counter_type, value)
         if not check or not await repo.number_taken(uow, warehouse_id, counter_type, number):
             return number
+
+
+async def take_before_plan(uow: UnitOfWork, warehouse_id: int, counter_type: str) -> str | None:
+    """On a unit's re-run, its number now, before it reads and plans stock again (the
+    module says why); on a first run ``None``: the number is taken in the closing
+    step, so the row is held as briefly as possible when nothing is contended."""
+    if uow.attempt == 0:
+        return None
+    return await take(uow, warehouse_id, counter_type)

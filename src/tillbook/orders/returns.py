@@ -462,7 +462,9 @@ async def create_return(
             {"all_payments": [f"refunds add up to {refunds}, more than the return's {total}"]}
         )
     allocations = []
+    taken: str | None = None
     if not sales:  # a purchase return takes stock out by FIFO
+        taken = await numbering.take_before_plan(uow, key.warehouse_id, kind)
         allocations = await inventory.plan(
             uow,
             products,
@@ -582,7 +584,7 @@ async def create_return(
     # The original's changes go out with a flush now, before the closing step.
     await session.flush()
 
-    number = await numbering.take(uow, key.warehouse_id, kind)
+    number = taken or await numbering.take(uow, key.warehouse_id, kind)
     order.invoice_number = number
     common: dict[str, Any] = dict(
         company_id=key.company_id,

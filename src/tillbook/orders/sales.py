@@ -182,6 +182,9 @@ async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[s
     )
     shift_id = await shifts.for_sale(uow, key, body.shift_id)
     await check_credit_limit(uow, key, customer, total - paid)
+    taken = body.invoice_number or await numbering.take_before_plan(
+        uow, key.warehouse_id, "sales"
+    )
     allocations = await inventory.plan(
         uow,
         products,
@@ -252,7 +255,7 @@ async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[s
     # The closing step: the number (the counter row is locked from here to COMMIT),
     # the journal entry that names it, and the stock changes, queued for the last
     # statement with everything else nothing reads back.
-    invoice_number = body.invoice_number or await numbering.take(uow, key.warehouse_id, "sales")
+    invoice_number = taken or await numbering.take(uow, key.warehouse_id, "sales")
     order.invoice_number = invoice_number
     order.journal_entry_id = await post(
         uow,
