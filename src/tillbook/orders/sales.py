@@ -182,9 +182,7 @@ async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[s
     )
     shift_id = await shifts.for_sale(uow, key, body.shift_id)
     await check_credit_limit(uow, key, customer, total - paid)
-    taken = body.invoice_number or await numbering.take_before_plan(
-        uow, key.warehouse_id, "sales"
-    )
+    taken = body.invoice_number or await numbering.take_before_plan(uow, key.warehouse_id, "sales")
     allocations = await inventory.plan(
         uow,
         products,
