@@ -778,6 +778,12 @@ async def test_a_key_revealed_with_the_password_only_and_revoked_once(
         data={"csrf": csrf_of(form.text), "password": "not the password"},
     )
     assert wrong.status_code == 403 and 'id="e-password"' in wrong.text and "sk_" not in wrong.text
+    await add_staff(db, shop, "owner")  # a fellow owner's password is not the signed-in one's
+    fellows = await web.post(
+        f"/settings/keys/{key_id}/reveal",
+        data={"csrf": csrf_of(form.text), "password": STAFF_PASSWORD},
+    )
+    assert fellows.status_code == 403 and "sk_" not in fellows.text
     no_csrf = await web.post(f"/settings/keys/{key_id}/reveal", data={"password": OWNER_PASSWORD})
     assert no_csrf.status_code == 403 and "sk_" not in no_csrf.text
     shown = await web.post(

@@ -209,20 +209,23 @@ async def find_key(session: AsyncSession, public_key: str, *, lock: bool = False
     return key
 
 
-async def reveal_secret(session: AsyncSession, public_key: str, admin_password: str) -> str:
+async def reveal_secret(
+    session: AsyncSession, public_key: str, admin_password: str, *, owner_id: int | None = None
+) -> str:
     """The secret again, for the company's owners only (spec: Key management: the
-    administrator's password; any active owner's password is accepted)."""
+    administrator's password). ``owner_id``: the signed-in owner asking (the back
+    office), whose own password it must be, not a fellow owner's; without it (the
+    command line, run on the server) any active owner's password is accepted."""
     key = await find_key(session, public_key)
-    admins = (
-        await session.execute(
-            select(User).where(
-                User.company_id == key.company_id,
-                User.user_type == "staff",
-                User.role == roles.OWNER,
-                User.archived_at.is_(None),
-            )
-        )
-    ).scalars()
+    owners = select(User).where(
+        User.company_id == key.company_id,
+        User.user_type == "staff",
+        User.role == roles.OWNER,
+        User.archived_at.is_(None),
+    )
+    if owner_id is not None:
+        owners = owners.where(User.id == owner_id)
+    admins = (await session.execute(owners)).scalars()
     if not any(
         a.password_hash and crypto.verify_password(admin_password, a.password_hash) for a in admins
     ):
@@ -328,12 +331,13 @@ async def reveal_company_secret(
     key_id: int,
     admin_password: str,
     *,
-    actor_id: int | None,
+    actor_id: int,
 ) -> str:
-    """``reveal_secret`` for a key of the staff member's company, audited (that a
-    secret was shown and to whom; never the secret itself)."""
+    """``reveal_secret`` for a key of the staff member's company, with that staff
+    member's own password, audited (that a secret was shown and to whom; never the
+    secret itself)."""
     key = await company_key(session, company_id, key_id)
-    secret = await reveal_secret(session, key.public_key, admin_password)
+    secret = await reveal_secret(session, key.public_key, admin_password, owner_id=actor_id)
     await record(
         session,
         company_id=company_id,

@@ -181,8 +181,8 @@ async def key_reveal_form(request: Request, key_id: str, ctx: Keys, db: DB) -> R
 
 @router.post("/settings/keys/{key_id}/reveal")
 async def key_reveal(request: Request, key_id: str, ctx: Keys, db: DB) -> Response:
-    """The secret again after an owner's password (``tenancy.reveal_secret``: any
-    active owner's password, as for ``tillbook keys reveal``); the showing is
+    """The secret again after the signed-in owner's own password
+    (``tenancy.reveal_company_secret``: not a fellow owner's); the showing is
     audited, and wrong passwords are throttled per staff member like logins. Not a
     one-time form: it changes nothing but the trail, and the secret must not be kept
     in a replay record."""
