@@ -28,7 +28,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
-from sqlalchemy import Executable, Row, event, text
+from sqlalchemy import Executable, RowMapping, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.ext.asyncio import (
@@ -144,7 +144,7 @@ class Database:
         every request by the key lookup."""
         if self.is_sqlite:
             row = await self.read(lambda s: _first(s, statement, params))
-            return None if row is None else dict(row._mapping)
+            return None if row is None else dict(row)
         return await self._reading(lambda: self._first_autocommit(statement, params))
 
     async def _first_autocommit(
@@ -313,8 +313,8 @@ class _LostBeforeCommit(Exception):
 
 async def _first(
     session: AsyncSession, statement: Executable, params: dict[str, Any]
-) -> Row[Any] | None:
-    return (await session.execute(statement, params)).first()
+) -> RowMapping | None:
+    return (await session.execute(statement, params)).mappings().first()
 
 
 def _connection_lost(exc: BaseException) -> bool:
