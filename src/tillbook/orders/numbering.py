@@ -10,10 +10,13 @@ branch sells at once they are served in turn, not in PostgreSQL's wake-up order.
 
 A unit run again because a neighbour changed the stock it planned on
 (``PremiseGone``) takes its number *before* it plans again (``take_before_plan``):
-every other sale of the branch changes stock only while it holds the same row, so
-the new plan cannot be overtaken by one, and a sale loses its premise to another
-sale at most once. Without that, thirty-two tills selling one item raced each
-other to every layer's last unit and one could lose eight times in a row.
+every other unit of its series (the branch's sales; its purchase returns) changes
+stock only while it holds the same row, so the new plan cannot be overtaken by one
+of them, and a sale loses its premise to another sale at most once. Without that,
+thirty-two tills selling one item raced each other to every layer's last unit and
+one could lose eight times in a row. (Other kinds of unit — an adjustment, a
+transfer, a purchase return against the branch's sales — can still overtake it;
+they are rare beside sales, and the unit has eight runs.)
 
 A number a client already took by hand (``invoice_number`` in a request) is
 skipped: order numbers are unique per warehouse and type in the table itself, so
