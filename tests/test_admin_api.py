@@ -12,6 +12,7 @@ from sqlalchemy import select, update
 
 from tests.factories import make_shop
 from tests.invariants import check_books
+from tests.outbox_quiet import quiet_outbox  # noqa: F401  (fixture)
 from tillbook.config import Settings
 from tillbook.events import webhook_service as service
 from tillbook.events.worker import DeliveryWorker
@@ -275,6 +276,7 @@ async def test_another_companys_admin_cannot_see_or_touch_the_webhook(client, db
     assert_error(r, 404)
 
 
+@pytest.mark.usefixtures("quiet_outbox")
 async def test_deliveries_after_a_sale_and_redelivery(client, db, shop, database_url):
     headers = await login(client, db, shop)
     r = await client.post(

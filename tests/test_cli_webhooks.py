@@ -17,6 +17,7 @@ import pytest
 from sqlalchemy import select
 
 from tests.invariants import check_books
+from tests.outbox_quiet import quiet_outbox  # noqa: F401  (fixture)
 from tests.test_webhook_reliability import Receiver, fast, make_sales, run_until
 from tillbook.events.worker import DeliveryWorker
 from tillbook.kit import crypto
@@ -70,6 +71,7 @@ async def deliver_all(db: Any, database_url: str, until: Callable[[], bool], **e
         await run_until(worker, until, seconds=15, what="the deliveries were made")
 
 
+@pytest.mark.usefixtures("quiet_outbox")
 async def test_webhooks_add_list_rotate(cli, client, db, shop, database_url, receiver):
     cid = str(shop.company_id)
     paid_only = as_json(
@@ -123,6 +125,7 @@ async def test_webhooks_add_list_rotate(cli, client, db, shop, database_url, rec
     await check_books(db, shop.company_id)
 
 
+@pytest.mark.usefixtures("quiet_outbox")
 async def test_webhooks_disable_enable_deliveries_remove(
     cli, client, db, shop, database_url, receiver
 ):
@@ -161,6 +164,7 @@ async def test_webhooks_disable_enable_deliveries_remove(
     await check_books(db, shop.company_id)
 
 
+@pytest.mark.usefixtures("quiet_outbox")
 async def test_dead_delivery_is_listed_and_redelivered(
     cli, client, db, shop, database_url, receiver
 ):

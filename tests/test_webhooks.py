@@ -14,6 +14,7 @@ from sqlalchemy import func, select, update
 
 from tests.factories import make_shop
 from tests.invariants import check_books
+from tests.outbox_quiet import quiet_outbox  # noqa: F401  (fixture)
 from tillbook.config import Settings
 from tillbook.errors import NotFound, ValidationFailed
 from tillbook.events import webhook_service as service
@@ -130,6 +131,7 @@ async def drain(worker, until, *, rounds=100):
     raise AssertionError("the worker did not get there")
 
 
+@pytest.mark.usefixtures("quiet_outbox")
 async def test_sale_is_delivered_signed(client, shop, db, database_url, receiver):
     hook, secret = await register(db, shop.company_id, receiver.url)
     assert secret.startswith("whsec_") and len(secret) == 6 + 32
@@ -189,6 +191,7 @@ async def test_sale_is_delivered_signed(client, shop, db, database_url, receiver
     await check_books(db, shop.company_id)
 
 
+@pytest.mark.usefixtures("quiet_outbox")
 async def test_only_subscribed_events_of_the_company(client, shop, db, database_url, receiver):
     other = await make_shop(db)
     only_paid, _ = await register(db, shop.company_id, receiver.url + "?paid", ["order.paid"])
@@ -220,6 +223,7 @@ async def test_only_subscribed_events_of_the_company(client, shop, db, database_
     await check_books(db, other.company_id)
 
 
+@pytest.mark.usefixtures("quiet_outbox")
 async def test_failed_sale_sends_nothing(client, shop, db, database_url, receiver):
     hook, _ = await register(db, shop.company_id, receiver.url)
     body = sale_body(shop)
@@ -233,6 +237,7 @@ async def test_failed_sale_sends_nothing(client, shop, db, database_url, receive
     await check_books(db, shop.company_id)
 
 
+@pytest.mark.usefixtures("quiet_outbox")
 async def test_retries_until_the_receiver_answers(client, shop, db, database_url, receiver):
     hook, secret = await register(db, shop.company_id, receiver.url, ["order.created"])
     receiver.statuses = [500, 500]
@@ -255,6 +260,7 @@ async def test_retries_until_the_receiver_answers(client, shop, db, database_url
     assert attempts[0].error and "500" in attempts[0].error
 
 
+@pytest.mark.usefixtures("quiet_outbox")
 async def test_unreachable_receiver_then_dead_and_redeliver(
     client, shop, db, database_url, receiver
 ):
@@ -282,6 +288,7 @@ async def test_unreachable_receiver_then_dead_and_redeliver(
     assert receiver.requests[0].headers["X-Service-Delivery"] == dead.delivery_uid
 
 
+@pytest.mark.usefixtures("quiet_outbox")
 async def test_two_workers_send_each_delivery_once(client, shop, db, database_url, receiver):
     hooks = [await register(db, shop.company_id, receiver.url + f"?{i}") for i in range(3)]
     for _ in range(3):
@@ -307,6 +314,7 @@ async def test_two_workers_send_each_delivery_once(client, shop, db, database_ur
     await check_books(db, shop.company_id)
 
 
+@pytest.mark.usefixtures("quiet_outbox")
 async def test_expired_claim_is_redelivered(client, shop, db, database_url, receiver):
     hook, secret = await register(db, shop.company_id, receiver.url, ["sales.created"])
     r = await client.post("/sales", json=sale_body(shop), headers=shop.headers)
@@ -339,6 +347,7 @@ async def test_expired_claim_is_redelivered(client, shop, db, database_url, rece
     await worker.aclose()
 
 
+@pytest.mark.usefixtures("quiet_outbox")
 async def test_disabled_webhook_gets_nothing(client, shop, db, database_url, receiver):
     hook, _ = await register(db, shop.company_id, receiver.url)
     await db.write(lambda s: service.disable_webhook(s, shop.company_id, hook.id))
@@ -350,6 +359,7 @@ async def test_disabled_webhook_gets_nothing(client, shop, db, database_url, rec
     assert await deliveries_of(db, hook.id) == []
 
 
+@pytest.mark.usefixtures("quiet_outbox")
 async def test_run_forever_stops_gracefully(client, shop, db, database_url, receiver):
     hook, _ = await register(db, shop.company_id, receiver.url, ["order.created"])
     receiver.delay = 0.2
@@ -413,6 +423,7 @@ def test_verify_rejects_tampering():
     assert not verify(body, {"X-Service-Signature": "zz"}, secret)
 
 
+@pytest.mark.usefixtures("quiet_outbox")
 async def test_another_companys_burst_does_not_hold_our_deliveries_back(
     client, shop, db, database_url, receiver
 ):
