@@ -4,10 +4,20 @@ Dr 11700 / Cr 31100 per batch, every warehouse gets an API key.
 
 Two companies: a grocer with two stores and a hardware shop with one. Every run
 creates new companies (with a fresh admin password), independent of earlier runs.
+
+Each store then trades for the last thirty days (``_trade``): a few sales a day
+(cash, card, now and then on account to a regular customer), a restock from a
+supplier on credit, the electricity bill, all through the same services as the till's
+requests, so that the back office opens on a shop with a history (a dashboard
+with its chart, margins, low stock, money due both ways) and its books are the
+books those documents make. The choices come from a generator seeded with the
+company's name: the same history on every run, moved to end today.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import random
 import secrets
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -15,11 +25,16 @@ from typing import Any
 
 from sqlalchemy import select
 
+from tillbook.auth.context import AuthContext, acting_for
 from tillbook.catalog import service as catalog
 from tillbook.inventory.service import Listed
 from tillbook.kit import xid
 from tillbook.kit.money import number
-from tillbook.models import Account, ExpenseCategory, PaymentMode, Product
+from tillbook.models import Account, ExpenseCategory, Listing, PaymentMode, Product
+from tillbook.orders import purchases, sales
+from tillbook.orders.schemas import PurchaseIn, SaleIn
+from tillbook.payments import expenses
+from tillbook.payments.schemas import ExpenseIn
 from tillbook.tenancy import service as tenancy
 from tillbook.unit import UnitOfWork
 
@@ -297,7 +312,7 @@ async def _build_company(uow: UnitOfWork, spec: CompanySpec) -> dict[str, Any]:
         .where(ExpenseCategory.company_id == cid)
         .order_by(ExpenseCategory.id)
     )
-    return {
+    built: dict[str, Any] = {
         "id": cid,
         "name": company.name,
         "admin": {"email": email, "password": password},
@@ -318,6 +333,20 @@ async def _build_company(uow: UnitOfWork, spec: CompanySpec) -> dict[str, Any]:
         "brands": brands,
         "products": products,
     }
+    await _trade(uow, built, admin.id, dt.date.today())
+    stock = {
+        (row.product_id, row.warehouse_id): row.current_stock
+        for row in (
+            await session.execute(
+                select(Listing.product_id, Listing.warehouse_id, Listing.current_stock).where(
+                    Listing.warehouse_id.in_([w["id"] for w in warehouses])
+                )
+            )
+        ).all()
+    }
+    for listed in products:
+        listed["current_stock"] = number(stock[(listed["id"], listed["warehouse_id"])])
+    return built
 
 
 async def _build_product(
@@ -359,6 +388,7 @@ async def _build_product(
         reorder_level=D(spec.reorder_level),
         opening_batches=[(D(q), D(c)) for q, c in spec.batches],
         created_by=admin_id,
+        opened_on=dt.date.today() - dt.timedelta(days=HISTORY_DAYS),
     )
 
 
@@ -366,3 +396,122 @@ async def create_demo(uow: UnitOfWork) -> dict[str, Any]:
     """Build the whole demo set in the caller's transaction and return it in the
     ``tillbook demo --json`` shape (DESIGN.md §11)."""
     return {"companies": [await _build_company(uow, spec) for spec in DEMO_COMPANIES]}
+
+
+HISTORY_DAYS = 30
+# Units a sale never takes the last of: the demo's products stay sellable by the
+# tills and the examples that try them.
+RESERVE = D(4)
+
+
+async def _trade(uow: UnitOfWork, company: dict[str, Any], admin_id: int, today: dt.date) -> None:
+    """The stores' last ``HISTORY_DAYS`` days (the module says what and why). Every
+    document goes through its service, as the admin acting for the store, and the
+    unit's queue is sent after each (``UnitOfWork.finish``) so that the next one
+    plans on the stock as it now is."""
+    rng = random.Random(company["name"])
+    modes = {m["code"]: m["xid"] for m in company["payment_modes"]}
+    regulars = [c for c in company["customers"] if c["id"] != company["walk_in_customer_id"]]
+    supplier = company["suppliers"][0]
+    energy = next(
+        (e for e in company["expense_categories"] if "energy" in e["name"].lower()),
+        company["expense_categories"][0],
+    )
+    for warehouse in company["warehouses"]:
+        key = await acting_for(uow.session, company["id"], warehouse["id"], admin_id)
+        listed = [p for p in company["products"] if p["warehouse_id"] == warehouse["id"]]
+        stock = {p["id"]: D(str(p["current_stock"])) for p in listed}
+        for back in range(HISTORY_DAYS - 1, -1, -1):
+            day = today - dt.timedelta(days=back)
+            if back in (21, 7):
+                await _restock(uow, key, supplier, listed, stock, day)
+            if back == 10:
+                await expenses.create_expense(
+                    uow,
+                    key,
+                    ExpenseIn.model_validate(
+                        {
+                            "expense_category_id": xid.encode(energy["id"]),
+                            "amount": "184.60" if len(listed) > 8 else "126.35",
+                            "date": day.isoformat(),
+                            "payment_mode_id": modes["card"],
+                            "notes": "Electricity, last month",
+                        }
+                    ),
+                )
+                await uow.finish()
+            for _ in range(rng.randint(2, 5)):
+                await _sell(uow, key, rng, company, listed, stock, day, modes, regulars)
+
+
+async def _sell(
+    uow: UnitOfWork,
+    key: AuthContext,
+    rng: random.Random,
+    company: dict[str, Any],
+    listed: list[dict[str, Any]],
+    stock: dict[int, Decimal],
+    day: dt.date,
+    modes: dict[str, str],
+    regulars: list[dict[str, Any]],
+) -> None:
+    lines = []
+    for product in rng.sample(listed, k=min(len(listed), rng.choice((1, 1, 2, 2, 3)))):
+        quantity = D(rng.choice((1, 1, 1, 2, 2, 3)))
+        if stock[product["id"]] - quantity < RESERVE:
+            continue
+        stock[product["id"]] -= quantity
+        lines.append(
+            {
+                "xid": product["xid"],
+                "quantity": str(quantity),
+                "unit_price": str(product["sales_price"]),
+            }
+        )
+    if not lines:
+        return
+    when = dt.datetime.combine(day, dt.time(rng.randint(8, 19), rng.randint(0, 59)), dt.UTC)
+    on_account = rng.random() < 0.08
+    customer = rng.choice(regulars) if on_account else None
+    body: dict[str, Any] = {
+        "user_id": customer["xid"] if customer else xid.encode(company["walk_in_customer_id"]),
+        "order_date": when.isoformat(),
+        "product_items": lines,
+    }
+    if not on_account:
+        total = (await sales.price_sale(uow, key, SaleIn.model_validate(body))).total
+        mode = modes["cash"] if rng.random() < 0.65 else modes["card"]
+        body["all_payments"] = [{"amount": str(total), "payment_mode_id": mode}]
+    await sales.create_sale(uow, key, SaleIn.model_validate(body))
+    await uow.finish()
+
+
+async def _restock(
+    uow: UnitOfWork,
+    key: AuthContext,
+    supplier: dict[str, Any],
+    listed: list[dict[str, Any]],
+    stock: dict[int, Decimal],
+    day: dt.date,
+) -> None:
+    """What has fallen to a dozen or less, two dozen more, bought on account."""
+    low = [p for p in listed if stock[p["id"]] <= 12]
+    if not low:
+        return
+    for product in low:
+        stock[product["id"]] += 24
+    await purchases.create_purchase(
+        uow,
+        key,
+        PurchaseIn.model_validate(
+            {
+                "user_id": supplier["xid"],
+                "order_date": day.isoformat(),
+                "product_items": [
+                    {"xid": p["xid"], "quantity": "24", "unit_price": str(p["purchase_price"])}
+                    for p in low
+                ],
+            }
+        ),
+    )
+    await uow.finish()

@@ -174,10 +174,12 @@ async def list_product(
     opening_batches: Sequence[tuple[Decimal, Decimal]] = (),
     created_by: int | None = None,
     field: str = "opening_batches",
+    opened_on: dt.date | None = None,
 ) -> Listed:
     """The product listed in a warehouse with its prices there, and optional opening
     stock: one batch per (quantity, unit_cost), posted Dr 11700 / Cr 31100 Opening
-    Balance Equity."""
+    Balance Equity on ``opened_on`` (default today; the demo opens its stores before
+    the month of trading it makes up)."""
     session = uow.session
     listing = Listing(
         company_id=product.company_id,
@@ -216,7 +218,7 @@ async def list_product(
             field=field,
             source_type="opening",
             source_id=product.id,
-            entry_date=dt.date.today(),
+            entry_date=opened_on or dt.date.today(),
             created_by=created_by,
         )
     return value_of
