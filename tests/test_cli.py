@@ -436,6 +436,20 @@ async def test_company_warehouse_and_keys(cli: Run, database_url: str) -> None:
     assert r.status_code == 200, r.text
     shown = cli("keys", "reveal", key["public_key"], "--admin-password", "s3cret-pass")
     assert shown.stdout.strip() == rotated["secret_key"]
+    assert rotated["old_secrets_valid_until"] is None
+
+    # With --grace the old secrets keep working until then (tills moved one by one).
+    bad = cli("keys", "rotate", key["public_key"], "--grace", "2d", code=1)
+    assert "--grace" in bad.stderr and "24h" in bad.stderr
+    graced = as_json(cli("keys", "rotate", key["public_key"], "--grace", "1h", "--json"))
+    assert graced["old_secrets_valid_until"]
+    assert (await _get(database_url, "/warehouses", _key_headers(key))).status_code == 200
+    key = {**key, "secret_key": graced["secret_key"], "hmac_secret": graced["hmac_secret"]}
+    assert (await _get(database_url, "/warehouses", _key_headers(key))).status_code == 200
+    said = cli("keys", "rotate", key["public_key"], "--grace", "24h").stdout
+    assert "the old ones work until" in said
+    secret_line = next(line for line in said.splitlines() if "secret key:" in line)
+    key = {**key, "secret_key": secret_line.split()[-1]}
 
     revoked = as_json(cli("keys", "revoke", key["public_key"], "--json"))
     assert revoked["status"] == 0

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tests.factories import Shop, make_shop
@@ -247,6 +247,103 @@ async def test_rotating_a_key_shows_new_secrets_once_and_retires_the_old(
     form = {"csrf": csrf_of(page.text), "form_token": form_token_of(page.text)}
     assert (await web.post(f"/settings/keys/{other_key}/rotate", data=form)).status_code == 404
     assert (await web.get(products, headers=other.headers)).status_code == 200
+
+
+def _signed(headers: dict[str, str], hmac_secret: str, target: str) -> dict[str, str]:
+    import time as _time
+
+    from tillbook.auth.service import sign
+
+    stamp = str(int(_time.time()))
+    return {
+        **headers,
+        "X-Service-Timestamp": stamp,
+        "X-Service-Signature": sign(hmac_secret, stamp, "GET", target.encode(), b""),
+    }
+
+
+async def test_a_rotation_with_grace_lets_the_old_secrets_work_until_then(
+    web: httpx.AsyncClient, db: Database, shop: Shop
+) -> None:
+    """A chain moving its tills one by one: both secrets work until the grace ends;
+    the old secret signs with its own signing secret; rotating again or revoking
+    ends the grace at once; a grace that has run out is refused."""
+    key_id = await db.read(
+        lambda s: s.scalar(select(ApiKey.id).where(ApiKey.public_key == shop.key.public_key))
+    )
+    products = "/api/v1/public/products"
+    await sign_in(web, await owner_email(db, shop), OWNER_PASSWORD)
+
+    async def rotate(grace: str) -> httpx.Response:
+        page = await web.get(f"/settings/keys/{key_id}/rotate")
+        assert 'name="grace"' in page.text and "For 24 hours" in page.text
+        form = {"csrf": csrf_of(page.text), "form_token": form_token_of(page.text)}
+        return await web.post(f"/settings/keys/{key_id}/rotate", data={**form, "grace": grace})
+
+    bad = await rotate("2d")
+    assert bad.status_code == 422 and 'id="e-grace"' in bad.text and "1h, 24h" in bad.text
+    assert (await web.get(products, headers=shop.headers)).status_code == 200  # not rotated
+
+    rotated = await rotate("24h")
+    assert rotated.status_code == 200 and 'id="old-until"' in rotated.text
+    first = re.search(r'id="secret-key">(sk_[^<]+)<', rotated.text)
+    first_hmac = re.search(r'id="hmac-secret">(hs_[^<]+)<', rotated.text)
+    assert first is not None and first_hmac is not None
+    new_headers = {**shop.headers, "X-Service-Secret-Key": first.group(1)}
+    assert (await web.get(products, headers=shop.headers)).status_code == 200
+    assert (await web.get(products, headers=new_headers)).status_code == 200
+    # each secret signs with its own signing secret, not the other's
+    old_signed = _signed(shop.headers, shop.key.hmac_secret, products)
+    assert (await web.get(products, headers=old_signed)).status_code == 200
+    mixed = _signed(shop.headers, first_hmac.group(1), products)
+    assert (await web.get(products, headers=mixed)).status_code == 401
+    new_signed = _signed(new_headers, first_hmac.group(1), products)
+    assert (await web.get(products, headers=new_signed)).status_code == 200
+    audit = await db.read(
+        lambda s: s.scalar(
+            select(AuditEvent.after)
+            .where(AuditEvent.entity_type == "api_key", AuditEvent.entity_id == key_id)
+            .order_by(AuditEvent.id.desc())
+            .limit(1)
+        )
+    )
+    assert "old_secrets_valid_until" in str(audit) and "sk_" not in str(audit)
+
+    # a grace that has run out
+    await db.write(
+        lambda s: s.execute(
+            update(ApiKey)
+            .where(ApiKey.id == key_id)
+            .values(previous_valid_until=dt.datetime.now(dt.UTC) - dt.timedelta(seconds=1))
+        )
+    )
+    assert (await web.get(products, headers=shop.headers)).status_code == 401
+    assert (await web.get(products, headers=new_headers)).status_code == 200
+
+    # rotating again keeps only the secrets it replaces; without grace, none
+    again = await rotate("1h")
+    second = re.search(r'id="secret-key">(sk_[^<]+)<', again.text)
+    assert second is not None
+    second_headers = {**shop.headers, "X-Service-Secret-Key": second.group(1)}
+    assert (await web.get(products, headers=shop.headers)).status_code == 401
+    assert (await web.get(products, headers=new_headers)).status_code == 200
+    assert (await web.get(products, headers=second_headers)).status_code == 200
+    third = await rotate("none")
+    assert "no longer work" in third.text
+    assert (await web.get(products, headers=new_headers)).status_code == 401
+    found = re.search(r'id="secret-key">(sk_[^<]+)<', third.text)
+    assert found is not None
+    third_headers = {**shop.headers, "X-Service-Secret-Key": found.group(1)}
+    assert (await web.get(products, headers=third_headers)).status_code == 200
+
+    # revoking ends a grace at once
+    await rotate("7d")
+    page = await web.get(f"/settings/keys/{key_id}/revoke")
+    revoke = {"csrf": csrf_of(page.text), "form_token": form_token_of(page.text)}
+    assert (await web.post(f"/settings/keys/{key_id}/revoke", data=revoke)).status_code == 303
+    assert (await web.get(products, headers=third_headers)).status_code == 401
+    key = await db.read(lambda s: s.get(ApiKey, key_id))
+    assert key is not None and key.previous_secret_digest is None
 
 
 # --- customers and suppliers ----------------------------------------------------------

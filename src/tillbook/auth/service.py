@@ -34,6 +34,7 @@ from tillbook.config import master_key
 from tillbook.db import Database
 from tillbook.errors import Forbidden, Unauthorized
 from tillbook.kit import crypto
+from tillbook.kit.changes import utc
 from tillbook.models import ApiKey, Company, SeenSignature, Shift, User, Warehouse
 
 SIGNATURE_WINDOW_S = 300
@@ -55,6 +56,9 @@ KEY_LOOKUP = (
         ApiKey.status,
         ApiKey.require_signature,
         ApiKey.hmac_secret_encrypted,
+        ApiKey.previous_secret_digest,
+        ApiKey.previous_hmac_secret_encrypted,
+        ApiKey.previous_valid_until,
         ApiKey.rate_limit,
         Company.id.label("company_id"),
         Company.subscription_expires_on,
@@ -99,8 +103,14 @@ async def authenticate(
     if row is None:
         crypto.same(crypto.sha256_hex(secret_key), "0" * 64)  # same work either way
         raise Unauthorized("invalid or inactive public key")
-    if not crypto.same(crypto.sha256_hex(secret_key), row["secret_digest"]):
-        raise Unauthorized("invalid secret key")
+    digest = crypto.sha256_hex(secret_key)
+    hmac_secret_encrypted = row["hmac_secret_encrypted"]
+    if not crypto.same(digest, row["secret_digest"]):
+        if not _previous_secret(row, digest):
+            raise Unauthorized("invalid secret key")
+        # the secret a rotation replaced, within its grace: signed with its own
+        # signing secret, as the till that still has both was set up
+        hmac_secret_encrypted = row["previous_hmac_secret_encrypted"]
     if row["status"] != 1:
         raise Unauthorized("invalid or inactive public key")
     if row["user_archived_at"] is not None:
@@ -113,7 +123,7 @@ async def authenticate(
         )
     if signature is not None or timestamp is not None or row["require_signature"]:
         await _verify_signature(
-            db, row["key_id"], row["hmac_secret_encrypted"], signature, timestamp, method,
+            db, row["key_id"], hmac_secret_encrypted, signature, timestamp, method,
             target, body,
         )  # fmt: skip
     return AuthContext(
@@ -127,6 +137,16 @@ async def authenticate(
         reference_version=row["reference_version"],
         shifts_in_play=bool(row["shifts_in_play"]),
     )
+
+
+def _previous_secret(row: Mapping[str, Any], digest: str) -> bool:
+    """Whether ``digest`` is the key's secret before its last rotation and the grace
+    the owner gave it has not run out (compared in constant time like the current
+    one)."""
+    previous, until = row["previous_secret_digest"], row["previous_valid_until"]
+    if previous is None or until is None:
+        return False
+    return bool(crypto.same(digest, previous)) and utc(until) > dt.datetime.now(dt.UTC)
 
 
 def request_target(scope: Mapping[str, Any]) -> bytes:

@@ -157,27 +157,40 @@ def keys_revoke(
 @keys_app.command("rotate")
 def keys_rotate(
     public_key: Annotated[str, typer.Argument(help="The key's public key (pk_...).")],
+    grace: Annotated[
+        str,
+        typer.Option(
+            "--grace",
+            help="How long the old secrets keep working: none (default), 1h, 24h or 7d.",
+        ),
+    ] = "none",
     json_: JsonFlag = False,
 ) -> None:
     """New secret and signing secret for an active key, printed once; the public key,
-    branch and staff member stay. The old secrets stop working at once."""
+    branch and staff member stay. The old secrets stop working at once, or after
+    ``--grace`` (tills changed one by one)."""
 
     async def work(session: AsyncSession) -> dict[str, Any]:
+        period = tenancy.rotation_grace(grace, "--grace")
         key = await tenancy.find_key(session, public_key)
-        new = await tenancy.rotate_company_key(session, key.company_id, key.id, actor_id=None)
+        new = await tenancy.rotate_company_key(
+            session, key.company_id, key.id, actor_id=None, grace=period
+        )
+        until = new.key.previous_valid_until
         return {
             "public_key": new.key.public_key,
             "secret_key": new.secret_key,
             "hmac_secret": new.hmac_secret,
+            "old_secrets_valid_until": until.isoformat() if until else None,
         }
 
     data = write(work)
     if json_:
         print_json(data)
     else:
-        out.print(
-            f"Key {data['public_key']} has new secrets (shown once; the old ones no longer work)"
-        )
+        then = data["old_secrets_valid_until"]
+        old = f"the old ones work until {then}" if then else "the old ones no longer work"
+        out.print(f"Key {data['public_key']} has new secrets (shown once; {old})")
         out.print(f"  secret key:     {data['secret_key']}")
         out.print(f"  signing secret: {data['hmac_secret']}")
 

@@ -32,7 +32,9 @@ from tillbook.models.base import (
 class ApiKey(Base):
     """A key pair bound to one warehouse. The secret is kept twice: a SHA-256 digest
     compared in constant time on every request, and an AES-GCM ciphertext that only
-    ``keys reveal`` (with the admin password) decrypts."""
+    ``keys reveal`` (with the admin password) decrypts. After a rotation with a grace
+    period the replaced secrets (``previous_*``) keep working until
+    ``previous_valid_until``."""
 
     __tablename__ = "api_keys"
 
@@ -50,6 +52,11 @@ class ApiKey(Base):
     status: Mapped[int] = mapped_column(Integer, default=1)
     created_at: Mapped[created]
     revoked_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    previous_secret_digest: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    previous_hmac_secret_encrypted: Mapped[str | None] = mapped_column(Text, nullable=True)
+    previous_valid_until: Mapped[dt.datetime | None] = mapped_column(
+        DateTime(timezone=True), nullable=True
+    )
 
 
 class IdempotencyRecord(Base):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -252,6 +253,9 @@ async def _revoke(session: AsyncSession, key: ApiKey) -> Revocation:
         return Revocation(key=key, already_revoked=True)
     key.status = 0
     key.revoked_at = dt.datetime.now(dt.UTC)
+    # secrets a rotation left working for a while stop with the key
+    key.previous_secret_digest = key.previous_hmac_secret_encrypted = None
+    key.previous_valid_until = None
     await session.flush()
     return Revocation(key=key, already_revoked=False)
 
@@ -299,20 +303,60 @@ async def revoke_company_key(
     return done
 
 
+# How long a rotated key's old secrets may keep working, by the name the back
+# office and the command line offer: none by default (a secret that leaked must
+# stop with the rotation), at most a week (a chain's tills changed one by one).
+ROTATION_GRACE: dict[str, dt.timedelta] = {
+    "none": dt.timedelta(0),
+    "1h": dt.timedelta(hours=1),
+    "24h": dt.timedelta(hours=24),
+    "7d": dt.timedelta(days=7),
+}
+
+
+def rotation_grace(name: str | None, field: str = "grace") -> dt.timedelta:
+    """``ROTATION_GRACE[name]`` (None: none), or a 422 on ``field`` naming the choices."""
+    if name is None or name == "":
+        return dt.timedelta(0)
+    grace = ROTATION_GRACE.get(name)
+    if grace is None:
+        raise invalid(field, f"must be one of {', '.join(ROTATION_GRACE)}")
+    return grace
+
+
 async def rotate_company_key(
-    session: AsyncSession, company_id: int, key_id: int, *, actor_id: int | None
+    session: AsyncSession,
+    company_id: int,
+    key_id: int,
+    *,
+    actor_id: int | None,
+    grace: dt.timedelta = dt.timedelta(0),
 ) -> NewKey:
     """New secrets for one of the company's active keys: the secret key and the
     signing secret are replaced, the public key, branch, staff member and rate limit
     stay, so a till needs only its secret changed. The old secrets stop working
-    with this commit (a key whose secret leaked must not keep working for a grace
-    period). The row is locked, so two rotations at once run one after the other.
-    Audited (the public key; never a secret). A revoked key is not rotated: 409."""
+    with this commit, unless ``grace`` (``ROTATION_GRACE``) lets them work that much
+    longer, so that tills can be moved one at a time; only the secrets this
+    rotation replaced are kept (rotating again drops the older ones at once), and
+    revoking the key stops both. The row is locked, so two rotations at once run
+    one after the other. Audited (the public key and the grace's end; never a
+    secret). A revoked key is not rotated: 409."""
     key = await company_key(session, company_id, key_id, lock=True)
     if key.status != 1:
         raise Conflict(f"key {key_id} is revoked; create a new key instead")
+    if grace > dt.timedelta(0):
+        key.previous_secret_digest = key.secret_digest
+        key.previous_hmac_secret_encrypted = key.hmac_secret_encrypted
+        key.previous_valid_until = dt.datetime.now(dt.UTC) + grace
+    else:
+        key.previous_secret_digest = None
+        key.previous_hmac_secret_encrypted = None
+        key.previous_valid_until = None
     secret, hmac_secret = _new_secrets(key)
     await session.flush()
+    after: dict[str, Any] = {"public_key": key.public_key}
+    if key.previous_valid_until is not None:
+        after["old_secrets_valid_until"] = key.previous_valid_until.isoformat()
     await record(
         session,
         company_id=company_id,
@@ -320,7 +364,7 @@ async def rotate_company_key(
         action="rotated",
         entity_type="api_key",
         entity_id=key.id,
-        after={"public_key": key.public_key},
+        after=after,
     )
     return NewKey(key=key, secret_key=secret, hmac_secret=hmac_secret)
 

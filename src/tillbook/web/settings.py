@@ -131,26 +131,59 @@ async def key_revoke(request: Request, key_id: str, ctx: Keys) -> Response:
     return see_other("/settings/keys")
 
 
+GRACE_CHOICES = (
+    ("none", "No: they stop at once"),
+    ("1h", "For 1 hour"),
+    ("24h", "For 24 hours"),
+    ("7d", "For 7 days"),
+)
+
+
+async def _rotate_page(
+    request: Request,
+    ctx: AdminContext,
+    db: Any,
+    kid: int,
+    *,
+    status: int = 200,
+    errors: dict[str, list[str]] | None = None,
+) -> Response:
+    key = await db.read(lambda s: tenancy.company_key(s, ctx.company_id, kid))
+    return render(
+        request,
+        "key_rotate.html",
+        status=status,
+        key=key,
+        graces=GRACE_CHOICES,
+        errors=errors or {},
+    )
+
+
 @router.get("/settings/keys/{key_id}/rotate")
 async def key_rotate_confirm(request: Request, key_id: str, ctx: Keys, db: DB) -> Response:
-    kid = path_id(key_id, "key")
-    key = await db.read(lambda s: tenancy.company_key(s, ctx.company_id, kid))
-    return render(request, "key_rotate.html", key=key)
+    return await _rotate_page(request, ctx, db, path_id(key_id, "key"))
 
 
 @router.post("/settings/keys/{key_id}/rotate")
 async def key_rotate(request: Request, key_id: str, ctx: Keys, db: DB) -> Response:
     """New secrets for the key, shown once on the keys page as at creation (and,
     like there, kept out of the form's replay record: a second send of the form
-    rotates nothing and says the secrets were shown already)."""
+    rotates nothing and says the secrets were shown already). ``grace``: how long
+    the old secrets keep working (``tenancy.ROTATION_GRACE``; none by default)."""
     kid = path_id(key_id, "key")
+    form = await read_form(request)
+    try:
+        grace = tenancy.rotation_grace(text(form, "grace"))
+    except ValidationFailed as exc:
+        return await _rotate_page(request, ctx, db, kid, status=422, errors=exc.errors)
     secret: dict[str, str] = {}
 
     async def work(uow: UnitOfWork) -> dict[str, Any]:
         new = await tenancy.rotate_company_key(
-            uow.session, ctx.company_id, kid, actor_id=ctx.user_id
+            uow.session, ctx.company_id, kid, actor_id=ctx.user_id, grace=grace
         )
-        return _shown_once(new, secret)
+        until = new.key.previous_valid_until
+        return {**_shown_once(new, secret), "old_until": until.isoformat() if until else None}
 
     body, replayed = await submit(request, ctx, work)
     return await _keys_page(
