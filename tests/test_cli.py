@@ -182,9 +182,11 @@ async def test_demo_history_keeps_the_books(db: Database, demo: dict[str, Any]) 
     from sqlalchemy import func, select
 
     from tests.invariants import check_books
+    from tillbook.kit.changes import utc
     from tillbook.models import Expense, Order
 
-    today = dt.date.today()
+    now = dt.datetime.now(dt.UTC)
+    today = now.date()
     for company in demo["companies"]:
         for wh in company["warehouses"]:
             days, first, last = await db.read(
@@ -198,6 +200,12 @@ async def test_demo_history_keeps_the_books(db: Database, demo: dict[str, Any]) 
                 )
             )
             assert days >= 25 and first >= today - dt.timedelta(days=30) and last == today
+            latest = await db.read(
+                lambda s, w=wh["id"]: s.scalar(
+                    select(func.max(Order.order_datetime)).where(Order.warehouse_id == w)
+                )
+            )
+            assert utc(latest) <= now  # no sale later than the demo ran
             kinds = await db.read(
                 lambda s, w=wh["id"]: s.scalars(
                     select(Order.order_type).where(Order.warehouse_id == w).distinct()

@@ -299,6 +299,9 @@ async def test_a_rotation_with_grace_lets_the_old_secrets_work_until_then(
     assert (await web.get(products, headers=mixed)).status_code == 401
     new_signed = _signed(new_headers, first_hmac.group(1), products)
     assert (await web.get(products, headers=new_signed)).status_code == 200
+    crossed = _signed(new_headers, shop.key.hmac_secret, products)
+    assert (await web.get(products, headers=crossed)).status_code == 401
+    assert "old secrets work until" in (await web.get("/settings/keys")).text
     audit = await db.read(
         lambda s: s.scalar(
             select(AuditEvent.after)
@@ -319,6 +322,7 @@ async def test_a_rotation_with_grace_lets_the_old_secrets_work_until_then(
     )
     assert (await web.get(products, headers=shop.headers)).status_code == 401
     assert (await web.get(products, headers=new_headers)).status_code == 200
+    assert "old secrets work until" not in (await web.get("/settings/keys")).text
 
     # rotating again keeps only the secrets it replaces; without grace, none
     again = await rotate("1h")

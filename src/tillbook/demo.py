@@ -333,7 +333,7 @@ async def _build_company(uow: UnitOfWork, spec: CompanySpec) -> dict[str, Any]:
         "brands": brands,
         "products": products,
     }
-    await _trade(uow, built, admin.id, dt.date.today())
+    await _trade(uow, built, admin.id, dt.datetime.now(dt.UTC).date())
     stock = {
         (row.product_id, row.warehouse_id): row.current_stock
         for row in (
@@ -388,7 +388,7 @@ async def _build_product(
         reorder_level=D(spec.reorder_level),
         opening_batches=[(D(q), D(c)) for q, c in spec.batches],
         created_by=admin_id,
-        opened_on=dt.date.today() - dt.timedelta(days=HISTORY_DAYS),
+        opened_on=dt.datetime.now(dt.UTC).date() - dt.timedelta(days=HISTORY_DAYS),
     )
 
 
@@ -470,7 +470,11 @@ async def _sell(
         )
     if not lines:
         return
-    when = dt.datetime.combine(day, dt.time(rng.randint(8, 19), rng.randint(0, 59)), dt.UTC)
+    minute = rng.randint(8 * 60, 20 * 60 - 1)
+    now = dt.datetime.now(dt.UTC)
+    if day >= now.date():  # today's sales happened before now, whenever that is
+        minute = minute * (now.hour * 60 + now.minute) // (24 * 60)
+    when = dt.datetime.combine(day, dt.time(minute // 60, minute % 60), dt.UTC)
     on_account = rng.random() < 0.08
     customer = rng.choice(regulars) if on_account else None
     body: dict[str, Any] = {

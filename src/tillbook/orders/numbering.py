@@ -8,15 +8,16 @@ after everything that can be done without it. Units of one series queue for the
 row in this process first (``UnitOfWork.gate``), so that when every till of a
 branch sells at once they are served in turn, not in PostgreSQL's wake-up order.
 
-A unit run again because a neighbour changed the stock it planned on
-(``PremiseGone``) takes its number *before* it plans again (``take_before_plan``):
-every other unit of its series (the branch's sales; its purchase returns) changes
-stock only while it holds the same row, so the new plan cannot be overtaken by one
-of them, and a sale loses its premise to another sale at most once. Without that,
-thirty-two tills selling one item raced each other to every layer's last unit and
-one could lose eight times in a row. (Other kinds of unit — an adjustment, a
-transfer, a purchase return against the branch's sales — can still overtake it;
-they are rare beside sales, and the unit has eight runs.)
+A unit run again (a neighbour changed the stock it planned on, ``PremiseGone``, or
+any other reason to run again) takes its number *before* it plans again
+(``take_before_plan``): every other unit of its series that the counter numbers
+(the branch's sales; its purchase returns) changes stock only while it holds the
+same row, so the new plan cannot be overtaken by one of them, and a sale loses its
+premise to another sale at most once. Without that, thirty-two tills selling one
+item raced each other to every layer's last unit and one could lose eight times in
+a row. (Units the counter does not number — a sale with the client's own invoice
+number, an adjustment, a transfer, a purchase return against the branch's sales —
+can still overtake it; they are rare beside sales, and the unit has eight runs.)
 
 A number a client already took by hand (``invoice_number`` in a request) is
 skipped: order numbers are unique per warehouse and type in the table itself, so

@@ -24,6 +24,7 @@ from tillbook.auth.admin import AdminContext
 from tillbook.catalog import transfer as catalog_transfer
 from tillbook.errors import RateLimited, Unauthorized, ValidationFailed, invalid
 from tillbook.imports import ImportRejected
+from tillbook.kit.changes import utc
 from tillbook.kit.pagination import parse_page
 from tillbook.parties import transfer as party_transfer
 from tillbook.reports import (
@@ -57,11 +58,18 @@ async def _keys_page(
     form_values: dict[str, str] | None = None,
 ) -> Response:
     keys = await db.read(lambda s: tenancy.list_api_keys(s, ctx.company_id))
+    now = dt.datetime.now(dt.UTC)
+    graces = {  # keys whose old secrets still work after a rotation, until when
+        k.id: utc(k.previous_valid_until)
+        for k in keys
+        if k.status == 1 and k.previous_valid_until and utc(k.previous_valid_until) > now
+    }
     return render(
         request,
         "keys.html",
         status=status,
         keys=keys,
+        graces=graces,
         branches=await branches(db, ctx),
         created=created,
         errors=errors or {},
