@@ -132,3 +132,46 @@ async def test_hot_item_sells_out_exactly(client, shop, db, backend, runs):
     layers = await apple_layers(db, shop)
     assert [remaining for _, _, remaining in layers] == [0, 0]
     await check_books(db, shop.company_id)
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "number"),
+    [
+        ("/sales", one_apple, "SAL-00001"),
+        ("/purchase-returns", lambda shop: {
+            "user_id": shop.supplier_id,
+            "order_date": "2026-11-21",
+            "items": [{"product_id": shop.products["apple"], "quantity": 2, "unit_price": "1.50"}],
+        }, "PRET-00001"),
+    ],
+)  # fmt: skip
+async def test_a_rerun_takes_its_number_before_it_plans(
+    client, shop, db, monkeypatch, path, body, number
+):
+    """Whichever backend: a unit whose first plan lost its premise plans again only
+    once it holds its series' number, so no other unit of the series can overtake
+    it (the first run takes the number late, after planning, as usual)."""
+    from tillbook.inventory import service as inventory
+    from tillbook.orders import numbering
+    from tillbook.unit import PremiseGone
+
+    steps: list[tuple[str, int]] = []
+    real_take, real_plan = numbering.take, inventory.plan
+
+    async def take(uow, *args, **kwargs):
+        steps.append(("number", uow.attempt))
+        return await real_take(uow, *args, **kwargs)
+
+    async def plan(uow, *args, **kwargs):
+        steps.append(("plan", uow.attempt))
+        if uow.attempt == 0:
+            raise PremiseGone("a neighbour emptied the layer")
+        return await real_plan(uow, *args, **kwargs)
+
+    monkeypatch.setattr(numbering, "take", take)
+    monkeypatch.setattr(inventory, "plan", plan)
+    r = await client.post(path, json=body(shop), headers=shop.headers)
+    assert r.status_code == 200, r.text
+    assert r.json()["invoice_number"] == number  # the first run's rollback gave nothing away
+    assert steps == [("plan", 0), ("number", 1), ("plan", 1)]
+    await check_books(db, shop.company_id)
