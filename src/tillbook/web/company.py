@@ -253,8 +253,20 @@ def _setup_item_routes(kind: str, spec: _Setup) -> None:
     async def archive_confirm(request: Request, item_id: str, ctx: Setter, db: DB) -> Response:
         return await page(request, ctx, db, path_id(item_id, spec.noun), confirm=True)
 
-    @router.post(f"{base}/{{item_id}}/edit", name=f"web_{kind}_edit")
-    async def item_edit(request: Request, item_id: str, ctx: Setter, db: DB) -> Response:
+    Work = Callable[[UnitOfWork], Awaitable[dict[str, Any]]]
+
+    async def versioned(
+        request: Request,
+        ctx: AdminContext,
+        db: Any,
+        item_id: str,
+        prepare: Callable[[int, int | None, Any], Awaitable[Work]],
+        done: str,
+    ) -> Response:
+        """One change to the record at the version the form was drawn from: the
+        form's ``version`` (a 422 beside the field when missing), ``prepare``
+        (which may refuse the form with a 422) giving the unit to submit, a 412
+        with the record as it is now when someone changed it in between."""
         iid = path_id(item_id, spec.noun)
         form = await read_form(request)
         errors: dict[str, list[str]] = {}
@@ -262,6 +274,18 @@ def _setup_item_routes(kind: str, spec: _Setup) -> None:
         try:
             if errors:
                 raise ValidationFailed(errors)
+            await submit(request, ctx, await prepare(iid, version, form))
+        except ValidationFailed as exc:
+            return await page(
+                request, ctx, db, iid, status=422, errors=exc.errors, form_values=values(form)
+            )
+        except PreconditionFailed:
+            return await page(request, ctx, db, iid, status=412, message=stale(spec.noun))
+        return see_other(f"{base}/{iid}?{done}=1")
+
+    @router.post(f"{base}/{{item_id}}/edit", name=f"web_{kind}_edit")
+    async def item_edit(request: Request, item_id: str, ctx: Setter, db: DB) -> Response:
+        async def prepare(iid: int, version: int | None, form: Any) -> Work:
             body = parse_model(
                 spec.patch,
                 {"name": text(form, "name"), **_account_fields(form), "version": version},
@@ -279,36 +303,21 @@ def _setup_item_routes(kind: str, spec: _Setup) -> None:
                     )
                 )
 
-            await submit(request, ctx, work)
-        except ValidationFailed as exc:
-            return await page(
-                request, ctx, db, iid, status=422, errors=exc.errors, form_values=values(form)
-            )
-        except PreconditionFailed:
-            return await page(request, ctx, db, iid, status=412, message=stale(spec.noun))
-        return see_other(f"{base}/{iid}?saved=1")
+            return work
+
+        return await versioned(request, ctx, db, item_id, prepare, "saved")
 
     @router.post(f"{base}/{{item_id}}/archive", name=f"web_{kind}_archive")
     async def item_archive(request: Request, item_id: str, ctx: Setter, db: DB) -> Response:
-        iid = path_id(item_id, spec.noun)
-        form = await read_form(request)
-        errors: dict[str, list[str]] = {}
-        version = id_field(form, "version", errors)
-        try:
-            if errors:
-                raise ValidationFailed(errors)
-
+        async def prepare(iid: int, version: int | None, form: Any) -> Work:
             async def work(uow: UnitOfWork) -> dict[str, Any]:
                 return spec.view(
                     *await spec.archive(uow.session, ctx.company_id, ctx.user_id, iid, version)
                 )
 
-            await submit(request, ctx, work)
-        except ValidationFailed as exc:
-            return await page(request, ctx, db, iid, status=422, errors=exc.errors)
-        except PreconditionFailed:
-            return await page(request, ctx, db, iid, status=412, message=stale(spec.noun))
-        return see_other(f"{base}/{iid}?archived=1")
+            return work
+
+        return await versioned(request, ctx, db, item_id, prepare, "archived")
 
 
 for _kind, _spec in SETUPS.items():
