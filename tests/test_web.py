@@ -1260,6 +1260,7 @@ async def test_company_settings_are_the_owners(
         (f"/settings/payment-modes/{shop.card_mode_id}/edit", {"name": "X", "version": "1"}),
         (f"/settings/payment-modes/{shop.card_mode_id}/archive", {"version": "1"}),
         (f"/settings/keys/{key_id}/rotate", {}),
+        (f"/settings/keys/{key_id}/rotate", {"grace": "7d"}),
         (f"/settings/keys/{key_id}/revoke", {}),
         ("/settings/company", {"money_format": "1.234,56"}),
     ):

@@ -260,6 +260,29 @@ async def _revoke(session: AsyncSession, key: ApiKey) -> Revocation:
     return Revocation(key=key, already_revoked=False)
 
 
+async def _audit_key(
+    session: AsyncSession,
+    key: ApiKey,
+    action: str,
+    actor_id: int | None,
+    after: dict[str, Any],
+    *,
+    before: dict[str, Any] | None = None,
+) -> None:
+    """The trail's record of something done to a key: its public key and what
+    changed, never a secret."""
+    await record(
+        session,
+        company_id=key.company_id,
+        actor_id=actor_id,
+        action=action,
+        entity_type="api_key",
+        entity_id=key.id,
+        before=before,
+        after=after,
+    )
+
+
 async def company_key(
     session: AsyncSession, company_id: int, key_id: int, *, lock: bool = False
 ) -> ApiKey:
@@ -290,15 +313,13 @@ async def revoke_company_key(
     key = await company_key(session, company_id, key_id, lock=True)
     done = await _revoke(session, key)
     if not done.already_revoked:
-        await record(
+        await _audit_key(
             session,
-            company_id=company_id,
-            actor_id=actor_id,
-            action="revoked",
-            entity_type="api_key",
-            entity_id=key.id,
+            key,
+            "revoked",
+            actor_id,
+            {"status": 0, "public_key": key.public_key},
             before={"status": 1},
-            after={"status": 0, "public_key": key.public_key},
         )
     return done
 
@@ -357,15 +378,7 @@ async def rotate_company_key(
     after: dict[str, Any] = {"public_key": key.public_key}
     if key.previous_valid_until is not None:
         after["old_secrets_valid_until"] = key.previous_valid_until.isoformat()
-    await record(
-        session,
-        company_id=company_id,
-        actor_id=actor_id,
-        action="rotated",
-        entity_type="api_key",
-        entity_id=key.id,
-        after=after,
-    )
+    await _audit_key(session, key, "rotated", actor_id, after)
     return NewKey(key=key, secret_key=secret, hmac_secret=hmac_secret)
 
 
@@ -382,15 +395,7 @@ async def reveal_company_secret(
     secret itself)."""
     key = await company_key(session, company_id, key_id)
     secret = await reveal_secret(session, key.public_key, admin_password, owner_id=actor_id)
-    await record(
-        session,
-        company_id=company_id,
-        actor_id=actor_id,
-        action="revealed",
-        entity_type="api_key",
-        entity_id=key.id,
-        after={"public_key": key.public_key},
-    )
+    await _audit_key(session, key, "revealed", actor_id, {"public_key": key.public_key})
     return secret
 
 
@@ -423,14 +428,12 @@ async def issue_api_key(
     if not 1 <= len(clean) <= stored_length(ApiKey.name):
         raise invalid("name", f"must be 1 to {stored_length(ApiKey.name)} characters")
     new = await create_api_key(session, warehouse_id, clean)
-    await record(
+    await _audit_key(
         session,
-        company_id=company_id,
-        actor_id=actor_id,
-        action="created",
-        entity_type="api_key",
-        entity_id=new.key.id,
-        after={
+        new.key,
+        "created",
+        actor_id,
+        {
             "name": new.key.name,
             "public_key": new.key.public_key,
             "warehouse_id": warehouse_id,
