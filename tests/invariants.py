@@ -17,6 +17,7 @@ from tillbook.models import (
     Listing,
     Order,
     OrderItem,
+    Payment,
     PaymentAllocation,
     StockBatch,
     StockMovement,
@@ -265,5 +266,84 @@ async def check_books(db: Database, company_id: int) -> None:
         for oid, total, tax, refunded, tax_back in refunds:
             assert q(refunded) <= q(total), f"sale {oid}: returns refund {refunded} of {total}"
             assert q(tax_back) <= q(tax), f"sale {oid}: returns give back tax {tax_back} of {tax}"
+
+        # 7. nothing is given back twice (issue 22): Σ paid back on a sale, by its void
+        # and by its returns' refund tenders, ≤ what was paid for it; a voided sale has
+        # no return; Σ returned per product of a sale = what its lines say came back
+        sales = (
+            await session.execute(
+                select(Order.id, Order.paid_amount, Order.order_status).where(
+                    Order.company_id == company_id, Order.order_type == "sales"
+                )
+            )
+        ).all()
+        voided_back = dict(
+            (
+                await session.execute(
+                    select(Payment.order_id, func.sum(Payment.amount))
+                    .join(Order, Order.id == Payment.order_id)
+                    .where(
+                        Payment.company_id == company_id,
+                        Payment.payment_type == "out",
+                        Order.order_type == "sales",
+                    )
+                    .group_by(Payment.order_id)
+                )
+            ).all()
+        )
+        returns_of = (
+            await session.execute(
+                select(
+                    Order.original_order_id,
+                    func.count(),
+                    func.sum(Order.paid_amount),
+                )
+                .where(Order.company_id == company_id, Order.order_type == "sales-returns")
+                .where(Order.original_order_id.is_not(None))
+                .group_by(Order.original_order_id)
+            )
+        ).all()
+        returned_back = {oid: (n, q(paid)) for oid, n, paid in returns_of}
+        for oid, paid, status in sales:
+            n_returns, by_returns = returned_back.get(oid, (0, q(0)))
+            given = q(voided_back.get(oid)) + by_returns
+            assert given <= q(paid), f"sale {oid}: {given} paid back of {paid} paid"
+            if status == "cancelled":
+                assert n_returns == 0, f"sale {oid}: voided and returned"
+        came_back = {
+            (oid, pid): qty
+            for oid, pid, qty in (
+                await session.execute(
+                    select(
+                        Order.original_order_id,
+                        OrderItem.product_id,
+                        func.sum(OrderItem.base_quantity),
+                    )
+                    .join(Order, Order.id == OrderItem.order_id)
+                    .where(Order.company_id == company_id, Order.order_type == "sales-returns")
+                    .where(Order.original_order_id.is_not(None))
+                    .group_by(Order.original_order_id, OrderItem.product_id)
+                )
+            ).all()
+        }
+        lines_say = {
+            (oid, pid): qty
+            for oid, pid, qty in (
+                await session.execute(
+                    select(
+                        OrderItem.order_id,
+                        OrderItem.product_id,
+                        func.sum(OrderItem.returned_quantity),
+                    )
+                    .join(Order, Order.id == OrderItem.order_id)
+                    .where(Order.company_id == company_id, Order.order_type == "sales")
+                    .group_by(OrderItem.order_id, OrderItem.product_id)
+                )
+            ).all()
+        }
+        for key, qty in came_back.items():
+            assert q(qty) == q(lines_say.get(key)), (
+                f"sale:product {key}: returns took {qty}, its lines say {lines_say.get(key)}"
+            )
 
     await db.read(run)

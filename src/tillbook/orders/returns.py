@@ -32,9 +32,15 @@ tax included, and never more (DESIGN.md §5 "Sales returns and tax"):
   price (``items.N.unit_price``): without the sale on record, the shelf price is
   the most a unit can have cost the customer. (A till key could otherwise give
   500.00 in cash for a 2.49 juice.)
-- Refund tenders add up to at most the return's total; the rest is a credit that
-  first settles the original invoice's due balance (``credited_amount``), then
-  stays on the customer's account.
+- Refund tenders add up to at most the return's total and, against an invoice, to
+  at most what was paid for it less what its earlier returns paid back (Σ refunded
+  on a sale ≤ what was paid for it); the rest is a credit that first settles the
+  original invoice's due balance (``credited_amount``), then stays on the
+  customer's account.
+- A voided sale (``order_status`` ``cancelled``) takes no return: the void already
+  gave its goods and money back. The void refuses a sale with a return the same
+  way (``orders/voids.py``), and both lock the sale's row first, so of a void and a
+  return racing for one sale exactly one is recorded.
 
 Stock comes back as a new batch at the original FIFO cost of the units (the
 line's cost pro rata), or at purchase_price when the original sale is unknown.
@@ -53,7 +59,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.auth.context import AuthContext
@@ -349,7 +355,31 @@ async def _original(
             "invoice_number", f"no {ORIGINAL[kind][:-1]} {body.invoice_number!r} of this party here"
         )
         return None
+    if original.order_status == "cancelled":
+        # A void already put the goods back on the shelf and gave every tender back:
+        # a return against it would give both a second time. The row is locked, so a
+        # void racing this return has either committed (seen here) or waits for it
+        # (and then finds the return and refuses itself).
+        problems.add(
+            "invoice_number",
+            f"{ORIGINAL[kind][:-1]} {original.invoice_number} was voided: its goods and "
+            "money were already given back, nothing is left to return",
+        )
+        return None
     return original
+
+
+async def _refundable(session: AsyncSession, original: Order) -> Decimal:
+    """What may still be paid back in tenders against ``original``: what was paid for
+    it, less what its earlier returns already paid back (the row is locked, so those
+    are all of them). A refund beyond it would hand over money the customer never
+    paid; the rest of a return's value is credited to what they owe instead."""
+    earlier = await session.scalar(
+        select(func.coalesce(func.sum(Order.paid_amount), 0)).where(
+            Order.original_order_id == original.id, Order.company_id == original.company_id
+        )
+    )
+    return original.paid_amount - Decimal(earlier or 0)
 
 
 async def _taxes(
@@ -461,6 +491,17 @@ async def create_return(
         raise ValidationFailed(
             {"all_payments": [f"refunds add up to {refunds}, more than the return's {total}"]}
         )
+    if sales and original is not None and refunds > 0:
+        refundable = await _refundable(session, original)
+        if refunds > refundable:
+            raise ValidationFailed(
+                {
+                    "all_payments": [
+                        f"refunds add up to {refunds}, more than the {money_str(refundable)} "
+                        f"paid for {original.invoice_number} and not yet refunded"
+                    ]
+                }
+            )
     allocations = []
     taken: str | None = None
     if not sales:  # a purchase return takes stock out by FIFO
