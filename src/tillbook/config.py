@@ -48,6 +48,10 @@ class Settings(BaseSettings):
     # The back office's CSV uploads (``POST /api/v1/admin/import/...``) are files: a
     # catalog of 10,000 products in three branches is about 3 MB.
     max_import_bytes: int = Field(default=32 * 1024 * 1024, ge=1)
+    # While the service holds no company, the back office's first page offers to
+    # start one (``/start``: company, base currency, first branch, owner). A hosted
+    # service that creates companies itself turns it off.
+    first_run_setup: bool = True
 
 
 @lru_cache

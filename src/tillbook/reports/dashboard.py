@@ -19,10 +19,13 @@ from tillbook.kit.money import ZERO, money_str
 from tillbook.ledger import chart, rollups
 from tillbook.models import (
     Account,
+    ApiKey,
     Listing,
     Order,
     OrderItem,
     Product,
+    Tax,
+    User,
     Warehouse,
     WebhookDelivery,
 )
@@ -256,3 +259,39 @@ async def dues(session: AsyncSession, branch_ids: list[int], today: dt.date) -> 
             total, overdue = Decimal(str(row[0])), Decimal(str(row[1]))
         out[key] = {"total": money_str(total), "over_30_days": money_str(overdue)}
     return out
+
+
+async def setup_checklist(session: AsyncSession, company_id: int) -> list[dict[str, Any]]:
+    """What a new shop still has to do before it trades, each read from the shop's
+    own state (so an item is ticked when it is done, however it was done): a
+    product, a tax, a second staff member, a till (an API key or a register). The
+    dashboard shows the list until every item is done."""
+
+    async def some(model: Any, *where: Any) -> bool:
+        found = await session.scalar(
+            select(model.id).where(model.company_id == company_id, *where).limit(1)
+        )
+        return found is not None
+
+    return [
+        {
+            "label": "Add your products, or import your catalog from a CSV file",
+            "done": await some(Product),
+            "link": "/products/new",
+        },
+        {
+            "label": "Set up your sales taxes (and check the payment modes)",
+            "done": await some(Tax),
+            "link": "/reference?kind=taxes",
+        },
+        {
+            "label": "Add your staff, each with their role",
+            "done": await some(User, User.user_type == "staff", User.role != "owner"),
+            "link": "/settings/staff",
+        },
+        {
+            "label": "Connect a till: pair a register or create an API key",
+            "done": await some(ApiKey),
+            "link": "/settings/keys",
+        },
+    ]

@@ -10,7 +10,7 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import insert, select
+from sqlalchemy import insert, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.audit.service import record
@@ -18,9 +18,10 @@ from tillbook.auth import roles
 from tillbook.auth.ratelimit import parse_rate
 from tillbook.auth.service import HMAC_CONTEXT, SECRET_CONTEXT
 from tillbook.config import master_key
-from tillbook.errors import Conflict, NotFound, Unauthorized, invalid
+from tillbook.errors import Conflict, NotFound, Unauthorized, ValidationFailed, invalid
 from tillbook.kit import crypto
 from tillbook.kit.bounds import stored_length, text_problem
+from tillbook.kit.problems import Problems
 from tillbook.ledger import chart
 from tillbook.ledger.service import account_ids
 from tillbook.models import (
@@ -441,3 +442,88 @@ async def issue_api_key(
         },
     )
     return new
+
+
+@dataclass(frozen=True)
+class NewShop:
+    """What the back office's first-run page asks for (``web/start.py``)."""
+
+    company_name: str
+    base_currency: str
+    branch_name: str
+    owner_name: str
+    owner_email: str
+    owner_password: str
+
+
+async def service_is_empty(session: AsyncSession) -> bool:
+    """No company yet: the state in which the back office offers to start one."""
+    return (await session.scalar(select(Company.id).limit(1))) is None
+
+
+async def start_first_shop(session: AsyncSession, new: NewShop) -> tuple[Company, User]:
+    """The first company of an empty service, with its first branch and its owner,
+    as ``tillbook company create`` and ``warehouse create`` would make them.
+
+    Only while the service holds no company: the page that calls this is open to
+    anyone who can reach the service, so it must work once and never again. On
+    PostgreSQL the companies table is locked against a concurrent twin for the rest
+    of the transaction; on SQLite the single writer does the same."""
+    problems = Problems()
+    company_name = new.company_name.strip()
+    branch_name = new.branch_name.strip()
+    owner_name = new.owner_name.strip()
+    currency = new.base_currency.strip().upper()
+    if not company_name:
+        problems.add("company_name", "must not be empty")
+    elif len(company_name) > 200:
+        problems.add("company_name", "must be at most 200 characters")
+    if not branch_name:
+        problems.add("branch_name", "must not be empty")
+    elif len(branch_name) > 200:
+        problems.add("branch_name", "must be at most 200 characters")
+    if not owner_name:
+        problems.add("owner_name", "must not be empty")
+    if not (len(currency) == 3 and currency.isascii() and currency.isalpha()):
+        problems.add("base_currency", "must be an ISO 4217 code such as USD, EUR or GBP")
+    for field, value, check in (
+        ("owner_email", new.owner_email, staff.check_email),
+        ("owner_password", new.owner_password, staff.check_password),
+        ("owner_name", owner_name, staff.check_name),
+    ):
+        try:
+            check(value, field)
+        except ValidationFailed as exc:
+            for message in exc.errors.get(field, [exc.message]):
+                problems.add(field, message)
+    problems.raise_if_any()
+    bind = session.get_bind()
+    if bind.dialect.name == "postgresql":
+        await session.execute(text("LOCK TABLE companies IN SHARE ROW EXCLUSIVE MODE"))
+    if not await service_is_empty(session):
+        raise Conflict("this service already has a company: sign in instead")
+    if await staff.email_taken(session, new.owner_email.strip()):
+        raise invalid("owner_email", "is already a staff member's sign-in")
+    company, owner = await create_company(
+        session, company_name, admin_email=new.owner_email, admin_password=new.owner_password
+    )
+    company.base_currency = currency
+    owner.name = owner_name
+    branch = await create_warehouse(session, company.id, branch_name)
+    await session.flush()
+    await record(
+        session,
+        company_id=company.id,
+        actor_id=owner.id,
+        action="created",
+        entity_type="company",
+        entity_id=company.id,
+        after={
+            "name": company.name,
+            "base_currency": currency,
+            "first_branch": branch.name,
+            "owner_email": owner.email,
+            "through": "first-run page",
+        },
+    )
+    return company, owner

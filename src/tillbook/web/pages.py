@@ -41,6 +41,7 @@ from tillbook.web import session as web_session
 from tillbook.web.forms import submit, text, values
 from tillbook.web.render import nav_for, render
 from tillbook.web.session import Page, read_form
+from tillbook.web.start import may_start
 
 router = APIRouter(include_in_schema=False)
 
@@ -102,6 +103,8 @@ def _safe_next(target: str | None) -> str:
 
 @router.get("/login")
 async def login_page(request: Request, next: str | None = None) -> Response:
+    if await may_start(request):  # nobody can sign in yet: start the first shop
+        return see_other("/start")
     nonce = web_session.new_login_nonce()
     response = render(
         request, "login.html", csrf=nonce, next=_safe_next(next), values={}, errors={}
@@ -213,6 +216,11 @@ async def home(request: Request, ctx: Staff, db: DB) -> Response:
             "low": low,
             "top": await dashboard.top_products(s, ids, today),
             "dues": await dashboard.dues(s, ids, today),
+            "checklist": (
+                await dashboard.setup_checklist(s, ctx.company_id)
+                if ctx.can("settings.write")
+                else None
+            ),
             "failing": (
                 await dashboard.failing_webhooks(s, ctx.company_id)
                 if ctx.can("webhooks.manage")
