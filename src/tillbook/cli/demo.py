@@ -53,3 +53,10 @@ def demo(json_: JsonFlag = False) -> None:
         "http://127.0.0.1:8000/api/v1/public/products",
         highlight=False,
     )
+    first = data["companies"][0]["admin"]
+    out.print(
+        "\nThe back office (after `tillbook serve`): open http://127.0.0.1:8000/ and sign "
+        f"in as {first['email']} with the password {first['password']}; the register "
+        "is at http://127.0.0.1:8000/register (pair it with the same sign-in).",
+        highlight=False,
+    )
