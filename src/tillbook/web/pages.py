@@ -39,7 +39,7 @@ from tillbook.reports import dashboard
 from tillbook.unit import UnitOfWork
 from tillbook.web import session as web_session
 from tillbook.web.forms import submit, text, values
-from tillbook.web.render import nav_for, render
+from tillbook.web.render import landing_for, render
 from tillbook.web.session import Page, read_form
 from tillbook.web.start import may_start
 
@@ -200,8 +200,7 @@ def chart(days: list[tuple[dt.date, Decimal]]) -> dict[str, Any]:
 @router.get("/")
 async def home(request: Request, ctx: Staff, db: DB) -> Response:
     if not ctx.can("books.read", ctx.warehouse_id):
-        entries = nav_for(ctx)
-        return see_other(entries[0][1] if entries else "/account")
+        return see_other(landing_for(ctx))
     ctx.warehouse_for("books.read", None)
     today = dt.date.today()
 

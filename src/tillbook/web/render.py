@@ -104,39 +104,68 @@ env.filters["money"] = money
 env.filters["qty"] = qty
 env.filters["when"] = when
 
-# (label, path, permission a role needs to see the entry); the pages check the same.
-NAV: tuple[tuple[str, str, str | None], ...] = (
-    ("Dashboard", "/", "books.read"),
-    ("Products", "/products", "catalog.read"),
-    ("Reference", "/reference", "catalog.read"),
-    ("Sales", "/sales", "books.read"),
-    ("Purchases", "/purchases", "books.read"),
-    ("Returns", "/sales-returns", "books.read"),
-    ("Payments", "/payments", "books.read"),
-    ("Expenses", "/expenses", "books.read"),
-    ("Customers", "/customers", "parties.read"),
-    ("Suppliers", "/suppliers", "parties.read"),
-    ("Stock", "/stock", "catalog.read"),
-    ("Transfers", "/transfers", "books.read"),
-    ("Shifts", "/shifts", "books.read"),
-    ("Reports", "/reports", "books.read"),
-    ("Import", "/import", "catalog.write"),
-    ("API keys", "/settings/keys", "keys.manage"),
-    ("Staff", "/settings/staff", "staff.manage"),
-    ("Webhooks", "/settings/webhooks", "webhooks.manage"),
-    ("Company", "/settings/company", "settings.write"),
-    ("Branches", "/settings/branches", "settings.write"),
-    ("Payment modes", "/settings/payment-modes", "settings.write"),
-    ("Expense categories", "/settings/expense-categories", "settings.write"),
+# The menu, grouped by the task at hand (a cashier sells, a manager buys and counts,
+# an owner reads the money and the reports, and sets the shop up): (group, label,
+# path, permission a role needs to see the entry); the pages check the same.
+NAV: tuple[tuple[str, str, str, str | None], ...] = (
+    ("", "Dashboard", "/", "books.read"),
+    ("Sell", "Sales", "/sales", "books.read"),
+    ("Sell", "Returns", "/sales-returns", "books.read"),
+    ("Sell", "Customers", "/customers", "parties.read"),
+    ("Sell", "Shifts", "/shifts", "books.read"),
+    ("Buy", "Purchases", "/purchases", "books.read"),
+    ("Buy", "Suppliers", "/suppliers", "parties.read"),
+    ("Stock", "Products", "/products", "catalog.read"),
+    ("Stock", "Stock", "/stock", "catalog.read"),
+    ("Stock", "Transfers", "/transfers", "books.read"),
+    ("Stock", "Categories, brands, taxes", "/reference", "catalog.read"),
+    ("Stock", "Import", "/import", "catalog.write"),
+    ("Money", "Payments", "/payments", "books.read"),
+    ("Money", "Expenses", "/expenses", "books.read"),
+    ("Reports", "Reports", "/reports", "books.read"),
+    ("Reports", "Ledgers", "/reports/ledger", "books.read"),
+    ("Reports", "Closing the books", "/reports/periods", "books.read"),
+    ("Settings", "Company", "/settings/company", "settings.write"),
+    ("Settings", "Branches", "/settings/branches", "settings.write"),
+    ("Settings", "Staff", "/settings/staff", "staff.manage"),
+    ("Settings", "Payment modes", "/settings/payment-modes", "settings.write"),
+    ("Settings", "Expense categories", "/settings/expense-categories", "settings.write"),
+    ("Settings", "API keys", "/settings/keys", "keys.manage"),
+    ("Settings", "Webhooks", "/settings/webhooks", "webhooks.manage"),
 )
+GROUPS = ("", "Sell", "Buy", "Stock", "Money", "Reports", "Settings")
 
 
 def nav_for(ctx: AdminContext | None) -> list[tuple[str, str]]:
+    """The entries this staff member may open, in menu order: (label, path)."""
+    return [(label, path) for _group, label, path in _visible(ctx)]
+
+
+def landing_for(ctx: AdminContext | None) -> str:
+    """Where a staff member who may not read the dashboard starts: the products
+    (a cashier's lookup) when they may see them, else their first menu entry."""
+    paths = [path for _label, path in nav_for(ctx)]
+    for preferred in ("/", "/products"):
+        if preferred in paths:
+            return preferred
+    return paths[0] if paths else "/account"
+
+
+def nav_groups_for(ctx: AdminContext | None) -> list[tuple[str, list[tuple[str, str]]]]:
+    """The same entries under their task's heading; a group with none is left out."""
+    visible = _visible(ctx)
+    groups = [
+        (group, [(label, path) for g, label, path in visible if g == group]) for group in GROUPS
+    ]
+    return [(group, entries) for group, entries in groups if entries]
+
+
+def _visible(ctx: AdminContext | None) -> list[tuple[str, str, str]]:
     if ctx is None:
         return []
     return [
-        (label, path)
-        for label, path, perm in NAV
+        (group, label, path)
+        for group, label, path, perm in NAV
         if perm is None or ctx.can(perm) or ctx.can(perm, ctx.warehouse_id)
     ]
 
@@ -168,6 +197,7 @@ def render(request: Request, template: str, status: int = 200, **context: Any) -
         request=request,
         staff=ctx,
         nav=nav_for(ctx),
+        nav_groups=nav_groups_for(ctx),
         here=request.url.path,
         form_token=FreshToken(),
         **context,
