@@ -79,12 +79,42 @@ def test_a_branch_manager_changes_their_branch_only() -> None:
             manager.require(permission, warehouse_id=4)
         with pytest.raises(Forbidden, match="company-wide"):
             manager.require(permission)  # the company-wide product, an unfiltered report
-    # Customers and suppliers belong to no warehouse.
+    # Customers and suppliers belong to no warehouse ...
     manager.require("parties.write")
-    manager.require("parties.write", warehouse_id=4)
+    manager.require("parties.credit", warehouse_id=3)
+    # ... but a warehouse named (an opening balance's) is in the scope, whatever the
+    # permission, and one named by none is their own.
+    for permission in ("parties.write", "parties.credit", "suppliers.write"):
+        with pytest.raises(Forbidden, match="limited to warehouse 3"):
+            manager.require(permission, warehouse_id=4)
+    assert manager.warehouse_for("parties.credit", None) == 3
+    assert ctx("manager").warehouse_for("parties.credit", None) is None
     # An unscoped manager acts on every warehouse.
     ctx("manager").require("prices.write", warehouse_id=4)
     ctx("manager").require("catalog.write")
+
+
+def test_every_permission_is_placed_in_one_scope_group() -> None:
+    groups = (roles.WAREHOUSE_BOUND, roles.COMPANY_WIDE, roles.SHARED)
+    assert set().union(*groups) == set(roles.PERMISSIONS)
+    assert sum(len(g) for g in groups) == len(roles.PERMISSIONS)
+
+
+@pytest.mark.parametrize("permission", sorted(roles.COMPANY_WIDE))
+def test_company_wide_actions_need_an_unscoped_member(permission: str) -> None:
+    """A branch's accountant may not close the company's books, although the role
+    closes them: a scoped member holds no company-wide permission."""
+    for role in roles.SCOPABLE:
+        staff = ctx(role, warehouse_id=3)
+        with pytest.raises(Forbidden, match=re.escape(repr(permission))):
+            staff.require(permission)
+        with pytest.raises(Forbidden):
+            staff.require(permission, warehouse_id=3)
+        assert not staff.can(permission)
+        assert ctx(role).can(permission) == (role in EXPECTED[permission])
+    ctx("accountant").require("books.close")
+    with pytest.raises(Forbidden, match="unscoped staff member"):
+        ctx("accountant", warehouse_id=3).require("books.close")
 
 
 def test_reads_narrow_to_the_scope() -> None:

@@ -99,8 +99,9 @@ class AdminContext:
         roles.check(self.role, self.warehouse_id, permission, warehouse_id)
 
     def warehouse_for(self, permission: str, warehouse_id: int | None) -> int | None:
-        """The warehouse a read of the company or one warehouse covers: a scoped
-        staff member's own when none is asked for; 403 for another one."""
+        """The warehouse an action that may leave it unnamed covers (a report of the
+        company or one warehouse, where an opening balance is posted): a scoped staff
+        member's own when none is named; 403 for another one."""
         return roles.narrowed(self.role, self.warehouse_id, permission, warehouse_id)
 
 

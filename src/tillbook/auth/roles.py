@@ -31,14 +31,32 @@ opening stock ``stock.write`` there. Units, categories and brands are
 (which map to ledger accounts) and warehouses are ``settings.write``.
 
 Warehouse scope: a manager, accountant or cashier may be limited to one warehouse
-(``users.warehouse_id``); unscoped, they act on every warehouse of the company. A
-*warehouse-bound* permission (``WAREHOUSE_BOUND``) held by a scoped staff member
-covers their warehouse's data only: an action on another warehouse, or on the
-whole company at once (a company-wide product definition, an unfiltered report, the
-audit trail), is refused. The other permissions concern company-wide records that
-no warehouse owns (customers and suppliers are shared by every branch), and the
-scope does not narrow them. A refusal is a 403 that names the permission; it is
-given before any record is looked up, so it tells nothing about what exists.
+(``users.warehouse_id``); unscoped, they act on every warehouse of the company. The
+scope holds for every action, by three rules:
+
+1. A warehouse the request names (in its path, body or form, in a row of an import
+   file, or as where an opening balance is posted) must be the scoped member's own,
+   whatever the permission: naming another one is refused. A customer's or
+   supplier's opening balance is posted in the scoped member's own warehouse when
+   the request names none (an unscoped member's goes to the company's first
+   warehouse, as before); a scoped member cannot post one in another branch's
+   11500 / 21100, which they could not even read.
+2. A *warehouse-bound* permission (``WAREHOUSE_BOUND``) held by a scoped staff member
+   covers their warehouse's data only: an action on the whole company at once (a
+   company-wide product definition, an unfiltered report, the audit trail) is
+   refused.
+3. A *company-wide* permission (``COMPANY_WIDE``: closing or reopening a period,
+   settings, staff, keys, webhooks) changes every branch's books or access at once
+   and is refused to any scoped staff member, even when the role holds it (a branch
+   accountant cannot close the company's books).
+
+The other permissions concern records that no warehouse owns (customers and
+suppliers are shared by every branch, the catalog is read by all): the scope does
+not narrow them as long as no warehouse is named. Every permission is in exactly
+one of the three groups (``SHARED`` the third), so a new one must be placed. A
+refusal is a 403 that names the permission; it is given before any record is looked
+up, so it tells nothing about what exists. For an import file, the whole file is
+refused naming the first line that names another warehouse, and nothing is written.
 """
 
 from __future__ import annotations
@@ -77,6 +95,21 @@ PERMISSIONS: dict[str, str] = {
 WAREHOUSE_BOUND: frozenset[str] = frozenset(
     {"books.read", "catalog.write", "prices.write", "stock.write", "sales.void", "audit.read"}
 )
+
+# Permissions that act on the whole company at once: never held by a scoped member.
+COMPANY_WIDE: frozenset[str] = frozenset(
+    {
+        "books.close",
+        "books.reopen",
+        "settings.write",
+        "staff.manage",
+        "keys.manage",
+        "webhooks.manage",
+    }
+)
+# Permissions over records shared by every warehouse: the scope narrows them only
+# when a request names a warehouse (rule 1 above).
+SHARED: frozenset[str] = frozenset(PERMISSIONS) - WAREHOUSE_BOUND - COMPANY_WIDE
 
 GRANTS: dict[str, frozenset[str]] = {
     OWNER: frozenset(PERMISSIONS),
@@ -133,27 +166,35 @@ def check(
             f"the {role or 'no'} role lacks the permission {permission!r} "
             f"({PERMISSIONS[permission]}); roles that have it: {holders}"
         )
-    if scope is None or permission not in WAREHOUSE_BOUND:
+    if scope is None:
         return
-    if warehouse_id is None:
+    if permission in COMPANY_WIDE:
         raise Forbidden(
-            f"the permission {permission!r} is limited to warehouse {scope} for this staff "
-            "member; a company-wide request needs an unscoped staff member"
+            f"the permission {permission!r} acts on every warehouse of the company at "
+            f"once; this staff member is limited to warehouse {scope}, and it needs an "
+            "unscoped staff member"
         )
-    if warehouse_id != scope:
+    if warehouse_id is not None and warehouse_id != scope:
         raise Forbidden(
             f"the permission {permission!r} is limited to warehouse {scope} for this staff "
             f"member (asked for warehouse {warehouse_id})"
+        )
+    if warehouse_id is None and permission in WAREHOUSE_BOUND:
+        raise Forbidden(
+            f"the permission {permission!r} is limited to warehouse {scope} for this staff "
+            "member; a company-wide request needs an unscoped staff member"
         )
 
 
 def narrowed(
     role: str | None, scope: int | None, permission: str, warehouse_id: int | None
 ) -> int | None:
-    """For reads that may cover the whole company or one warehouse (reports): the
-    warehouse to read. A scoped staff member asking for the whole company gets their
-    own warehouse; asking for another one is refused like ``check``."""
-    if scope is not None and warehouse_id is None and permission in WAREHOUSE_BOUND:
+    """The warehouse an action that may leave it unnamed covers: a report of the
+    company or one warehouse, where an opening balance is posted. A scoped staff
+    member naming none gets their own warehouse; naming another one is refused like
+    ``check``. None for an unscoped member who named none (the whole company, or the
+    service's default)."""
+    if scope is not None and warehouse_id is None:
         warehouse_id = scope
     check(role, scope, permission, warehouse_id)
     return warehouse_id

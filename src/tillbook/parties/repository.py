@@ -62,6 +62,21 @@ async def first_warehouse(session: AsyncSession, company_id: int) -> int | None:
     )
 
 
+async def warehouses_by_ref(session: AsyncSession, company_id: int) -> dict[str, int]:
+    """The company's warehouses by id (as text) and by lower-cased name, as an import
+    file's ``warehouse`` cell names one."""
+    rows = await session.execute(
+        select(Warehouse.id, Warehouse.name)
+        .where(Warehouse.company_id == company_id)
+        .order_by(Warehouse.id)
+    )
+    out: dict[str, int] = {}
+    for wid, name in rows.all():
+        out[str(wid)] = wid
+        out.setdefault(name.lower(), wid)
+    return out
+
+
 async def warehouse_in_company(session: AsyncSession, company_id: int, warehouse_id: int) -> bool:
     found = await session.scalar(
         select(Warehouse.id).where(Warehouse.id == warehouse_id, Warehouse.company_id == company_id)

@@ -122,6 +122,8 @@ class PartyRow(Strict):
     tax_number: TaxNumber | None = None
     address: Address | None = None
     opening_balance: Money | None = None
+    # Where a new party's opening balance is posted: a warehouse's name or id.
+    warehouse: Name | None = None
 
 
 EDITABLE = ("name", "code", "phone", "email", "tax_number", "address", "credit_limit")

@@ -1,8 +1,12 @@
 """Customers and suppliers in and out as CSV (DESIGN.md §13), on the shared import
 framework (``tillbook.imports``).
 
-Columns: ``code,name,phone,email,tax_number,address,opening_balance``; rows are
-matched to existing parties by ``code``. Every row is checked before anything is
+Columns: ``code,name,phone,email,tax_number,address,opening_balance``, and on
+import an optional ``warehouse`` (a name or an id: where a new party's opening
+balance is posted; empty, the acting staff member's own warehouse when they are
+scoped to one, else the company's first); rows are matched to existing parties by
+``code``. A ``warehouse`` outside the acting staff member's scope refuses the whole
+file (403 naming the line) before any party is looked up. Every row is checked before anything is
 written; then every row is written in the caller's one unit of work. An existing
 party's opening balance is not changed by an import: the cell must be empty or the
 balance already posted (as the export writes it), so that export → import changes
@@ -11,6 +15,7 @@ nothing.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -18,6 +23,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.audit.service import record
+from tillbook.errors import Forbidden
 from tillbook.imports import (
     Counts,
     Layout,
@@ -37,7 +43,7 @@ from tillbook.parties.service import NewParty, audited, insert
 from tillbook.unit import UnitOfWork
 
 COLUMNS = ("code", "name", "phone", "email", "tax_number", "address", "opening_balance")
-LAYOUT = Layout(columns=COLUMNS, required=frozenset({"code", "name"}), key="code")
+LAYOUT = Layout(columns=(*COLUMNS, "warehouse"), required=frozenset({"code", "name"}), key="code")
 # The party's own fields an import may change (opening_balance is posted, not stored).
 FIELDS = ("name", "phone", "email", "tax_number", "address")
 
@@ -65,25 +71,32 @@ async def import_parties(
     data: bytes,
     *,
     actor_id: int | None,
+    placed: Placed | None = None,
     progress: Progress | None = None,
 ) -> Counts:
     """Create or update every party of the file, or raise ``ImportRejected`` with
     every bad row and write nothing. A new party's opening balance is posted in the
-    company's first warehouse."""
+    row's ``warehouse``, else where ``placed(None)`` says (the acting staff
+    member's scope, ``auth/roles.narrowed``), else in the company's first
+    warehouse. ``placed`` refuses (``Forbidden``) a warehouse the staff member may
+    not post in; None: the command line, which acts for the whole company."""
     session = uow.session
     checked, problems = check_file(data)
+    targets = await _targets(session, company_id, checked, placed, problems)
     existing = await repo.by_codes(session, company_id, kind, [item.code for _, item in checked])
     posted = await repo.opening_balances(
         session, company_id, kind, [p.id for p in existing.values()]
     )
-    warehouse_id = await repo.first_warehouse(session, company_id)
+    default = placed(None) if placed is not None else None
+    if default is None:
+        default = await repo.first_warehouse(session, company_id)
     creates: list[tuple[Row, PartyRow]] = []
     updates: list[tuple[Row, User, dict[str, Any]]] = []
     unchanged = 0
     for row, item in checked:
         current = existing.get(item.code)
         if current is None:
-            if item.opening_balance and warehouse_id is None:
+            if item.opening_balance and targets.get(row.line, default) is None:
                 problems.add(
                     row.line,
                     "opening_balance",
@@ -107,14 +120,14 @@ async def import_parties(
     problems.raise_if_any()
 
     total, done = len(creates) + len(updates), 0
-    for _row, item in creates:
+    for row, item in creates:
         new = NewParty(**item.model_dump(include=set(NewParty.__dataclass_fields__)))
         await insert(
             uow,
             company_id,
             kind,
             new,
-            warehouse_id=warehouse_id if item.opening_balance else None,
+            warehouse_id=targets.get(row.line, default) if item.opening_balance else None,
             actor_id=actor_id,
         )
         done += 1
@@ -140,6 +153,42 @@ async def import_parties(
         if progress is not None:
             progress(done, total)
     return Counts(created=len(creates), updated=len(updates), unchanged=unchanged)
+
+
+# Asked where an opening balance may be posted: the warehouse named (None: none
+# named) to the one to post in (None: the company's first), or ``Forbidden``.
+Placed = Callable[[int | None], int | None]
+
+
+async def _targets(
+    session: AsyncSession,
+    company_id: int,
+    checked: Sequence[tuple[Row, PartyRow]],
+    placed: Placed | None,
+    problems: Problems,
+) -> dict[int, int]:
+    """line -> the warehouse its ``warehouse`` cell names. An unknown one is a row
+    problem; one the staff member may not post in refuses the whole file at once
+    (403 naming the first such line), before any party is looked up."""
+    named = [(row, item.warehouse) for row, item in checked if item.warehouse is not None]
+    if not named:
+        return {}
+    by_ref = await repo.warehouses_by_ref(session, company_id)
+    out: dict[int, int] = {}
+    for row, ref in named:
+        wid = by_ref.get(ref.lower())
+        if wid is None:
+            problems.add(row.line, "warehouse", f"unknown warehouse {quoted(ref)}")
+            continue
+        if placed is not None:
+            try:
+                placed(wid)
+            except Forbidden as exc:
+                raise Forbidden(
+                    f"line {row.line}: warehouse: {exc.message}; nothing was imported"
+                ) from None
+        out[row.line] = wid
+    return out
 
 
 def _opening_problem(kind: str, item: PartyRow, posted: Decimal | None) -> str | None:

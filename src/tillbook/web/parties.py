@@ -105,7 +105,6 @@ async def _create(request: Request, segment: str, ctx: AdminContext, db: Any) ->
     kind, _title, write = _kind(segment)
     ctx.require(write)
     form = await read_form(request)
-    shops = await branches(db, ctx)
     errors: dict[str, list[str]] = {}
     body: dict[str, Any] = {k: v for k, v in _contact(form).items() if v or k == "name"}
     credit = {
@@ -113,12 +112,19 @@ async def _create(request: Request, segment: str, ctx: AdminContext, db: Any) ->
         "opening_balance": decimal_field(form, "opening_balance", errors),
     }
     sent_credit = {k: v for k, v in credit.items() if v is not None}
+    named = id_field(form, "warehouse_id", errors)
     if sent_credit:
         ctx.require("parties.credit")
         body.update(sent_credit)
-        warehouse_id = id_field(form, "warehouse_id", errors)
-        if sent_credit.get("opening_balance") and warehouse_id is not None:
+    if sent_credit.get("opening_balance"):
+        # In the staff member's scope, their own branch when none is chosen
+        # (``auth/roles.py``), asked before anything is looked up.
+        warehouse_id = ctx.warehouse_for("parties.credit", named)
+        if warehouse_id is not None:
             body["warehouse_id"] = warehouse_id
+    elif named is not None:
+        ctx.require(write, named)
+    shops = await branches(db, ctx)
     try:
         if errors:
             raise ValidationFailed(errors)

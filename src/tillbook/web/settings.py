@@ -293,7 +293,12 @@ async def import_file(request: Request, ctx: Importer) -> Response:
                 )
             else:
                 done = await party_transfer.import_parties(
-                    uow, ctx.company_id, kind.rstrip("s"), file_bytes, actor_id=ctx.user_id
+                    uow,
+                    ctx.company_id,
+                    kind.rstrip("s"),
+                    file_bytes,
+                    actor_id=ctx.user_id,
+                    placed=lambda wid: ctx.warehouse_for("parties.credit", wid),
                 )
             return done.as_dict()
 

@@ -11,8 +11,11 @@ Who may (``auth/roles.py``): anyone reads and exports (``parties.read``);
 customers are written with ``parties.write`` (a cashier signs one up), suppliers
 with ``suppliers.write``; a customer's credit limit, an opening balance and an
 import file (whose rows may carry opening balances) need ``parties.credit`` as
-well. Every POST is idempotent on ``Idempotency-Key``; an import's key is bound
-to the file's bytes (``api.idempotent.run_admin_unit``).
+well. A warehouse named, or where an opening balance is posted, is in the staff
+member's scope (``_placed``; an import file's ``warehouse`` cells likewise, the
+whole file refused naming the line). Every POST is idempotent on
+``Idempotency-Key``; an import's key is bound to the file's bytes
+(``api.idempotent.run_admin_unit``).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from tillbook.errors import invalid
 from tillbook.imports import MAX_BYTES
 from tillbook.kit.bounds import query_text, stored_length
 from tillbook.kit.pagination import parse_page
+from tillbook.kit.refs import ref_to_id
 from tillbook.kit.text import quoted
 from tillbook.kit.versions import etag, parse_if_match
 from tillbook.models import User
@@ -72,6 +76,22 @@ def _credit(ctx: AdminContext, sent: set[str]) -> None:
     ``parties.credit`` besides the party's write permission."""
     if sent & CREDIT_FIELDS:
         ctx.require("parties.credit")
+
+
+def _placed(ctx: AdminContext, body: PartyIn, write: str) -> PartyIn:
+    """Where a new party's opening balance is posted, asked of ``auth/roles.py``
+    before anything is looked up: a warehouse the body names must be in the staff
+    member's scope, and a scoped member who names none posts in their own (an
+    unscoped one's goes to the company's first, ``service.opening_warehouse``)."""
+    named = ref_to_id(body.warehouse_id)
+    if body.warehouse_id is not None and named is None:
+        return body  # names no warehouse at all: the service's 422 says so
+    if not body.opening_balance:
+        if named is not None:
+            ctx.require(write, named)
+        return body
+    target = ctx.warehouse_for("parties.credit", named)
+    return body if target is None else body.model_copy(update={"warehouse_id": target})
 
 
 def _flag(name: str, raw: str | None) -> bool:
@@ -114,6 +134,7 @@ def _routes(segment: str) -> None:
         require_json(request)
         body, _raw = await parse_body(request, PartyIn)
         _credit(ctx, {f for f in body.model_fields_set if getattr(body, f) is not None})
+        body = _placed(ctx, body, write)
 
         async def work(uow: UnitOfWork) -> dict[str, Any]:
             return _wrapped(
@@ -178,7 +199,12 @@ def _routes(segment: str) -> None:
 
         async def work(uow: UnitOfWork) -> dict[str, Any]:
             counts = await transfer.import_parties(
-                uow, ctx.company_id, kind, data, actor_id=ctx.user_id
+                uow,
+                ctx.company_id,
+                kind,
+                data,
+                actor_id=ctx.user_id,
+                placed=lambda wid: ctx.warehouse_for("parties.credit", wid),
             )
             return _wrapped(counts.as_dict())
 
