@@ -526,7 +526,7 @@ async def test_an_archived_staff_member_is_logged_out_for_good(
     assert member["id"] in [s["id"] for s in everyone.json()["data"]["data"]]
 
 
-async def test_a_session_sees_a_demotion_at_once(admin: httpx.AsyncClient, db: Database) -> None:
+async def test_a_demotion_ends_the_session_at_once(admin: httpx.AsyncClient, db: Database) -> None:
     shop = await make_shop(db)
     boss = await owner(admin, db, shop)
     member, accountant = await staff_session(admin, boss, A)
@@ -535,7 +535,10 @@ async def test_a_session_sees_a_demotion_at_once(admin: httpx.AsyncClient, db: D
         f"/staff/{member['id']}", json={"role": C}, headers={**boss, "If-Match": '"1"'}
     )
     assert r.status_code == 200, r.text
-    error(await admin.get("/audit", headers=accountant), 403)
+    error(await admin.get("/audit", headers=accountant), 401)
+    # Signed in again, they have the new role's rights only.
+    cashier = await login(admin, member["email"], PASSWORD)
+    error(await admin.get("/audit", headers=cashier), 403)
 
 
 async def test_the_last_owner_stays(admin: httpx.AsyncClient, db: Database) -> None:
@@ -551,8 +554,11 @@ async def test_the_last_owner_stays(admin: httpx.AsyncClient, db: Database) -> N
     second = await add_staff(admin, boss, O)
     r = await admin.patch(f"/staff/{me['id']}", json={"role": M, "version": 1}, headers=boss)
     assert r.status_code == 200 and r.json()["data"]["role"] == M, r.text
-    # Demoted, the first owner's own session lost staff.manage at once.
-    error(await admin.get("/staff", headers=boss), 403)
+    # Demoted, the first owner's own session ended at once; signed in again, they
+    # no longer have staff.manage.
+    error(await admin.get("/staff", headers=boss), 401)
+    me_again = await login(admin, me["email"], OWNER_PASSWORD)
+    error(await admin.get("/staff", headers=me_again), 403)
     new_boss = await login(admin, second["email"], PASSWORD)
     r = await admin.post(f"/staff/{second['id']}/archive", headers=new_boss)
     assert "last active owner" in error(r, 422)

@@ -13,7 +13,6 @@ from typing import Any
 import fastapi_offline
 from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
-from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
@@ -22,6 +21,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tillbook import web
+from tillbook.api import security
 from tillbook.api.admin import router as admin_router
 from tillbook.api.body import BODY_SCHEMAS, errors_of_request
 from tillbook.api.docs import document
@@ -41,8 +41,10 @@ log = logging.getLogger("tillbook.app")
 
 
 class ContextHeaders:
-    """Adds the request id, ``X-Content-Type-Options: nosniff`` and the rate-limit
-    headers to every response, errors and the 500 included.
+    """Adds the request id, the security headers (``api/security.py``: the
+    Content-Security-Policy, no framing, the referrer policy, ``nosniff``) and the
+    rate-limit headers to every response, errors, static files and the 500 included,
+    whatever the path.
 
     It wraps the whole application, outside Starlette's error middleware, so the 500
     carries them too. That middleware answers an unexpected error (the handler in
@@ -67,10 +69,10 @@ class ContextHeaders:
             if message["type"] == "http.response.start":
                 answered = True
                 headers = list(message.get("headers", []))
-                headers.append((b"x-request-id", request_id.encode()))
-                headers.append((b"x-content-type-options", b"nosniff"))
-                extra: dict[str, str] = scope["state"].get("extra_headers") or {}
                 present = {k.lower() for k, _ in headers}
+                headers.append((b"x-request-id", request_id.encode()))
+                headers += [(k, v) for k, v in security.HEADERS if k not in present]
+                extra: dict[str, str] = scope["state"].get("extra_headers") or {}
                 for name, value in extra.items():
                     if name.lower().encode() not in present:
                         headers.append((name.lower().encode(), value.encode()))
@@ -120,28 +122,43 @@ DOCS_ASSETS = Path(fastapi_offline.__file__).parent / "static"
 on a shop's LAN without internet (FastAPI's default pages load them from a CDN)."""
 
 
+_DOCS_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title}</title><link rel="icon" href="/docs-assets/favicon.png">
+{head}</head>
+<body>{body}</body></html>
+"""
+
+
 def _offline_docs(app: FastAPI) -> None:
+    """The two documentation pages, written here rather than by FastAPI's helpers:
+    theirs start Swagger UI with an inline script and style ReDoc with an inline
+    ``<style>``, which the Content-Security-Policy refuses."""
     app.mount("/docs-assets", StaticFiles(directory=DOCS_ASSETS), name="docs-assets")
+    docs_headers = {"Content-Security-Policy": security.DOCS_POLICY, "Cache-Control": "no-cache"}
 
     @app.get("/docs", include_in_schema=False)
     async def swagger() -> HTMLResponse:
-        return get_swagger_ui_html(
-            openapi_url="/openapi.json",
+        page = _DOCS_PAGE.format(
             title=f"{app.title} - Swagger UI",
-            swagger_js_url="/docs-assets/swagger-ui-bundle.js",
-            swagger_css_url="/docs-assets/swagger-ui.css",
-            swagger_favicon_url="/docs-assets/favicon.png",
+            head='<link rel="stylesheet" href="/docs-assets/swagger-ui.css">',
+            body='<div id="swagger-ui"></div>'
+            '<script src="/docs-assets/swagger-ui-bundle.js"></script>'
+            '<script src="/static/swagger-init.js"></script>',
         )
+        return HTMLResponse(page, headers=docs_headers)
 
     @app.get("/redoc", include_in_schema=False)
     async def redoc() -> HTMLResponse:
-        return get_redoc_html(
-            openapi_url="/openapi.json",
+        page = _DOCS_PAGE.format(
             title=f"{app.title} - ReDoc",
-            redoc_js_url="/docs-assets/redoc.standalone.js",
-            redoc_favicon_url="/docs-assets/favicon.png",
-            with_google_fonts=False,
+            head='<link rel="stylesheet" href="/static/docs.css">',
+            body="<noscript>ReDoc needs JavaScript.</noscript>"
+            '<redoc spec-url="/openapi.json"></redoc>'
+            '<script src="/docs-assets/redoc.standalone.js"></script>',
         )
+        return HTMLResponse(page, headers=docs_headers)
 
 
 def create_app(settings: Settings | None = None, database: Database | None = None) -> FastAPI:

@@ -9,6 +9,13 @@ request: a demotion or an archiving takes effect on the next request, and an
 archived staff member's sessions are refused (and swept). ``logout`` ends the
 session.
 
+``end_sessions`` ends every session of one staff member at once, by deleting their
+rows: the one way a session is taken away, used when the staff member is archived
+and when their password, role or warehouse scope changes (``tenancy/staff.py``),
+so that a token or a browser signed in under the old password or the old rights
+is refused on its next request (401, or the sign-in page). The web cookie holds
+the same token, so both doors close together.
+
 Guessing is made expensive and uninformative:
 
 - an unknown email and a wrong password get the same 401 message after the same
@@ -48,7 +55,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tillbook.auth import roles
 from tillbook.auth.ratelimit import RateLimiter, retry_after
 from tillbook.db import Database
-from tillbook.errors import Forbidden, RateLimited, Unauthorized
+from tillbook.errors import Forbidden, RateLimited, Unauthorized, invalid
 from tillbook.kit import crypto
 from tillbook.models import AdminSession, User
 
@@ -168,7 +175,15 @@ async def _verify(password: str, stored: str) -> bool:
     return await asyncio.to_thread(crypto.verify_password, password, stored)
 
 
-async def _open_session(session: AsyncSession, company_id: int, user_id: int) -> AdminLogin:
+async def end_sessions(session: AsyncSession, user_id: int) -> None:
+    """End every session of the staff member ``user_id`` (their next request with an
+    old token or cookie is refused); in the caller's transaction."""
+    await session.execute(delete(AdminSession).where(AdminSession.user_id == user_id))
+
+
+async def open_session(session: AsyncSession, company_id: int, user_id: int) -> AdminLogin:
+    """A new session for a staff member already identified (a login, or a password
+    just changed by its owner, who stays signed in where they changed it)."""
     now = dt.datetime.now(dt.UTC)
     # Expired sessions of this user are swept on the way in.
     await session.execute(
@@ -232,7 +247,7 @@ async def login(
         # not reset the guessing at others).
         await limiter.limiter.clear(LOGIN_FAILURES, email_ident)
     user_id, company_id = matched
-    opened = await db.write(lambda s: _open_session(s, company_id, user_id))
+    opened = await db.write(lambda s: open_session(s, company_id, user_id))
     log.info("admin login: company %s user %s", company_id, user_id)
     return opened
 
@@ -252,6 +267,19 @@ async def check_reentry(limiter: RateLimiter, user_id: int) -> None:
 
 async def reentry_failed(limiter: RateLimiter, user_id: int) -> None:
     await limiter.limiter.hit(LOGIN_FAILURES, _reentry_ident(user_id))
+
+
+async def confirm_password(
+    db: Database, limiter: RateLimiter, user_id: int, password: str, field: str
+) -> None:
+    """The signed-in staff member's own password typed again before they change it:
+    throttled like ``check_reentry`` (a session left open cannot be used to guess
+    it), a wrong one is 422 on ``field``."""
+    await check_reentry(limiter, user_id)
+    stored = await db.read(lambda s: s.scalar(select(User.password_hash).where(User.id == user_id)))
+    if not await _verify(password, stored or DUMMY_HASH) or stored is None:
+        await reentry_failed(limiter, user_id)
+        raise invalid(field, "is not your current password")
 
 
 # Every back-office request runs this: the session and its staff member in one read.

@@ -28,14 +28,12 @@ PASSWORD_ENV = "TILLBOOK_STAFF_PASSWORD"
 ALL = Page(page=1, limit=1_000_000)
 
 
-def _password() -> str:
+def _password(prompt: str = "Password for the new staff member") -> str:
     given = os.environ.get(PASSWORD_ENV)
     if given:
         return given
     if sys.stdin.isatty():
-        entered: str = typer.prompt(
-            "Password for the new staff member", hide_input=True, confirmation_prompt=True
-        )
+        entered: str = typer.prompt(prompt, hide_input=True, confirmation_prompt=True)
         return entered
     line = sys.stdin.readline().rstrip("\r\n")
     if not line:
@@ -105,6 +103,31 @@ def staff_list(
             "archived" if s["archived_at"] else "active",
         )
     out.print(table)
+
+
+@staff_app.command("set-password")
+def staff_set_password(
+    company: CompanyOpt,
+    staff_id: Annotated[int, typer.Option("--id", help="Staff member id.")],
+    json_: JsonFlag = False,
+) -> None:
+    """Reset a staff member's password (from $TILLBOOK_STAFF_PASSWORD, a prompt or
+    standard input): every session of theirs ends at once."""
+    password = _password("New password")
+
+    async def work(session: AsyncSession) -> dict[str, Any]:
+        await check_scope(session, company)
+        user = await service.get_staff(session, company, staff_id)
+        user = await service.update_staff(
+            session, company, staff_id, user.version, actor_id=None, password=password
+        )
+        return {"company_id": company, **service.view(user)}
+
+    data = write(work)
+    if json_:
+        print_json(data)
+    else:
+        out.print(f"Password of staff member {data['id']} {data['name']!r} changed; signed out")
 
 
 @staff_app.command("archive")

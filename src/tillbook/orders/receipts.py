@@ -14,6 +14,8 @@ given is what it exceeds the cash tenders by.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -315,9 +317,39 @@ _PAGE = _ENV.from_string(
 )
 
 
+def _style(size: str) -> str:
+    roll = size == "80mm"
+    return (
+        f"@page {{ size: {'80mm auto' if roll else 'A4'}; margin: {'3mm' if roll else '15mm'}; }}\n"
+        f"body {{ font-family: {'monospace' if roll else 'sans-serif'}; "
+        f"font-size: {'11px' if roll else '13px'}; width: {'74mm' if roll else 'auto'}; "
+        "margin: 0 auto; color: #000; }\n"
+        "h1 { font-size: 1.3em; margin: 0; text-align: center; }\n"
+        ".c { text-align: center; } .r { text-align: right; } .pre { white-space: pre-line; }\n"
+        "table { width: 100%; border-collapse: collapse; } "
+        "td, th { padding: 2px 0; vertical-align: top; }\n"
+        "th { text-align: left; border-bottom: 1px solid #000; }\n"
+        ".total td { font-weight: bold; border-top: 1px solid #000; }\n"
+        ".qr { text-align: center; margin-top: 8px; }\n"
+        ".ref { font-size: 0.8em; word-break: break-all; }"
+    )
+
+
+# The receipt is one self-contained document (a till prints it, saves it or shows it
+# wherever it likes, without fetching anything from us), so its style is inline: one
+# fixed text per paper size, allowed by its hash in the service's
+# Content-Security-Policy (``api/security.py``), which allows no other inline style.
+STYLES = {size: _style(size) for size in ("80mm", "a4")}
+STYLE_HASHES = tuple(
+    "sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode()
+    for text in STYLES.values()
+)
+
+
 def html(receipt: Receipt, size: str) -> str:
     qr = segno.make(receipt.reference, error="m").svg_inline(scale=3 if size == "80mm" else 4)
-    return _PAGE.render(r=receipt, size=size, qr=Markup(qr))
+    style = Markup(STYLES["80mm" if size == "80mm" else "a4"])  # our text, never the user's
+    return _PAGE.render(r=receipt, size=size, qr=Markup(qr), style=style)
 
 
 async def render(

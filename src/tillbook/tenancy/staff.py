@@ -15,6 +15,11 @@ Rules kept here:
   two owners archiving each other at once cannot both succeed;
 - an archived staff member's sessions end with the archiving, and their login is
   refused from then on; the record stays (sales and audit events name them);
+- a new password, role or warehouse scope ends every session of the staff member
+  at once (``auth.admin.end_sessions``, as the archiving does): a token or a browser
+  signed in under the old password or the old rights must not keep working until
+  it expires. Someone changing their own password (``change_own_password``) gets a
+  fresh session for the browser they did it from; their other sessions end.
 - an owner acts for the whole company, so an owner has no warehouse.
 
 The users API keys created without ``--user`` act as (``role`` NULL, no email or
@@ -28,17 +33,17 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.audit.service import record
-from tillbook.auth import roles
+from tillbook.auth import admin, roles
 from tillbook.errors import Conflict, NotFound, Unprocessable, invalid
 from tillbook.kit import crypto, versions
 from tillbook.kit.bounds import text_problem
 from tillbook.kit.pagination import Page
 from tillbook.kit.text import quoted
-from tillbook.models import AdminSession, User, Warehouse
+from tillbook.models import User, Warehouse
 
 ENTITY = "staff"
 EMAIL_MAX = 200  # users.email is VARCHAR(200)
@@ -262,7 +267,9 @@ async def update_staff(
     password: str | None = None,
 ) -> User:
     """Change what is given (``warehouse_id=None`` clears the scope), based on
-    ``expected_version`` (412 when stale, 428 when None); the version grows by one."""
+    ``expected_version`` (412 when stale, 428 when None); the version grows by one.
+    A new password, role or scope ends all their sessions, the actor's own too
+    when they edit themselves (``change_own_password`` keeps one)."""
     user = await get_staff(session, company_id, staff_id, for_update=True)
     versions.expect(user.version, expected_version, f"staff member {staff_id}")
     before = _audited(user)
@@ -288,6 +295,9 @@ async def update_staff(
     if after == before and password is None:
         return user  # nothing changed: no new version, nothing to record
     user.version += 1
+    rights = ("role", "warehouse_id")
+    if password is not None or any(before[k] != after[k] for k in rights):
+        await admin.end_sessions(session, user.id)
     await session.flush()
     if password is not None:
         before, after = {**before, "password": None}, {**after, "password": "changed"}
@@ -316,7 +326,7 @@ async def archive_staff(
     before = _audited(user)
     user.archived_at = dt.datetime.now(dt.UTC)
     user.version += 1
-    await session.execute(delete(AdminSession).where(AdminSession.user_id == user.id))
+    await admin.end_sessions(session, user.id)
     await session.flush()
     await record(
         session,
@@ -329,6 +339,34 @@ async def archive_staff(
         after=_audited(user),
     )
     return user
+
+
+async def change_own_password(
+    session: AsyncSession, company_id: int, user_id: int, password: str
+) -> admin.AdminLogin:
+    """The signed-in staff member's new password (their current one is checked
+    before, by ``auth.admin.confirm_password``, which throttles guesses): every
+    session of theirs ends, and a new one is opened for the browser or client that
+    asked, which stays signed in. Audited like an owner's reset."""
+    user = await get_staff(session, company_id, user_id, for_update=True)
+    if user.archived_at is not None:
+        raise NotFound(f"staff member {user_id} not found")
+    user.password_hash = crypto.hash_password(check_password(password))
+    user.version += 1
+    await admin.end_sessions(session, user.id)
+    await session.flush()
+    audited = _audited(user)
+    await record(
+        session,
+        company_id=company_id,
+        actor_id=user.id,
+        action="updated",
+        entity_type=ENTITY,
+        entity_id=user.id,
+        before={**audited, "password": None},
+        after={**audited, "password": "changed"},
+    )
+    return await admin.open_session(session, company_id, user.id)
 
 
 async def acting_staff(

@@ -30,12 +30,13 @@ from tillbook.catalog import queries as catalog_queries
 from tillbook.catalog import reference
 from tillbook.catalog.reference_schemas import BrandIn, CategoryIn, TaxIn, UnitIn
 from tillbook.catalog.schemas import ProductIn, ProductPatch
-from tillbook.errors import TillbookError, ValidationFailed, invalid
+from tillbook.errors import RateLimited, TillbookError, ValidationFailed, invalid
 from tillbook.kit.bounds import query_text
 from tillbook.kit.pagination import Page as Paging
 from tillbook.kit.pagination import parse_page
 from tillbook.orders import queries as order_queries
 from tillbook.reports import dashboard
+from tillbook.tenancy import staff as staff_service
 from tillbook.unit import UnitOfWork
 from tillbook.web import session as web_session
 from tillbook.web.forms import submit, text, values
@@ -233,6 +234,40 @@ async def home(request: Request, ctx: Staff, db: DB) -> Response:
 @router.get("/account")
 async def account(request: Request, ctx: Staff) -> Response:
     return render(request, "account.html")
+
+
+@router.post("/account/password")
+async def account_password(request: Request, ctx: Staff, db: DB) -> Response:
+    """The signed-in staff member's new password, after their current one
+    (throttled like a login): every session of theirs ends
+    (``tenancy.staff.change_own_password``) and this browser gets the new one, so
+    it stays signed in. Not a one-time form: the new session's token must not be
+    kept in a replay record."""
+    form = await read_form(request)
+    current, new = form.get("current_password"), form.get("password")
+    try:
+        if not isinstance(current, str) or not current:
+            raise invalid("current_password", "enter your current password")
+        if not isinstance(new, str) or not new:
+            raise invalid("password", "enter a new password")
+        await admin.confirm_password(
+            db, request.app.state.ratelimiter, ctx.user_id, current, "current_password"
+        )
+        opened = await db.write(
+            lambda s: staff_service.change_own_password(s, ctx.company_id, ctx.user_id, new)
+        )
+    except ValidationFailed as exc:
+        return render(request, "account.html", status=422, errors=exc.errors)
+    except RateLimited as exc:
+        page = render(
+            request, "account.html", status=429, errors={"current_password": [exc.message]}
+        )
+        page.headers.update(exc.headers or {})
+        return page
+    moved = see_other("/account?saved=1")
+    ttl = int(admin.SESSION_TTL.total_seconds())
+    web_session.set_session_cookie(moved, request, opened.token, ttl)
+    return moved
 
 
 # --- catalog -------------------------------------------------------------------------

@@ -6,7 +6,8 @@ signed out. The page only turns its refusals into messages next to the fields:
 a rule's 422 names its field, a taken email (409) is shown under the email, the
 last-owner refusal above the form. An edit carries the version it was based on
 in a hidden field, so an edit over someone else's is refused (412) with the
-record as it is now."""
+record as it is now. A new password set here (a reset), a new role or a new
+branch signs the staff member out everywhere (the service ends their sessions)."""
 
 from __future__ import annotations
 
@@ -162,7 +163,10 @@ async def staff_edit(request: Request, staff_id: str, ctx: Owner, db: DB) -> Res
         "role": text(form, "role"),
         "warehouse_id": warehouse_id,  # empty: the whole company
     }
-    kept = values(form)
+    password = form.get("password")
+    if isinstance(password, str) and password:
+        changes["password"] = password  # a reset: their sessions end (the service)
+    kept = {k: v for k, v in values(form).items() if k != "password"}
     try:
         if errors:
             raise ValidationFailed(errors)
