@@ -22,7 +22,7 @@ import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import Any, Literal, get_args
 
 from sqlalchemy import and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -37,6 +37,9 @@ from tillbook.ledger.service import account_ids
 from tillbook.models import Account, JournalEntry, JournalLine, User
 from tillbook.reports.common import check_period, check_scope, iso
 
+# A ledger or statement as a page of JSON or the whole range as a CSV download.
+LedgerFormat = Literal["json", "csv"]
+FORMATS: tuple[str, ...] = get_args(LedgerFormat)
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
 CSV_PAGE = 1000
