@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
+from tests.factories import make_shop
 from tests.invariants import check_books
 from tests.test_admin_api import ADMIN, login
 from tests.test_rollups import activity
@@ -169,6 +170,56 @@ async def test_bad_ledger_requests(client, db, shop):
     assert r.status_code == 404
     r = await client.get(f"{ADMIN}/reports/statement?party_id=999999999", headers=auth)
     assert r.status_code == 404
+
+
+def _edit(cursor: str, **at: object) -> str:
+    """A cursor the report gave with fields of its position replaced (0: day,
+    1: entry, 2: line, 3: running balance, 4: closing balance), its signature kept."""
+    raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+    position = json.loads(raw[32:])
+    for index, value in at.items():
+        position[int(index[1:])] = value
+    edited = raw[:32] + json.dumps(position).encode()
+    return base64.urlsafe_b64encode(edited).decode().rstrip("=")
+
+
+async def test_a_ledger_cursor_is_read_back_only_as_given(client, db, shop):
+    await activity(client, shop)
+    other = await make_shop(db)
+    auth = await login(client, db, shop)
+    url = f"{ADMIN}/reports/ledger?account=11500&from=2024-01-01&limit=1"
+    r = await client.get(url, headers=auth)
+    cursor = r.json()["data"]["next_cursor"]
+    assert cursor
+    r = await client.get(f"{url}&cursor={cursor}", headers=auth)
+    assert r.status_code == 200 and r.json()["data"]["lines"]
+    statement = f"{ADMIN}/reports/statement?party_id={shop.customer_id}&limit=1"
+    theirs = (await client.get(statement, headers=auth)).json()["data"]["next_cursor"]
+    assert theirs
+
+    async def first_cursor(company_id: int, **kw: Any) -> str:
+        page = await db.read(lambda s: account_ledger_page(s, company_id, "11500", limit=1, **kw))
+        return str(page["next_cursor"])
+
+    refused = {
+        "running balance edited": _edit(cursor, p3="1000000.00"),
+        "closing balance edited": _edit(cursor, p4="0.00"),
+        "day ten years ahead": _edit(cursor, p0="2034-01-01"),
+        "line id edited": _edit(cursor, p2=1),
+        "truncated": cursor[:-2],
+        "a statement's": theirs,
+        "another range's": await first_cursor(shop.company_id, date_from=dt.date(2024, 2, 1)),
+        "another warehouse's": await first_cursor(shop.company_id, warehouse_id=shop.warehouse_id),
+    }
+    await activity(client, other)
+    refused["another company's"] = await first_cursor(other.company_id)
+    for case, forged in refused.items():
+        r = await client.get(f"{url}&cursor={forged}", headers=auth)
+        assert r.status_code == 422, (case, r.text)
+        assert list(r.json()["errors"]) == ["cursor"], (case, r.text)
+    # the statement refuses the ledger's cursor
+    r = await client.get(f"{statement}&cursor={cursor}", headers=auth)
+    assert r.status_code == 422 and list(r.json()["errors"]) == ["cursor"], r.text
 
 
 async def test_admin_ledger_pages_and_csv_download(client, db, shop):

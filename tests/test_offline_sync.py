@@ -142,6 +142,95 @@ async def test_bad_updated_since_and_cursor(
         assert field in r.json()["errors"], (path, r.text)
 
 
+def _edited(cursor: str, **fields: object) -> str:
+    """A cursor the service gave with fields of its position replaced, its
+    signature kept: what a till (or anyone) editing one would send."""
+    raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+    position = {**json.loads(raw[32:]), **fields}
+    edited = raw[:32] + json.dumps(position).encode()
+    return base64.urlsafe_b64encode(edited).decode().rstrip("=")
+
+
+async def _first_cursor(
+    client: httpx.AsyncClient, shop: Shop, path: str, headers: dict[str, str] | None = None
+) -> str:
+    r = await client.get(
+        path, params={"updated_since": EPOCH, "limit": 1}, headers=headers or shop.headers
+    )
+    assert r.status_code == 200, r.text
+    cursor = r.json()["data"]["next_cursor"]
+    assert cursor
+    return str(cursor)
+
+
+async def test_a_cursor_is_read_back_only_as_given(client: httpx.AsyncClient, db: Database) -> None:
+    shop, other = await make_shop(db), await make_shop(db)
+    cursor = await _first_cursor(client, shop, "/products")
+    # a real cursor pages on exactly: the walk is the plain list, each once
+    items, _ = await walk(client, shop, "/products", EPOCH, limit=1)
+    plain = (await client.get("/products", params={"limit": 100}, headers=shop.headers)).json()
+    assert sorted(i["id"] for i in items) == sorted(p["id"] for p in plain["data"]["data"])
+    assert len(items) == len({i["id"] for i in items})
+    r = await client.get("/products", params={"cursor": cursor, "limit": 1}, headers=shop.headers)
+    assert r.status_code == 200 and r.json()["data"]["data"][0]["id"] == items[1]["id"]
+
+    ten_years = (dt.datetime.now(dt.UTC) + dt.timedelta(days=3650)).isoformat()
+    refused = {
+        "time ten years ahead": _edited(cursor, t=ten_years),
+        "since moved ahead": _edited(cursor, u=ten_years, t=ten_years),
+        "id edited": _edited(cursor, i=items[0]["id"] + 1),
+        "walk start edited": _edited(cursor, s=EPOCH),
+        "truncated": cursor[:-3],
+        "a character changed": cursor[:10] + ("A" if cursor[10] != "A" else "B") + cursor[11:],
+        "another company's": await _first_cursor(client, other, "/products"),
+        "another feed's": await _first_cursor(client, shop, "/categories"),
+        "the signature alone": cursor[:43],
+    }
+    for case, forged in refused.items():
+        r = await client.get("/products", params={"cursor": forged}, headers=shop.headers)
+        assert r.status_code == 422, (case, r.text)
+        assert list(r.json()["errors"]) == ["cursor"], (case, r.text)
+    # a feed's cursor from a key of another warehouse (whose balances it served)
+    theirs = await _first_cursor(client, shop, "/customers", headers=shop.other_key.headers)
+    r = await client.get("/customers", params={"cursor": theirs}, headers=shop.headers)
+    assert r.status_code == 422 and list(r.json()["errors"]) == ["cursor"], r.text
+    # and every feed refuses a products cursor
+    for path in ("/categories", "/brands", "/customers", "/payment-modes", "/taxes"):
+        r = await client.get(path, params={"cursor": cursor}, headers=shop.headers)
+        assert r.status_code == 422 and "cursor" in r.json()["errors"], (path, r.text)
+
+
+async def test_an_unchanged_delta_is_a_304(client: httpx.AsyncClient, db: Database) -> None:
+    shop = await make_shop(db)
+    _, token = await walk(client, shop, "/products", EPOCH, limit=100)
+    for limit in (100, 1):  # one page, and the first of several (its cursor moves)
+        params = {"updated_since": token, "limit": limit}
+        first = await client.get("/products", params=params, headers=shop.headers)
+        assert first.status_code == 200, first.text
+        tag = first.headers["ETag"]
+        again = await client.get(
+            "/products", params=params, headers={**shop.headers, "If-None-Match": tag}
+        )
+        assert again.status_code == 304 and again.content == b"", (limit, again.text)
+    params = {"updated_since": token, "limit": 100}
+    first = await client.get("/products", params=params, headers=shop.headers)
+    await set_price(db, shop, "water", "1.15")
+    changed = await client.get(
+        "/products", params=params, headers={**shop.headers, "If-None-Match": first.headers["ETag"]}
+    )
+    assert changed.status_code == 200, changed.text
+    latest = {p["id"]: p for p in changed.json()["data"]["data"]}
+    assert latest[shop.products["water"]]["sales_price"] == 1.15
+    assert changed.headers["ETag"] != first.headers["ETag"]
+    for path in ("/categories", "/brands", "/customers", "/payment-modes", "/taxes"):
+        params = {"updated_since": EPOCH, "limit": 1}
+        first = await client.get(path, params=params, headers=shop.headers)
+        again = await client.get(
+            path, params=params, headers={**shop.headers, "If-None-Match": first.headers["ETag"]}
+        )
+        assert again.status_code == 304, path
+
+
 async def test_etag_and_304(client: httpx.AsyncClient, db: Database) -> None:
     shop = await make_shop(db)
     for path in ("/products", "/categories", "/brands", "/taxes", "/payment-modes", "/units"):

@@ -322,3 +322,178 @@ async def test_admin_answers_match_their_models(client, db, shop, doc) -> None:
     check("POST", "/logout", await client.post(f"{ADMIN}/logout", headers=h))
     seen.add("POST /api/v1/admin/login")  # login() above asserted its 200; shape below
     assert set(ADMIN_RESPONSES) == seen, sorted(set(ADMIN_RESPONSES) - seen)
+
+
+# --- the document says what the service does (issue 22, item 8) -------------------------
+
+ROOT = "http://testserver"
+# ``"`a` (...) or `b`"``: a description that offers a choice of values
+OFFERS = re.compile(r"`[^`]+`[^`]*\bor `[^`]+`")
+TOKEN = re.compile(r"`([A-Za-z0-9_]+)`")
+
+
+def _resolve(doc: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    while "$ref" in schema:
+        schema = doc["components"]["schemas"][schema["$ref"].rsplit("/", 1)[1]]
+    return schema
+
+
+def test_enums_are_the_codes_literals_and_descriptions_name_them(doc: dict[str, Any]) -> None:
+    """A query parameter from a fixed set is documented with the values the code
+    checks (its ``Literal``); no description offers values its enum lacks (a
+    description copied from another field, by name, fails here)."""
+    from typing import get_args
+
+    from tillbook.api.docs.fields import CHOICES
+
+    problems = []
+    for (path, name), choices in CHOICES.items():
+        found = [p for op in doc["paths"][path].values() for p in op.get("parameters", [])]
+        (param,) = [p for p in found if p["name"] == name and p["in"] == "query"]
+        if param["schema"].get("enum") != list(get_args(choices)):
+            problems.append(f"{path} {name}: enum {param['schema'].get('enum')}")
+    for key, op in operations(doc):
+        for param in op.get("parameters", []):
+            text, enum = param.get("description", ""), param["schema"].get("enum")
+            if enum is None and OFFERS.search(text):
+                problems.append(f"{key} {param['name']}: offers values but has no enum: {text}")
+            if enum is not None and not set(TOKEN.findall(text)) <= set(enum):
+                problems.append(f"{key} {param['name']}: {text!r} names values not in {enum}")
+    for name, schema in doc["components"]["schemas"].items():
+        for prop, sub in (schema.get("properties") or {}).items():
+            enum = sub.get("enum") if isinstance(sub, dict) else None
+            if enum is None:
+                continue
+            offered = set(TOKEN.findall(sub.get("description", "")))
+            if not offered <= {str(v) for v in enum}:
+                problems.append(f"{name}.{prop}: {sub.get('description')!r} vs enum {enum}")
+    assert not problems, "\n".join(problems)
+
+
+def test_every_request_example_is_parsed_by_its_endpoint(doc: dict[str, Any]) -> None:
+    """Each documented request body, parsed with the model its endpoint parses with."""
+    import json
+
+    from tillbook.api.body import BODY_MODELS, parse_bytes
+    from tillbook.errors import ValidationFailed
+
+    problems, parsed = [], 0
+    for key, op in operations(doc):
+        media = op.get("requestBody", {}).get("content", {}).get("application/json", {})
+        ref = media.get("schema", {}).get("$ref", "")
+        model = BODY_MODELS.get(ref.rsplit("/", 1)[-1])
+        if model is None or "example" not in media:
+            continue
+        try:
+            parse_bytes(json.dumps(media["example"]).encode(), model)
+            parsed += 1
+        except ValidationFailed as exc:
+            problems.append(f"{key}: {exc.errors}")
+    assert parsed > 20 and not problems, "\n".join(problems)
+
+
+async def _sale_and_return(client, shop) -> tuple[int, int]:
+    line = {"xid": shop.xid("apple"), "quantity": 1, "unit_price": "3.50"}
+    r = await client.post(
+        "/sales",
+        json={"user_id": shop.customer_id, "order_date": "2026-11-20", "product_items": [line]},
+        headers=shop.headers,
+    )
+    assert r.status_code == 200, r.text
+    sale = r.json()
+    r = await client.post(
+        "/sales-returns",
+        json={
+            "user_id": shop.customer_id,
+            "order_date": "2026-11-20",
+            "invoice_number": sale["invoice_number"],
+            "items": [{"product_id": shop.products["apple"], "quantity": 1, "unit_price": 3.5}],
+        },
+        headers=shop.headers,
+    )
+    assert r.status_code == 200, r.text
+    return sale["order_id"], r.json()["return_id"]
+
+
+async def test_documented_values_are_accepted(client, db, shop) -> None:
+    """GET /openapi.json walked: every enum value and example of a query parameter
+    is accepted by its route (no 422 naming it), and a value outside the enum is
+    refused by name: the documented set is what the code takes."""
+    live = (await client.get(f"{ROOT}/openapi.json")).json()
+    sale_id, return_id = await _sale_and_return(client, shop)
+    admin = await login(client, db, shop)
+    needs = {  # what else a route needs to answer
+        "/api/v1/admin/reports/ledger": {"account": "11101"},
+        "/api/v1/admin/reports/statement": {"party_id": str(shop.customer_id)},
+    }
+    ids = {"order_id": {"/sales/": sale_id, "/sales-returns/": return_id}}
+    checked = 0
+    for path, item in live["paths"].items():
+        for method, op in item.items():
+            if method != "get":
+                continue
+            url = ROOT + path
+            for name, by_prefix in ids.items():
+                for prefix, value in by_prefix.items():
+                    if "{" + name + "}" in url and prefix in path:
+                        url = url.replace("{" + name + "}", str(value))
+            if "{" in url:
+                continue
+            headers = admin if path.startswith("/api/v1/admin") else shop.headers
+            for param in op.get("parameters", []):
+                if param["in"] != "query":
+                    continue
+                values = list(param["schema"].get("enum", []))
+                values += [param[k] for k in ("example",) if k in param]
+                for value in values:
+                    query = {**needs.get(path, {}), param["name"]: value}
+                    r = await client.get(url, params=query, headers=headers)
+                    refused = r.status_code == 422 and param["name"] in r.json()["errors"]
+                    assert not refused, (path, param["name"], value, r.text)
+                    checked += 1
+                if "enum" in param["schema"]:
+                    query = {**needs.get(path, {}), param["name"]: "not-one-of-them"}
+                    r = await client.get(url, params=query, headers=headers)
+                    assert r.status_code == 422, (path, param["name"], r.text)
+                    assert param["name"] in r.json()["errors"], (path, r.text)
+    assert checked >= 20
+
+
+async def test_list_answers_have_their_documented_shape(client, db, shop) -> None:
+    """Each GET without a path parameter, called with the test shop: the answer's
+    ``data`` is an array where the document says array and a pagination envelope
+    where it says envelope, and a description promising an envelope documents one."""
+    live = (await client.get(f"{ROOT}/openapi.json")).json()
+    admin = await login(client, db, shop)
+    await _sale_and_return(client, shop)
+    r = await client.post("/shifts", json={"opening_float": "10.00"}, headers=shop.headers)
+    assert r.status_code == 200, r.text
+    shapes = 0
+    problems = []
+    for path, item in live["paths"].items():
+        op = item.get("get")
+        if op is None or "{" in path or not path.startswith("/api/v1/"):
+            continue
+        media = op["responses"].get("200", {}).get("content", {}).get("application/json")
+        if media is None:
+            continue
+        data = _resolve(live, media["schema"]).get("properties", {}).get("data")
+        if data is None:
+            continue
+        data = _resolve(live, data)
+        if "anyOf" in data:  # a list or its change feed: the plain list is the first
+            data = _resolve(live, data["anyOf"][0])
+        documented = "array" if data.get("type") == "array" else "object"
+        envelope = "current_page" in data.get("properties", {})
+        if "pagination envelope" in op.get("description", "") and not envelope:
+            problems.append(f"GET {path}: described as a pagination envelope, documented as not")
+        headers = admin if path.startswith("/api/v1/admin") else shop.headers
+        r = await client.get(ROOT + path, headers=headers)
+        if r.status_code != 200:
+            continue  # it needs a parameter the test does not guess
+        answer = r.json()["data"]
+        actual = "array" if isinstance(answer, list) else "object"
+        if actual != documented or (envelope and "current_page" not in answer):
+            problems.append(f"GET {path}: answers {actual}, documented {documented}")
+        shapes += 1
+    assert shapes >= 20 and not problems, "\n".join(problems)

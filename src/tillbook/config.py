@@ -6,6 +6,8 @@ One place so that the CLI, the API and the worker agree on every knob.
 from __future__ import annotations
 
 import base64
+import hashlib
+import hmac
 import logging
 import os
 import secrets
@@ -88,3 +90,16 @@ def master_key_bytes(settings: Settings) -> bytes:
 def master_key() -> bytes:
     """The master key of this process's settings, for ``kit.crypto``."""
     return master_key_bytes(get_settings())
+
+
+def cursor_key() -> bytes:
+    """The key that signs the cursors of paged reads (``kit.cursors``)."""
+    return derived_key(master_key(), "cursors/v1")
+
+
+@lru_cache(maxsize=8)
+def derived_key(master: bytes, purpose: str) -> bytes:
+    """A key for one purpose from the master key: HMAC-SHA256 of the purpose's name,
+    so a key used for one job reveals nothing of the master key or of other jobs'
+    keys, and rotating the master key rotates them all."""
+    return hmac.new(master, b"tillbook/" + purpose.encode(), hashlib.sha256).digest()

@@ -137,6 +137,9 @@ def errors_of_request(errors: Any) -> dict[str, list[str]]:
 
 REF_TEMPLATE = "#/components/schemas/{model}"
 BODY_SCHEMAS: dict[str, Any] = {}
+# The model each documented body is parsed with, by schema name: the document test
+# parses every request example with it, as the endpoint would.
+BODY_MODELS: dict[str, type[BaseModel]] = {}
 
 
 def openapi_body(model: type[BaseModel]) -> dict[str, Any]:
@@ -144,6 +147,7 @@ def openapi_body(model: type[BaseModel]) -> dict[str, Any]:
     schema = model.model_json_schema(ref_template=REF_TEMPLATE)
     BODY_SCHEMAS.update(schema.pop("$defs", {}))
     BODY_SCHEMAS[model.__name__] = schema
+    BODY_MODELS[model.__name__] = model
     return {
         "requestBody": {
             "required": True,

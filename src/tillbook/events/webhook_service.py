@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -24,7 +25,9 @@ from tillbook.kit import crypto
 from tillbook.models import DeliveryAttempt, OutboxEvent, Webhook, WebhookDelivery
 
 SECRET_CONTEXT = b"webhook-secret"
-DELIVERY_STATUSES = ("pending", "delivering", "retrying", "delivered", "dead")
+# A delivery's states, and the ``status`` filter of its list (documented from here).
+DeliveryStatus = Literal["pending", "delivering", "retrying", "delivered", "dead"]
+DELIVERY_STATUSES: tuple[str, ...] = get_args(DeliveryStatus)
 
 
 def new_secret() -> str:

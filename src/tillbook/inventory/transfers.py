@@ -34,7 +34,7 @@ from __future__ import annotations
 import datetime as dt
 from collections import defaultdict
 from decimal import Decimal
-from typing import Any
+from typing import Any, Literal, get_args
 
 from sqlalchemy import func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -65,7 +65,10 @@ from tillbook.models import (
 from tillbook.unit import UnitOfWork
 
 SOURCE = "stock_transfer"
-STATUSES = ("dispatched", "received", "cancelled")
+# The states a transfer is in, and the ``status`` filter of the list (the API
+# document's enum for it comes from here, ``api.docs.fields.CHOICES``).
+TransferStatus = Literal["dispatched", "received", "cancelled"]
+STATUSES: tuple[str, ...] = get_args(TransferStatus)
 
 
 def _utc_iso(value: dt.datetime | None) -> str | None:

@@ -15,12 +15,14 @@ commits, so a transaction still running when the walk began may commit rows date
 before the walk; the overlap (longer than any write transaction runs) makes the
 next delta serve them. A till may therefore see a record twice: it applies changes
 as upserts by id, so that is harmless.
+
+The cursor is signed (``kit.cursors``) for its feed, company and warehouse: a till
+that edits one (its time ten years ahead would answer "caught up" with nothing
+served) or sends another feed's is refused, not misled.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import datetime as dt
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -33,6 +35,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tillbook.errors import invalid
 from tillbook.kit import xid
 from tillbook.kit.bounds import query_value
+from tillbook.kit.cursors import Scope, peek
 from tillbook.kit.pagination import MAX_LIMIT, parse_int
 
 OVERLAP = dt.timedelta(seconds=60)
@@ -43,10 +46,12 @@ EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 @dataclass(frozen=True)
 class Walk:
     """A change-feed request: changes at or after ``since``, after the (time, id)
-    ``after`` when paging on, in a walk that began at ``began``."""
+    ``after`` when paging on, in a walk that began at ``began``; its cursors are
+    signed for ``scope``."""
 
     since: dt.datetime
     limit: int
+    scope: Scope
     after: tuple[dt.datetime, int] | None = None
     began: dt.datetime | None = None
 
@@ -75,10 +80,13 @@ def _parse_time(field: str, text: object) -> dt.datetime:
     return value
 
 
-def parse(updated_since: str | None, cursor: str | None, limit: str | None) -> Walk | None:
+def parse(
+    updated_since: str | None, cursor: str | None, limit: str | None, scope: Scope
+) -> Walk | None:
     """The walk a request asks for, or None for the plain list. A cursor carries the
-    walk's ``updated_since`` itself (one sent beside it is not read). ``limit`` is
-    checked either way: a list without pages refuses a bad one too."""
+    walk's ``updated_since`` itself (one sent beside it is not read) and must have
+    been issued for ``scope``. ``limit`` is checked either way: a list without pages
+    refuses a bad one too."""
     since_text = query_value("updated_since", updated_since)
     cursor_text = query_value("cursor", cursor)
     n = parse_int("limit", limit, DEFAULT_LIMIT)
@@ -88,30 +96,42 @@ def parse(updated_since: str | None, cursor: str | None, limit: str | None) -> W
     if since_text is None and cursor_text is None:
         return None
     if cursor_text is not None:
+        position = scope.open(cursor_text)
         try:
-            raw = orjson.loads(
-                base64.urlsafe_b64decode(cursor_text + "=" * (-len(cursor_text) % 4))
-            )
+            raw = orjson.loads(position)
             row_id = raw["i"]
-            # an id the database can compare (a BIGINT); a cursor this service gave
-            # holds one, a forged one may hold anything
+            # checked still, though signed: a key that signed a bad one (a bug, a
+            # leaked key) must not turn into a 500
             if type(row_id) is not int or not 0 <= row_id < 2**63:
                 raise ValueError(row_id)
             return Walk(
                 since=_parse_time("cursor", raw["u"]),
                 limit=n,
+                scope=scope,
                 after=(_parse_time("cursor", raw["t"]), row_id),
                 began=_parse_time("cursor", raw["s"]),
             )
-        except (ValueError, KeyError, TypeError, binascii.Error, orjson.JSONDecodeError):
+        except (ValueError, KeyError, TypeError, orjson.JSONDecodeError):
             raise invalid("cursor", "is not a cursor this service gave") from None
     assert since_text is not None
-    return Walk(since=_parse_time("updated_since", since_text), limit=n)
+    return Walk(since=_parse_time("updated_since", since_text), limit=n, scope=scope)
 
 
 def _cursor(walk: Walk, changed: dt.datetime, row_id: int, began: dt.datetime) -> str:
     raw = orjson.dumps({"u": iso(walk.since), "t": iso(changed), "i": row_id, "s": iso(began)})
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    return walk.scope.seal(raw)
+
+
+def tag_basis(page: dict[str, Any]) -> dict[str, Any]:
+    """What an ETag of a feed page covers: all of it but what moves with the clock
+    (``sync_token``, and the walk's start inside ``next_cursor``). Polled again with
+    nothing changed, a page has the same basis, so ``If-None-Match`` answers 304;
+    the till keeps its earlier token and cursor, which page the same records."""
+    basis = {k: v for k, v in page.items() if k != "sync_token"}
+    if page.get("next_cursor") is not None:
+        position = orjson.loads(peek(page["next_cursor"]))
+        basis["next_cursor"] = {k: v for k, v in position.items() if k != "s"}
+    return basis
 
 
 def _bound(session: AsyncSession, value: dt.datetime) -> Any:

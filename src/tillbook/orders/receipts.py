@@ -21,6 +21,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from decimal import Decimal
 from importlib import resources
+from typing import Literal, get_args
 
 import segno
 from jinja2 import Environment, select_autoescape
@@ -47,8 +48,14 @@ from tillbook.models import (
 from tillbook.orders import lookup
 
 TITLES = {"sales": "Sale receipt", "sales-returns": "Return receipt"}
-WIDTHS = (42, 48)
-SIZES = ("80mm", "a4")
+# What the query accepts (``format``, ``size``, ``width``); the API document's
+# enums come from these (``api.docs.fields.CHOICES``).
+ReceiptFormat = Literal["html", "text"]
+ReceiptSize = Literal["80mm", "a4"]
+ReceiptWidth = Literal["42", "48"]
+FORMATS: tuple[str, ...] = get_args(ReceiptFormat)
+SIZES: tuple[str, ...] = get_args(ReceiptSize)
+WIDTHS = tuple(int(w) for w in get_args(ReceiptWidth))
 
 
 @dataclass
@@ -89,7 +96,7 @@ def parse_options(
 ) -> tuple[str, str, int, Decimal | None]:
     """The query parameters, each refused by name (DESIGN.md §12)."""
     fmt = (query_value("format", fmt) or "html").lower()
-    if fmt not in ("html", "text"):
+    if fmt not in FORMATS:
         raise invalid("format", "must be html or text")
     size = (query_value("size", size) or "80mm").lower()
     if size not in SIZES:

@@ -7,14 +7,14 @@ closed months and the lines of the rest (``ledger.rollups``), so neither reads
 history line by line; a page reads its own lines from the entries of its dates
 (index ``ix_journal_entries_company_date``). The cursor carries the position, the
 running balance after it and the closing balance, so later pages read only their
-lines. ``csv_rows`` walks every page and yields CSV text as it goes, in constant
+lines. The cursor is signed (``kit.cursors``) for its ledger or statement, company,
+warehouse and range: a client that edited the running balance would be shown books
+that are not the books. ``csv_rows`` walks every page and yields CSV text as it goes, in constant
 memory, for a download.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import csv
 import datetime as dt
 import io
@@ -22,19 +22,24 @@ import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import Any, Literal, get_args
 
 from sqlalchemy import and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tillbook.config import cursor_key
 from tillbook.errors import NotFound, invalid
 from tillbook.kit.bounds import MONEY
+from tillbook.kit.cursors import Scope
 from tillbook.kit.money import ZERO, money_str, to_money
 from tillbook.ledger import chart, rollups
 from tillbook.ledger.service import account_ids
 from tillbook.models import Account, JournalEntry, JournalLine, User
 from tillbook.reports.common import check_period, check_scope, iso
 
+# A ledger or statement as a page of JSON or the whole range as a CSV download.
+LedgerFormat = Literal["json", "csv"]
+FORMATS: tuple[str, ...] = get_args(LedgerFormat)
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
 CSV_PAGE = 1000
@@ -64,7 +69,7 @@ class Cursor:
     running: Decimal
     closing: Decimal
 
-    def encode(self) -> str:
+    def encode(self, scope: Scope) -> str:
         raw = json.dumps(
             [
                 self.day.isoformat(),
@@ -74,17 +79,15 @@ class Cursor:
                 str(self.closing),
             ]
         )
-        return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+        return scope.seal(raw.encode())
 
     @staticmethod
-    def decode(text: str, field: str = "cursor") -> Cursor:
+    def decode(text: str, scope: Scope, field: str = "cursor") -> Cursor:
+        position = scope.open(text, field)
         try:
-            padded = text + "=" * (-len(text) % 4)
-            day, entry_id, line_id, running, closing = json.loads(
-                base64.urlsafe_b64decode(padded.encode("ascii"))
-            )
+            day, entry_id, line_id, running, closing = json.loads(position)
             # A cursor this report gave holds BIGINT ids and balances the books can
-            # hold; a forged one may hold anything (2**70, Infinity, NaN).
+            # hold; checked though signed, so a bad one is never a 500.
             ids = (entry_id, line_id)
             if any(type(i) is not int or not 0 <= i < 2**63 for i in ids):
                 raise ValueError(ids)
@@ -97,7 +100,6 @@ class Cursor:
             TypeError,
             OverflowError,
             InvalidOperation,
-            binascii.Error,
             UnicodeError,
         ):
             raise invalid(field, "is not a cursor this report gave") from None
@@ -123,6 +125,14 @@ class _Scope:
     through: Callable[[dt.date | None], Awaitable[Decimal]]  # balance through a day
 
 
+def _signing(kind: str, *parts: int | str | dt.date | None) -> Scope:
+    """The scope a ledger's or statement's cursor is signed for: the report, what it
+    is of, the company, the warehouse and the range (the cursor carries the range's
+    closing balance)."""
+    texts = [p.isoformat() if isinstance(p, dt.date) else p for p in parts]
+    return Scope(cursor_key(), (kind, *texts))
+
+
 async def _page(
     session: AsyncSession,
     scope: _Scope,
@@ -131,6 +141,7 @@ async def _page(
     cursor: Cursor | None,
     limit: int,
     accounts: dict[int, str],
+    signing: Scope,
 ) -> dict[str, Any]:
     if cursor is None:
         opening = ZERO if date_from is None else await scope.opening(date_from)
@@ -209,7 +220,7 @@ async def _page(
         "opening_balance": None if opening is None else money_str(opening),
         "closing_balance": money_str(closing),
         "lines": lines,
-        "next_cursor": last.encode() if more and last is not None else None,
+        "next_cursor": last.encode(signing) if more and last is not None else None,
     }
 
 
@@ -262,10 +273,11 @@ async def account_ledger_page(
     await check_scope(session, company_id, warehouse_id)
     check_period(date_from, date_to)
     size = parse_limit(limit)
-    position = None if cursor is None else Cursor.decode(cursor)
+    signing = _signing("ledger", company_id, code, warehouse_id, date_from, date_to)
+    position = None if cursor is None else Cursor.decode(cursor, signing)
     account, scope = await _account_scope(session, company_id, code, warehouse_id)
     page = await _page(
-        session, scope, date_from, date_to, position, size, {account.id: account.code}
+        session, scope, date_from, date_to, position, size, {account.id: account.code}, signing
     )
     return {
         "company_id": company_id,
@@ -324,10 +336,13 @@ async def party_statement_page(
     await check_scope(session, company_id, warehouse_id)
     check_period(date_from, date_to)
     size = parse_limit(limit)
-    position = None if cursor is None else Cursor.decode(cursor)
+    signing = _signing("statement", company_id, party_id, warehouse_id, date_from, date_to)
+    position = None if cursor is None else Cursor.decode(cursor, signing)
     party, code, scope = await _party_scope(session, company_id, party_id, warehouse_id)
     ids = await account_ids(session, company_id, {code})
-    page = await _page(session, scope, date_from, date_to, position, size, {ids[code]: code})
+    page = await _page(
+        session, scope, date_from, date_to, position, size, {ids[code]: code}, signing
+    )
     return {
         "company_id": company_id,
         "party": {"id": party.id, "name": party.name, "type": party.user_type, "account": code},

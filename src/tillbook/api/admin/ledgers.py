@@ -21,6 +21,7 @@ from tillbook.kit.text import quoted
 from tillbook.reports import balance_sheet, periods, profit_loss
 from tillbook.reports.ledgers import (
     CSV_PAGE,
+    FORMATS,
     PageReader,
     account_ledger_page,
     csv_rows,
@@ -45,7 +46,7 @@ def _range(date_from: str | None, date_to: str | None) -> tuple[dt.date | None, 
 
 def _format(value: str | None) -> str:
     fmt = (value or "json").strip().lower()
-    if fmt not in ("json", "csv"):
+    if fmt not in FORMATS:
         raise invalid("format", f"must be json or csv (got {quoted(value or '')})")
     return fmt
 

@@ -3,7 +3,13 @@
 ``FIELDS`` maps a property (or parameter) name to its description and an example
 value; ``OVERRIDES`` maps ``(component schema name, property name)`` to the
 description where the name means something else there (``user_id`` is the
-customer of a sale, the supplier of a purchase, the party of a payment).
+customer of a sale, the supplier of a purchase, the party of a payment), and
+``PARAMETER_OVERRIDES`` does the same for a parameter of one path. A name shared by
+unrelated things (``status``, ``reason``, ``format``) gets a description on each
+schema or path, never one copied from elsewhere: ``CHOICES`` gives a query
+parameter that takes one of a fixed set its enum, from the ``Literal`` type the
+code checks it with, and the document test refuses a description naming values
+the enum does not hold.
 A description the model already carries (``Field(description=...)``) is kept
 (after the override's text, when there is one).
 
@@ -19,7 +25,12 @@ that unit: a box of 12). Dates are ``YYYY-MM-DD``; times ISO 8601 in UTC.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_args
+
+from tillbook.events.webhook_service import DeliveryStatus
+from tillbook.inventory.transfers import TransferStatus
+from tillbook.orders.receipts import ReceiptFormat, ReceiptSize, ReceiptWidth
+from tillbook.reports.ledgers import LedgerFormat
 
 MONEY = "a decimal string with two places"
 NUM_IN = "a JSON number or a decimal string"
@@ -239,7 +250,8 @@ FIELDS: dict[str, Entry] = {
     "quantity_short": e("units taken beyond what was on hand", 6),
     "changed": e("the fields of the category or brand that changed", []),
     "product_ids": e("the products the change touches", []),
-    "reason": e("what changed (`category.edited`, `brand.archived`…)", None),
+    "reason": e("why, in the words of who did it", None),
+    "timezone": e("the branch's IANA time zone", "Europe/Madrid"),
     # parameters
     "ref": e("an id or xid", "xIgUnTvy"),
     "user_id": e("the customer or supplier: id or xid", 2),
@@ -248,7 +260,6 @@ FIELDS: dict[str, Entry] = {
     "entity_type": e("the kind of record changed (`product`, `customer`, `staff`…)", "product"),
     "entity_id": e("the id of the record changed", 1),
     "cursor": e("`next_cursor` of the previous page: continues from there", None),
-    "format": e("`json` (default) or `csv` to stream the whole range as a download", "json"),
     "account": e("the ledger account code", "11101"),
     "provider": e("the terminal provider's xid (from `tillbook terminals add`)", "xIgUnTvy"),
     "record_id": e("the record's id", 1),
@@ -301,6 +312,17 @@ OVERRIDES: dict[tuple[str, str], str] = {
     ("ShiftExpected", "difference"): "counted minus expected (over is positive), "
     + MONEY
     + ", or null while open",
+    ("ShiftHead", "status"): "`open` or `closed`",
+    ("ShiftReport", "status"): "`open` (an X report) or `closed` (a Z report)",
+    ("ShiftCashIn", "reason"): "what the cash is for (a float top-up, milk, a bank drop)",
+    ("ShiftCashItem", "reason"): "what the cash was for, as the till sent it",
+    ("VoidIn", "reason"): "why the sale is voided (kept with the void and in the audit log)",
+    ("Transfer", "status"): "`dispatched` (in transit), `received` or `cancelled`",
+    ("Transfer", "reason"): "why less was received, or why it was cancelled, or null",
+    ("TransferReceiptIn", "reason"): "why less than was sent is received (broken, missing)",
+    ("TransferCancelIn", "reason"): "why the transfer is cancelled",
+    ("CallbackIn", "status"): "`confirmed` (the terminal took the money) or `failed`",
+    ("ProductEventData", "reason"): "what changed (`category.edited`, `brand.archived`…)",
     ("ShiftIn", "register"): "the till (register) to open the shift on (default `main`)",
     ("ShiftReport", "report"): "`X` (mid-shift, while open) or `Z` (closed)",
     ("ShiftReport", "sales"): "the sales made in the shift",
@@ -387,7 +409,18 @@ OVERRIDES.update(
     }
 )
 
+_RECEIPT_FORMAT = "`html` (default: a page to print) or `text` (plain text for ESC/POS printers)"
+_LEDGER_FORMAT = "`json` (default: a page) or `csv` to stream the whole range as a download"
+
 PARAMETER_OVERRIDES: dict[tuple[str, str], str] = {
+    ("/api/v1/public/sales/{order_id}/receipt", "format"): _RECEIPT_FORMAT,
+    ("/api/v1/public/sales-returns/{order_id}/receipt", "format"): _RECEIPT_FORMAT,
+    ("/api/v1/admin/reports/ledger", "format"): _LEDGER_FORMAT,
+    ("/api/v1/admin/reports/statement", "format"): _LEDGER_FORMAT,
+    ("/api/v1/public/stock-transfers", "status"): "only transfers in this state: "
+    "`dispatched`, `received` or `cancelled`",
+    ("/api/v1/admin/webhooks/deliveries", "status"): "only deliveries in this state: "
+    "`pending`, `delivering`, `retrying`, `delivered` or `dead`",
     ("/api/v1/public/sales/{order_id}/receipt", "size"): "`80mm` (a till roll) or `a4`, "
     "for `format=html`",
     ("/api/v1/public/sales/{order_id}/receipt", "width"): "characters per line, 42 or 48, "
@@ -399,6 +432,22 @@ PARAMETER_OVERRIDES: dict[tuple[str, str], str] = {
     ("/api/v1/public/sales-returns/{order_id}/receipt", "width"): "characters per line, 42 "
     "or 48, for `format=text`",
     ("/api/v1/admin/audit", "user_id"): "the staff member who made the change",
+}
+
+
+# Query parameters that take one of a fixed set, with the ``Literal`` type the code
+# checks them against: the document's enum is that type's values.
+CHOICES: dict[tuple[str, str], Any] = {
+    ("/api/v1/public/sales/{order_id}/receipt", "format"): ReceiptFormat,
+    ("/api/v1/public/sales/{order_id}/receipt", "size"): ReceiptSize,
+    ("/api/v1/public/sales/{order_id}/receipt", "width"): ReceiptWidth,
+    ("/api/v1/public/sales-returns/{order_id}/receipt", "format"): ReceiptFormat,
+    ("/api/v1/public/sales-returns/{order_id}/receipt", "size"): ReceiptSize,
+    ("/api/v1/public/sales-returns/{order_id}/receipt", "width"): ReceiptWidth,
+    ("/api/v1/public/stock-transfers", "status"): TransferStatus,
+    ("/api/v1/admin/webhooks/deliveries", "status"): DeliveryStatus,
+    ("/api/v1/admin/reports/ledger", "format"): LedgerFormat,
+    ("/api/v1/admin/reports/statement", "format"): LedgerFormat,
 }
 
 
@@ -437,6 +486,9 @@ def describe(doc: dict[str, Any]) -> None:
     for path, item in doc["paths"].items():
         for operation in item.values():
             for parameter in operation.get("parameters", []):
+                choices = CHOICES.get((path, parameter["name"]))
+                if choices is not None and parameter.get("in") == "query":
+                    parameter["schema"] = {"type": "string", "enum": list(get_args(choices))}
                 if not parameter.get("description"):
                     override = PARAMETER_OVERRIDES.get((path, parameter["name"]))
                     if override is not None:

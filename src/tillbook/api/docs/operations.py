@@ -519,7 +519,8 @@ OPERATIONS.update(
         ),
         f"GET {P}/shifts": op(
             "List shifts",
-            "The warehouse's shifts, newest first (spec pagination envelope), open and closed.",
+            "The warehouse's 50 latest shifts, open and closed, newest first: a plain array "
+            "in `data` (not paged).",
         ),
         f"POST {P}/shifts/{{shift_id}}/cash": op(
             "Pay cash in or out of the drawer",

@@ -10,12 +10,12 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response
 
+from tillbook.api import conditional
 from tillbook.api.conditional import CONDITIONAL, answer, list_or_feed
 from tillbook.api.deps import DB, CurrentKey
 from tillbook.api.public import openapi as r
 from tillbook.catalog import changes, queries
 from tillbook.errors import invalid
-from tillbook.kit import changes as feed
 from tillbook.kit.bounds import query_text, query_value, stored_length
 from tillbook.kit.pagination import parse_page
 from tillbook.kit.refs import ref_to_id
@@ -77,9 +77,11 @@ async def list_products(
 ) -> Response:
     """With ``updated_since`` or ``cursor``: the change feed of the warehouse's
     products (``kit.changes``; archived or deactivated ones as tombstones)."""
-    walk = feed.parse(updated_since, cursor, limit)
+    walk = conditional.feed_walk(key, "products", updated_since, cursor, limit)
     if walk is not None:
-        return answer(request, _ok(await db.read(lambda s: changes.products(s, key, walk))))
+        return conditional.feed_answer(
+            request, await db.read(lambda s: changes.products(s, key, walk))
+        )
     pg = parse_page(page, limit)
     text = _search(search)
     cat = _xid_filter("category_id", category_id)
@@ -113,7 +115,7 @@ async def list_categories(
     limit: str | None = None,
 ) -> Response:
     """The tree; with ``updated_since`` or ``cursor``, the flat change feed."""
-    walk = feed.parse(updated_since, cursor, limit)
+    walk = conditional.feed_walk(key, "categories", updated_since, cursor, limit)
     return await list_or_feed(
         request,
         db,
@@ -145,7 +147,7 @@ async def list_brands(
     cursor: str | None = None,
     limit: str | None = None,
 ) -> Response:
-    walk = feed.parse(updated_since, cursor, limit)
+    walk = conditional.feed_walk(key, "brands", updated_since, cursor, limit)
     return await list_or_feed(
         request,
         db,

@@ -7,13 +7,13 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response
 
+from tillbook.api import conditional
 from tillbook.api.body import parse_body
 from tillbook.api.conditional import CONDITIONAL, answer
 from tillbook.api.deps import DB, CurrentKey
 from tillbook.api.idempotent import run_write
 from tillbook.api.public import openapi as r
 from tillbook.api.responses import JSON
-from tillbook.kit import changes as feed
 from tillbook.kit.bounds import query_text, stored_length
 from tillbook.kit.pagination import parse_page
 from tillbook.models import User
@@ -53,10 +53,10 @@ async def list_customers(
 ) -> Response:
     """With ``updated_since`` or ``cursor``: the change feed (``kit.changes``; a
     balance moving is a change, archived customers are tombstones)."""
-    walk = feed.parse(updated_since, cursor, limit)
+    walk = conditional.feed_walk(key, "customers", updated_since, cursor, limit)
     if walk is not None:
         data = await db.read(lambda s: queries.customer_changes(s, key, walk))
-        return answer(request, {"status": "success", "data": data})
+        return conditional.feed_answer(request, data)
     return answer(request, await _list(key, db, "customer", page, limit, search))
 
 

@@ -7,12 +7,12 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response
 
+from tillbook.api import conditional
 from tillbook.api.conditional import CONDITIONAL, answer, list_or_feed
 from tillbook.api.deps import DB, CurrentKey
 from tillbook.api.public import openapi as r
 from tillbook.catalog import changes
 from tillbook.catalog import queries as catalog
-from tillbook.kit import changes as feed
 from tillbook.payments import reference as payments
 
 router = APIRouter(tags=["reference"])
@@ -32,7 +32,7 @@ async def list_payment_modes(
     limit: str | None = None,
 ) -> Response:
     """With ``updated_since`` or ``cursor``: the change feed (``kit.changes``)."""
-    walk = feed.parse(updated_since, cursor, limit)
+    walk = conditional.feed_walk(key, "payment-modes", updated_since, cursor, limit)
     return await list_or_feed(
         request,
         db,
@@ -56,7 +56,7 @@ async def list_taxes(
     limit: str | None = None,
 ) -> Response:
     """With ``updated_since`` or ``cursor``: the change feed (``kit.changes``)."""
-    walk = feed.parse(updated_since, cursor, limit)
+    walk = conditional.feed_walk(key, "taxes", updated_since, cursor, limit)
     return await list_or_feed(
         request,
         db,
