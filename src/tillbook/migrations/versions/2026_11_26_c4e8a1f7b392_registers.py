@@ -61,19 +61,18 @@ def upgrade() -> None:
     )
     op.create_index(op.f("ix_registers_company_id"), "registers", ["company_id"])
     op.create_index(op.f("ix_registers_warehouse_id"), "registers", ["warehouse_id"])
-    with op.batch_alter_table("users") as batch:
-        batch.add_column(sa.Column("pin_hash", sa.String(200), nullable=True))
-    with op.batch_alter_table("shifts") as batch:
-        batch.add_column(sa.Column("reference", sa.String(50), nullable=True))
+    op.add_column("users", sa.Column("pin_hash", sa.String(200), nullable=True))
+    op.add_column("shifts", sa.Column("reference", sa.String(50), nullable=True))
     op.create_index("uq_shifts_wh_reference", "shifts", ["warehouse_id", "reference"], unique=True)
 
 
 def downgrade() -> None:
+    # Plain ALTER TABLE … DROP COLUMN (SQLite 3.35+): a batch copy of the table would
+    # lose the expression and partial indexes it cannot reflect (uq_users_staff_email,
+    # uq_shifts_open_register).
     op.drop_index("uq_shifts_wh_reference", table_name="shifts")
-    with op.batch_alter_table("shifts") as batch:
-        batch.drop_column("reference")
-    with op.batch_alter_table("users") as batch:
-        batch.drop_column("pin_hash")
+    op.drop_column("shifts", "reference")
+    op.drop_column("users", "pin_hash")
     op.drop_index(op.f("ix_registers_warehouse_id"), table_name="registers")
     op.drop_index(op.f("ix_registers_company_id"), table_name="registers")
     op.drop_table("registers")
