@@ -131,6 +131,7 @@ NAV: tuple[tuple[str, str, str, str | None], ...] = (
     ("Settings", "Payment modes", "/settings/payment-modes", "settings.write"),
     ("Settings", "Expense categories", "/settings/expense-categories", "settings.write"),
     ("Settings", "API keys", "/settings/keys", "keys.manage"),
+    ("Settings", "Registers", "/settings/registers", "registers.manage"),
     ("Settings", "Webhooks", "/settings/webhooks", "webhooks.manage"),
 )
 GROUPS = ("", "Sell", "Buy", "Stock", "Money", "Reports", "Settings")
