@@ -19,6 +19,7 @@ from tillbook.web import (
     listings,
     pages,
     parties,
+    register,
     settings,
     staffing,
     stock,
@@ -46,6 +47,7 @@ def error_page(request: Request, exc: TillbookError, status: int | None = None) 
 # Every page's router, in the order they are matched (``pages`` last: its routes
 # are the most general); tests walk these to reach every page.
 ROUTERS = (
+    register.router,
     books.router,
     listings.router,
     settings.router,
