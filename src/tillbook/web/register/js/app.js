@@ -81,7 +81,9 @@ async function start() {
   if ("serviceWorker" in navigator) {
     navigator.serviceWorker.register("/register/sw.js", { scope: "/register" }).catch(() => {});
   }
-  scanner.listen(onScan);
+  // A scanner's keys come under 50 ms apart; a slow machine (or a slow scanner)
+  // may need more: the register's setting scan_gap_ms.
+  scanner.listen(onScan, { gap: (await db.config.get("scan_gap_ms")) || scanner.GAP });
   const credential = await db.config.get("credential");
   if (!credential) {
     show("screen-pair");
