@@ -315,9 +315,36 @@ async def test_admin_answers_match_their_models(client, db, shop, doc) -> None:
         await client.patch(f"{ADMIN}/staff/{sid}", json={"name": "Doc 2", "version": 1}, headers=h),
     )
     check(
+        "PUT",
+        "/staff/{staff_id}/pin",
+        await client.put(f"{ADMIN}/staff/{sid}/pin", json={"pin": "1234"}, headers=h),
+    )
+    check(
         "POST",
         "/staff/{staff_id}/archive",
         await client.post(f"{ADMIN}/staff/{sid}/archive", headers=h),
+    )
+    check("GET", "/registers/branches", await client.get(f"{ADMIN}/registers/branches", headers=h))
+    paired = check(
+        "POST",
+        "/registers",
+        await client.post(
+            f"{ADMIN}/registers", json={"warehouse_id": shop.warehouse_id, "name": "Doc"}, headers=h
+        ),
+    )["data"]
+    await client.post(
+        "/register/heartbeat",
+        json={"queued": 1, "attention": [{"key": "k", "kind": "sale", "reason": "no"}]},
+        headers={
+            "X-Service-Public-Key": paired["public_key"],
+            "X-Service-Secret-Key": paired["secret_key"],
+        },
+    )
+    check("GET", "/registers", await client.get(f"{ADMIN}/registers", headers=h))
+    check(
+        "POST",
+        "/registers/{register_id}/revoke",
+        await client.post(f"{ADMIN}/registers/{paired['id']}/revoke", headers=h),
     )
     check("POST", "/logout", await client.post(f"{ADMIN}/logout", headers=h))
     seen.add("POST /api/v1/admin/login")  # login() above asserted its 200; shape below

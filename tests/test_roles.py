@@ -30,6 +30,7 @@ EXPECTED = {
     "keys.manage": {"owner"},
     "webhooks.manage": {"owner"},
     "audit.read": {"owner", "accountant"},
+    "registers.manage": {"owner", "manager"},
     "books.close": {"owner", "accountant"},
     "books.reopen": {"owner"},
 }

@@ -134,6 +134,11 @@ def _token(request: Request, body_token: str | None = None) -> str | None:
     return token
 
 
+def idempotency_token(request: Request) -> str | None:
+    """The request's ``Idempotency-Key``, checked (422 when it cannot be stored)."""
+    return _token(request)
+
+
 async def run_write(
     request: Request,
     key: AuthContext,

@@ -26,6 +26,9 @@ class AuthContext:
     # False when the key lookup found the branch neither requiring a till shift nor
     # with one open: a sale then looks for none. True (look) when not known.
     shifts_in_play: bool = True
+    # The register this key is the credential of (``registers``), None for any other
+    # key: only a register may send an offline sale or call the register endpoints.
+    register_id: int | None = None
 
 
 async def acting_for(

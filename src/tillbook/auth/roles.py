@@ -8,7 +8,8 @@ Roles and what they are for:
 - ``manager``: runs a branch: the catalog and its listings, prices, stock,
   customers and suppliers (their credit and opening balances too), reads the
   books, and voids a mistaken sale of the branch (``sales.void``: it reverses the
-  sale's entry and refunds its tenders, so it is not a cashier's). Not staff, keys,
+  sale's entry and refunds its tenders, so it is not a cashier's), and pairs and
+  revokes the branch's registers (``registers.manage``). Not staff, keys,
   webhooks, company settings (taxes, payment modes, expense categories,
   warehouses: they change the books of every branch) nor the audit trail.
 - ``accountant``: reads the books, the audit trail and the catalog and parties;
@@ -67,6 +68,7 @@ PERMISSIONS: dict[str, str] = {
     "staff.manage": "create, edit and archive staff members",
     "keys.manage": "create, reveal, rotate and revoke API keys",
     "webhooks.manage": "read and change webhooks and their deliveries",
+    "registers.manage": "pair, list and revoke a branch's registers (DESIGN.md §15)",
     "audit.read": "read the audit trail",
     "books.close": "close the books through a day (month and year end)",
     "books.reopen": "reopen closed periods (an owner's decision: it changes final figures)",
@@ -75,7 +77,15 @@ PERMISSIONS: dict[str, str] = {
 # Permissions whose records belong to one warehouse: a scoped staff member holds
 # them for that warehouse only.
 WAREHOUSE_BOUND: frozenset[str] = frozenset(
-    {"books.read", "catalog.write", "prices.write", "stock.write", "sales.void", "audit.read"}
+    {
+        "books.read",
+        "catalog.write",
+        "prices.write",
+        "stock.write",
+        "sales.void",
+        "audit.read",
+        "registers.manage",
+    }
 )
 
 GRANTS: dict[str, frozenset[str]] = {
@@ -92,6 +102,7 @@ GRANTS: dict[str, frozenset[str]] = {
             "parties.credit",
             "stock.write",
             "sales.void",
+            "registers.manage",
         }
     ),
     ACCOUNTANT: frozenset(

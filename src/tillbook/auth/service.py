@@ -35,7 +35,7 @@ from tillbook.db import Database
 from tillbook.errors import Forbidden, Unauthorized
 from tillbook.kit import crypto
 from tillbook.kit.changes import utc
-from tillbook.models import ApiKey, Company, SeenSignature, Shift, User, Warehouse
+from tillbook.models import ApiKey, Company, Register, SeenSignature, Shift, User, Warehouse
 
 SIGNATURE_WINDOW_S = 300
 # Only a write changes anything when it is repeated; a read signed once may be
@@ -77,10 +77,12 @@ KEY_LOOKUP = (
         User.id.label("user_id"),
         User.name.label("user_name"),
         User.archived_at.label("user_archived_at"),
+        Register.id.label("register_id"),
     )
     .join(Company, Company.id == ApiKey.company_id)
     .join(Warehouse, Warehouse.id == ApiKey.warehouse_id)
     .join(User, User.id == ApiKey.user_id)
+    .outerjoin(Register, Register.key_id == ApiKey.id)
     .where(ApiKey.public_key == bindparam("public_key"))
 )
 
@@ -136,6 +138,7 @@ async def authenticate(
         allow_negative_stock=row["allow_negative_stock"],
         reference_version=row["reference_version"],
         shifts_in_play=bool(row["shifts_in_play"]),
+        register_id=row["register_id"],
     )
 
 

@@ -64,3 +64,39 @@ def verify_password(password: str, stored: str) -> bool:
     expected = base64.b64decode(digest_b64)
     actual = Scrypt(salt=salt, length=32, n=2**14, r=8, p=1).derive(password.encode())
     return hmac.compare_digest(actual, expected)
+
+
+# A register's PIN (DESIGN.md §15): checked on the device, offline, with WebCrypto,
+# which offers PBKDF2 and not scrypt; the parameters travel to the branch's
+# registers, so they are fixed here and written into every stored hash.
+PIN_ITERATIONS = 100_000
+PIN_SCHEME = "pbkdf2-sha256"
+
+
+def hash_pin(pin: str, *, iterations: int = PIN_ITERATIONS) -> str:
+    """``pbkdf2-sha256$<iterations>$<salt b64>$<hash b64>``: a 16-byte random salt,
+    32 bytes of PBKDF2-HMAC-SHA256."""
+    salt = os.urandom(16)
+    digest = hashlib.pbkdf2_hmac("sha256", pin.encode(), salt, iterations, 32)
+    return "$".join(
+        (
+            PIN_SCHEME,
+            str(iterations),
+            base64.b64encode(salt).decode(),
+            base64.b64encode(digest).decode(),
+        )
+    )
+
+
+def pin_parameters(stored: str) -> dict[str, object] | None:
+    """What a register needs to check a PIN offline (the algorithm, iterations, salt
+    and hash, base64), or None for a value that is no PIN hash."""
+    parts = stored.split("$")
+    if len(parts) != 4 or parts[0] != PIN_SCHEME or not parts[1].isdigit():
+        return None
+    return {
+        "algorithm": "PBKDF2-SHA256",
+        "iterations": int(parts[1]),
+        "salt": parts[2],
+        "hash": parts[3],
+    }

@@ -48,6 +48,7 @@ from tillbook.models.payments import (
     PriceAdjustmentBatch,
     PriceHistory,
 )
+from tillbook.models.registers import Register
 from tillbook.models.shifts import Shift, ShiftCash, ShiftCount
 from tillbook.models.tenancy import Company, User, Warehouse
 
@@ -83,6 +84,7 @@ __all__ = [
     "Product",
     "ProductBarcode",
     "ProductUnit",
+    "Register",
     "SeenSignature",
     "Shift",
     "ShiftCash",

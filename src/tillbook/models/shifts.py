@@ -35,6 +35,10 @@ class Shift(Base):
     notes: Mapped[str] = mapped_column(Text, default="")
     # The over/short entry of the close (None: nothing was over or short).
     journal_entry_id: Mapped[int | None] = mapped_column(BigId, nullable=True)
+    # The register's own name for the shift (``R1-S000007``), given when it was
+    # opened offline: unique per warehouse, so a repeated opening finds this one, and
+    # usable wherever the shift's id is.
+    reference: Mapped[str | None] = mapped_column(String(50), nullable=True)
 
 
 # One open shift per register of a warehouse: two tills opening the same register at
@@ -47,6 +51,8 @@ Index(
     sqlite_where=Shift.status == "open",
     postgresql_where=Shift.status == "open",
 )
+
+Index("uq_shifts_wh_reference", Shift.warehouse_id, Shift.reference, unique=True)
 
 
 class ShiftCash(Base):

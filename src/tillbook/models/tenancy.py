@@ -104,6 +104,11 @@ class User(Editable, Base):
     warehouse_id: Mapped[int | None] = mapped_column(
         BigId, ForeignKey("warehouses.id"), nullable=True
     )
+    # Staff only: the PIN they sell with at a register, as
+    # ``pbkdf2-sha256$<iterations>$<salt b64>$<hash b64>`` (``kit/crypto.py``): the
+    # register checks it offline, so its parameters are handed to the branch's
+    # registers; NULL: no PIN, not a cashier at a register.
+    pin_hash: Mapped[str | None] = mapped_column(String(200), nullable=True)
     created_at: Mapped[created]
 
 

@@ -13,6 +13,8 @@ from typing import Literal, TypeGuard
 from sqlalchemy import String, bindparam, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tillbook.auth.context import AuthContext
+from tillbook.errors import invalid
 from tillbook.kit.problems import Problems
 from tillbook.kit.refcache import ReferenceCache
 from tillbook.kit.refs import ref_to_id
@@ -308,3 +310,27 @@ async def unit_factors(
 
 
 __all__ = ["Mode", "TaxRate"]
+
+
+async def cashier(uow: UnitOfWork, key: AuthContext, named: RefValue | None) -> User:
+    """Who rang the sale (or return) up: the body's ``staff_member`` (a register
+    names its signed-in cashier), else the key's own staff member. The one named must be an
+    active staff member of the key's company who works in this branch (of it, or of
+    every branch); anyone else is a 422 naming ``staff_member``."""
+    if named is None:
+        return User(id=key.user_id, name=key.user_name)
+    wanted = ref_to_id(named)
+    user = await uow.session.get(User, wanted) if wanted is not None else None
+    if (
+        user is None
+        or user.company_id != key.company_id
+        or user.user_type != "staff"
+        or user.role is None
+        or user.archived_at is not None
+        or (user.warehouse_id is not None and user.warehouse_id != key.warehouse_id)
+    ):
+        raise invalid(
+            "staff_member",
+            f"no active staff member {named!r} who sells in this branch",
+        )
+    return user

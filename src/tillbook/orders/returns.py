@@ -424,6 +424,7 @@ async def create_return(
     problems = Problems()
     party_type = "customer" if sales else "supplier"
     party = await lookup.party(uow, key.company_id, body.user_id, party_type, "user_id", problems)
+    staff = await lookup.cashier(uow, key, body.staff_member)
     if not sales and body.all_payments:
         problems.add("all_payments", "refund tenders apply to sales returns only")
     modes = await lookup.payment_modes(
@@ -483,7 +484,7 @@ async def create_return(
         "order_date": body.order_date.date,
         "order_datetime": body.order_date.datetime,
         "user_id": party.id,
-        "staff_user_id": key.user_id,
+        "staff_user_id": staff.id,
         "original_order_id": original.id if original else None,
         "subtotal": subtotal,
         "tax_amount": tax_amount,
@@ -630,5 +631,5 @@ async def create_return(
             **common,
         )
     repo.number_order(uow, order.id, number, order.journal_entry_id)
-    await announce(uow, key, order, party, items, payments, ["return.created"])
+    await announce(uow, key, order, party, items, payments, ["return.created"], staff=staff)
     return return_response(order)

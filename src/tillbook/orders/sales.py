@@ -23,7 +23,7 @@ from tillbook.kit.money import ZERO, money_str, number, price_str
 from tillbook.ledger.parties import warehouse_balances
 from tillbook.ledger.service import post
 from tillbook.models import Order, OrderItem, User
-from tillbook.orders import numbering, shifts
+from tillbook.orders import lookup, numbering, shifts
 from tillbook.orders import repository as repo
 from tillbook.orders.intake import Intake, announce, existing_order, take_in
 from tillbook.orders.schemas import SaleIn
@@ -88,6 +88,16 @@ async def check_credit_limit(
         )
 
 
+def check_offline(key: AuthContext, body: SaleIn) -> None:
+    """``offline`` takes a sale below zero stock whatever the branch says: the goods
+    left the shop while a register could not ask. Only a register may say so."""
+    if body.offline and key.register_id is None:
+        raise invalid(
+            "offline",
+            "only a register's credential may send an offline sale; this key is no register's",
+        )
+
+
 @dataclass
 class PricedSale:
     """A sale's figures as the books will hold them: what ``POST /sales`` records and
@@ -104,6 +114,7 @@ async def price_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> PricedS
     """Price a sale body: its lines (units, taxes, discounts, rounding per line), its
     order discount and shipping, the client's totals and the tenders checked against
     them. Reads only: the preview runs it and writes nothing."""
+    check_offline(key, body)
     intake = await take_in(uow, key, body, party_type="customer", with_tax=True)
     lines = intake.lines
     subtotal = sum((line.net for line in lines), ZERO)
@@ -134,6 +145,7 @@ async def preview_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[
     body, recording nothing; refused for what would refuse the sale (its shift, the
     customer's credit limit) as well as for its lines."""
     priced = await price_sale(uow, key, body)
+    await lookup.cashier(uow, key, body.staff_member)
     await shifts.for_sale(uow, key, body.shift_id)
     await check_credit_limit(uow, key, priced.intake.party, priced.total - priced.paid)
     return {
@@ -180,14 +192,18 @@ async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[s
         priced.total,
         priced.paid,
     )
+    staff = await lookup.cashier(uow, key, body.staff_member)
     shift_id = await shifts.for_sale(uow, key, body.shift_id)
     await check_credit_limit(uow, key, customer, total - paid)
     taken = body.invoice_number or await numbering.take_before_plan(uow, key.warehouse_id, "sales")
+    # An offline sale (a register's, ``check_offline``) goes below zero like a sale
+    # in a branch that allows negative stock: a deficit layer and a discrepancy.
+    allow_negative = key.allow_negative_stock or body.offline
     allocations = await inventory.plan(
         uow,
         products,
         [(line.product.id, line.base_quantity, f"{line.field}.quantity") for line in lines],
-        allow_negative=key.allow_negative_stock,
+        allow_negative=allow_negative,
     )
 
     # The order is written now, numbered in the closing step below; its lines and
@@ -202,7 +218,7 @@ async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[s
         "order_date": body.order_date.date,
         "order_datetime": body.order_date.datetime,
         "user_id": customer.id,
-        "staff_user_id": key.user_id,
+        "staff_user_id": staff.id,
         "original_order_id": None,
         "subtotal": subtotal,
         "tax_amount": tax_amount,
@@ -286,13 +302,12 @@ async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[s
         reason="sale",
         source_type="sale",
         source_id=order.id,
-        allow_negative=key.allow_negative_stock,
+        allow_negative=allow_negative,
     )
 
     events = ["order.created", "sales.created"]
     if order.payment_status == "paid":
         events.append("order.paid")
-    staff = User(id=key.user_id, name=key.user_name)  # the key's user, as the events name it
     await announce(uow, key, order, customer, items, payments, events, staff=staff)
     for alloc in allocations:
         if alloc.shortfall:

@@ -21,6 +21,7 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     Field,
+    StrictBool,
     ValidationError,
     WithJsonSchema,
     model_validator,
@@ -156,6 +157,16 @@ class SaleIn(Strict):
         description="the open till shift the sale is made in; default: the warehouse's "
         "open shift (additive to the spec)",
     )
+    staff_member: Ref | None = Field(
+        default=None,
+        description="the cashier: a staff member of this branch; default: the key's own "
+        "staff member (additive to the spec)",
+    )
+    offline: StrictBool = Field(
+        default=False,
+        description="rung up by a register while offline: taken even below zero stock, "
+        "with a stock discrepancy alert; a register's credential only (additive)",
+    )
 
     @model_validator(mode="after")
     def _lines_within_bounds(self) -> SaleIn:
@@ -201,6 +212,11 @@ class ReturnIn(Strict):
         default=[], description="immediate refunds (sales returns only)"
     )
     unique_id: UniqueId | None = None
+    staff_member: Ref | None = Field(
+        default=None,
+        description="the cashier: a staff member of this branch; default: the key's own "
+        "staff member (additive to the spec)",
+    )
 
     @model_validator(mode="after")
     def _lines_within_bounds(self) -> ReturnIn:

@@ -35,18 +35,19 @@ SHIFT_ORDERS = QueuedUpdate(
 
 async def _open_shifts(
     uow: UnitOfWork, warehouse_id: int
-) -> tuple[bool, list[tuple[int, int | None]]]:
-    """The warehouse's ``require_shift`` and its open shifts (id, opened by): one read."""
+) -> tuple[bool, list[tuple[int, int | None, str | None]]]:
+    """The warehouse's ``require_shift`` and its open shifts (id, opened by,
+    register reference): one read."""
     rows = (
         await uow.session.execute(
-            select(Warehouse.require_shift, Shift.id, Shift.opened_by)
+            select(Warehouse.require_shift, Shift.id, Shift.opened_by, Shift.reference)
             .outerjoin(Shift, and_(Shift.warehouse_id == Warehouse.id, Shift.status == "open"))
             .where(Warehouse.id == warehouse_id)
             .order_by(Shift.id)
         )
     ).all()
     required = bool(rows[0][0]) if rows else False
-    return required, [(r[1], r[2]) for r in rows if r[1] is not None]
+    return required, [(r[1], r[2], r[3]) for r in rows if r[1] is not None]
 
 
 async def current(
@@ -59,24 +60,25 @@ async def current(
 ) -> int | None:
     """The open shift an order or payment of this request belongs to, or None.
 
-    ``ref``: the shift the request names (an unknown or closed one is a 422 naming
-    ``field``). ``for_sale``: the warehouse's ``require_shift`` applies. When the key
-    lookup saw no shift in play (``AuthContext.shifts_in_play``) and the request names
-    none, no statement is spent: a shift opened in the instant since is the next
-    request's."""
+    ``ref``: the shift the request names, by id, xid or a register's reference
+    (``R1-S000007``; an unknown or closed one is a 422 naming ``field``).
+    ``for_sale``: the warehouse's ``require_shift`` applies. When the key lookup saw
+    no shift in play (``AuthContext.shifts_in_play``) and the request names none, no
+    statement is spent: a shift opened in the instant since is the next request's."""
     if ref is None and not key.shifts_in_play:
         return None
     required, open_shifts = await _open_shifts(uow, key.warehouse_id)
     shift_id: int | None = None
     if ref is not None:
         wanted = ref_to_id(ref)
-        if wanted not in {s for s, _ in open_shifts}:
+        named = [s for s, _, reference in open_shifts if s == wanted or reference == ref]
+        if not named:
             raise invalid(field, f"no open shift {ref!r} in this warehouse")
-        shift_id = wanted
+        shift_id = named[0]
     elif len(open_shifts) == 1:
         shift_id = open_shifts[0][0]
     else:
-        mine = [s for s, opener in open_shifts if opener == key.user_id]
+        mine = [s for s, opener, _ in open_shifts if opener == key.user_id]
         shift_id = mine[-1] if mine else None
     if shift_id is None:
         if for_sale and required:

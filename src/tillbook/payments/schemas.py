@@ -62,6 +62,14 @@ Register = Annotated[
 ]
 
 
+# A register's own name for a shift it opened (``R1-S000007``): letters and digits
+# in parts joined by dashes. The dash keeps it apart from an id or an xid (neither has
+# one), so the one path parameter may name a shift either way.
+ShiftReference = Annotated[
+    StrictStr, Field(min_length=3, max_length=50, pattern=r"^[A-Za-z0-9]+(-[A-Za-z0-9]+)+$")
+]
+
+
 class ShiftIn(Strict):
     opening_float: Money = Decimal("0")
     # ``register`` on the wire; the attribute is named apart from BaseModel's own.
@@ -71,6 +79,12 @@ class ShiftIn(Strict):
     )
     notes: Note | None = None
     unique_id: UniqueId | None = None
+    reference: ShiftReference | None = Field(
+        default=None,
+        description="the register's own reference for the shift (R1-S000007), unique in "
+        "the branch: opening it again answers the shift already opened, and the "
+        "reference names the shift wherever its id does",
+    )
 
 
 class ShiftCashIn(Strict):

@@ -45,6 +45,7 @@ from tillbook.models import (
     OrderItem,
     Payment,
     PaymentMode,
+    Register,
     Shift,
     ShiftCash,
     ShiftCount,
@@ -57,13 +58,17 @@ from tillbook.unit import UnitOfWork
 
 
 async def _shift(session: AsyncSession, key: AuthContext, ref: str, *, lock: bool) -> Shift:
-    """The key's warehouse's shift ``ref`` (another warehouse's is not found)."""
+    """The key's warehouse's shift ``ref``: its id, xid or register reference
+    (``R1-S000007``; another warehouse's is not found)."""
     id_ = ref_to_id(ref)
+    query = select(Shift).where(
+        Shift.id == id_ if id_ is not None else Shift.reference == ref,
+        Shift.warehouse_id == key.warehouse_id,
+    )
+    if lock:
+        query = query.with_for_update()
     shift = None
-    if id_ is not None:
-        query = select(Shift).where(Shift.id == id_, Shift.warehouse_id == key.warehouse_id)
-        if lock:
-            query = query.with_for_update()
+    if id_ is not None or "-" in ref:
         shift = (await session.execute(query)).scalar_one_or_none()
     if shift is None:
         raise NotFound("shift not found")
@@ -87,19 +92,39 @@ async def open_shift(uow: UnitOfWork, key: AuthContext, body: ShiftIn) -> dict[s
         version=key.reference_version,
     )
     problems.raise_if_any()
+    if body.reference is not None:
+        # A register's opening sent again (its queue retried, or it was wiped): the
+        # shift it opened, whatever became of it since. Two at once: the unique
+        # reference makes the second run again and land here.
+        earlier = await session.scalar(
+            select(Shift).where(
+                Shift.warehouse_id == key.warehouse_id, Shift.reference == body.reference
+            )
+        )
+        if earlier is not None:
+            return {"status": "success", "data": await report(session, earlier)}
+    register = body.register_name
+    if key.register_id is not None and "register_name" not in body.model_fields_set:
+        # A paired register's drawer is its own (by prefix): two registers of one
+        # branch each hold an open shift.
+        register = (
+            await session.scalar(select(Register.prefix).where(Register.id == key.register_id))
+            or register
+        )
     taken = await session.scalar(
         select(Shift.id).where(
             Shift.warehouse_id == key.warehouse_id,
-            Shift.register == body.register_name,
+            Shift.register == register,
             Shift.status == "open",
         )
     )
     if taken is not None:
-        raise Conflict(f"register {body.register_name!r} already has an open shift ({taken})")
+        raise Conflict(f"register {register!r} already has an open shift ({taken})")
     shift = Shift(
         company_id=key.company_id,
         warehouse_id=key.warehouse_id,
-        register=body.register_name,
+        register=register,
+        reference=body.reference,
         status="open",
         cash_mode_id=modes[field].id,
         opening_float=body.opening_float,
@@ -379,6 +404,7 @@ def _head(shift: Shift) -> dict[str, Any]:
         "opened_at": iso(shift.opened_at),
         "closed_at": iso(shift.closed_at),
         "notes": shift.notes,
+        "reference": shift.reference,
     }
 
 

@@ -65,6 +65,7 @@ def view(user: User) -> dict[str, Any]:
         "role": user.role,
         "warehouse_id": user.warehouse_id,
         "can_log_in": user.password_hash is not None and user.archived_at is None,
+        "has_pin": user.pin_hash is not None,
         "version": user.version,
         "archived_at": _iso(user.archived_at),
         "created_at": _iso(user.created_at),
@@ -300,6 +301,51 @@ async def update_staff(
         entity_id=user.id,
         before=before,
         after=after,
+    )
+    return user
+
+
+PIN_MIN, PIN_MAX = 4, 8
+
+
+def check_pin(pin: str, field: str = "pin") -> str:
+    """4 to 8 ASCII digits (``isdigit`` alone takes "²" and Arabic-Indic digits,
+    which a register's keypad cannot type)."""
+    if not (pin.isascii() and pin.isdigit() and PIN_MIN <= len(pin) <= PIN_MAX):
+        raise invalid(field, f"must be {PIN_MIN} to {PIN_MAX} digits (0-9)")
+    return pin
+
+
+async def set_pin(
+    session: AsyncSession,
+    company_id: int,
+    staff_id: int,
+    pin: str | None,
+    *,
+    actor_id: int | None,
+) -> User:
+    """Set (or, with None, remove) the PIN a staff member sells with at a register.
+    Stored as a PBKDF2 hash (``kit/crypto.hash_pin``), since the branch's registers
+    check it offline; recorded as changed or removed, never the PIN. An archived
+    staff member gets no PIN (422)."""
+    user = await get_staff(session, company_id, staff_id, for_update=True)
+    if user.archived_at is not None:
+        raise Unprocessable(f"staff member {staff_id} is archived")
+    had = user.pin_hash is not None
+    user.pin_hash = crypto.hash_pin(check_pin(pin)) if pin is not None else None
+    if not had and pin is None:
+        return user
+    user.version += 1
+    await session.flush()
+    await record(
+        session,
+        company_id=company_id,
+        actor_id=actor_id,
+        action="updated",
+        entity_type=ENTITY,
+        entity_id=user.id,
+        before={"pin": "set" if had else None},
+        after={"pin": "changed" if pin is not None else None},
     )
     return user
 

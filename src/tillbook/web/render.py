@@ -122,6 +122,7 @@ NAV: tuple[tuple[str, str, str | None], ...] = (
     ("Reports", "/reports", "books.read"),
     ("Import", "/import", "catalog.write"),
     ("API keys", "/settings/keys", "keys.manage"),
+    ("Registers", "/settings/registers", "registers.manage"),
     ("Staff", "/settings/staff", "staff.manage"),
     ("Webhooks", "/settings/webhooks", "webhooks.manage"),
     ("Company", "/settings/company", "settings.write"),

@@ -215,3 +215,29 @@ async def staff_archive(request: Request, staff_id: str, ctx: Owner, db: DB) -> 
     except Unprocessable as exc:
         return await _member_page(request, ctx, db, sid, status=422, message=exc.message)
     return see_other(f"/settings/staff/{sid}")
+
+
+@router.post("/settings/staff/{staff_id}/pin")
+async def staff_pin(request: Request, staff_id: str, ctx: Owner, db: DB) -> Response:
+    """Set the PIN the staff member sells with at a register, or remove it
+    (``remove``); the PIN is never shown back, only whether one is set."""
+    sid = path_id(staff_id, "staff member")
+    form = await read_form(request)
+    raw = form.get("pin")
+    pin: str | None = raw if isinstance(raw, str) else ""
+    if text(form, "remove") == "1":
+        pin = None
+    try:
+
+        async def work(uow: UnitOfWork) -> dict[str, Any]:
+            user = await staff_service.set_pin(
+                uow.session, ctx.company_id, sid, pin, actor_id=ctx.user_id
+            )
+            return staff_service.view(user)
+
+        await submit(request, ctx, work)
+    except ValidationFailed as exc:
+        return await _member_page(request, ctx, db, sid, status=422, errors=exc.errors)
+    except Unprocessable as exc:
+        return await _member_page(request, ctx, db, sid, status=422, message=exc.message)
+    return see_other(f"/settings/staff/{sid}?saved=1")

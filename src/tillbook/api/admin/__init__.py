@@ -18,6 +18,7 @@ from tillbook.api.admin import (
     payment_modes,
     periods,
     products,
+    registers,
     reports,
     session,
     staff,
@@ -32,6 +33,7 @@ router.include_router(session.router)
 router.include_router(webhooks.router)
 router.include_router(reports.router)
 router.include_router(staff.router)
+router.include_router(registers.router)
 router.include_router(audit.router)
 router.include_router(ledgers.router)
 router.include_router(periods.router)

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tillbook.api.admin.deps import Allowed, path_id, require_json
+from tillbook.api.admin.deps import Allowed, CurrentAdmin, path_id, require_json
 from tillbook.api.admin.schemas import StaffIn, StaffPatch
 from tillbook.api.body import openapi_body, parse_body
 from tillbook.api.deps import DB
@@ -19,6 +19,7 @@ from tillbook.api.idempotent import run_admin_write
 from tillbook.api.responses import JSON
 from tillbook.auth.admin import AdminContext
 from tillbook.kit import pagination, versions
+from tillbook.registers.schemas import PinIn
 from tillbook.tenancy import staff as service
 
 router = APIRouter(prefix="/staff", tags=["admin: staff"])
@@ -111,3 +112,20 @@ async def archive_staff(request: Request, staff_id: str, ctx: Owner) -> JSON:
         return _answer(service.view(user))
 
     return await run_admin_write(request, ctx, write, headers=_etag)
+
+
+@router.put("/{staff_id}/pin", openapi_extra=openapi_body(PinIn))
+async def set_pin(request: Request, staff_id: str, ctx: CurrentAdmin, db: DB) -> JSON:
+    """The PIN a staff member sells with at a register (4 to 8 digits; null removes
+    it): set by an owner (``staff.manage``) or by the staff member themselves. The
+    answer says whether one is set, never the PIN."""
+    sid = path_id(staff_id, "staff member")
+    if sid != ctx.user_id:
+        ctx.require("staff.manage")
+    require_json(request)
+    body, _raw = await parse_body(request, PinIn)
+    user = await db.write(
+        lambda s: service.set_pin(s, ctx.company_id, sid, body.pin, actor_id=ctx.user_id)
+    )
+    answer = _answer(service.view(user))
+    return JSON(answer, headers=_etag(answer))

@@ -187,9 +187,50 @@ class StaffMember(_Shape):
     role: Literal["owner", "manager", "accountant", "cashier"]
     warehouse_id: int | None
     can_log_in: bool
+    has_pin: bool
     version: int
     archived_at: str | None
     created_at: str | None
+
+
+class RefusedWrite(_Shape):
+    key: str
+    kind: str
+    number: str | None
+    reason: str
+    at: str | None
+
+
+class AdminRegister(_Shape):
+    id: int
+    name: str
+    prefix: str
+    warehouse_id: int
+    warehouse_name: str
+    status: Literal["active", "revoked"]
+    created_at: str | None
+    last_seen_at: str | None
+    queued: int
+    attention: list[RefusedWrite]
+    revoked_at: str | None
+
+
+class RegisterCompany(_Shape):
+    id: int
+    name: str
+    base_currency: str
+    money_format: str
+
+
+class PairedRegister(AdminRegister):
+    public_key: str
+    secret_key: str | None
+    company: RegisterCompany
+
+
+class PairableBranch(_Shape):
+    id: int
+    name: str
 
 
 class StaffPage(AdminPage):
@@ -286,6 +327,14 @@ def _responses() -> dict[str, tuple[int, type[BaseModel]]]:
     out[f"GET {A}/staff/{{staff_id}}"] = (200, staff)
     out[f"PATCH {A}/staff/{{staff_id}}"] = (200, staff)
     out[f"POST {A}/staff/{{staff_id}}/archive"] = (200, staff)
+    out[f"PUT {A}/staff/{{staff_id}}/pin"] = (200, staff)
+    out[f"GET {A}/registers/branches"] = (200, _one("PairableBranches", list[PairableBranch]))  # type: ignore[arg-type]
+    out[f"GET {A}/registers"] = (200, _one("AdminRegisterList", list[AdminRegister]))  # type: ignore[arg-type]
+    out[f"POST {A}/registers"] = (201, _one("PairedRegisterAnswer", PairedRegister))
+    out[f"POST {A}/registers/{{register_id}}/revoke"] = (
+        200,
+        _one("AdminRegisterAnswer", AdminRegister),
+    )
     out[f"POST {A}/login"] = (200, LoginAnswer)
     out[f"POST {A}/logout"] = (200, LogoutAnswer)
     return out

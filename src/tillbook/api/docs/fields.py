@@ -278,7 +278,58 @@ FIELDS: dict[str, Entry] = {
     "If-Match": e('the version the edit is based on, as the ETag read (`"3"`)', '"1"'),
 }
 
+# The register (DESIGN.md §15).
+FIELDS.update(
+    {
+        "prefix": e("the register's prefix, the start of its invoice numbers", "R1"),
+        "warehouse_name": e("the branch's name", "Main street"),
+        "company_name": e("the company's name", "Corner Shop"),
+        "base_currency": e("the company's currency (ISO 4217)", "USD"),
+        "money_format": e("how the back office writes amounts", "1,234.56"),
+        "last_invoice_number": e(
+            "the highest invoice number of this register's prefix the server holds, or null",
+            "R1-000123",
+        ),
+        "open_shift": e("the register's open shift (id and reference), or null", None),
+        "may_refund_without_invoice": e(
+            "whether this cashier's PIN allows a return without an invoice (owner, manager)",
+            False,
+        ),
+        "pin": e("the PIN's PBKDF2 parameters (register cashiers), or the PIN to set", None),
+        "algorithm": e("always `PBKDF2-SHA256`", "PBKDF2-SHA256"),
+        "iterations": e("PBKDF2 iterations", 100000),
+        "salt": e("the salt, base64 (16 bytes)", "q1w2e3r4t5y6u7i8o9p0aa=="),
+        "hash": e("PBKDF2-HMAC-SHA256 of the PIN, base64 (32 bytes)", None),
+        "server_time": e("the server's clock (ISO 8601, UTC)", "2026-11-20T09:30:00Z"),
+        "queued": e("writes the register holds queued, not yet sent", 0),
+        "attention": e("writes the server refused, as the register keeps them", []),
+        "key": e("the refused write's Idempotency-Key", "register-R1-sale-000123"),
+        "kind": e("what the write was: `sale`, `return`, `shift`, `customer`…", "sale"),
+        "number": e("its invoice number or reference, or null", "R1-000123"),
+        "at": e("when it was refused (ISO 8601)", "2026-11-20T09:30:00Z"),
+        "register_id": e("the register's id", 1),
+        "last_seen_at": e("when the register last reported (ISO 8601, UTC), or null", None),
+        "revoked_at": e("when it was revoked (ISO 8601, UTC), or null while active", None),
+        "public_key": e("the register's public key (`X-Service-Public-Key`)", "pk_…"),
+        "secret_key": e(
+            "the register's secret key, shown in the pairing's answer only (null on a replay)",
+            "sk_…",
+        ),
+        "company": e("the company the register sells for", None),
+        "has_pin": e("whether the staff member has a register PIN", False),
+    }
+)
+
 OVERRIDES: dict[tuple[str, str], str] = {
+    ("Refused", "reason"): "why the server refused it, as its answer said",
+    ("ShiftIn", "reference"): "the register's own reference for the shift (R1-S000007), "
+    "unique in the branch: opening it again answers the shift already opened",
+    ("SaleIn", "staff_member"): "the cashier who rang it up: a staff member of this branch "
+    "(default: the key's own)",
+    ("ReturnIn", "staff_member"): "the cashier who took the return: a staff member of this "
+    "branch (default: the key's own)",
+    ("SaleIn", "offline"): "rung up by a register while offline: taken even below zero "
+    "stock, with a stock discrepancy alert; a register's credential only",
     # stock transfers
     ("Transfer", "from_warehouse"): "the branch that sent the stock",
     ("Transfer", "to_warehouse"): "the branch that receives it",

@@ -563,3 +563,56 @@ OPERATIONS.update(
 )
 OPERATIONS.update(_parties())
 OPERATIONS.update(_editable())
+OPERATIONS.update(
+    {
+        # --- the register (DESIGN.md §15): its own credential only ----------------------
+        f"GET {P}/register": op(
+            "The register itself",
+            "For a register's credential only (any other key: 403): its name, prefix and "
+            "branch, the branch's receipt texts, the highest invoice number of its prefix "
+            "the server holds (a wiped device starts after it) and its open shift.",
+        ),
+        f"GET {P}/register/cashiers": op(
+            "The register's cashiers",
+            "Staff who may sell at this register (active, of this branch or of every "
+            "branch, with a PIN), each with the PBKDF2-SHA256 parameters of their PIN "
+            "(iterations, base64 salt and 32-byte hash) that the register checks offline. "
+            "A register's credential only.",
+        ),
+        f"POST {P}/register/heartbeat": op(
+            "Register heartbeat",
+            "The register reports the writes it holds queued and the ones the server "
+            'refused (its "needs attention" list), shown in the back office\'s Settings → '
+            "Registers. The latest report replaces the one before. A register's credential "
+            "only.",
+        ),
+        # --- admin: registers -----------------------------------------------------------
+        f"GET {A}/registers/branches": op(
+            "Branches to pair a register to",
+            "Every active branch for an owner or an unscoped manager; a scoped manager's "
+            "own. `registers.manage`.",
+        ),
+        f"GET {A}/registers": op(
+            "List registers",
+            "The company's registers (a scoped manager: their branch's) with when each was "
+            "last seen, its writes queued and the writes refused it. `registers.manage`.",
+        ),
+        f"POST {A}/registers": op(
+            "Pair a register",
+            "A register for a branch, with its own API key (10000 requests a minute) and "
+            "the next prefix of the company (`R1`, `R2`, …, never reused). The secret key is "
+            "in this answer only: a replay of the same `Idempotency-Key` answers "
+            "`secret_key` null. Audited. `registers.manage` for that branch.",
+        ),
+        f"POST {A}/registers/{{register_id}}/revoke": op(
+            "Revoke a register",
+            "Its key stops at once: the device's next request is a 401. A second revoke "
+            "changes nothing. Audited. `registers.manage` for its branch.",
+        ),
+        f"PUT {A}/staff/{{staff_id}}/pin": op(
+            "Set a staff member's register PIN",
+            "4 to 8 digits (null removes it), stored as a salted PBKDF2 hash; never shown. "
+            "`staff.manage`, or the staff member themselves.",
+        ),
+    }
+)

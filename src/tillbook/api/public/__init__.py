@@ -9,6 +9,7 @@ from tillbook.api.public import (
     payments,
     purchases,
     reference,
+    registers,
     returns,
     sales,
     shifts,
@@ -28,3 +29,4 @@ router.include_router(returns.router)
 router.include_router(terminals.router)
 router.include_router(shifts.router)
 router.include_router(transfers.router)
+router.include_router(registers.router)

@@ -472,6 +472,7 @@ class ShiftHead(Shape):
     opened_at: dt.datetime
     closed_at: dt.datetime | None
     notes: str
+    reference: str | None = None
 
 
 class OrderFigures(Shape):
@@ -533,6 +534,60 @@ class ShiftResponse(Ok[ShiftReport]):
 
 
 class ShiftList(Ok[list[ShiftHead]]):
+    pass
+
+
+# --- registers ---------------------------------------------------------------------------
+
+
+class RegisterShift(Shape):
+    id: int
+    reference: str | None
+
+
+class RegisterDetails(Shape):
+    id: int
+    name: str
+    prefix: str
+    warehouse_id: int
+    warehouse_name: str
+    receipt_header: str | None
+    receipt_footer: str | None
+    company_name: str
+    base_currency: str
+    money_format: str
+    last_invoice_number: str | None
+    open_shift: RegisterShift | None
+
+
+class PinParameters(Shape):
+    algorithm: Literal["PBKDF2-SHA256"]
+    iterations: int
+    salt: str
+    hash: str
+
+
+class Cashier(Shape):
+    id: int
+    name: str
+    role: str
+    may_refund_without_invoice: bool
+    pin: PinParameters
+
+
+class HeartbeatAnswer(Shape):
+    server_time: str
+
+
+class RegisterResponse(Ok[RegisterDetails]):
+    pass
+
+
+class CashierList(Ok[list[Cashier]]):
+    pass
+
+
+class HeartbeatResponse(Ok[HeartbeatAnswer]):
     pass
 
 

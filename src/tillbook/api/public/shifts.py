@@ -16,7 +16,9 @@ from tillbook.payments import till
 from tillbook.payments.schemas import ShiftCashIn, ShiftCloseIn, ShiftIn
 
 router = APIRouter(tags=["shifts"])
-ShiftRef = Annotated[str, Path(description="the shift's id")]
+ShiftRef = Annotated[
+    str, Path(description="the shift's id, xid or register reference (R1-S000007)")
+]
 
 
 @router.post(

@@ -155,7 +155,8 @@ $("pair-login").addEventListener("submit", async (e) => {
     return;
   }
   pairToken = r.body.token;
-  const w = await api.admin("/warehouses", pairToken);
+  let w = await api.admin("/registers/branches", pairToken);
+  if (w.status === 404) w = await api.admin("/warehouses", pairToken);
   if (!w.ok) {
     $("pair-error").textContent = api.reason(w);
     return;
