@@ -443,3 +443,56 @@ async def test_totals_equal_the_preview_over_random_baskets(
                 ), (body, line, got)
             compared += 1
     assert compared >= 250, compared
+
+
+async def test_pair_in_the_browser_sell_and_be_revoked(
+    server: str,  # noqa: F811
+    db: Database,
+    tmp_path: Path,
+    pw: Any,
+) -> None:
+    from tests.web_helpers import OWNER_PASSWORD, owner_email
+
+    shop = await make_shop(db)
+    apple = await db.read(lambda s: s.get(Product, shop.products["apple"]))
+    email = await owner_email(db, shop)
+    context, page = await open_register(pw, tmp_path / "profile")
+    page.on("dialog", lambda d: d.accept())
+    await page.goto(f"{server}/register")
+    await page.get_by_label("Email").fill(email)
+    await page.get_by_label("Password").fill(OWNER_PASSWORD)
+    await page.get_by_role("button", name="Sign in").click()
+    await page.get_by_label("Branch").select_option(str(shop.warehouse_id))
+    await page.get_by_label("Register name").fill("Front till 1")
+    await page.get_by_role("button", name="Pair this register").click()
+    await page.locator("#screen-sell").wait_for(state="visible", timeout=30000)
+    await wait_synced(page)
+    reg = await page.evaluate("() => window.__register.state.register")
+    assert reg["register_api"] is True and reg["prefix"].startswith("R"), reg
+    prefix = reg["prefix"]
+    await page.locator("#search").click()
+    await page.locator("#search").fill(apple.item_code)
+    await page.locator("#search").press("Enter")
+    assert await pay_exact(page, "5.00") == f"{prefix}-000001"
+    await wait_queue_empty(page)
+    assert [o.invoice_number for o in await orders_of(db, shop, prefix)] == [f"{prefix}-000001"]
+
+    # The owner revokes it: its next write is refused and stays on the device.
+    async with httpx.AsyncClient(base_url=f"{server}/api/v1/admin") as http:
+        token = (
+            await http.post("/login", json={"email": email, "password": OWNER_PASSWORD})
+        ).json()["token"]
+        auth = {"Authorization": f"Bearer {token}", "Idempotency-Key": "revoke-1"}
+        r = await http.post(f"/registers/{reg['id']}/revoke", headers=auth, json={})
+        assert r.status_code == 200, r.text
+    await page.locator("#search").fill(apple.item_code)
+    await page.locator("#search").press("Enter")
+    await pay_exact(page, "5.00")
+    await page.evaluate("() => window.__register.flush()")
+    await page.wait_for_function(
+        "() => document.getElementById('net').textContent.startsWith('Refused')"
+    )
+    assert await queued(page) == 1
+    assert len(await orders_of(db, shop, prefix)) == 1
+    await check_books(db, shop.company_id)
+    await context.close()
