@@ -776,6 +776,7 @@ $("pay-account").addEventListener("click", async () => {
 });
 
 async function complete(onAccount) {
+  const started = performance.now();
   const t = cartTotals();
   if (!onAccount && left() > 0n) return;
   const customer = state.cart.customer || walkIn()?.id;
@@ -859,6 +860,7 @@ async function complete(onAccount) {
   renderCart();
   state.lastReceipt = built.receipt;
   printReceipt(built.receipt);
+  window.__lastTenderMs = performance.now() - started;
   flash(`Sale ${built.receipt.number} done${change ? ` · change ${fmt(change)}` : ""}`);
   window.__lastSale = built.receipt.number;
   renderStatus();
