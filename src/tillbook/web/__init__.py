@@ -19,6 +19,7 @@ from tillbook.web import (
     listings,
     pages,
     parties,
+    register,
     registers,
     settings,
     staffing,
@@ -49,6 +50,7 @@ def error_page(request: Request, exc: TillbookError, status: int | None = None) 
 # are the most general); tests walk these to reach every page.
 ROUTERS = (
     start.router,
+    register.router,
     books.router,
     listings.router,
     settings.router,

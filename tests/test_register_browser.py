@@ -1,0 +1,497 @@
+"""The register (DESIGN.md §15) in a real browser: Playwright driving the system's
+Chromium against ``tillbook serve`` in its own process, on the test database.
+
+The register is paired here with an ordinary API key of the branch (the pairing
+screen's "Use an API key"), which the register treats as a till without the
+register endpoints: no cashier on the sale, no ``offline`` flag. Selling, the
+scanner, the queue, offline and a browser restart, refusals and the totals are the
+same code either way.
+
+Skipped, with the reason, only when no Chromium executable is found."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import random
+from collections.abc import AsyncIterator
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import select
+
+from tests.factories import Shop, make_shop
+from tests.invariants import check_books
+from tests.test_web_browser import CHROMIUM, server  # noqa: F401  (the live server)
+from tillbook.catalog import service as catalog
+from tillbook.db import Database
+from tillbook.models import Order, Product
+
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None, reason="no Chromium executable (apt-get install -y chromium)"
+)
+ARGS = ["--no-sandbox"]
+D = Decimal
+
+
+@pytest.fixture
+async def pw() -> AsyncIterator[Any]:
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as p:
+        yield p
+
+
+async def open_register(pw: Any, profile: Path, **kw: Any) -> tuple[Any, Any]:
+    """A browser with its own profile on disk (IndexedDB and the service worker's
+    cache survive closing it), on /register."""
+    context = await pw.chromium.launch_persistent_context(
+        str(profile),
+        executable_path=CHROMIUM,
+        args=ARGS,
+        viewport=kw.pop("viewport", {"width": 1024, "height": 768}),
+        **kw,
+    )
+    page = context.pages[0] if context.pages else await context.new_page()
+    page.on("pageerror", lambda e: print("PAGEERROR", e))
+    return context, page
+
+
+async def pair_with_key(page: Any, server: str, shop: Shop, prefix: str = "T1") -> None:  # noqa: F811
+    await page.goto(f"{server}/register")
+    await page.get_by_text("Use an API key instead").click()
+    await page.get_by_label("Public key").fill(shop.key.public_key)
+    await page.get_by_label("Secret key").fill(shop.key.secret_key)
+    await page.get_by_label("Invoice prefix").fill(prefix)
+    await page.get_by_role("button", name="Use this key").click()
+    await page.locator("#screen-sell").wait_for(state="visible", timeout=30000)
+    await wait_synced(page)
+    # The test machine is shared and busy: Playwright's keys, 10 ms apart, reach the
+    # page up to ~100 ms apart under load. The register's own setting allows for it
+    # (a scanner's 50 ms is the default).
+    await page.evaluate(
+        "async () => { const db = await import('/register/js/db.js');"
+        " await db.config.set('scan_gap_ms', 150); }"
+    )
+    await page.reload()
+    await page.locator("#screen-sell").wait_for(state="visible", timeout=30000)
+
+
+async def wait_synced(page: Any) -> None:
+    await page.wait_for_function(
+        "() => document.getElementById('last-sync').textContent !== 'never'", timeout=30000
+    )
+
+
+async def scan(page: Any, code: str) -> None:
+    """A scanner: the characters 10 ms apart, then Enter."""
+    await page.keyboard.type(code, delay=10)
+    await page.keyboard.press("Enter")
+
+
+async def pay_exact(page: Any, amount: str | None = None) -> str:
+    await page.keyboard.press("F9")
+    box = page.locator("#pay-amount")
+    await box.wait_for(state="visible")
+    if amount is not None:
+        await box.fill(amount)
+    before = await page.evaluate("() => window.__lastSale || ''")
+    await box.press("Enter")
+    await page.wait_for_function(f"() => (window.__lastSale || '') !== {before!r}")
+    return str(await page.evaluate("() => window.__lastSale"))
+
+
+async def queued(page: Any) -> int:
+    return int(await page.locator("#queued").text_content() or "0")
+
+
+async def wait_queue_empty(page: Any, timeout: float = 60000) -> None:
+    await page.wait_for_function(
+        "() => document.getElementById('queued').textContent === '0'", timeout=timeout
+    )
+
+
+async def orders_of(db: Database, shop: Shop, prefix: str) -> list[Order]:
+    async def read(s: Any) -> list[Order]:
+        rows = await s.scalars(
+            select(Order)
+            .where(
+                Order.company_id == shop.company_id,
+                Order.order_type == "sales",
+                Order.invoice_number.like(f"{prefix}-%"),
+            )
+            .order_by(Order.id)
+        )
+        return list(rows)
+
+    result: list[Order] = await db.read(read)
+    return result
+
+
+async def test_sell_scan_cash_offline_restart_and_catch_up(
+    server: str,  # noqa: F811
+    db: Database,
+    tmp_path: Path,
+    pw: Any,
+) -> None:
+    shop = await make_shop(db)
+    apple = await db.read(lambda s: s.get(Product, shop.products["apple"]))
+    apple_code = apple.barcode
+    water = await db.read(lambda s: s.get(Product, shop.products["water"]))
+    profile = tmp_path / "profile"
+    context, page = await open_register(pw, profile)
+    page.on("dialog", lambda d: d.accept())
+    await pair_with_key(page, server, shop)
+    assert await page.locator("#net").text_content() == "Online"
+
+    # A scan while the focus is in the search box: a line, and nothing typed there.
+    await page.locator("#search").click()
+    await scan(page, apple_code)
+    await page.locator("#lines tr").first.wait_for()
+    assert await page.locator("#search").input_value() == ""
+    assert "Apple juice" in (await page.locator("#lines").text_content() or "")
+    assert await page.locator("#t-total").text_content() == "3.50"
+    # An unknown code says so, and adds nothing.
+    await scan(page, "999000111")
+    assert "Unknown code 999000111" in (await page.locator("#scan-message").text_content() or "")
+    assert await page.locator("#lines tr").count() == 1
+    # Typing (slowly) still types.
+    await page.locator("#search").press_sequentially("Still", delay=250)
+    assert await page.locator("#search").input_value() == "Still"
+    await page.locator("#search").fill("")
+
+    # Cash with change: 10.00 for 3.50.
+    number = await pay_exact(page, "10.00")
+    assert number == "T1-000001"
+    assert "change 6.50" in (await page.locator("#scan-message").text_content() or "")
+    assert "Change" in (await page.locator("#receipt").text_content() or "")
+    assert await page.evaluate("() => window.__printed") == 1
+    await wait_queue_empty(page)
+    first = await orders_of(db, shop, "T1")
+    assert [o.invoice_number for o in first] == ["T1-000001"]
+    assert first[0].total == D("3.50")
+
+    # Offline: the page reloads from the service worker's cache and sells twenty.
+    await context.set_offline(True)
+    await page.reload()
+    await page.locator("#screen-sell").wait_for(state="visible")
+    await page.wait_for_function("() => document.getElementById('net').textContent === 'Offline'")
+    for i in range(20):
+        await page.locator("#search").click()
+        await scan(page, water.item_code)
+        if i % 2:
+            await scan(page, water.item_code)  # two of them
+        n = await pay_exact(page)
+        assert n == f"T1-{i + 2:06d}"
+    assert await queued(page) == 20
+    assert len(await orders_of(db, shop, "T1")) == 1
+    await context.close()
+
+    # The browser restarts (same profile), back online: the queue posts, in order.
+    context, page = await open_register(pw, profile)
+    page.on("dialog", lambda d: d.accept())
+    await page.goto(f"{server}/register")
+    await page.locator("#screen-sell").wait_for(state="visible")
+    await wait_queue_empty(page)
+    orders = await orders_of(db, shop, "T1")
+    numbers = [o.invoice_number for o in orders]
+    assert numbers == [f"T1-{n:06d}" for n in range(1, 22)], numbers
+    assert [o.total for o in orders[1:]] == [
+        D("1.00") if i % 2 == 0 else D("2.00") for i in range(20)
+    ]
+    # Posting the queue again changes nothing (each write is done once its answer is stored).
+    await page.evaluate("() => window.__register.flush()")
+    assert len(await orders_of(db, shop, "T1")) == 21
+    await check_books(db, shop.company_id)
+    await context.close()
+
+
+async def test_a_refused_write_needs_attention_and_the_rest_go_on(
+    server: str,  # noqa: F811
+    db: Database,
+    tmp_path: Path,
+    pw: Any,
+) -> None:
+    shop = await make_shop(db)
+    tea = await db.read(lambda s: s.get(Product, shop.products["tea"]))
+    apple = await db.read(lambda s: s.get(Product, shop.products["apple"]))
+    context, page = await open_register(pw, tmp_path / "profile")
+    page.on("dialog", lambda d: d.accept())
+    await pair_with_key(page, server, shop, prefix="T7")
+    # Rare tea has no stock and the branch refuses negative stock: the server refuses.
+    await context.set_offline(True)
+    for code in (tea.item_code, apple.barcode):
+        await page.locator("#search").fill(code)
+        await page.locator("#search").press("Enter")
+        await pay_exact(page)
+    assert await queued(page) == 2
+    await context.set_offline(False)
+    await page.evaluate("() => window.__register.flush()")
+    await wait_queue_empty(page)
+    await page.locator("#attention-btn").wait_for(state="visible")
+    assert await page.locator("#attention-count").text_content() == "1"
+    await page.keyboard.press("Alt+n")
+    text = await page.locator("#attention").text_content() or ""
+    assert "T7-000001" in text and "stock" in text.lower(), text
+    assert [o.invoice_number for o in await orders_of(db, shop, "T7")] == ["T7-000002"]
+    await check_books(db, shop.company_id)
+    await context.close()
+
+
+def _pin_record(user_id: int, name: str, pin: str) -> dict[str, Any]:
+    salt = os.urandom(16)
+    digest = hashlib.pbkdf2_hmac("sha256", pin.encode(), salt, 100000, 32)
+    return {
+        "id": user_id,
+        "name": name,
+        "role": "cashier",
+        "may_refund_without_invoice": False,
+        "pin": {
+            "algorithm": "PBKDF2-SHA256",
+            "iterations": 100000,
+            "salt": base64.b64encode(salt).decode(),
+            "hash": base64.b64encode(digest).decode(),
+        },
+    }
+
+
+async def test_pin_sign_in_offline_locks_after_five_tries_and_keeps_the_cart(
+    server: str,  # noqa: F811
+    db: Database,
+    tmp_path: Path,
+    pw: Any,
+) -> None:
+    shop = await make_shop(db)
+    apple = await db.read(lambda s: s.get(Product, shop.products["apple"]))
+    context, page = await open_register(pw, tmp_path / "profile")
+    page.on("dialog", lambda d: d.accept())
+    await pair_with_key(page, server, shop)
+    # The cashiers' PIN hashes as the register endpoint serves them (contract).
+    cashiers = [_pin_record(901, "Cara", "4321"), _pin_record(902, "Dan", "1111")]
+    await page.evaluate(
+        "async (c) => { const db = await import('/register/js/db.js');"
+        " await db.apply('cashiers', c); }",
+        cashiers,
+    )
+    await context.set_offline(True)
+    await page.reload()
+    await page.locator("#screen-cashier").wait_for(state="visible")
+    await page.get_by_role("button", name="Dan").click()
+    for left in (4, 3, 2, 1):
+        await page.locator("#pin").fill("0000")
+        await page.get_by_role("button", name="Sign in").click()
+        await page.wait_for_function(
+            f"() => document.getElementById('pin-error').textContent.includes('{left} tr')"
+        )
+    await page.locator("#pin").fill("0000")
+    await page.get_by_role("button", name="Sign in").click()
+    await page.wait_for_function(
+        "() => document.getElementById('pin-error').textContent.includes('locked')"
+    )
+    # Locked: even the right PIN is refused now.
+    await page.locator("#pin").fill("1111")
+    await page.get_by_role("button", name="Sign in").click()
+    await page.wait_for_function(
+        "() => document.getElementById('pin-error').textContent.includes('locked')"
+    )
+    # Another cashier signs in; the cart survives a change of cashier.
+    await page.locator("#pin-cancel").click()
+    await page.get_by_role("button", name="Cara").click()
+    await page.locator("#pin").fill("4321")
+    await page.get_by_role("button", name="Sign in").click()
+    await page.locator("#screen-sell").wait_for(state="visible")
+    await page.wait_for_function(
+        "() => document.getElementById('cashier-name').textContent.includes('Cara')"
+    )
+    await page.locator("#search").click()
+    await scan(page, apple.barcode)
+    await page.keyboard.press("Alt+c")
+    await page.locator("#screen-cashier").wait_for(state="visible")
+    await page.get_by_role("button", name="Cara").click()
+    await page.locator("#pin").fill("4321")
+    await page.get_by_role("button", name="Sign in").click()
+    await page.locator("#screen-sell").wait_for(state="visible")
+    assert await page.locator("#lines tr").count() == 1
+    await context.close()
+
+
+async def test_the_shell_is_public_installable_and_strict(server: str) -> None:  # noqa: F811
+    async with httpx.AsyncClient(base_url=server) as http:
+        page = await http.get("/register")
+        assert page.status_code == 200
+        csp = page.headers["content-security-policy"]
+        assert "script-src 'self'" in csp and "style-src 'self'" in csp
+        assert "<script>" not in page.text and " style=" not in page.text
+        assert " on" not in page.text.replace(" one", "").split("<body")[1].split("=")[0]
+        manifest = (await http.get("/register/manifest.webmanifest")).json()
+        assert manifest["start_url"] == "/register" and manifest["display"] == "standalone"
+        assert (await http.get(manifest["icons"][0]["src"])).status_code == 200
+        sw = await http.get("/register/sw.js")
+        assert sw.headers["service-worker-allowed"] == "/register"
+        assert "__VERSION__" not in sw.text and "/register/js/app.js" in sw.text
+        assert (await http.get("/register/../app.py")).status_code == 404
+        assert (await http.get("/register/js/nothing.js")).status_code == 404
+
+
+# --- totals: the browser's arithmetic against POST /sales/preview -------------------
+
+
+def _basket(rng: random.Random, shop: Shop, taxes: list[int | None]) -> dict[str, Any]:
+    lines = []
+    for _ in range(rng.randint(1, 6)):
+        product = rng.choice(["apple", "water", "tea"])
+        scale = rng.choice([0, 1, 2, 4])
+        price = D(rng.randint(1, 2_000_000)) / D(10) ** scale / 100
+        price = price.quantize(D("0.0001"))
+        qty = D(rng.randint(1, 40000)) / D(10) ** rng.choice([0, 0, 1, 2, 4])
+        qty = max(qty.quantize(D("0.0001")), D("0.0001"))
+        line: dict[str, Any] = {
+            "xid": shop.xid(product),
+            "quantity": str(qty),
+            "unit_price": str(price),
+        }
+        if product == "water" and rng.random() < 0.3:
+            line["selected_unit_id"] = shop.box_unit_id
+            line["quantity"] = str(rng.randint(1, 5))
+        tax = rng.choice(taxes)
+        if tax is not None:
+            line["tax_id"] = tax
+        if rng.random() < 0.5:
+            rate = D(rng.randint(0, 1000000)) / D(10) ** rng.choice([4, 2, 0]) / 100
+            line["discount_rate"] = str(min(rate, D(100)).quantize(D("0.0001")))
+        lines.append(line)
+    discount = rng.choice(["0", "0", "0.01", str(D(rng.randint(0, 500)) / 100)])
+    return {"lines": lines, "discount": discount}
+
+
+async def test_totals_equal_the_preview_over_random_baskets(
+    server: str,  # noqa: F811
+    db: Database,
+    pw: Any,
+) -> None:
+    shop = await make_shop(db)
+
+    async def more_taxes(uow: Any) -> list[int]:
+        odd = await catalog.create_tax(uow.session, shop.company_id, "Odd 7.125%", D("7.125"))
+        incl = await catalog.create_tax(
+            uow.session, shop.company_id, "Odd 15.5% incl", D("15.5"), True
+        )
+        tiny = await catalog.create_tax(uow.session, shop.company_id, "Tiny 0.0001%", D("0.0001"))
+        return [odd.id, incl.id, tiny.id]
+
+    extra = await db.unit(more_taxes)
+    rates = {shop.tax10_id: ("10", False), shop.tax_incl_id: ("20", True)}
+    rates.update(
+        {extra[0]: ("7.125", False), extra[1]: ("15.5", True), extra[2]: ("0.0001", False)}
+    )
+    taxes: list[int | None] = [None, *rates]
+    rng = random.Random(20261126)
+    baskets = [_basket(rng, shop, taxes) for _ in range(300)]
+    browser = await pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+    page = await browser.new_page()
+    await page.goto(f"{server}/register")
+    inputs = [
+        {
+            "lines": [
+                {
+                    "quantity": ln["quantity"],
+                    "unit_price": ln["unit_price"],
+                    "discount_rate": ln.get("discount_rate", "0"),
+                    "tax_rate": rates[ln["tax_id"]][0] if "tax_id" in ln else "0",
+                    "tax_inclusive": rates[ln["tax_id"]][1] if "tax_id" in ln else False,
+                }
+                for ln in b["lines"]
+            ],
+            "discount": b["discount"],
+        }
+        for b in baskets
+    ]
+    computed = await page.evaluate(
+        "async (baskets) => { const m = await import('/register/js/totals.js');"
+        " return baskets.map((b) => m.asText(m.saleTotals(b))); }",
+        inputs,
+    )
+    await browser.close()
+    compared = 0
+    async with httpx.AsyncClient(base_url=f"{server}/api/v1/public", timeout=30) as http:
+        for basket, mine in zip(baskets, computed, strict=True):
+            body = {
+                "user_id": shop.walk_in_id,
+                "order_date": "2026-11-26T10:00:00Z",
+                "product_items": basket["lines"],
+                "discount": basket["discount"],
+            }
+            r = await http.post("/sales/preview", json=body, headers=shop.headers)
+            if r.status_code == 422 and D(mine["total"]) < 0:
+                assert "discount" in r.json()["errors"], r.text  # more than the sale
+                continue
+            assert r.status_code == 200, (body, r.text)
+            server_figures = r.json()["data"]
+            for name in ("subtotal", "tax_amount", "discount", "total"):
+                assert server_figures[name] == mine[name], (name, body, server_figures, mine)
+            for line, got in zip(server_figures["items"], mine["items"], strict=True):
+                assert (line["net"], line["tax"], line["discount"], line["total"]) == (
+                    got["net"],
+                    got["tax"],
+                    got["discount"],
+                    got["total"],
+                ), (body, line, got)
+            compared += 1
+    assert compared >= 250, compared
+
+
+async def test_pair_in_the_browser_sell_and_be_revoked(
+    server: str,  # noqa: F811
+    db: Database,
+    tmp_path: Path,
+    pw: Any,
+) -> None:
+    from tests.web_helpers import OWNER_PASSWORD, owner_email
+
+    shop = await make_shop(db)
+    apple = await db.read(lambda s: s.get(Product, shop.products["apple"]))
+    email = await owner_email(db, shop)
+    context, page = await open_register(pw, tmp_path / "profile")
+    page.on("dialog", lambda d: d.accept())
+    await page.goto(f"{server}/register")
+    await page.get_by_label("Email").fill(email)
+    await page.get_by_label("Password").fill(OWNER_PASSWORD)
+    await page.get_by_role("button", name="Sign in").click()
+    await page.get_by_label("Branch").select_option(str(shop.warehouse_id))
+    await page.get_by_label("Register name").fill("Front till 1")
+    await page.get_by_role("button", name="Pair this register").click()
+    await page.locator("#screen-sell").wait_for(state="visible", timeout=30000)
+    await wait_synced(page)
+    reg = await page.evaluate("() => window.__register.state.register")
+    assert reg["register_api"] is True and reg["prefix"].startswith("R"), reg
+    prefix = reg["prefix"]
+    await page.locator("#search").click()
+    await page.locator("#search").fill(apple.item_code)
+    await page.locator("#search").press("Enter")
+    assert await pay_exact(page, "5.00") == f"{prefix}-000001"
+    await wait_queue_empty(page)
+    assert [o.invoice_number for o in await orders_of(db, shop, prefix)] == [f"{prefix}-000001"]
+
+    # The owner revokes it: its next write is refused and stays on the device.
+    async with httpx.AsyncClient(base_url=f"{server}/api/v1/admin") as http:
+        token = (
+            await http.post("/login", json={"email": email, "password": OWNER_PASSWORD})
+        ).json()["token"]
+        auth = {"Authorization": f"Bearer {token}", "Idempotency-Key": "revoke-1"}
+        r = await http.post(f"/registers/{reg['id']}/revoke", headers=auth, json={})
+        assert r.status_code == 200, r.text
+    await page.locator("#search").fill(apple.item_code)
+    await page.locator("#search").press("Enter")
+    await pay_exact(page, "5.00")
+    await page.evaluate("() => window.__register.flush()")
+    await page.wait_for_function(
+        "() => document.getElementById('net').textContent.startsWith('Refused')"
+    )
+    assert await queued(page) == 1
+    assert len(await orders_of(db, shop, prefix)) == 1
+    await check_books(db, shop.company_id)
+    await context.close()
