@@ -332,7 +332,7 @@ def admin_catalog_bodies(w: World) -> dict[tuple[str, str], Body]:
         "brands": {"name": "n", "slug": "n", "image": "https://cdn.example/b.png"},
         "taxes": {"name": "n", "rate": "5", "inclusive": False},
         "payment-modes": {
-            "code": "bank",
+            "code": "giro",
             "name": "n",
             "account_code": "11101",
             "create_account": False,
