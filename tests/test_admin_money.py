@@ -266,5 +266,3 @@ async def first_category(db: Database, shop: Shop) -> int:
             )
         )
     )
-
-

@@ -8,19 +8,44 @@ permission for that branch (``auth/roles.py``)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from decimal import Decimal
 from typing import Any
 
 from tillbook.audit.service import record
 from tillbook.auth.context import acting_for
 from tillbook.payments import expenses, moves, service
-from tillbook.payments.schemas import AccountMoveIn, ExpenseIn, ExpensePaymentIn, PaymentIn
+from tillbook.payments.schemas import (
+    AccountMoveIn,
+    AllocationIn,
+    ExpenseIn,
+    ExpensePaymentIn,
+    PaymentIn,
+)
 from tillbook.unit import UnitOfWork
 
 
 async def record_payment(
-    uow: UnitOfWork, company_id: int, warehouse_id: int, actor_id: int, body: PaymentIn
+    uow: UnitOfWork,
+    company_id: int,
+    warehouse_id: int,
+    actor_id: int,
+    body: PaymentIn,
+    *,
+    settle_oldest_first: bool = False,
 ) -> dict[str, Any]:
+    """``settle_oldest_first``: a payment that names no invoices settles the party's
+    open invoices in that branch oldest first (``oldest_first``), as read in this
+    same transaction."""
     key = await acting_for(uow.session, company_id, warehouse_id, actor_id)
+    if settle_oldest_first and not body.invoices:
+        invoices = await service.user_invoices(uow.session, key, str(body.user_id))
+        dues = [(i["order_id"], Decimal(i["due_amount"])) for i in invoices["invoices"]]
+        allocations = [
+            AllocationIn(order_id=order_id, amount=amount)
+            for order_id, amount in oldest_first(body.amount, dues)
+        ]
+        body = body.model_copy(update={"invoices": allocations})
     done = await service.create_payment(uow, key, body)
     await record(
         uow.session,
@@ -107,3 +132,19 @@ async def move_money(
         },
     )
     return done
+
+
+def oldest_first(amount: Decimal, dues: Sequence[tuple[int, Decimal]]) -> list[tuple[int, Decimal]]:
+    """A payment spread over open invoices, oldest first (``dues`` in that order):
+    each takes what it owes until the amount runs out; what is left over stays with
+    the party as a credit."""
+    left = amount
+    out: list[tuple[int, Decimal]] = []
+    for order_id, due in dues:
+        if left <= 0:
+            break
+        take = min(left, due)
+        if take > 0:
+            out.append((order_id, take))
+            left -= take
+    return out

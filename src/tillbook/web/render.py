@@ -114,6 +114,7 @@ NAV: tuple[tuple[str, str, str | None], ...] = (
     ("Returns", "/sales-returns", "books.read"),
     ("Payments", "/payments", "books.read"),
     ("Expenses", "/expenses", "books.read"),
+    ("Cash and bank", "/money-moves", "money.move"),
     ("Customers", "/customers", "parties.read"),
     ("Suppliers", "/suppliers", "parties.read"),
     ("Stock", "/stock", "catalog.read"),
