@@ -26,6 +26,7 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 BANK_CODE = "11110"
+BIG_ID = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 
 companies = sa.table(
     "companies", sa.column("id", sa.BigInteger), sa.column("reference_version", sa.Integer)
@@ -53,9 +54,9 @@ modes = sa.table(
 
 def upgrade() -> None:
     with op.batch_alter_table("expenses") as batch:
-        batch.add_column(sa.Column("payment_entry_id", sa.BigInteger(), nullable=True))
+        batch.add_column(sa.Column("payment_entry_id", BIG_ID, nullable=True))
         batch.add_column(sa.Column("paid_on", sa.Date(), nullable=True))
-        batch.add_column(sa.Column("paid_by", sa.BigInteger(), nullable=True))
+        batch.add_column(sa.Column("paid_by", BIG_ID, nullable=True))
 
     bind = op.get_bind()
     with_bank = sa.select(modes.c.company_id).where(modes.c.code == "bank")
