@@ -91,6 +91,7 @@ class World:
             "record_id": records.get(family, 0),
             "webhook_id": 1,
             "delivery_id": 1,
+            "expense_id": 1,
         }
 
 
@@ -283,6 +284,45 @@ def full_bodies(w: World) -> dict[tuple[str, str], Body]:
         ("POST", "/customers"): {**CONTACT, "unique_id": "u-1"},
         ("POST", f"{AD}/login"): {"email": "admin@example.com", "password": "secret password"},
         # Days long past: nothing in the test world is dated there.
+        ("POST", f"{AD}/payments"): {
+            "warehouse_id": s.warehouse_id,
+            "user_id": s.customer_id,
+            "payment_type": "in",
+            "amount": "1.00",
+            "payment_mode_id": "cash",
+            "date": DAY,
+            "reference": "r-1",
+            "notes": "n",
+            "invoices": [{"order_id": w.sale_id, "amount": "1.00"}],
+            "unique_id": "u-1",
+        },
+        ("POST", f"{AD}/expenses"): {
+            "warehouse_id": s.warehouse_id,
+            "expense_category_id": w.expense_category_id,
+            "amount": "1.00",
+            "date": DAY,
+            "payment_mode_id": "cash",
+            "user_id": s.supplier_id,
+            "reference": "r-1",
+            "notes": "n",
+            "unique_id": "u-1",
+        },
+        ("POST", f"{AD}/expenses/{{expense_id}}/pay"): {
+            "payment_mode_id": "cash",
+            "date": DAY,
+            "reference": "r-1",
+            "unique_id": "u-1",
+        },
+        ("POST", f"{AD}/money-moves"): {
+            "warehouse_id": s.warehouse_id,
+            "from_payment_mode_id": "cash",
+            "to_payment_mode_id": "card",
+            "amount": "1.00",
+            "date": DAY,
+            "reference": "r-1",
+            "notes": "n",
+            "unique_id": "u-1",
+        },
         ("POST", f"{AD}/periods/close"): {"through": "2020-01-31"},
         ("POST", f"{AD}/periods/reopen"): {"through": "2019-12-31"},
         ("POST", f"{AD}/webhooks"): {
@@ -332,7 +372,7 @@ def admin_catalog_bodies(w: World) -> dict[tuple[str, str], Body]:
         "brands": {"name": "n", "slug": "n", "image": "https://cdn.example/b.png"},
         "taxes": {"name": "n", "rate": "5", "inclusive": False},
         "payment-modes": {
-            "code": "bank",
+            "code": "giro",
             "name": "n",
             "account_code": "11101",
             "create_account": False,

@@ -617,7 +617,7 @@ async def test_a_new_mode_gets_its_own_cash_account_and_posts_there(client, db, 
     )
     assert mode["account_code"] == "11102" and mode["account_name"] == "M-Pesa"
     second = await create(
-        client, headers, "payment-modes", {"code": "bank", "name": "Bank", "create_account": True}
+        client, headers, "payment-modes", {"code": "giro", "name": "Giro", "create_account": True}
     )
     assert second["account_code"] == "11103"
     account = await db.read(

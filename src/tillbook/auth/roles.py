@@ -8,16 +8,21 @@ Roles and what they are for:
 - ``manager``: runs a branch: the catalog and its listings, prices, stock,
   customers and suppliers (their credit and opening balances too), reads the
   books, and voids a mistaken sale of the branch (``sales.void``: it reverses the
-  sale's entry and refunds its tenders, so it is not a cashier's), and pairs and
-  revokes the branch's registers (``registers.manage``). Not staff, keys,
+  sale's entry and refunds its tenders, so it is not a cashier's), takes returns
+  (``sales.return``), records payments to suppliers and from customers, records
+  expenses and approves and pays pending ones, moves money between the cash and
+  bank accounts (``money.move``), and pairs and revokes the branch's registers
+  (``registers.manage``), all for their branch. Not staff, keys,
   webhooks, company settings (taxes, payment modes, expense categories,
   warehouses: they change the books of every branch) nor the audit trail.
 - ``accountant``: reads the books, the audit trail and the catalog and parties;
   changes nothing (an accountant cannot change a price).
 - ``cashier``: what a person at the till needs and no more: reads the catalog and
   parties, and creates or corrects customers' contact details (a till signs up a
-  customer at the counter; the public API's ``POST /customers`` does the same).
-  Not suppliers (buying is the branch's business, and a supplier is someone the
+  customer at the counter; the public API's ``POST /customers`` does the same),
+  and takes a customer's payment at the counter (``payments.receive``: money in,
+  against the customer's invoices, as the till's ``POST /payments`` does). Not
+  suppliers (buying is the branch's business, and a supplier is someone the
   shop pays), nor what moves money: a customer's credit limit, any party's opening
   balance (posted to the books), an import file (its rows may carry opening
   balances).
@@ -81,6 +86,13 @@ PERMISSIONS: dict[str, str] = {
     "balance (posted to the books), and customer or supplier import files",
     "stock.write": "adjust stock, opening stock, transfers",
     "sales.void": "void a mistaken sale (stock back, a reversing entry, tenders refunded)",
+    "sales.return": "take goods back from a sale and refund them (to a tender or the "
+    "customer's account)",
+    "payments.receive": "record a customer's payment against their invoices",
+    "payments.make": "record a payment to a supplier against their invoices",
+    "expenses.write": "record an expense, paid now or pending approval",
+    "expenses.approve": "approve and pay a pending expense",
+    "money.move": "move money between cash and bank accounts (takings paid into the bank)",
     "settings.write": "company and branch settings: taxes, payment modes, expense "
     "categories, warehouses, receipts",
     "staff.manage": "create, edit and archive staff members",
@@ -101,6 +113,12 @@ WAREHOUSE_BOUND: frozenset[str] = frozenset(
         "prices.write",
         "stock.write",
         "sales.void",
+        "sales.return",
+        "payments.receive",
+        "payments.make",
+        "expenses.write",
+        "expenses.approve",
+        "money.move",
         "audit.read",
         "registers.manage",
     }
@@ -136,12 +154,18 @@ GRANTS: dict[str, frozenset[str]] = {
             "stock.write",
             "sales.void",
             "registers.manage",
+            "sales.return",
+            "payments.receive",
+            "payments.make",
+            "expenses.write",
+            "expenses.approve",
+            "money.move",
         }
     ),
     ACCOUNTANT: frozenset(
         {"books.read", "books.close", "catalog.read", "parties.read", "audit.read"}
     ),
-    CASHIER: frozenset({"catalog.read", "parties.read", "parties.write"}),
+    CASHIER: frozenset({"catalog.read", "parties.read", "parties.write", "payments.receive"}),
 }
 # Roles that may be limited to one warehouse.
 SCOPABLE: frozenset[str] = frozenset({MANAGER, ACCOUNTANT, CASHIER})

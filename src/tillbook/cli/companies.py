@@ -29,7 +29,7 @@ def company_create(
     ],
     json_: JsonFlag = False,
 ) -> None:
-    """Create a company with its chart of accounts, admin, Cash and Card modes."""
+    """Create a company with its chart of accounts, admin, Cash, Card and Bank modes."""
 
     async def work(session: AsyncSession) -> dict[str, Any]:
         company, admin = await tenancy.create_company(

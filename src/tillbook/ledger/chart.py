@@ -16,6 +16,7 @@ class AccountSpec(NamedTuple):
 CASH_PARENT = "11100"
 CASH_ON_HAND = "11101"
 CARD_CLEARING = "11105"
+BANK_ACCOUNT = "11110"
 RECEIVABLE = "11500"
 INVENTORY = "11700"
 GOODS_IN_TRANSIT = "11750"
@@ -40,6 +41,7 @@ STANDARD_CHART: tuple[AccountSpec, ...] = (
     AccountSpec(CASH_PARENT, "Cash & Bank Accounts", "asset", None, False),
     AccountSpec(CASH_ON_HAND, "Cash on Hand", "asset", CASH_PARENT),
     AccountSpec(CARD_CLEARING, "Card / Terminal Clearing", "asset", CASH_PARENT),
+    AccountSpec(BANK_ACCOUNT, "Bank Account", "asset", CASH_PARENT),
     AccountSpec(RECEIVABLE, "Accounts Receivable", "asset"),
     AccountSpec(INVENTORY, "Inventory Asset", "asset"),
     AccountSpec(GOODS_IN_TRANSIT, "Goods in Transit", "asset"),

@@ -34,6 +34,8 @@ RuleName = Literal[
     "stock_subtract",
     "expense_paid",
     "expense_pending",
+    "expense_payment",
+    "account_move",
     "sales_return",
     "purchase_return",
     "opening_stock",
@@ -88,6 +90,19 @@ RULES: dict[RuleName, tuple[Leg, ...]] = {
     "expense_pending": (
         Leg("expense", "debit", None),
         Leg("amount", "credit", c.PAYABLE),
+    ),
+    # A pending expense approved and paid: what it left owing in 21100 (with no
+    # party, as ``expense_pending`` put it there) is paid from the mode's account.
+    "expense_payment": (
+        Leg("amount", "debit", c.PAYABLE),
+        Leg("tenders", "credit", None),
+    ),
+    # Money moved between two of the company's cash and bank accounts (takings paid
+    # into the bank, cash drawn from it): ``to`` and ``from`` are (account, amount)
+    # pairs of the same amount; nothing is earned or spent.
+    "account_move": (
+        Leg("to", "debit", None),
+        Leg("from", "credit", None),
     ),
     # A sales return gives back the tax of the returned units: "value" is the refund
     # net of tax (and of the sale's order-discount share), "tax" goes back to 21200,

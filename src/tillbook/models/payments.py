@@ -97,6 +97,12 @@ class Expense(Base):
     journal_entry_id: Mapped[int | None] = mapped_column(BigId, nullable=True)
     created_by: Mapped[int | None] = mapped_column(BigId, nullable=True)
     created_at: Mapped[created]
+    # A pending expense approved and paid later (``payments.expenses.pay_expense``):
+    # the entry that paid it (Dr 21100 / Cr the mode's account), its date and who
+    # approved it. NULL for an expense paid when it was recorded, and while pending.
+    payment_entry_id: Mapped[int | None] = mapped_column(BigId, nullable=True)
+    paid_on: Mapped[dt.date | None] = mapped_column(Date, nullable=True)
+    paid_by: Mapped[int | None] = mapped_column(BigId, nullable=True)
 
 
 class PriceAdjustmentBatch(Base):

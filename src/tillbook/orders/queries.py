@@ -13,10 +13,12 @@ from sqlalchemy.orm import aliased
 from tillbook.auth.context import AuthContext
 from tillbook.errors import NotFound, invalid
 from tillbook.kit import bounds
+from tillbook.kit.money import ZERO, money_str
 from tillbook.kit.pagination import Page, envelope, parse_page
 from tillbook.kit.text import quoted
-from tillbook.models import Company, Order, User, Warehouse
+from tillbook.models import Company, Order, OrderItem, Product, User, Warehouse
 from tillbook.orders import lookup, views
+from tillbook.orders.returns import line_unit_price
 
 NOUNS = {
     "sales": "sale",
@@ -173,3 +175,61 @@ async def outstanding_page(
         item["warehouse_id"] = o.warehouse_id
         items.append(item)
     return envelope(page, total, items)
+
+
+async def returns_of_sale(
+    session: AsyncSession, company_id: int, order_id: int
+) -> list[dict[str, Any]]:
+    """The sales returns taken against one sale, oldest first (its page lists them)."""
+    rows = (
+        await session.execute(
+            select(Order)
+            .where(
+                Order.company_id == company_id,
+                Order.original_order_id == order_id,
+                Order.order_type == "sales-returns",
+            )
+            .order_by(Order.id)
+        )
+    ).scalars()
+    return [
+        {
+            "id": r.id,
+            "invoice_number": r.invoice_number,
+            "order_date": r.order_date.isoformat(),
+            "total": money_str(r.total),
+            "paid_amount": money_str(r.paid_amount),
+        }
+        for r in rows
+    ]
+
+
+async def returnable(session: AsyncSession, company_id: int, order_id: int) -> list[dict[str, Any]]:
+    """What of a sale can still come back, per product in line order: the base units
+    sold, returned and left, and the price per base unit a refund takes by default
+    (the lowest of its lines with units left: a higher one would be refused for the
+    cheaper line, ``returns.parts_from_invoice``)."""
+    rows = (
+        await session.execute(
+            select(OrderItem, Product.name)
+            .join(Order, Order.id == OrderItem.order_id)
+            .join(Product, Product.id == OrderItem.product_id)
+            .where(Order.id == order_id, Order.company_id == company_id)
+            .order_by(OrderItem.id)
+        )
+    ).all()
+    out: dict[int, dict[str, Any]] = {}
+    for line, name in rows:
+        item = out.setdefault(
+            line.product_id,
+            {"product_id": line.product_id, "name": name, "sold": ZERO, "returned": ZERO},
+        )
+        item["sold"] += line.base_quantity
+        item["returned"] += line.returned_quantity
+        if line.base_quantity > line.returned_quantity:
+            price = line_unit_price(line)
+            item["unit_price"] = min(item.get("unit_price", price), price)
+    for item in out.values():
+        item["left"] = item["sold"] - item["returned"]
+        item["unit_price"] = item.get("unit_price", ZERO)
+    return list(out.values())

@@ -62,7 +62,8 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tillbook.auth.context import AuthContext
+from tillbook.audit.service import record
+from tillbook.auth.context import AuthContext, acting_for
 from tillbook.errors import ValidationFailed
 from tillbook.inventory import service as inventory
 from tillbook.inventory.service import Listed
@@ -76,7 +77,7 @@ from tillbook.models import Order, OrderItem, User
 from tillbook.orders import lookup, numbering, shifts
 from tillbook.orders import repository as repo
 from tillbook.orders.intake import announce
-from tillbook.orders.schemas import ReturnIn, ReturnItem
+from tillbook.orders.schemas import ReturnIn, ReturnItem, Tender
 from tillbook.orders.tenders import payment_status, record_order_tenders, settle_status
 from tillbook.unit import UnitOfWork
 
@@ -443,11 +444,21 @@ def _check_bounds(parts: Sequence[Part]) -> None:
 
 
 async def create_return(
-    uow: UnitOfWork, key: AuthContext, body: ReturnIn, kind: str
+    uow: UnitOfWork,
+    key: AuthContext,
+    body: ReturnIn,
+    kind: str,
+    *,
+    refund_mode: lookup.RefValue | None = None,
 ) -> dict[str, Any]:
     """Checked and planned on unlocked reads (the original invoice excepted: it is
     locked, as its figures decide what may come back); the number and the entries
-    in the closing step; stock changes with the unit's last statement."""
+    in the closing step; stock changes with the unit's last statement.
+
+    ``refund_mode`` (a sales return without ``all_payments``): the whole return is
+    refunded by that payment mode, whatever its total comes to (the back office's
+    return form chooses where the money goes before the total is known); the
+    error for an unknown or archived mode names ``refund_mode``."""
     assert kind in ORIGINAL
     session = uow.session
     sales = kind == "sales-returns"
@@ -457,13 +468,16 @@ async def create_return(
     staff = await lookup.cashier(uow, key, body.staff_member)
     if not sales and body.all_payments:
         problems.add("all_payments", "refund tenders apply to sales returns only")
+    if refund_mode is not None and (body.all_payments or not sales):
+        problems.add("refund_mode", "refunds in full a sales return without other tenders")
     modes = await lookup.payment_modes(
         session,
         key.company_id,
         [
             (f"all_payments.{i}.payment_mode_id", t.payment_mode_id)
             for i, t in enumerate(body.all_payments)
-        ],
+        ]
+        + ([("refund_mode", refund_mode)] if refund_mode is not None else []),
         problems,
         version=key.reference_version,
     )
@@ -487,6 +501,11 @@ async def create_return(
     tax_amount = sum((p.tax_amount for p in parts), ZERO)
     discount = sum((p.discount for p in parts), ZERO)
     total = subtotal + tax_amount - discount
+    if refund_mode is not None and total > 0:
+        body = body.model_copy(
+            update={"all_payments": [Tender(amount=total, payment_mode_id=str(refund_mode))]}
+        )
+        modes["all_payments.0.payment_mode_id"] = modes["refund_mode"]
     refunds = sum((t.amount for t in body.all_payments), ZERO)
     if refunds > total:
         raise ValidationFailed(
@@ -674,3 +693,34 @@ async def create_return(
     repo.number_order(uow, order.id, number, order.journal_entry_id)
     await announce(uow, key, order, party, items, payments, ["return.created"], staff=staff)
     return return_response(order)
+
+
+async def return_as_staff(
+    uow: UnitOfWork,
+    company_id: int,
+    warehouse_id: int,
+    actor_id: int,
+    body: ReturnIn,
+    *,
+    refund_mode: lookup.RefValue | None = None,
+) -> dict[str, Any]:
+    """A sales return taken by a staff member in the back office: ``create_return``
+    acting for the sale's branch as a key of it would, and in the audit trail. The
+    caller has checked ``sales.return`` for that branch."""
+    key = await acting_for(uow.session, company_id, warehouse_id, actor_id)
+    done = await create_return(uow, key, body, "sales-returns", refund_mode=refund_mode)
+    await record(
+        uow.session,
+        company_id=company_id,
+        actor_id=actor_id,
+        action="sale.returned",
+        entity_type="order",
+        entity_id=done["return_id"],
+        after={
+            "warehouse_id": warehouse_id,
+            "original_order_id": done["original_order_id"],
+            "total": done["total"],
+            "refunded_by": None if refund_mode is None else str(refund_mode),
+        },
+    )
+    return done

@@ -6,10 +6,18 @@ approval: Dr the category's account, Cr 21100 with no party (rule
 ``expense_pending``); the books count pending expenses into 21100 beside the
 suppliers' balances. A supplier named by ``user_id`` is kept on the expense only.
 Gateway fees are expenses on the "Bank and Gateway Charges" category (52300).
+
+A pending expense is later approved and paid (``pay_expense``): Dr 21100 (no
+party), Cr the mode's account (rule ``expense_payment``); the row moves from
+``pending`` to ``paid`` and names that entry (``payment_entry_id``), so 21100
+keeps equal to the suppliers' balances plus what is still pending. The row is
+locked first, so of two approvals at once exactly one pays; the other finds it
+paid and is refused (409).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +25,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.auth.context import AuthContext
+from tillbook.errors import Conflict, NotFound
 from tillbook.kit.money import money_str
 from tillbook.kit.pagination import envelope, parse_page
 from tillbook.kit.problems import Problems
@@ -26,7 +35,7 @@ from tillbook.ledger.service import post
 from tillbook.models import Account, Expense, ExpenseCategory
 from tillbook.orders import lookup
 from tillbook.orders.queries import parse_dates
-from tillbook.payments.schemas import ExpenseIn
+from tillbook.payments.schemas import ExpenseIn, ExpensePaymentIn
 from tillbook.unit import UnitOfWork
 
 
@@ -78,6 +87,92 @@ def expense_response(expense: Expense) -> dict[str, Any]:
         "journal_entry_id": expense.journal_entry_id,
         "amount": money_str(expense.amount),
     }
+
+
+async def expense_branch(session: AsyncSession, company_id: int, expense_id: int) -> int | None:
+    """The branch an expense of the company belongs to (to check who may pay it
+    before acting for that branch); not found when it is not the company's."""
+    row = (
+        await session.execute(
+            select(Expense.warehouse_id).where(
+                Expense.id == expense_id, Expense.company_id == company_id
+            )
+        )
+    ).one_or_none()
+    if row is None:
+        raise NotFound(f"expense {expense_id} not found")
+    return None if row[0] is None else int(row[0])
+
+
+async def pay_expense(
+    uow: UnitOfWork, key: AuthContext, expense_id: int, body: ExpensePaymentIn
+) -> dict[str, Any]:
+    """Approve and pay a pending expense of the key's warehouse (DESIGN.md §5: the
+    spec's expense approval). Locked before it is read, so a second approval, at
+    once or later, finds it paid: a 409 that changes nothing."""
+    session = uow.session
+    expense = (
+        await session.execute(
+            select(Expense)
+            .where(
+                Expense.id == expense_id,
+                Expense.company_id == key.company_id,
+                Expense.warehouse_id == key.warehouse_id,
+            )
+            .with_for_update()
+        )
+    ).scalar_one_or_none()
+    if expense is None:
+        raise NotFound(f"expense {expense_id} not found")
+    if expense.status != "pending":
+        raise Conflict(
+            f"expense {expense.id} is already {expense.status}"
+            + (f" (entry {expense.payment_entry_id})" if expense.payment_entry_id else "")
+            + "; it is paid once only"
+        )
+    problems = Problems()
+    modes = await lookup.payment_modes(
+        session,
+        key.company_id,
+        [("payment_mode_id", body.payment_mode_id)],
+        problems,
+        version=key.reference_version,
+    )
+    day = body.date or dt.date.today()
+    if day < expense.date:
+        problems.add("date", f"{day} is before the expense's own date ({expense.date})")
+    problems.raise_if_any()
+    mode = modes["payment_mode_id"]
+    cat_name = (
+        await session.execute(
+            select(ExpenseCategory.name).where(
+                ExpenseCategory.id == expense.expense_category_id,
+                ExpenseCategory.company_id == key.company_id,
+            )
+        )
+    ).scalar_one()
+    entry = await post(
+        uow,
+        company_id=key.company_id,
+        warehouse_id=expense.warehouse_id,
+        rule="expense_payment",
+        figures={"amount": expense.amount, "tenders": [(mode.account_code, expense.amount)]},
+        narration=f"Expense paid: {cat_name} ({mode.name})"
+        + (f" ({body.reference})" if body.reference else "")
+        + (f", expense {expense.reference}" if expense.reference else ""),
+        source_type="expense",
+        source_id=expense.id,
+        field="amount",
+        entry_date=day,
+        created_by=key.user_id,
+    )
+    expense.status = "paid"
+    expense.payment_mode_id = mode.id
+    expense.payment_entry_id = entry
+    expense.paid_on = day
+    expense.paid_by = key.user_id
+    await session.flush()
+    return {**expense_response(expense), "payment_entry_id": entry, "paid_on": day.isoformat()}
 
 
 async def create_expense(uow: UnitOfWork, key: AuthContext, body: ExpenseIn) -> dict[str, Any]:

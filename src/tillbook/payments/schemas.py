@@ -1,4 +1,5 @@
-"""Request bodies of POST /payments and POST /expenses.
+"""Request bodies of POST /payments and POST /expenses, of approving and paying a
+pending expense and of moving money between two payment modes' accounts.
 
 Limits from ``kit/bounds.py``: money carries at most 2 decimal places, is above
 zero and fits NUMERIC(18,2) — more decimals is a 422, never a silent rounding
@@ -11,7 +12,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field, StrictStr
+from pydantic import AfterValidator, Field, StrictInt, StrictStr
 
 from tillbook.fields import Ref, Reference, Strict, UniqueId
 from tillbook.kit.bounds import BusinessDay, Clean, Money, Note, PositiveMoney, stored_length
@@ -46,6 +47,53 @@ class ExpenseIn(Strict):
     ) = None
     notes: Note | None = None
     unique_id: UniqueId | None = None
+
+
+class ExpensePaymentIn(Strict):
+    """Approving and paying a pending expense: the mode it is paid by, and when
+    (default today; not before the expense's own date)."""
+
+    payment_mode_id: Ref
+    date: BusinessDay | None = None
+    reference: Reference | None = None
+    unique_id: UniqueId | None = None
+
+
+class AccountMoveIn(Strict):
+    """Money moved from one payment mode's account to another's: takings paid into
+    the bank (from ``cash`` to ``bank``), cash drawn from it (the other way)."""
+
+    from_payment_mode_id: Ref
+    to_payment_mode_id: Ref
+    amount: PositiveMoney
+    date: BusinessDay | None = None
+    reference: Reference | None = None
+    notes: Note | None = None
+    unique_id: UniqueId | None = None
+
+
+# The back office names the branch a payment, expense or move is recorded in (a key
+# is bound to one; a staff member may work in several).
+BranchId = Annotated[
+    StrictInt,
+    Field(
+        gt=0,
+        le=2**63 - 1,
+        description="the branch it is recorded in; default: a scoped staff member's own",
+    ),
+]
+
+
+class BranchPaymentIn(PaymentIn):
+    warehouse_id: BranchId | None = None
+
+
+class BranchExpenseIn(ExpenseIn):
+    warehouse_id: BranchId | None = None
+
+
+class BranchMoveIn(AccountMoveIn):
+    warehouse_id: BranchId | None = None
 
 
 def _not_blank(value: str) -> str:

@@ -39,6 +39,9 @@ ADMIN_EMAIL_MAX = 200  # users.email is VARCHAR(200)
 DEFAULT_PAYMENT_MODES = (
     ("cash", "Cash", chart.CASH_ON_HAND),
     ("card", "Card", chart.CARD_CLEARING),
+    # Rent, suppliers paid by transfer, takings paid in: money that moves through
+    # the bank, not the till or the card terminal.
+    ("bank", "Bank", chart.BANK_ACCOUNT),
 )
 DEFAULT_EXPENSE_CATEGORIES = (
     ("Fuel and Energy", chart.FUEL_ENERGY),
@@ -56,7 +59,7 @@ async def create_company(
     subscription_expires_on: dt.date | None = None,
 ) -> tuple[Company, User]:
     """A company with its standard chart, its first owner (a staff member with the
-    owner role, who logs in with ``admin_email``), Cash and Card modes and expense
+    owner role, who logs in with ``admin_email``), Cash, Card and Bank modes and expense
     categories.
 
     The email must not be any staff member's login in any company, compared

@@ -760,6 +760,9 @@ async def order_detail(
         lambda s: order_queries.back_office_detail(s, ctx.company_id, order_type, oid)
     )
     ctx.require("books.read", order["warehouse_id"])
+    returns = []
+    if order_type == "sales":
+        returns = await db.read(lambda s: order_queries.returns_of_sale(s, ctx.company_id, oid))
     template = {"invoice": "invoice.html", "receipt": "receipt.html"}.get(print or "", "order.html")
     return render(
         request,
@@ -769,6 +772,7 @@ async def order_detail(
         order=order,
         warehouse=warehouse,
         company=company,
+        returns=returns,
     )
 
 

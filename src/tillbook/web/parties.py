@@ -29,6 +29,7 @@ from tillbook.parties.schemas import PartyIn, PartyPatch
 from tillbook.reports.ledgers import CSV_PAGE, csv_rows, party_statement_page
 from tillbook.unit import UnitOfWork
 from tillbook.web.forms import submit, text, values
+from tillbook.web.money import PAYMENT_OF
 from tillbook.web.pages import branches, decimal_field, id_field, parse_model, see_other
 from tillbook.web.render import render
 from tillbook.web.session import Page, read_form
@@ -181,6 +182,7 @@ async def _detail(
         can_write=ctx.can(write),
         can_credit=ctx.can("parties.credit"),
         can_books=ctx.can("books.read", ctx.warehouse_id),
+        can_pay=any(ctx.can(PAYMENT_OF[segment][2], i) for i, _n in shops),
         errors=errors or {},
         values=shown,
         message=message,

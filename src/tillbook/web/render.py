@@ -122,6 +122,7 @@ NAV: tuple[tuple[str, str, str, str | None], ...] = (
     ("Stock", "Import", "/import", "catalog.write"),
     ("Money", "Payments", "/payments", "books.read"),
     ("Money", "Expenses", "/expenses", "books.read"),
+    ("Money", "Cash and bank", "/money-moves", "money.move"),
     ("Reports", "Reports", "/reports", "books.read"),
     ("Reports", "Ledgers", "/reports/ledger", "books.read"),
     ("Reports", "Closing the books", "/reports/periods", "books.read"),

@@ -210,6 +210,10 @@ FIELDS: dict[str, Entry] = {
     ),
     "payment_mode_id": e("a payment mode id, xid or code (`cash`, `card`)", "cash"),
     "payment_type": e("`in` (from a customer) or `out` (to a supplier)", "in"),
+    "from_payment_mode_id": e(
+        "the payment mode whose account the money leaves: id, xid or code", "cash"
+    ),
+    "to_payment_mode_id": e("the payment mode whose account receives it: id, xid or code", "bank"),
     "payment_amount": e("the whole payment's amount, " + MONEY, "21.80"),
     "amount": e("an amount of money, " + MONEY, "21.80"),
     "reference": e("external reference (terminal receipt, bank reference), or null", "RCPT-118"),
@@ -398,6 +402,9 @@ OVERRIDES: dict[tuple[str, str], str] = {
     ("SaleIn", "user_id"): "the customer: id or xid (the walk-in customer's for anonymous sales)",
     ("PurchaseIn", "user_id"): "the supplier: id or xid",
     ("PaymentIn", "user_id"): "the party paid or paying: a customer for `in`, a supplier for `out`",
+    ("BranchPaymentIn", "user_id"): "the party paid or paying: a customer for `in`, a "
+    "supplier for `out`",
+    ("BranchExpenseIn", "user_id"): "the supplier owed for a pending expense (optional)",
     ("SalesReturnIn", "user_id"): "the customer refunded: id or xid",
     ("PurchaseReturnIn", "user_id"): "the supplier credited: id or xid",
     ("ExpenseIn", "user_id"): "the supplier owed for a pending expense (optional)",

@@ -364,6 +364,34 @@ OPERATIONS: dict[str, Op] = {
     f"POST {A}/periods/reopen": op(
         "Reopen the books", "Moves the closed day back (or removes it, `null`). `books.reopen`."
     ),
+    # --- admin: money in and out ----------------------------------------------------------
+    f"POST {A}/payments": op(
+        "Record a payment",
+        "A customer's payment (`in`) or a payment to a supplier (`out`) in one branch "
+        "(`warehouse_id`), allocated to the invoices named; the rest stays on the party's "
+        "account. The same checks and postings as the public `POST /payments`. "
+        "`payments.receive` (a cashier too) or `payments.make` there.",
+    ),
+    f"POST {A}/expenses": op(
+        "Record an expense",
+        "Paid now (with `payment_mode_id`: Dr the category's account, Cr the mode's) or "
+        "pending approval (Cr 21100). `expenses.write` in that branch.",
+    ),
+    f"POST {A}/expenses/{{expense_id}}/pay": op(
+        "Approve and pay a pending expense",
+        "Dr 21100, Cr the mode's account; the expense moves from `pending` to `paid` and "
+        "names the entry. Paid once only: a second approval is a 409. `expenses.approve` "
+        "in the expense's branch.",
+    ),
+    f"POST {A}/money-moves": op(
+        "Move money between cash and bank",
+        "From one payment mode's account to another's (takings paid into the bank: "
+        "`cash` to `bank`), posted Dr the receiving account / Cr the sending one in the "
+        "branch. `money.move` there.",
+    ),
+    f"GET {A}/money-moves": op(
+        "Money moves", "The moves recorded, newest first, in a branch or all. `books.read`."
+    ),
     f"GET {A}/audit": op(
         "Audit trail",
         "Every set-up change newest first: who, what, before and after. `audit.read`.",

@@ -1,0 +1,150 @@
+"""Money in and out as a staff member records it in the back office (the web pages
+and the admin API): the till's own services (``service.create_payment``,
+``expenses.create_expense`` and ``pay_expense``, ``moves.move_money``), acting for
+one branch as a key of it would (``auth.context.acting_for``), so the same checks,
+locks and postings apply whichever door a payment came through; and, as every
+back-office change, in the audit trail. The caller has checked the staff member's
+permission for that branch (``auth/roles.py``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from decimal import Decimal
+from typing import Any
+
+from tillbook.audit.service import record
+from tillbook.auth.context import acting_for
+from tillbook.payments import expenses, moves, service
+from tillbook.payments.schemas import (
+    AccountMoveIn,
+    AllocationIn,
+    ExpenseIn,
+    ExpensePaymentIn,
+    PaymentIn,
+)
+from tillbook.unit import UnitOfWork
+
+
+async def record_payment(
+    uow: UnitOfWork,
+    company_id: int,
+    warehouse_id: int,
+    actor_id: int,
+    body: PaymentIn,
+    *,
+    settle_oldest_first: bool = False,
+) -> dict[str, Any]:
+    """``settle_oldest_first``: a payment that names no invoices settles the party's
+    open invoices in that branch oldest first (``oldest_first``), as read in this
+    same transaction."""
+    key = await acting_for(uow.session, company_id, warehouse_id, actor_id)
+    if settle_oldest_first and not body.invoices:
+        invoices = await service.user_invoices(uow.session, key, str(body.user_id))
+        dues = [(i["order_id"], Decimal(i["due_amount"])) for i in invoices["invoices"]]
+        allocations = [
+            AllocationIn(order_id=order_id, amount=amount)
+            for order_id, amount in oldest_first(body.amount, dues)
+        ]
+        body = body.model_copy(update={"invoices": allocations})
+    done = await service.create_payment(uow, key, body)
+    await record(
+        uow.session,
+        company_id=company_id,
+        actor_id=actor_id,
+        action="payment.received" if body.payment_type == "in" else "payment.made",
+        entity_type="payment",
+        entity_id=done["payment_id"],
+        after={
+            "warehouse_id": warehouse_id,
+            "user_id": done["user_id"],
+            "amount": done["amount"],
+            "payment_mode_id": done["payment_mode_id"],
+            "allocations": [
+                {"order_id": a["order_id"], "amount": a["amount"]} for a in done["allocations"]
+            ],
+        },
+    )
+    return done
+
+
+async def record_expense(
+    uow: UnitOfWork, company_id: int, warehouse_id: int, actor_id: int, body: ExpenseIn
+) -> dict[str, Any]:
+    key = await acting_for(uow.session, company_id, warehouse_id, actor_id)
+    done = await expenses.create_expense(uow, key, body)
+    await record(
+        uow.session,
+        company_id=company_id,
+        actor_id=actor_id,
+        action="expense.recorded",
+        entity_type="expense",
+        entity_id=done["expense_id"],
+        after={
+            "warehouse_id": warehouse_id,
+            "amount": done["amount"],
+            "status": done["expense_status"],
+            "journal_entry_id": done["journal_entry_id"],
+        },
+    )
+    return done
+
+
+async def pay_expense(
+    uow: UnitOfWork,
+    company_id: int,
+    warehouse_id: int,
+    actor_id: int,
+    expense_id: int,
+    body: ExpensePaymentIn,
+) -> dict[str, Any]:
+    key = await acting_for(uow.session, company_id, warehouse_id, actor_id)
+    done = await expenses.pay_expense(uow, key, expense_id, body)
+    await record(
+        uow.session,
+        company_id=company_id,
+        actor_id=actor_id,
+        action="expense.paid",
+        entity_type="expense",
+        entity_id=expense_id,
+        before={"status": "pending"},
+        after={"status": "paid", "payment_entry_id": done["payment_entry_id"]},
+    )
+    return done
+
+
+async def move_money(
+    uow: UnitOfWork, company_id: int, warehouse_id: int, actor_id: int, body: AccountMoveIn
+) -> dict[str, Any]:
+    key = await acting_for(uow.session, company_id, warehouse_id, actor_id)
+    done = await moves.move_money(uow, key, body)
+    await record(
+        uow.session,
+        company_id=company_id,
+        actor_id=actor_id,
+        action="money.moved",
+        entity_type="journal_entry",
+        entity_id=done["journal_entry_id"],
+        after={
+            "warehouse_id": warehouse_id,
+            "from_account_code": done["from_account_code"],
+            "to_account_code": done["to_account_code"],
+            "amount": done["amount"],
+        },
+    )
+    return done
+
+
+def oldest_first(amount: Decimal, dues: Sequence[tuple[int, Decimal]]) -> list[tuple[int, Decimal]]:
+    """A payment spread over open invoices, oldest first (``dues`` in that order):
+    each takes what it owes until the amount runs out; what is left over stays with
+    the party as a credit."""
+    left = amount
+    out: list[tuple[int, Decimal]] = []
+    for order_id, due in dues:
+        if left <= 0:
+            break
+        take = min(left, due)
+        if take > 0:
+            out.append((order_id, take))
+            left -= take
+    return out
