@@ -22,6 +22,7 @@ from tillbook.web import (
     settings,
     staffing,
     stock,
+    stocktake,
     till,
 )
 from tillbook.web.render import HERE, render
@@ -54,6 +55,7 @@ ROUTERS = (
     company.router,
     cashbook.router,
     parties.router,
+    stocktake.router,
     stock.router,
     till.router,
     pages.router,

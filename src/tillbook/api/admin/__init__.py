@@ -1,7 +1,7 @@
 """The back-office API (``/api/v1/admin``): staff sessions, staff members, the audit
 trail, webhook management, the reports, the company's catalog (products and their
 listings), reference data (units, categories, brands, taxes, payment modes, expense
-categories, warehouses), customers and suppliers. Thin routers, one service call
+categories, warehouses), customers and suppliers, stocktakes. Thin routers, one service call
 each; every route names its permission with ``deps.Allowed`` (``auth/roles.py``) and
 every POST runs through ``api.idempotent.run_admin_write`` (or ``run_admin_unit``)."""
 
@@ -21,6 +21,7 @@ from tillbook.api.admin import (
     reports,
     session,
     staff,
+    stock_counts,
     taxes,
     units,
     warehouses,
@@ -38,5 +39,6 @@ router.include_router(periods.router)
 router.include_router(products.router)
 router.include_router(catalog_transfer.router)
 router.include_router(parties.router)
+router.include_router(stock_counts.router)
 for family in (units, categories, brands, taxes, payment_modes, expense_categories, warehouses):
     router.include_router(family.router)
