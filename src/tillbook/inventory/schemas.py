@@ -77,6 +77,9 @@ class TransferCancelIn(Strict):
 # --- stocktakes (``inventory.counts``) -------------------------------------------------
 
 MAX_COUNT_LINES = 5000
+# What one request names (a list to count, the entries of one save): a body stays
+# well within the request cap (DESIGN.md §12); a bigger sheet is drawn up by scope.
+MAX_COUNT_ITEMS = 500
 # A barcode or an item code, as scanned or typed.
 Barcode = Annotated[StrictStr, Field(min_length=1, max_length=100), Clean]
 
@@ -90,8 +93,8 @@ class StockCountIn(Strict):
     warehouse_id: Ref
     scope: Literal["all", "category", "list"] = "all"
     category_id: Ref | None = None
-    product_ids: Annotated[list[Ref], Field(max_length=MAX_COUNT_LINES)] | None = None
-    item_codes: Annotated[list[Barcode], Field(max_length=MAX_COUNT_LINES)] | None = None
+    product_ids: Annotated[list[Ref], Field(max_length=MAX_COUNT_ITEMS)] | None = None
+    item_codes: Annotated[list[Barcode], Field(max_length=MAX_COUNT_ITEMS)] | None = None
     notes: Note | None = None
     unique_id: UniqueId | None = None
 
@@ -109,7 +112,7 @@ class StockCountEntriesIn(Strict):
     code) adds one to its product's line, adding the line when the branch lists the
     product and the sheet lacks it."""
 
-    items: Annotated[list[CountEntryIn], Field(max_length=MAX_COUNT_LINES)] = Field(
+    items: Annotated[list[CountEntryIn], Field(max_length=MAX_COUNT_ITEMS)] = Field(
         default_factory=list
     )
     barcode: Barcode | None = None

@@ -291,8 +291,7 @@ OVERRIDES: dict[tuple[str, str], str] = {
     ("TransferWritten", "transfer_id"): "the transfer's id",
     ("TransferWritten", "transfer_status"): "`dispatched`, `received` or `cancelled`",
     # stocktakes
-    ("StockCountIn", "scope"): "`all` (every product listed in the branch), `category` "
-    "or `list`",
+    ("StockCountIn", "scope"): "`all` (every product listed in the branch), `category` or `list`",
     ("CountEntryIn", "counted"): "base units counted (" + NUM_IN + "); null: not counted",
     # till operations: void, shifts, receipts
     ("OrderDetail", "voided_at"): "when the sale was voided (UTC), or null",
