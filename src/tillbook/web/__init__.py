@@ -13,6 +13,7 @@ from fastapi.staticfiles import StaticFiles
 from tillbook.errors import TillbookError
 from tillbook.web import (
     books,
+    buying,
     cashbook,
     company,
     hooks,
@@ -48,6 +49,7 @@ def error_page(request: Request, exc: TillbookError, status: int | None = None) 
 # are the most general); tests walk these to reach every page.
 ROUTERS = (
     books.router,
+    buying.router,
     listings.router,
     settings.router,
     staffing.router,
