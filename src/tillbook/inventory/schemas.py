@@ -72,3 +72,52 @@ class TransferReceiptIn(Strict):
 class TransferCancelIn(Strict):
     reason: Note | None = None
     unique_id: UniqueId | None = None
+
+
+# --- stocktakes (``inventory.counts``) -------------------------------------------------
+
+MAX_COUNT_LINES = 5000
+# What one request names (a list to count, the entries of one save): a body stays
+# well within the request cap (DESIGN.md §12); a bigger sheet is drawn up by scope.
+MAX_COUNT_ITEMS = 500
+# A barcode or an item code, as scanned or typed.
+Barcode = Annotated[StrictStr, Field(min_length=1, max_length=100), Clean]
+
+
+class StockCountIn(Strict):
+    """A new count sheet for one branch: every product listed there (``all``), those
+    of one category (``category``, ``category_id``) or a chosen list (``list``:
+    ``product_ids`` and/or ``item_codes``, each an item code or a barcode; scanning
+    adds more later)."""
+
+    warehouse_id: Ref
+    scope: Literal["all", "category", "list"] = "all"
+    category_id: Ref | None = None
+    product_ids: Annotated[list[Ref], Field(max_length=MAX_COUNT_ITEMS)] | None = None
+    item_codes: Annotated[list[Barcode], Field(max_length=MAX_COUNT_ITEMS)] | None = None
+    notes: Note | None = None
+    unique_id: UniqueId | None = None
+
+
+class CountEntryIn(Strict):
+    """What was counted of one product of the sheet; ``counted`` null clears it
+    (not counted: posting leaves that product's stock as it is)."""
+
+    product_id: Ref
+    counted: ZeroOrMoreQuantity | None
+
+
+class StockCountEntriesIn(Strict):
+    """Counted quantities typed in, and/or one scan: ``barcode`` (a barcode or item
+    code) adds one to its product's line, adding the line when the branch lists the
+    product and the sheet lacks it."""
+
+    items: Annotated[list[CountEntryIn], Field(max_length=MAX_COUNT_ITEMS)] = Field(
+        default_factory=list
+    )
+    barcode: Barcode | None = None
+    unique_id: UniqueId | None = None
+
+
+class StockCountPostIn(Strict):
+    unique_id: UniqueId | None = None

@@ -5,13 +5,14 @@ from __future__ import annotations
 import datetime as dt
 from decimal import Decimal
 
-from sqlalchemy import Date, DateTime, ForeignKey, Index, String, Text
+from sqlalchemy import Date, DateTime, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from tillbook.models.base import (
     Base,
     BigId,
     Price,
+    Qty,
     company_ref,
     created,
     money,
@@ -157,10 +158,65 @@ class StockTransferLine(Base):
     value_received: Mapped[money]
 
 
+class StockCount(Base):
+    """A stocktake of one branch (``inventory.counts``): a count sheet kept as a
+    draft while the shelves are counted (it survives a reload, a second device, a
+    restart), then ``posted`` (each difference became a stock adjustment, in one
+    transaction) or ``cancelled``. ``scope`` says how the sheet was drawn up: every
+    listed product, one category, or a chosen list."""
+
+    __tablename__ = "stock_counts"
+    __table_args__ = (Index("ix_stock_counts_wh_id", "warehouse_id", "id"),)
+
+    id: Mapped[pk]
+    company_id: Mapped[company_ref]
+    warehouse_id: Mapped[int] = mapped_column(BigId, ForeignKey("warehouses.id"))
+    status: Mapped[str] = mapped_column(String(20), default="draft")
+    scope: Mapped[str] = mapped_column(String(20), default="all")
+    category_id: Mapped[int | None] = mapped_column(
+        BigId, ForeignKey("categories.id"), nullable=True
+    )
+    notes: Mapped[str] = mapped_column(Text, default="")
+    # Set on posting: Σ cost of the gains (adds) and of the losses (subtracts).
+    value_gain: Mapped[money]
+    value_loss: Mapped[money]
+    lines_adjusted: Mapped[int] = mapped_column(Integer, default=0)
+    created_by: Mapped[int | None] = mapped_column(BigId, ForeignKey("users.id"), nullable=True)
+    created_at: Mapped[created]
+    closed_by: Mapped[int | None] = mapped_column(BigId, ForeignKey("users.id"), nullable=True)
+    closed_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class StockCountLine(Base):
+    """One product of a count sheet. ``counted`` is None until entered. ``expected``
+    is the branch's book stock at the moment ``counted`` was (last) entered: the
+    difference posted is ``counted - expected``, so a sale rung up between counting
+    a shelf and posting the count is not mistaken for a loss (``inventory.counts``)."""
+
+    __tablename__ = "stock_count_lines"
+    __table_args__ = (UniqueConstraint("count_id", "product_id"),)
+
+    id: Mapped[pk]
+    company_id: Mapped[company_ref]
+    count_id: Mapped[int] = mapped_column(BigId, ForeignKey("stock_counts.id"), index=True)
+    product_id: Mapped[int] = mapped_column(BigId, ForeignKey("products.id"))
+    counted: Mapped[Decimal | None] = mapped_column(Qty, nullable=True)
+    expected: Mapped[Decimal | None] = mapped_column(Qty, nullable=True)
+    counted_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    # Set on posting: the adjustment made for this line (None: no difference).
+    adjustment_id: Mapped[int | None] = mapped_column(
+        BigId, ForeignKey("stock_adjustments.id"), nullable=True
+    )
+    difference: Mapped[qty]
+    cost_amount: Mapped[money]
+
+
 __all__ = [
     "StockAdjustment",
     "StockAlert",
     "StockBatch",
+    "StockCount",
+    "StockCountLine",
     "StockMovement",
     "StockTransfer",
     "StockTransferLine",

@@ -13,6 +13,7 @@ from fastapi.staticfiles import StaticFiles
 from tillbook.errors import TillbookError
 from tillbook.web import (
     books,
+    buying,
     cashbook,
     company,
     hooks,
@@ -27,6 +28,7 @@ from tillbook.web import (
     staffing,
     start,
     stock,
+    stocktake,
     till,
 )
 from tillbook.web.render import HERE, render
@@ -54,6 +56,7 @@ ROUTERS = (
     start.router,
     register.router,
     books.router,
+    buying.router,
     listings.router,
     settings.router,
     registers.router,
@@ -64,6 +67,7 @@ ROUTERS = (
     cashbook.router,
     returns.router,
     parties.router,
+    stocktake.router,
     stock.router,
     till.router,
     pages.router,

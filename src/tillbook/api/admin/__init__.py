@@ -1,9 +1,10 @@
 """The back-office API (``/api/v1/admin``): staff sessions, staff members, the audit
 trail, webhook management, the reports, the company's catalog (products and their
 listings), reference data (units, categories, brands, taxes, payment modes, expense
-categories, warehouses), customers and suppliers, and money in and out (payments,
-expenses and their approval, moves between cash and bank). Thin routers, one service
-call each; every route names its permission with ``deps.Allowed`` (``auth/roles.py``) and
+categories, warehouses), customers and suppliers, money in and out (payments,
+expenses and their approval, moves between cash and bank) and stocktakes. Thin routers,
+one service call each; every route names its permission with ``deps.Allowed``
+(``auth/roles.py``) and
 every POST runs through ``api.idempotent.run_admin_write`` (or ``run_admin_unit``)."""
 
 from fastapi import APIRouter
@@ -24,6 +25,7 @@ from tillbook.api.admin import (
     reports,
     session,
     staff,
+    stock_counts,
     taxes,
     units,
     warehouses,
@@ -43,5 +45,6 @@ router.include_router(products.router)
 router.include_router(catalog_transfer.router)
 router.include_router(parties.router)
 router.include_router(money.router)
+router.include_router(stock_counts.router)
 for family in (units, categories, brands, taxes, payment_modes, expense_categories, warehouses):
     router.include_router(family.router)

@@ -290,6 +290,8 @@ FIELDS: dict[str, Entry] = {
         "tombstones; the answer is then a change feed",
         "2026-11-20T09:29:00Z",
     ),
+    "count_id": e("the stocktake's id", 1),
+    "item_codes": e("products by item code or barcode", ["AJ-001"]),
     "If-Match": e('the version the edit is based on, as the ETag read (`"3"`)', '"1"'),
 }
 
@@ -354,6 +356,9 @@ OVERRIDES: dict[tuple[str, str], str] = {
     ("TransferItem", "quantity_received"): "base units received so far",
     ("TransferWritten", "transfer_id"): "the transfer's id",
     ("TransferWritten", "transfer_status"): "`dispatched`, `received` or `cancelled`",
+    # stocktakes
+    ("StockCountIn", "scope"): "`all` (every product listed in the branch), `category` or `list`",
+    ("CountEntryIn", "counted"): "base units counted (" + NUM_IN + "); null: not counted",
     # till operations: void, shifts, receipts
     ("OrderDetail", "voided_at"): "when the sale was voided (UTC), or null",
     ("OrderFigures", "count"): "how many documents of this kind the shift holds",

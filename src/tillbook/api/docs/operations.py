@@ -447,6 +447,41 @@ OPERATIONS: dict[str, Op] = {
         "Add opening stock",
         "A batch at its cost, posted Dr 11700 / Cr 31100. `stock.write` there.",
     ),
+    f"GET {A}/stock-counts": op(
+        "List stocktakes",
+        "The stocktakes of the branches the staff member counts (`warehouse_id` for "
+        "one; `status` draft, posted or cancelled), newest first. `stock.write`.",
+    ),
+    f"POST {A}/stock-counts": op(
+        "Start a stocktake",
+        "A draft count sheet for one branch: every product listed there (`scope` "
+        "`all`), one category (`category`, `category_id`) or a list (`list`, "
+        "`product_ids` and/or `item_codes`). Nothing moves until it is posted. "
+        "`stock.write` there.",
+    ),
+    f"GET {A}/stock-counts/{{count_id}}": op(
+        "A stocktake",
+        "The sheet: per product what was counted, the book stock when the count was "
+        "entered (`expected`), the difference and its cost (as posting would book it "
+        "while a draft; as booked once posted), the stock now and after posting.",
+    ),
+    f"POST {A}/stock-counts/{{count_id}}/entries": op(
+        "Enter counted quantities",
+        "`items`: counted quantities (null clears one); `barcode`: a scan, one more of "
+        "the product with that barcode or item code (its line added when the branch "
+        "lists it). A quantity entered takes the book stock of that moment as what it "
+        "is measured against. Only a draft; every entry checked before any is saved.",
+    ),
+    f"POST {A}/stock-counts/{{count_id}}/post": op(
+        "Post a stocktake",
+        "Each counted difference becomes a stock adjustment (a gain at the purchase "
+        "price, Dr 11700 / Cr 51100; a loss at FIFO cost, Dr 51100 / Cr 11700), all in "
+        "one transaction; a line that cannot be adjusted (stock short) refuses the "
+        "whole count with a 422 naming it. A second post is a 409.",
+    ),
+    f"POST {A}/stock-counts/{{count_id}}/cancel": op(
+        "Cancel a stocktake", "A draft dropped; nothing moves. `stock.write` there."
+    ),
     f"POST {A}/import/products": op(
         "Import products (CSV)",
         "Multipart upload, field `file`: every row checked first; a file with any bad "
