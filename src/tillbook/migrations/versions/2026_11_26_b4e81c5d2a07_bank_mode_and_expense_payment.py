@@ -9,7 +9,7 @@
   approved and paid later names the entry that paid it, its date and who did it.
 
 Revision ID: b4e81c5d2a07
-Revises: a7c3e9f1d5b2
+Revises: c4e8a1f7b392
 Create Date: 2026-11-26 09:00:00
 """
 
@@ -21,7 +21,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "b4e81c5d2a07"
-down_revision: str | None = "a7c3e9f1d5b2"
+down_revision: str | None = "c4e8a1f7b392"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -7,7 +7,7 @@
   when the count was entered, and the adjustment its difference became.
 
 Revision ID: b4e8d2f6a913
-Revises: a7c3e9f1d5b2
+Revises: b4e81c5d2a07
 Create Date: 2026-11-26 10:00:00
 """
 
@@ -19,7 +19,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "b4e8d2f6a913"
-down_revision: str | None = "a7c3e9f1d5b2"
+down_revision: str | None = "b4e81c5d2a07"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
