@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import csv
 import datetime as dt
 import io
 import json
@@ -28,6 +27,7 @@ from sqlalchemy import and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.errors import NotFound, invalid
+from tillbook.kit import csvcells
 from tillbook.kit.bounds import MONEY
 from tillbook.kit.money import ZERO, money_str, to_money
 from tillbook.ledger import chart, rollups
@@ -343,7 +343,7 @@ async def csv_rows(read_page: PageReader) -> AsyncIterator[str]:
     """CSV text of every page ``read_page(cursor)`` gives, a page at a time: a
     header, an opening line, the lines with their running balance, a closing line."""
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    writer = csvcells.writer(buffer, lineterminator="\n")
 
     def flush() -> str:
         text = buffer.getvalue()

@@ -7,7 +7,6 @@ the secret was shown already."""
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import io
 from decimal import Decimal
@@ -24,6 +23,7 @@ from tillbook.auth.admin import AdminContext
 from tillbook.catalog import transfer as catalog_transfer
 from tillbook.errors import RateLimited, Unauthorized, ValidationFailed, invalid
 from tillbook.imports import ImportRejected
+from tillbook.kit import csvcells
 from tillbook.kit.changes import utc
 from tillbook.kit.pagination import parse_page
 from tillbook.parties import transfer as party_transfer
@@ -338,7 +338,7 @@ def _date(raw: str | None, field: str) -> dt.date | None:
 
 def _csv(rows: list[list[str]], name: str) -> Response:
     buffer = io.StringIO()
-    csv.writer(buffer).writerows(rows)
+    csvcells.writer(buffer).writerows(rows)
     return Response(
         buffer.getvalue().encode(),
         media_type="text/csv; charset=utf-8",
