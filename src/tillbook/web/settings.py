@@ -38,7 +38,7 @@ from tillbook.reports import (
 from tillbook.tenancy import service as tenancy
 from tillbook.unit import UnitOfWork
 from tillbook.web.forms import submit, text, upload, values
-from tillbook.web.pages import branches, id_field, see_other
+from tillbook.web.pages import branches, id_field, query_id, see_other
 from tillbook.web.render import render
 from tillbook.web.session import Page, read_form
 
@@ -444,7 +444,7 @@ async def reports_page(
     chart: dict[str, Any] | None = None
     paging = parse_page(page, "50")
     try:
-        wh = id_field_value(warehouse_id)
+        wh = query_id(warehouse_id)
         wh = ctx.warehouse_for("books.read", wh)
         start, end = _date(date_from, "date_from"), _date(date_to, "date_to")
 
@@ -498,11 +498,3 @@ async def reports_page(
         page_url="/reports?"
         + "&".join(f"{k}={v}" for k, v in request.query_params.items() if k != "page"),
     )
-
-
-def id_field_value(raw: str | None) -> int | None:
-    if not raw:
-        return None
-    if not raw.isdigit() or len(raw) > 18:
-        raise invalid("warehouse_id", "choose a branch")
-    return int(raw)
