@@ -481,6 +481,26 @@ BAD_REQUESTS = [
     ("GET", "/reports/trial-balance?warehouse_id=%00", {}, 422, "warehouse_id"),
     ("GET", "/reports/stock-valuation?warehouse_id=1%00", {}, 422, "warehouse_id"),
 ]
+# Issue 22, item 5: digits are ASCII 0-9. Python's int() reads the full-width and
+# Arabic-Indic ones, a sign, a space and an underscore; no parameter does.
+OTHER_DIGITS = ("%C2%B2", "%EF%BC%92", "%D9%A1", "%201", "1_000", "%2B1")
+BAD_REQUESTS += [
+    ("GET", f"{path}{bad}", {}, 422, field)
+    for bad in OTHER_DIGITS
+    for path, field in (
+        ("/reports/trial-balance?warehouse_id=", "warehouse_id"),
+        ("/reports/stock-valuation?warehouse_id=", "warehouse_id"),
+        ("/reports/ledger?account=11500&limit=", "limit"),
+        ("/reports/statement?party_id=", "party_id"),
+        ("/webhooks/deliveries?webhook_id=", "webhook_id"),
+        ("/webhooks/deliveries?limit=", "limit"),
+        ("/customers?page=", "page"),
+    )
+] + [
+    (method, path.format(bad), {}, 404, None)
+    for bad in OTHER_DIGITS
+    for method, path in (("GET", "/customers/{}"), ("DELETE", "/webhooks/{}"))
+]
 
 
 @pytest.mark.parametrize(("method", "path", "kwargs", "status", "field"), BAD_REQUESTS)

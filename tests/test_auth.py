@@ -639,3 +639,14 @@ async def test_secrets_never_logged(
     logged = caplog.text + "".join(repr(rec.args) for rec in caplog.records)
     for secret in (shop.key.secret_key, shop.key.hmac_secret, wrong):
         assert secret not in logged
+
+
+@pytest.mark.parametrize("rate", ["１００/minute", "²/minute", "١٠/day", "+5/minute", "1_0/day"])
+def test_a_rate_limit_is_counted_in_ascii_digits(rate: str) -> None:
+    """'１００/minute' was read as 100 and '²/minute' failed inside the check; both are
+    the ValueError every caller turns into a 422 naming the field."""
+    from tillbook.auth.ratelimit import parse_rate
+
+    with pytest.raises(ValueError, match="rate limit must look like"):
+        parse_rate(rate)
+    assert parse_rate("100/minute").amount == 100

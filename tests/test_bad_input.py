@@ -26,6 +26,14 @@ BAD_PAGE_VALUES = [
     "99999999999999999999999",
     "9" * 5000,
     "\u0661e",
+    # digits are ASCII 0-9 and nothing else (issue 22, item 5)
+    "%C2%B2",  # ²
+    "%EF%BC%92",  # full-width ２
+    "%D9%A1",  # Arabic-Indic ١
+    "%201",
+    "1%20",
+    "%2B1",
+    "1_000",
 ]
 BAD_LIMIT_VALUES = [
     "abc",
@@ -37,6 +45,12 @@ BAD_LIMIT_VALUES = [
     "%00",
     "9" * 5000,
     "true",
+    "%C2%B2",
+    "%EF%BC%92",
+    "%D9%A1",
+    "%201",
+    "%2B5",
+    "1_000",
 ]
 BAD_IDS = [
     "0",
@@ -56,6 +70,11 @@ BAD_IDS = [
     "true",
     "²",
     "\u0661\u0662",
+    "%EF%BC%92",  # full-width ２
+    "%D9%A1",  # Arabic-Indic ١
+    "%201",
+    "1%20",
+    "1_000",
     "%F0%9F%92%A9",
     "a" * 32,
     "a" * 5000,
@@ -75,6 +94,11 @@ BAD_XID_FILTERS = [
     "99999999999999999999999",
     "a" * 32,
     "²",
+    "%EF%BC%92",
+    "%D9%A1",
+    "%201",
+    "%2B1",
+    "1_000",
     "x" * 5000,
 ]
 
@@ -119,10 +143,8 @@ async def test_bad_limit(client: httpx.AsyncClient, shop: Shop, path: str, value
         ("page=&limit=", 1, 20),
         ("limit=101", 1, 100),
         ("limit=99999999999999999999999", 1, 100),
-        ("limit=%2B5", 1, 5),
-        ("page=%205%20", 5, 20),
         ("page=1000000", 1000000, 20),
-        ("page=1_000", 1000, 20),
+        ("page=0005", 5, 20),
     ],
 )
 async def test_lenient_page_values(

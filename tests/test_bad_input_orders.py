@@ -79,6 +79,14 @@ def wrong_unit(shop: Shop, body: Body) -> None:  # Box is a unit of water, not o
 
 # Cases both endpoints share; the valid body is 2 apples at 3.50 = 7.00.
 COMMON = [
+    # digits are ASCII 0-9 (issue 22, item 5): pydantic's Decimal, like Python's,
+    # read "２" as 2 and took " 1", "+1" and "1_000"
+    *(
+        Case(f"{name} {bad!r}", line(name, bad), f"product_items.0.{name}")
+        for name in ("quantity", "unit_price")
+        for bad in ("２", "١", "²", " 1", "+1", "1_000")
+    ),
+    Case("user_id full-width", put("user_id", "２"), "user_id"),
     Case("missing user_id", drop("user_id"), "user_id"),
     Case("missing order_date", drop("order_date"), "order_date"),
     Case("missing product_items", drop("product_items"), "product_items"),

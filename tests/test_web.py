@@ -1834,3 +1834,105 @@ async def test_no_page_answers_a_500_to_hostile_input(
     assert not failures, failures
     # the forms reached the services: some were taken, most refused by their checks
     assert statuses.get(("POST", 303), 0) > 5 and statuses.get(("POST", 422), 0) > 50, statuses
+
+
+# --- digits are ASCII digits (issue 22, item 5) ---------------------------------------
+
+# Python's int() and Decimal() read all of these as numbers (or fail with a 500 for
+# "²"); a page reads none of them. Percent-encoded as a browser sends them.
+OTHER_DIGITS = ("%C2%B2", "%EF%BC%92", "%D9%A1", "%201", "1_000", "%2B1")
+
+
+async def test_no_page_reads_other_scripts_digits_as_numbers(
+    web: httpx.AsyncClient, db: Database, shop: Shop
+) -> None:
+    """Every GET page, with ``warehouse_id`` or ``page`` written in another script's
+    digits, with a sign, a space or an underscore: refused like ``abc`` (a 4xx page)
+    or ignored like it, never a 500, never read as a number. A path id written so is
+    not found."""
+    from fastapi.routing import APIRoute
+
+    from tillbook.web import ROUTERS
+
+    await _owner_page(web, db, shop, "/")
+    real = {
+        "product_id": str(shop.products["apple"]),
+        "warehouse_id": str(shop.warehouse_id),
+        "party_id": str(shop.customer_id),
+        "item_id": str(shop.card_mode_id),
+        "kind": "brand",
+    }
+    routes = [
+        r
+        for router in ROUTERS
+        for r in router.routes
+        if isinstance(r, APIRoute) and "GET" in (r.methods or ()) and r.path != "/logout"
+    ]
+    failures: list[str] = []
+    refused = 0
+    for route in routes:
+        names = re.findall(r"{(\w+)}", route.path)
+        if not all(n in real for n in names):
+            continue
+        path = route.path
+        for name in names:
+            path = path.replace(f"{{{name}}}", real[name])
+        for param in ("warehouse_id", "page"):
+            plain = await web.get(f"{path}?{param}=abc")
+            for bad in OTHER_DIGITS:
+                r = await web.get(f"{path}?{param}={bad}")
+                if r.status_code >= 500 or (plain.status_code >= 400) != (r.status_code >= 400):
+                    failures.append(f"{path}?{param}={bad}: {r.status_code} ({plain.status_code})")
+                refused += r.status_code >= 400
+        for name in names:
+            if name == "kind":
+                continue
+            for bad in OTHER_DIGITS:
+                r = await web.get(route.path.replace(f"{{{name}}}", bad).format(**real))
+                if r.status_code not in (404, 422):
+                    failures.append(f"{route.path} {name}={bad}: {r.status_code}")
+    assert not failures, failures
+    assert refused >= 9 * len(OTHER_DIGITS), refused  # the pages that take them
+
+
+@pytest.mark.parametrize("bad", ["２", "١", "²", "+1", "1_000"])
+async def test_form_numbers_in_other_scripts_are_refused_and_nothing_written(
+    web: httpx.AsyncClient, db: Database, shop: Shop, bad: str
+) -> None:
+    """A branch, a quantity and a price typed in a form: ASCII digits or a 4xx with
+    the form again, and nothing sent, changed or audited."""
+    from tillbook.models import StockTransfer
+
+    apple, wh = shop.products["apple"], shop.warehouse_id
+    page = await _owner_page(web, db, shop, f"/transfers/new?warehouse_id={wh}")
+    form = {
+        "csrf": csrf_of(page),
+        "form_token": form_token_of(page),
+        "warehouse_id": str(wh),
+        "to_warehouse_id": str(shop.other_warehouse_id),
+        f"qty-{apple}": "2",
+    }
+    for field in ("warehouse_id", "to_warehouse_id", f"qty-{apple}"):
+        r = await web.post("/transfers/new", data={**form, field: bad})
+        assert 400 <= r.status_code < 500, (field, r.status_code)
+    assert await _count(db, StockTransfer, shop.company_id) == 0
+
+    product = await web.get(f"/products/{apple}")
+    version = re.search(
+        rf'action="/products/{apple}/listings/{wh}">.*?name="version" value="(\d+)"', product.text
+    )
+    assert version is not None
+    listing = {
+        "csrf": csrf_of(product.text),
+        "form_token": "form-listing-digits",
+        "version": version.group(1),
+        "sales_price": "9.99",
+        "purchase_price": "1.00",
+        "reorder_level": "3",
+        "active": "1",
+    }
+    before = await _audits(db, shop.company_id, "listing")
+    for field in ("sales_price", "purchase_price", "reorder_level", "version"):
+        r = await web.post(f"/products/{apple}/listings/{wh}", data={**listing, field: bad})
+        assert r.status_code in (412, 422, 428), (field, r.status_code)
+    assert await _audits(db, shop.company_id, "listing") == before

@@ -16,15 +16,18 @@ from limits.aio.storage import MemoryStorage, Storage
 from limits.aio.strategies import MovingWindowRateLimiter
 from limits.storage import storage_from_string
 
+from tillbook.kit import numerals
+
 ALLOWED_PERIODS = ("second", "minute", "hour", "day")
 
 
 def parse_rate(rate: str) -> RateLimitItem:
     """``N/minute`` or ``N/day`` (also second/hour); ValueError otherwise."""
     count, sep, period = rate.strip().partition("/")
-    if not sep or not count.isdigit() or int(count) < 1 or period not in ALLOWED_PERIODS:
+    n = numerals.whole(count)  # ASCII digits: "１００" is not 100 (kit/numerals.py)
+    if not sep or n is None or n < 1 or period not in ALLOWED_PERIODS:
         raise ValueError(f"rate limit must look like 60/minute or 10000/day, got {rate!r}")
-    return parse(f"{int(count)}/{period}")
+    return parse(f"{n}/{period}")
 
 
 def retry_after(reset_time: float, item: RateLimitItem) -> int:

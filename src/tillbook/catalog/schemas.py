@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 from pydantic import Field, StrictBool, StrictInt, StrictStr
 
 from tillbook.fields import Ref, Strict, UniqueId
-from tillbook.kit.bounds import Clean, Note, Quantity, UnitPrice, stored_length
+from tillbook.kit.bounds import AsciiNumber, Clean, Note, Quantity, UnitPrice, stored_length
 from tillbook.models import Product, ProductBarcode
 
 Name = Annotated[StrictStr, Field(min_length=1, max_length=stored_length(Product.name)), Clean]
@@ -36,7 +36,7 @@ Description = Annotated[StrictStr, Field(max_length=10_000), Clean]
 Image = Annotated[StrictStr, Field(max_length=stored_length(Product.image)), Clean]
 # A reference id in the back office: a plain positive id.
 Id = Annotated[StrictInt, Field(ge=1, le=2**63 - 1)]
-Stock = Annotated[Decimal, Field(ge=0)]
+Stock = Annotated[Decimal, AsciiNumber, Field(ge=0)]
 Version = Annotated[StrictInt, Field(ge=1, le=2**31 - 1)]
 
 

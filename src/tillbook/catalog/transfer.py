@@ -47,7 +47,7 @@ from tillbook.imports import Counts, Layout, Problems, Progress, Row, check_rows
 from tillbook.imports import write_csv as csv_text
 from tillbook.inventory import repository as stock
 from tillbook.kit import bounds, xid
-from tillbook.kit.bounds import MONEY, QTY, Clean, UnitPrice, stored_length
+from tillbook.kit.bounds import MONEY, QTY, AsciiNumber, Clean, UnitPrice, stored_length
 from tillbook.kit.money import ZERO, money, number, price4
 from tillbook.kit.text import quoted
 from tillbook.ledger.service import post
@@ -86,7 +86,7 @@ LISTING_FIELDS = ("sales_price", "purchase_price", "mrp", "reorder_level")
 CHUNK = 2_000  # rows per bulk statement and per progress step
 
 RefName = Annotated[StrictStr, Field(min_length=1, max_length=stored_length(Category.name)), Clean]
-Quantity = Annotated[Decimal, Field(max_digits=18, decimal_places=4)]
+Quantity = Annotated[Decimal, AsciiNumber, Field(max_digits=18, decimal_places=4)]
 
 
 class ProductRow(Strict):

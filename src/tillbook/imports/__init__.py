@@ -14,7 +14,9 @@ third is the domain's own:
    ``problems.raise_if_any()`` before the first write, then write every row and
    count it in ``Counts``.
 4. ``write_csv``: the export, in the same columns, so that export → import
-   changes nothing.
+   changes nothing. A cell that starts like a spreadsheet formula (``=HYPERLINK…``)
+   is written with a ``'`` in front and ``read_rows`` drops it again: the rule is
+   ``kit/csvcells.py``, which every CSV the service writes goes through.
 
 A rejected import raises ``ImportRejected`` (a 422 whose ``errors`` are keyed by
 ``line N``) and nothing is written.

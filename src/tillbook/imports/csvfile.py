@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from tillbook.errors import ValidationFailed
+from tillbook.kit import csvcells
 from tillbook.kit.text import quoted
 
 M = TypeVar("M", bound=BaseModel)
@@ -215,7 +216,8 @@ def read_rows(data: bytes, layout: Layout, problems: Problems) -> list[Row]:
                     line, "row", f"has {len(cells)} cells, the header names {len(header)} columns"
                 )
                 continue
-            values = dict(zip(header, cells, strict=True))
+            # Undo what the export did to cells that start like a formula.
+            values = dict(zip(header, map(csvcells.restore, cells), strict=True))
             key = values[layout.key].strip()
             if not key:
                 problems.add(line, layout.key, "is required: rows are matched by it")
@@ -285,10 +287,11 @@ def _message(err: Any) -> str:
 
 
 def write_csv(columns: Sequence[str], rows: Iterable[Mapping[str, str]]) -> str:
-    """A CSV file (header first, ``\\n`` line ends, quoted where needed) that
-    ``read_rows`` reads back to the same values."""
+    """A CSV file (header first, ``\\n`` line ends, quoted where needed, cells that
+    start like a formula neutralised: ``kit/csvcells.py``) that ``read_rows`` reads
+    back to the same values."""
     out = io.StringIO(newline="")
-    writer = csv.writer(out, lineterminator="\n")
+    writer = csvcells.writer(out, lineterminator="\n")
     writer.writerow(columns)
     for row in rows:
         writer.writerow([row.get(name, "") for name in columns])

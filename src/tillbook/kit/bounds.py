@@ -33,6 +33,7 @@ from sqlalchemy import Numeric, String
 from sqlalchemy.orm import QueryableAttribute
 
 from tillbook.errors import invalid
+from tillbook.kit import numerals
 
 # Arithmetic on values within the bounds never needs more than 40 digits; this
 # context is wide enough that quantizing any such value (or any product of two of
@@ -122,15 +123,27 @@ def _limits(kind: Decimals, **limits: Any) -> Any:
     )
 
 
-Money = Annotated[Decimal, _limits(MONEY, ge=0), _places_within(MONEY)]
-PositiveMoney = Annotated[Decimal, _limits(MONEY, gt=0), _places_within(MONEY)]
-Quantity = Annotated[Decimal, _limits(QTY, gt=0), _places_within(QTY)]
+def _ascii_number(value: Any) -> Any:
+    """A number sent as text is ASCII digits (``kit/numerals.py``): pydantic's
+    Decimal, like Python's, reads ``"２"`` as 2 and takes ``" 1"``, ``"+1"`` and
+    ``"1_000"``; a JSON number, a form field or a CSV cell is refused here instead."""
+    if isinstance(value, str) and not numerals.is_decimal(value):
+        raise ValueError("must be a number written with the digits 0-9, such as 12.50")
+    return value
+
+
+# Runs before pydantic's own parsing (``Annotated`` applies it first).
+AsciiNumber = BeforeValidator(_ascii_number)
+
+Money = Annotated[Decimal, AsciiNumber, _limits(MONEY, ge=0), _places_within(MONEY)]
+PositiveMoney = Annotated[Decimal, AsciiNumber, _limits(MONEY, gt=0), _places_within(MONEY)]
+Quantity = Annotated[Decimal, AsciiNumber, _limits(QTY, gt=0), _places_within(QTY)]
 # The spec's minimum quantity of stock adjustments and returns.
-MinQuantity = Annotated[Decimal, _limits(QTY, ge=Decimal("0.01")), _places_within(QTY)]
+MinQuantity = Annotated[Decimal, AsciiNumber, _limits(QTY, ge=Decimal("0.01")), _places_within(QTY)]
 # What arrived of a line (a transfer's receipt): none at all is a quantity too.
-ZeroOrMoreQuantity = Annotated[Decimal, _limits(QTY, ge=0), _places_within(QTY)]
-UnitPrice = Annotated[Decimal, _limits(PRICE, ge=0), _places_within(PRICE)]
-Percent = Annotated[Decimal, _limits(RATE, ge=0, le=100), _places_within(RATE)]
+ZeroOrMoreQuantity = Annotated[Decimal, AsciiNumber, _limits(QTY, ge=0), _places_within(QTY)]
+UnitPrice = Annotated[Decimal, AsciiNumber, _limits(PRICE, ge=0), _places_within(PRICE)]
+Percent = Annotated[Decimal, AsciiNumber, _limits(RATE, ge=0, le=100), _places_within(RATE)]
 
 
 # --- text ----------------------------------------------------------------------------

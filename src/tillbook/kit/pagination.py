@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tillbook.errors import invalid
+from tillbook.kit import numerals
 from tillbook.kit.text import quoted
 
 DEFAULT_LIMIT = 20
@@ -25,10 +26,11 @@ class Page:
 def parse_int(name: str, raw: str | None, default: int) -> int:
     if raw is None or raw == "":
         return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise invalid(name, f"must be a whole number, got {quoted(raw)}") from None
+    # ASCII digits only: "２", " 1", "+1", "1_000" are refused (kit/numerals.py). Up
+    # to 100 of them, so that a huge limit is clamped below, not refused.
+    value = numerals.whole(raw, max_digits=100)
+    if value is None:
+        raise invalid(name, f"must be a whole number (digits 0-9), got {quoted(raw)}")
     return value
 
 

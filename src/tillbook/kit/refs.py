@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tillbook.kit import xid
+from tillbook.kit import numerals, xid
 
 
 def ref_to_id(value: int | str | None) -> int | None:
@@ -11,9 +11,10 @@ def ref_to_id(value: int | str | None) -> int | None:
         return None
     if isinstance(value, int):
         return value if 0 < value < 2**63 else None
-    text = value.strip()
-    if text.isascii() and text.isdigit():  # "²".isdigit() is True, int("²") fails
-        # Past 19 digits no id fits (and past 4300 int() raises): not found, not a 500.
-        n = int(text) if len(text) <= 19 else 0
+    if value.isascii() and value.isdigit():
+        # Past 19 digits no id fits: not found, not a 500 (kit/numerals.py).
+        n = numerals.whole(value) or 0
         return n if 0 < n < 2**63 else None
-    return xid.decode(text)
+    # Anything else is an xid or nothing: " 1", "+1", "1_000", "２" and "²" name
+    # no record (no canonical xid has a space, a sign or another script's digit).
+    return xid.decode(value)

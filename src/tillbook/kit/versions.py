@@ -10,6 +10,7 @@ version is refused with 428, so no client can skip the check by omission."""
 from __future__ import annotations
 
 from tillbook.errors import PreconditionFailed, PreconditionRequired
+from tillbook.kit import numerals
 
 MAX_VERSION = 2**31 - 1
 
@@ -27,9 +28,8 @@ def parse_if_match(header: str | None) -> int | None:
     if text.startswith("W/"):
         text = text[2:]
     text = text.strip('"')
-    if not (text.isascii() and text.isdigit()) or len(text) > 10:
-        return -1
-    return int(text)
+    version = numerals.whole(text, max_digits=10)
+    return -1 if version is None else version
 
 
 def expect(current: int, expected: int | None, what: str) -> None:

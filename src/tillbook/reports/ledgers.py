@@ -15,7 +15,6 @@ memory, for a download.
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import io
 import json
@@ -29,6 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.config import cursor_key
 from tillbook.errors import NotFound, invalid
+from tillbook.kit import csvcells
 from tillbook.kit.bounds import MONEY
 from tillbook.kit.cursors import Scope
 from tillbook.kit.money import ZERO, money_str, to_money
@@ -358,7 +358,7 @@ async def csv_rows(read_page: PageReader) -> AsyncIterator[str]:
     """CSV text of every page ``read_page(cursor)`` gives, a page at a time: a
     header, an opening line, the lines with their running balance, a closing line."""
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    writer = csvcells.writer(buffer, lineterminator="\n")
 
     def flush() -> str:
         text = buffer.getvalue()

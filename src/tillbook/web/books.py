@@ -27,7 +27,7 @@ from tillbook.reports.ledgers import CSV_PAGE, account_ledger_page, csv_rows
 from tillbook.reports.schemas import PeriodCloseIn, PeriodReopenIn
 from tillbook.unit import UnitOfWork
 from tillbook.web.forms import submit, text
-from tillbook.web.pages import branches, parse_model, see_other
+from tillbook.web.pages import branches, parse_model, query_id, see_other
 from tillbook.web.render import render
 from tillbook.web.session import Page, read_form
 
@@ -54,10 +54,7 @@ async def ledger(request: Request, ctx: Books, db: DB) -> Response:
     start = end = None
     wid: int | None = None
     try:
-        raw_wh = params.get("warehouse_id") or ""
-        if raw_wh and (not raw_wh.isdigit() or len(raw_wh) > 18):
-            raise invalid("warehouse_id", "choose a branch")
-        wid = ctx.warehouse_for("books.read", int(raw_wh) if raw_wh else None)
+        wid = ctx.warehouse_for("books.read", query_id(params.get("warehouse_id")))
         start = bounds.query_date("date_from", params.get("date_from") or None)
         end = bounds.query_date("date_to", params.get("date_to") or None)
         if start is not None and end is not None and start > end:

@@ -9,7 +9,7 @@ its field."""
 from __future__ import annotations
 
 import datetime as dt
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Depends, Request
@@ -31,6 +31,7 @@ from tillbook.catalog import reference
 from tillbook.catalog.reference_schemas import BrandIn, CategoryIn, TaxIn, UnitIn
 from tillbook.catalog.schemas import ProductIn, ProductPatch
 from tillbook.errors import RateLimited, TillbookError, ValidationFailed, invalid
+from tillbook.kit import numerals
 from tillbook.kit.bounds import query_text
 from tillbook.kit.pagination import Page as Paging
 from tillbook.kit.pagination import parse_page
@@ -64,16 +65,16 @@ def parse_model(model: type[M], data: dict[str, Any]) -> M:
 
 
 def decimal_field(form: FormData, name: str, errors: dict[str, list[str]]) -> Decimal | None:
+    """A number typed in a form: thousands commas dropped, then ASCII digits only
+    (``kit/numerals.py``: ``２`` or ``١`` is not read as 2 or 1)."""
     raw = text(form, name).replace(",", "")
     if raw == "":
         return None
-    try:
-        value = Decimal(raw)
-    except InvalidOperation:
-        errors.setdefault(name, []).append(f"must be a number, got {raw[:40]!r}")
-        return None
-    if not value.is_finite():
-        errors.setdefault(name, []).append("must be a number")
+    value = numerals.decimal(raw)
+    if value is None:
+        errors.setdefault(name, []).append(
+            f"must be a number written with the digits 0-9, got {raw[:40]!r}"
+        )
         return None
     return value
 
@@ -82,10 +83,24 @@ def id_field(form: FormData, name: str, errors: dict[str, list[str]]) -> int | N
     raw = text(form, name)
     if raw == "":
         return None
-    if not raw.isdigit() or len(raw) > 18:
+    n = numerals.whole(raw, max_digits=18)
+    if n is None:
         errors.setdefault(name, []).append("choose one from the list")
+    return n
+
+
+def query_id(
+    raw: str | None, field: str = "warehouse_id", why: str = "choose a branch"
+) -> int | None:
+    """An id a page takes from its query string (``?warehouse_id=2``): None when
+    absent; anything but ASCII digits is a 422 naming the parameter (``²`` was a
+    500, ``２`` read as 2)."""
+    if not raw:
         return None
-    return int(raw)
+    n = numerals.whole(raw, max_digits=18)
+    if n is None:
+        raise invalid(field, why)
+    return n
 
 
 async def branches(db: Any, ctx: AdminContext) -> list[tuple[int, str]]:
@@ -396,8 +411,9 @@ def _form_errors(errors: dict[str, list[str]], order: list[int]) -> dict[str, li
         name = field
         if field.startswith("listings."):
             _l, index, *rest = field.split(".")
-            if index.isdigit() and int(index) < len(order):
-                name = ".".join(["list", str(order[int(index)]), *rest])
+            i = numerals.whole(index)
+            if i is not None and i < len(order):
+                name = ".".join(["list", str(order[i]), *rest])
         elif field.startswith("additional_units."):
             name = "units." + field.removeprefix("additional_units.")
         out.setdefault(name, []).extend(messages)

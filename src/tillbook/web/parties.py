@@ -30,7 +30,14 @@ from tillbook.reports.ledgers import CSV_PAGE, csv_rows, party_statement_page
 from tillbook.unit import UnitOfWork
 from tillbook.web.forms import submit, text, values
 from tillbook.web.money import PAYMENT_OF
-from tillbook.web.pages import branches, decimal_field, id_field, parse_model, see_other
+from tillbook.web.pages import (
+    branches,
+    decimal_field,
+    id_field,
+    parse_model,
+    query_id,
+    see_other,
+)
 from tillbook.web.render import render
 from tillbook.web.session import Page, read_form
 
@@ -283,10 +290,7 @@ async def _statement(
     wid: int | None = None
     cursor = bounds.query_value("cursor", params.get("cursor") or None)
     try:
-        raw_wh = params.get("warehouse_id") or ""
-        if raw_wh and (not raw_wh.isdigit() or len(raw_wh) > 18):
-            raise invalid("warehouse_id", "choose a branch")
-        wid = ctx.warehouse_for("books.read", int(raw_wh) if raw_wh else None)
+        wid = ctx.warehouse_for("books.read", query_id(params.get("warehouse_id")))
         start, end = (
             _date(params.get("date_from"), "date_from"),
             _date(params.get("date_to"), "date_to"),

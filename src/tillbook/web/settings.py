@@ -7,7 +7,6 @@ the secret was shown already."""
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import io
 from decimal import Decimal
@@ -24,6 +23,7 @@ from tillbook.auth.admin import AdminContext
 from tillbook.catalog import transfer as catalog_transfer
 from tillbook.errors import RateLimited, Unauthorized, ValidationFailed, invalid
 from tillbook.imports import ImportRejected
+from tillbook.kit import csvcells
 from tillbook.kit.changes import utc
 from tillbook.kit.pagination import parse_page
 from tillbook.parties import transfer as party_transfer
@@ -38,7 +38,7 @@ from tillbook.reports import (
 from tillbook.tenancy import service as tenancy
 from tillbook.unit import UnitOfWork
 from tillbook.web.forms import submit, text, upload, values
-from tillbook.web.pages import branches, id_field, see_other
+from tillbook.web.pages import branches, id_field, query_id, see_other
 from tillbook.web.render import render
 from tillbook.web.session import Page, read_form
 
@@ -343,7 +343,7 @@ def _date(raw: str | None, field: str) -> dt.date | None:
 
 def _csv(rows: list[list[str]], name: str) -> Response:
     buffer = io.StringIO()
-    csv.writer(buffer).writerows(rows)
+    csvcells.writer(buffer).writerows(rows)
     return Response(
         buffer.getvalue().encode(),
         media_type="text/csv; charset=utf-8",
@@ -449,7 +449,7 @@ async def reports_page(
     chart: dict[str, Any] | None = None
     paging = parse_page(page, "50")
     try:
-        wh = id_field_value(warehouse_id)
+        wh = query_id(warehouse_id)
         wh = ctx.warehouse_for("books.read", wh)
         start, end = _date(date_from, "date_from"), _date(date_to, "date_to")
 
@@ -503,11 +503,3 @@ async def reports_page(
         page_url="/reports?"
         + "&".join(f"{k}={v}" for k, v in request.query_params.items() if k != "page"),
     )
-
-
-def id_field_value(raw: str | None) -> int | None:
-    if not raw:
-        return None
-    if not raw.isdigit() or len(raw) > 18:
-        raise invalid("warehouse_id", "choose a branch")
-    return int(raw)

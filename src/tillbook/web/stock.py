@@ -26,7 +26,14 @@ from tillbook.kit import bounds
 from tillbook.kit.pagination import parse_page
 from tillbook.unit import UnitOfWork
 from tillbook.web.forms import submit, text, values
-from tillbook.web.pages import branches, decimal_field, id_field, parse_model, see_other
+from tillbook.web.pages import (
+    branches,
+    decimal_field,
+    id_field,
+    parse_model,
+    query_id,
+    see_other,
+)
 from tillbook.web.render import render
 from tillbook.web.session import Page, read_form
 
@@ -38,9 +45,8 @@ def _branch(raw: str | None, shops: list[tuple[int, str]]) -> list[int]:
     """The branches a list covers: the one asked for (if it is one of the staff
     member's), else all of theirs."""
     ids = [i for i, _n in shops]
-    if raw and raw.isdigit() and int(raw) in ids:
-        return [int(raw)]
-    return ids
+    wid = query_id(raw)
+    return [wid] if wid in ids else ids
 
 
 @router.get("/stock")

@@ -29,7 +29,7 @@ from tillbook.errors import NotFound, ValidationFailed
 from tillbook.inventory import queries as stock_queries
 from tillbook.inventory import transfers
 from tillbook.inventory.schemas import StockTransferIn, TransferCancelIn, TransferReceiptIn
-from tillbook.kit import bounds
+from tillbook.kit import bounds, numerals
 from tillbook.kit.pagination import parse_page
 from tillbook.models import Shift, StockTransfer
 from tillbook.orders import queries as order_queries
@@ -39,7 +39,14 @@ from tillbook.payments import till
 from tillbook.reports import dashboard
 from tillbook.unit import UnitOfWork
 from tillbook.web.forms import submit, text, values
-from tillbook.web.pages import branches, decimal_field, id_field, parse_model, see_other
+from tillbook.web.pages import (
+    branches,
+    decimal_field,
+    id_field,
+    parse_model,
+    query_id,
+    see_other,
+)
 from tillbook.web.render import render
 from tillbook.web.session import Page, read_form
 
@@ -52,9 +59,8 @@ Voider = Annotated[AdminContext, Page("sales.void", per_warehouse=True)]
 def _chosen(raw: str | None, ids: list[int]) -> int | None:
     """The branch a page shows: the one asked for when it is one of ``ids``, else
     the first of them."""
-    if raw and raw.isdigit() and int(raw) in ids:
-        return int(raw)
-    return ids[0] if ids else None
+    wid = query_id(raw)
+    return wid if wid in ids else (ids[0] if ids else None)
 
 
 def _qty_rows(form: FormData, *, filled: bool = False) -> list[int]:
@@ -62,11 +68,10 @@ def _qty_rows(form: FormData, *, filled: bool = False) -> list[int]:
     (``filled``: only those not left blank). A name too long to be a product id names
     none, rather than a 500 from turning thousands of digits into a number."""
     return [
-        int(k[4:])
+        pid
         for k in form
         if k.startswith("qty-")
-        and k[4:].isdigit()
-        and len(k) <= 22
+        and (pid := numerals.whole(k[4:], max_digits=18)) is not None
         and (not filled or text(form, k))
     ]
 
@@ -85,11 +90,10 @@ def _item_errors(
     shown: dict[str, list[str]] = {}
     for name, messages in errors.items():
         parts = name.split(".")
-        if len(parts) >= 2 and parts[0] == "items" and parts[1].isdigit():
-            i = int(parts[1])
-            if i < len(order):
-                shown.setdefault(f"qty-{order[i]}", []).extend(messages)
-                continue
+        i = numerals.whole(parts[1]) if len(parts) >= 2 and parts[0] == "items" else None
+        if i is not None and i < len(order):
+            shown.setdefault(f"qty-{order[i]}", []).extend(messages)
+            continue
         shown.setdefault(name, []).extend(messages)
     return shown
 

@@ -23,6 +23,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from tillbook.api.deps import get_db
 from tillbook.auth import admin, roles
 from tillbook.errors import NotFound, UnsupportedMediaType, invalid
+from tillbook.kit import numerals
 from tillbook.kit.text import quoted
 
 MAX_ID = 2**63 - 1
@@ -49,11 +50,8 @@ def require_json(request: Request) -> None:
 
 
 def _as_id(value: str) -> int | None:
-    text = value.strip()
-    if not (text.isascii() and text.isdigit()) or len(text) > 19:  # no id has more digits
-        return None
-    n = int(text)
-    return n if 0 < n <= MAX_ID else None
+    n = numerals.whole(value)  # ASCII digits only: not " 1", "+1" or "２"
+    return n if n is not None and 0 < n <= MAX_ID else None
 
 
 def path_id(value: str, what: str) -> int:

@@ -27,6 +27,7 @@ from tillbook.config import Settings
 from tillbook.errors import invalid
 from tillbook.events import webhook_service as service
 from tillbook.events.urlpolicy import UrlPolicy
+from tillbook.kit import numerals
 from tillbook.kit.text import quoted
 from tillbook.models import DeliveryAttempt, Webhook, WebhookDelivery
 
@@ -106,13 +107,10 @@ def attempt_view(a: DeliveryAttempt) -> dict[str, Any]:
 def _limit(value: str | None) -> int:
     if value is None or value == "":
         return 100
-    text = value.strip()
-    if (
-        not (text.isascii() and text.isdigit() and len(text) <= 19)
-        or not 1 <= int(text) <= MAX_LIMIT
-    ):
+    n = numerals.whole(value)
+    if n is None or not 1 <= n <= MAX_LIMIT:
         raise invalid("limit", f"must be an integer from 1 to {MAX_LIMIT} (got {quoted(value)})")
-    return int(text)
+    return n
 
 
 async def _with_events(

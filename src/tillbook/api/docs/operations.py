@@ -10,6 +10,12 @@ from typing import Any
 
 P = "/api/v1/public"
 A = "/api/v1/admin"
+# Every CSV download (``kit/csvcells.py``).
+SAFE_CELLS = (
+    "A cell that starts like a spreadsheet formula (`=`, `+`, `-`, `@`, a tab, …; "
+    "not a plain number such as `-12.50`) is written with a leading `'`; the import "
+    "drops it again."
+)
 
 
 @dataclass(frozen=True)
@@ -488,7 +494,8 @@ OPERATIONS: dict[str, Op] = {
         "row changes nothing (422 with every bad row). `catalog.write`.",
     ),
     f"GET {A}/export/products": op(
-        "Export products (CSV)", "Every listing as CSV, re-importable. `catalog.read`."
+        "Export products (CSV)",
+        "Every listing as CSV, re-importable. " + SAFE_CELLS + " `catalog.read`.",
     ),
 }
 
@@ -523,7 +530,7 @@ def _parties() -> dict[str, Op]:
             "Multipart upload, field `file`; all rows or none. `parties.credit`.",
         )
         out[f"GET {A}/export/{segment}"] = op(
-            f"Export {segment} (CSV)", "Every party with a code, re-importable."
+            f"Export {segment} (CSV)", "Every party with a code, re-importable. " + SAFE_CELLS
         )
     return out
 

@@ -40,9 +40,9 @@ def _xid_filter(name: str, raw: str | None) -> int | None:
     """A filter naming a record by xid (or id); one that cannot name any record is a 422.
     A well-formed reference to another company's record simply matches nothing."""
     text = query_value(name, raw)
-    if text is None:
+    if text is None or raw is None:
         return None
-    ref = ref_to_id(text)
+    ref = ref_to_id(raw)  # not stripped: " 1" names no record (kit/numerals.py)
     if ref is None:
         raise invalid(name, f"must be an xid, got {_shown(text)}")
     return ref
