@@ -22,7 +22,7 @@ from tillbook.auth.admin import AdminContext
 from tillbook.auth.context import acting_for
 from tillbook.errors import ValidationFailed
 from tillbook.inventory import queries as stock_queries
-from tillbook.kit import bounds
+from tillbook.kit import bounds, numerals
 from tillbook.kit.pagination import Page as Paging
 from tillbook.kit.pagination import parse_page
 from tillbook.orders.purchases import create_purchase
@@ -41,8 +41,9 @@ StockWriter = Annotated[AdminContext, Page("stock.write", per_warehouse=True)]
 
 
 def _chosen(raw: str | None, ids: list[int]) -> int | None:
-    if raw and raw.isdigit() and int(raw) in ids:
-        return int(raw)
+    chosen = numerals.whole(raw) if raw else None
+    if chosen is not None and chosen in ids:
+        return chosen
     return ids[0] if ids else None
 
 

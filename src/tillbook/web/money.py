@@ -28,6 +28,7 @@ from tillbook.api.deps import DB
 from tillbook.auth.admin import AdminContext
 from tillbook.auth.context import acting_for
 from tillbook.errors import Conflict, NotFound, ValidationFailed
+from tillbook.kit import numerals
 from tillbook.kit.pagination import Page as Paging
 from tillbook.kit.pagination import parse_page
 from tillbook.parties import service as party_service
@@ -68,8 +69,9 @@ async def _allowed_branches(db: Any, ctx: AdminContext, permission: str) -> list
 
 def _chosen(raw: str | None, shops: list[tuple[int, str]]) -> int:
     ids = [i for i, _n in shops]
-    if raw and raw.isdigit() and int(raw) in ids:
-        return int(raw)
+    chosen = numerals.whole(raw) if raw else None
+    if chosen is not None and chosen in ids:
+        return chosen
     return ids[0]
 
 
@@ -147,11 +149,10 @@ def _allocation_errors(errors: dict[str, list[str]], order: list[int]) -> dict[s
     shown: dict[str, list[str]] = {}
     for name, messages in errors.items():
         parts = name.split(".")
-        if len(parts) >= 2 and parts[0] == "invoices" and parts[1].isdigit():
-            i = int(parts[1])
-            if i < len(order):
-                shown.setdefault(f"alloc-{order[i]}", []).extend(messages)
-                continue
+        i = numerals.whole(parts[1]) if len(parts) >= 2 and parts[0] == "invoices" else None
+        if i is not None and i < len(order):
+            shown.setdefault(f"alloc-{order[i]}", []).extend(messages)
+            continue
         shown.setdefault(name, []).extend(messages)
     return shown
 
@@ -171,13 +172,13 @@ async def _record_payment(
     order: list[int] = []
     allocations: list[dict[str, Any]] = []
     for name in sorted({k for k in form if k.startswith("alloc-")})[:500]:
-        raw_id = name.removeprefix("alloc-")
-        if not raw_id.isdigit() or len(raw_id) > 18:
+        invoice_id = numerals.whole(name.removeprefix("alloc-"))
+        if invoice_id is None:
             continue
         share = decimal_field(form, name, errors)
         if share is not None and share != 0:
-            order.append(int(raw_id))
-            allocations.append({"order_id": int(raw_id), "amount": share})
+            order.append(invoice_id)
+            allocations.append({"order_id": invoice_id, "amount": share})
     body: dict[str, Any] = {
         "user_id": pid,
         "payment_type": payment_type,

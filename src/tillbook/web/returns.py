@@ -22,6 +22,7 @@ from tillbook.api.admin.deps import path_id
 from tillbook.api.deps import DB
 from tillbook.auth.admin import AdminContext
 from tillbook.errors import Conflict, ValidationFailed
+from tillbook.kit import numerals
 from tillbook.kit.pagination import Page as Paging
 from tillbook.orders import queries as order_queries
 from tillbook.orders.returns import return_as_staff
@@ -93,11 +94,10 @@ def _item_errors(errors: dict[str, list[str]], order: list[int]) -> dict[str, li
     shown: dict[str, list[str]] = {}
     for name, messages in errors.items():
         parts = name.split(".")
-        if len(parts) >= 2 and parts[0] == "items" and parts[1].isdigit():
-            i = int(parts[1])
-            if i < len(order):
-                shown.setdefault(f"qty-{order[i]}", []).extend(messages)
-                continue
+        i = numerals.whole(parts[1]) if len(parts) >= 2 and parts[0] == "items" else None
+        if i is not None and i < len(order):
+            shown.setdefault(f"qty-{order[i]}", []).extend(messages)
+            continue
         if name == "refund_mode":
             name = "refund_to"
         shown.setdefault(name, []).extend(messages)

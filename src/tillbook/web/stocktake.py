@@ -20,7 +20,7 @@ from tillbook.auth.admin import AdminContext
 from tillbook.errors import NotFound, ValidationFailed
 from tillbook.inventory import counts
 from tillbook.inventory.schemas import StockCountEntriesIn, StockCountIn
-from tillbook.kit import bounds
+from tillbook.kit import bounds, numerals
 from tillbook.kit.pagination import parse_page
 from tillbook.unit import UnitOfWork
 from tillbook.web.forms import submit, text, values
@@ -69,7 +69,8 @@ async def _list_page(
     counters = [(i, n) for i, n in shops if ctx.can("stock.write", i)]
     wanted = params.get("warehouse_id")
     ids = [i for i, _n in shops]
-    chosen = [int(wanted)] if wanted and wanted.isdigit() and int(wanted) in ids else ids
+    picked = numerals.whole(wanted) if wanted else None
+    chosen = [picked] if picked is not None and picked in ids else ids
     state = bounds.query_value("status", params.get("status"))
     paging = parse_page(params.get("page"), "25")
     data = await db.read(lambda s: counts.counts_page(s, ctx.company_id, chosen, paging, state))
@@ -160,7 +161,7 @@ async def _sheet(
         status=status,
         count=count,
         may_write=count["status"] == "draft" and ctx.can("stock.write", wid),
-        focus=int(focus) if focus.isdigit() and len(focus) < 19 else None,
+        focus=numerals.whole(focus),
         errors=errors or {},
         values=form_values or {},
     )
