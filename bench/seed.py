@@ -241,7 +241,7 @@ async def seed(
         # ---- products, in the order a chain adds them over time: the stores'
         # catalogs interleaved in the table, not one store's block after the other
         # (a block per warehouse makes PostgreSQL prefer the warehouse_id b-tree and
-        # a filter over the trigram indexes for searches, see README).
+        # a filter over the trigram indexes for searches, see bench/README.md).
         catalog_rows = [
             row
             for wi, wh in enumerate(whs)

@@ -14,7 +14,7 @@ from tillbook.auth.admin import AdminContext
 from tillbook.errors import Forbidden
 
 EXPECTED = {
-    # permission: roles holding it, as the README and the report document them
+    # permission: roles holding it, as docs/operators/staff.md and the report document them
     "books.read": {"owner", "manager", "accountant"},
     "catalog.read": {"owner", "manager", "accountant", "cashier"},
     "catalog.write": {"owner", "manager"},

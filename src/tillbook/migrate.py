@@ -16,7 +16,8 @@ def alembic_config(database_url: str) -> Config:
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))
     cfg.set_main_option("sqlalchemy.url", async_url(database_url).replace("%", "%%"))
-    cfg.set_main_option("file_template", "%%(year)d_%%(month).2d_%%(day).2d_%%(rev)s_%%(slug)s")
+    # NN: the revision's place among the day's files, set by hand (alembic.ini).
+    cfg.set_main_option("file_template", "%%(year)d_%%(month).2d_%%(day).2d_NN_%%(rev)s_%%(slug)s")
     return cfg
 
 

@@ -32,7 +32,7 @@ Guessing is made expensive and uninformative:
   block the stranger only: the owner logs in from their own address meanwhile.
   The address is the ASGI client host; behind a reverse proxy it is the address
   uvicorn takes from ``X-Forwarded-For`` when ``--proxy-headers`` is on and the
-  proxy is listed in ``--forwarded-allow-ips`` (see the README). The counts live
+  proxy is listed in ``--forwarded-allow-ips`` (docs/operators/cli.md). The counts live
   in the app's rate limiter storage (shared through Redis when configured);
   within one process the check and the count are serialised per address, so
   parallel guesses cannot slip past the limit.

@@ -11,8 +11,9 @@ Signing is defined so that an integrator can reproduce it from what they send:
 PATH is the request target exactly as it went on the wire (the raw path and the
 raw query, percent-encoding untouched: never a decoded and re-encoded URL, which
 differs between HTTP libraries), and the timestamp is ASCII digits only, compared
-as sent. ``sign`` is the one implementation; the README's and the OpenAPI
-document's worked examples are computed with it (``EXAMPLES``).
+as sent. ``sign`` is the one implementation; the worked examples of the manual
+(docs/integrators/signing.md) and of the OpenAPI document are computed with it
+(``EXAMPLES``).
 """
 
 from __future__ import annotations
@@ -181,8 +182,9 @@ def sign(hmac_secret: str, timestamp: str, method: str, target: bytes, body: byt
 
 @dataclass(frozen=True)
 class SigningExample:
-    """A worked example with fixed inputs: shown in the README and the OpenAPI
-    document, recomputed by the tests from the README's text."""
+    """A worked example with fixed inputs: shown in the manual
+    (docs/integrators/signing.md) and the OpenAPI document, recomputed by the tests
+    from the manual's text."""
 
     hmac_secret: str
     timestamp: str

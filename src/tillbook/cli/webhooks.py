@@ -59,7 +59,8 @@ def webhooks_add(
 ) -> None:
     """Register a webhook endpoint; its signing secret is printed once.
 
-    The URL must pass the address policy (see the README); a refused one exits 1."""
+    The URL must pass the address policy (docs/integrators/webhooks.md); a refused
+    one exits 1."""
     from tillbook.api.admin.webhooks import webhook_view
     from tillbook.events import webhook_service as service
     from tillbook.events.urlpolicy import UrlPolicy

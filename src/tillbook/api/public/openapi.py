@@ -1010,7 +1010,7 @@ def write_body(model: type[BaseModel]) -> dict[str, Any]:
 
 def _signing_description() -> str:
     """How to sign, with the worked examples computed by the service's own ``sign``
-    (the README shows the same figures; a test keeps the two equal)."""
+    (docs/integrators/signing.md shows the same figures; a test keeps them equal)."""
     examples = "\n\n".join(
         f"Example {i}:\n\n- hmac_secret: `{e.hmac_secret}`\n- timestamp: `{e.timestamp}`\n"
         f"- method: `{e.method}`\n- path: `{e.path}`\n"
