@@ -118,6 +118,7 @@ NAV: tuple[tuple[str, str, str, str | None], ...] = (
     ("Stock", "Products", "/products", "catalog.read"),
     ("Stock", "Stock", "/stock", "catalog.read"),
     ("Stock", "Transfers", "/transfers", "books.read"),
+    ("Stock", "Price changes", "/prices", "prices.write"),
     ("Stock", "Categories, brands, taxes", "/reference", "catalog.read"),
     ("Stock", "Import", "/import", "catalog.write"),
     ("Money", "Payments", "/payments", "books.read"),
