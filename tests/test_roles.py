@@ -37,6 +37,9 @@ EXPECTED = {
     "webhooks.manage": {"owner"},
     "audit.read": {"owner", "accountant"},
     "registers.manage": {"owner", "manager"},
+    "sales.own": {"owner", "cashier"},
+    "stock.lookup": {"owner", "manager", "accountant", "cashier"},
+    "costs.read": {"owner", "manager", "accountant"},
     "books.close": {"owner", "accountant"},
     "books.reopen": {"owner"},
 }

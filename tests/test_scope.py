@@ -107,6 +107,8 @@ SCOPE: dict[tuple[str, str], str] = {
     ("POST", "/suppliers/{party_id}/archive"): SHARED,
     ("POST", "/stock/products/{product_id}/adjust"): BRANCH,
     ("POST", "/transfers/new"): BRANCH,
+    ("POST", "/prices/preview"): BRANCH,
+    ("POST", "/prices/apply"): BRANCH,
     ("POST", "/transfers/{transfer_id}/receive"): BRANCH,
     ("POST", "/transfers/{transfer_id}/cancel"): BRANCH,
     ("POST", "/sales/{order_id}/void"): BRANCH,

@@ -105,6 +105,13 @@ class AdminContext:
         (None: on the whole company)."""
         roles.check(self.role, self.warehouse_id, permission, warehouse_id)
 
+    def shows_costs(self, warehouse_id: int | None = None) -> bool:
+        return roles.shows_costs(self.role, self.warehouse_id, warehouse_id)
+
+    def own_work_only(self, warehouse_id: int | None = None) -> bool:
+        """Sales and shifts narrowed to this staff member's own (``auth/roles.py``)."""
+        return roles.own_work_only(self.role, self.warehouse_id, warehouse_id)
+
     def warehouse_for(self, permission: str, warehouse_id: int | None) -> int | None:
         """The warehouse an action that may leave it unnamed covers (a report of the
         company or one warehouse, where an opening balance is posted): a scoped staff

@@ -25,7 +25,16 @@ Roles and what they are for:
   suppliers (buying is the branch's business, and a supplier is someone the
   shop pays), nor what moves money: a customer's credit limit, any party's opening
   balance (posted to the books), an import file (its rows may carry opening
-  balances).
+  balances). In the back office a cashier sees their own work (``sales.own``: the
+  sales they made and the shifts they opened, not anyone else's, nor the
+  dashboard) and looks up a product's stock in every branch (``stock.lookup``:
+  quantities only) to send a customer where it is; never a cost, a stock value or
+  a margin (``costs.read``), nor any setting.
+
+What a page shows follows the same table: a purchase price, a batch's unit cost, a
+movement's cost or a stock value is shown to a holder of ``costs.read`` only
+(``shows_costs``), and a list of sales or shifts is narrowed to the staff member's
+own work when they hold ``sales.own`` but not ``books.read`` (``own_work_only``).
 
 The catalog: a product's definition (name, item code, barcodes, units, tax) is
 shared by every branch, so defining or editing one is a company-wide
@@ -100,6 +109,9 @@ PERMISSIONS: dict[str, str] = {
     "webhooks.manage": "read and change webhooks and their deliveries",
     "registers.manage": "pair, list and revoke a branch's registers (DESIGN.md §15)",
     "audit.read": "read the audit trail",
+    "sales.own": "read the sales one made and the shifts one opened (a cashier's own work)",
+    "stock.lookup": "see a product's stock in every branch (quantities only, no costs)",
+    "costs.read": "see costs: purchase prices, batch costs, stock values and margins",
     "books.close": "close the books through a day (month and year end)",
     "books.reopen": "reopen closed periods (an owner's decision: it changes final figures)",
 }
@@ -121,6 +133,8 @@ WAREHOUSE_BOUND: frozenset[str] = frozenset(
         "money.move",
         "audit.read",
         "registers.manage",
+        "sales.own",
+        "costs.read",
     }
 )
 
@@ -160,12 +174,31 @@ GRANTS: dict[str, frozenset[str]] = {
             "expenses.write",
             "expenses.approve",
             "money.move",
+            "stock.lookup",
+            "costs.read",
         }
     ),
     ACCOUNTANT: frozenset(
-        {"books.read", "books.close", "catalog.read", "parties.read", "audit.read"}
+        {
+            "books.read",
+            "books.close",
+            "catalog.read",
+            "parties.read",
+            "audit.read",
+            "stock.lookup",
+            "costs.read",
+        }
     ),
-    CASHIER: frozenset({"catalog.read", "parties.read", "parties.write", "payments.receive"}),
+    CASHIER: frozenset(
+        {
+            "catalog.read",
+            "parties.read",
+            "parties.write",
+            "payments.receive",
+            "sales.own",
+            "stock.lookup",
+        }
+    ),
 }
 # Roles that may be limited to one warehouse.
 SCOPABLE: frozenset[str] = frozenset({MANAGER, ACCOUNTANT, CASHIER})
@@ -233,6 +266,32 @@ def narrowed(
         warehouse_id = scope
     check(role, scope, permission, warehouse_id)
     return warehouse_id
+
+
+def _holds(role: str | None, scope: int | None, permission: str, warehouse_id: int | None) -> bool:
+    try:
+        check(role, scope, permission, warehouse_id if warehouse_id is not None else scope)
+    except Forbidden:
+        return False
+    return True
+
+
+def shows_costs(role: str | None, scope: int | None, warehouse_id: int | None = None) -> bool:
+    """Whether a page may show costs (purchase prices, batch costs, stock values,
+    margins) of ``warehouse_id`` (None: the staff member's branches)."""
+    return _holds(role, scope, "costs.read", warehouse_id)
+
+
+def own_work_only(role: str | None, scope: int | None, warehouse_id: int | None = None) -> bool:
+    """Whether a list of sales or shifts (of ``warehouse_id``, None: the staff
+    member's branches) is narrowed to the staff member's own: False for a reader of
+    the books, True for a holder of ``sales.own`` only; 403 for anyone else."""
+    if _holds(role, scope, "books.read", warehouse_id):
+        return False
+    if _holds(role, scope, "sales.own", warehouse_id):
+        return True
+    check(role, scope, "books.read", warehouse_id if warehouse_id is not None else scope)
+    return False  # not reached: check refused
 
 
 def table() -> Iterable[tuple[str, list[str]]]:

@@ -42,6 +42,30 @@ def product_updated(product: Product, listing: Listing) -> dict[str, Any]:
     }
 
 
+async def open_batch(
+    uow: UnitOfWork, company_id: int, warehouse_id: int, notes: str, actor_id: int | None
+) -> PriceAdjustmentBatch:
+    """A numbered price-adjustment batch (``ADJ-BATCH-N``) of one warehouse, for one
+    price change or many (``catalog.batch_prices``). A price change posts no entry,
+    so the closed-period guard is asked here."""
+    session = uow.session
+    now = dt.datetime.now(dt.UTC)
+    await periods.refuse_closed(session, company_id, now.date(), "date")
+    invoice_number = await numbering.take(uow, warehouse_id, "price-adjustments")
+    batch = PriceAdjustmentBatch(
+        company_id=company_id,
+        warehouse_id=warehouse_id,
+        invoice_number=invoice_number,
+        date=now.date(),
+        notes=notes,
+        created_by=actor_id,
+        created_at=now,
+    )
+    session.add(batch)
+    await session.flush()
+    return batch
+
+
 async def record_price_change(
     uow: UnitOfWork,
     product: Product,
@@ -51,28 +75,17 @@ async def record_price_change(
     actor_id: int | None,
     notes: str,
     announce: bool = True,
+    batch: PriceAdjustmentBatch | None = None,
 ) -> PriceAdjustmentBatch:
     """A new sales price for a listing, whichever door it came through (a till's
-    price adjustment, the back office): a numbered batch with its immutable
-    history row, the listing changed (its version moves on) and ``product.updated``
-    for the warehouse's tills (unless the caller ``announce``s a larger change
-    itself). The listing must be locked by the caller."""
+    price adjustment, the back office): a numbered batch (``batch``, when the change
+    is one of many in the warehouse) with its immutable history row, the listing
+    changed (its version moves on) and ``product.updated`` for the warehouse's tills
+    (unless the caller ``announce``s a larger change itself). The listing must be
+    locked by the caller."""
     session = uow.session
-    now = dt.datetime.now(dt.UTC)
-    # A price change posts no entry, so the closed-period guard is asked here.
-    await periods.refuse_closed(session, listing.company_id, now.date(), "date")
-    invoice_number = await numbering.take(uow, listing.warehouse_id, "price-adjustments")
-    batch = PriceAdjustmentBatch(
-        company_id=listing.company_id,
-        warehouse_id=listing.warehouse_id,
-        invoice_number=invoice_number,
-        date=now.date(),
-        notes=notes,
-        created_by=actor_id,
-        created_at=now,
-    )
-    session.add(batch)
-    await session.flush()
+    if batch is None:
+        batch = await open_batch(uow, listing.company_id, listing.warehouse_id, notes, actor_id)
     session.add(
         PriceHistory(
             company_id=listing.company_id,
@@ -82,7 +95,7 @@ async def record_price_change(
             old_price=listing.sales_price,
             new_price=new_price,
             created_by=actor_id,
-            created_at=now,
+            created_at=dt.datetime.now(dt.UTC),
         )
     )
     listing.sales_price = new_price

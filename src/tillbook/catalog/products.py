@@ -44,6 +44,7 @@ from tillbook.kit.versions import expect
 from tillbook.ledger.service import post
 from tillbook.models import (
     Listing,
+    PriceAdjustmentBatch,
     Product,
     ProductBarcode,
     ProductUnit,
@@ -579,9 +580,11 @@ async def update_listing(
     *,
     expected_version: int | None,
     actor_id: int | None,
+    price_batch: PriceAdjustmentBatch | None = None,
 ) -> dict[str, Any]:
     """A warehouse's prices, reorder level or active flag. A new sales price is a
-    price change with its history (``catalog.prices``), as from a till."""
+    price change with its history (``catalog.prices``), as from a till; in
+    ``price_batch`` when it is one of a batch price change."""
     session = uow.session
     product = await get(session, company_id, product_id)
     listing = await _listing(session, product, warehouse_id, lock=True)
@@ -610,6 +613,7 @@ async def update_listing(
             actor_id=actor_id,
             notes="back office",
             announce=False,
+            batch=price_batch,
         )
     for field in ("purchase_price", "mrp", "reorder_level", "active"):
         if field in sent:

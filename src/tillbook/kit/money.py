@@ -104,3 +104,16 @@ def to_money(value: object) -> Decimal:
     if isinstance(value, Decimal):
         return money(value)
     return money(Decimal(str(value)))
+
+
+# The steps a price change may round its new prices to (``catalog.batch_prices``).
+PRICE_STEPS: tuple[Decimal, ...] = tuple(
+    Decimal(s) for s in ("0.01", "0.05", "0.10", "0.50", "1.00")
+)
+
+
+def round_to_step(value: Decimal, step: Decimal) -> Decimal:
+    """``value`` rounded half-up to a multiple of ``step`` (0.05: a price a till can
+    give change for), kept at two places."""
+    units = (value / step).quantize(Decimal(1), rounding=ROUND_HALF_UP, context=WIDE)
+    return money(units * step)

@@ -84,10 +84,12 @@ async def back_office_page(
     date_to: dt.date | None,
     invoice: str | None,
     page: Page,
+    staff_user_id: int | None = None,
 ) -> dict[str, Any]:
     """One page of a type of orders across the given branches (the back office's
-    lists): a date range and an invoice number prefix; one statement for the count
-    and one for the page, its parties and staff joined."""
+    lists): a date range, an invoice number prefix, and the staff member who made
+    them (a cashier's own sales); one statement for the count and one for the page,
+    its parties and staff joined."""
     conditions: list[ColumnElement[bool]] = [
         Order.warehouse_id.in_(warehouse_ids),
         Order.order_type == order_type,
@@ -98,6 +100,8 @@ async def back_office_page(
         conditions.append(Order.order_date <= date_to)
     if invoice:
         conditions.append(Order.invoice_number.startswith(invoice, autoescape=True))
+    if staff_user_id is not None:
+        conditions.append(Order.staff_user_id == staff_user_id)
     total = (await session.execute(select(func.count()).where(*conditions))).scalar_one()
     staff = aliased(User)
     rows = (
@@ -132,6 +136,7 @@ async def back_office_detail(
     assert warehouse is not None and company is not None
     data = await views.load_detail(session, order)
     data["warehouse_id"] = order.warehouse_id
+    data["staff_user_id"] = order.staff_user_id
     data["recorded_at"] = order.created_at  # when it was entered (shown on the branch's clock)
     return data, warehouse, company
 

@@ -5,7 +5,8 @@ A receipt is read from what the books hold, never recomputed: the order's lines,
 their tax as charged, the tenders allocated to it (a return's refunds), the
 company and the branch with its receipt header and footer. The QR code carries
 the invoice reference (company, branch, number, date and total) so that a scan
-finds the invoice; the HTML embeds it as inline SVG (``segno``), the text names it.
+finds the invoice; the HTML embeds it as inline SVG (``segno``), the text prints
+the reference line (number and date) instead of the raw payload.
 
 ``tendered``: the cash the customer handed over, as the till tells it when it
 prints (the books keep the amount applied, not the cash handed over): the change
@@ -308,8 +309,9 @@ def text(receipt: Receipt, width: int) -> str:
     if receipt.due != "0.00":
         out.append(_fit("Due", receipt.due, width))
     out.append(rule)
-    for chunk in range(0, len(receipt.reference), width):
-        out.append(receipt.reference[chunk : chunk + width])
+    # The QR code's payload is for a scanner, not a reader: a text receipt names
+    # the invoice it points to instead.
+    out.append(_fit("Ref", f"{receipt.invoice_number} {receipt.date}", width))
     if receipt.footer:
         out += [rule, *_centre(receipt.footer, width)]
     return "\n".join(out) + "\n"

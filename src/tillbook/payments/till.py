@@ -49,6 +49,7 @@ from tillbook.models import (
     Shift,
     ShiftCash,
     ShiftCount,
+    User,
 )
 from tillbook.models.base import utcnow
 from tillbook.orders import lookup
@@ -332,12 +333,16 @@ async def read_shift(session: AsyncSession, key: AuthContext, ref: str) -> dict[
     }
 
 
-async def list_shifts(session: AsyncSession, key: AuthContext) -> dict[str, Any]:
-    """The warehouse's open shifts and the 50 last closed ones, newest first."""
+async def list_shifts(
+    session: AsyncSession, key: AuthContext, opened_by: int | None = None
+) -> dict[str, Any]:
+    """The warehouse's open shifts and the 50 last closed ones, newest first (those
+    ``opened_by`` one staff member: a cashier's own)."""
+    mine = () if opened_by is None else (Shift.opened_by == opened_by,)
     rows = (
         await session.execute(
             select(Shift)
-            .where(Shift.warehouse_id == key.warehouse_id)
+            .where(Shift.warehouse_id == key.warehouse_id, *mine)
             .order_by(Shift.id.desc())
             .limit(50)
         )
@@ -359,17 +364,33 @@ async def _mode(session: AsyncSession, company_id: int, mode_id: int) -> lookup.
     return lookup.Mode(row[0], row[1], row[2], row[3])
 
 
-async def _tenders(session: AsyncSession, shift: Shift) -> dict[int, tuple[Decimal, Decimal]]:
-    """Payment mode -> (taken, given back) by the shift's payments."""
-    out: dict[int, list[Decimal]] = defaultdict(lambda: [ZERO, ZERO])
+async def _flows(
+    session: AsyncSession, shift: Shift
+) -> dict[int, tuple[Decimal, Decimal, Decimal]]:
+    """Payment mode -> (taken, refunded to customers, paid to suppliers) by the
+    shift's payments: money out of the till to a supplier is not a refund, and the
+    Z report shows the two apart."""
+    out: dict[int, list[Decimal]] = defaultdict(lambda: [ZERO, ZERO, ZERO])
     rows = await session.execute(
-        select(Payment.payment_mode_id, Payment.payment_type, func.sum(Payment.amount))
+        select(
+            Payment.payment_mode_id,
+            Payment.payment_type,
+            User.user_type,
+            func.sum(Payment.amount),
+        )
+        .join(User, User.id == Payment.user_id)
         .where(Payment.shift_id == shift.id)
-        .group_by(Payment.payment_mode_id, Payment.payment_type)
+        .group_by(Payment.payment_mode_id, Payment.payment_type, User.user_type)
     )
-    for mode_id, kind, amount in rows:
-        out[mode_id][0 if kind == "in" else 1] += Decimal(amount or 0)
-    return {m: (v[0], v[1]) for m, v in out.items()}
+    for mode_id, kind, party, amount in rows:
+        slot = 0 if kind == "in" else (2 if party == "supplier" else 1)
+        out[mode_id][slot] += Decimal(amount or 0)
+    return {m: (v[0], v[1], v[2]) for m, v in out.items()}
+
+
+async def _tenders(session: AsyncSession, shift: Shift) -> dict[int, tuple[Decimal, Decimal]]:
+    """Payment mode -> (taken, given back: refunds and supplier payments)."""
+    return {m: (a, b + c) for m, (a, b, c) in (await _flows(session, shift)).items()}
 
 
 async def _cash(session: AsyncSession, shift: Shift) -> list[ShiftCash]:
@@ -391,6 +412,20 @@ async def _expected(session: AsyncSession, shift: Shift) -> dict[int, Decimal]:
         cash += movement.amount if movement.direction == "in" else -movement.amount
     expected[shift.cash_mode_id] = expected.get(shift.cash_mode_id, ZERO) + cash
     return expected
+
+
+async def shift_branch(
+    session: AsyncSession, company_id: int, shift_id: int
+) -> tuple[int, int | None] | None:
+    """A shift's (branch, opener), None when the company has no such shift."""
+    row = (
+        await session.execute(
+            select(Shift.warehouse_id, Shift.opened_by).where(
+                Shift.id == shift_id, Shift.company_id == company_id
+            )
+        )
+    ).first()
+    return None if row is None else (row[0], row[1])
 
 
 def _head(shift: Shift) -> dict[str, Any]:
@@ -462,7 +497,7 @@ async def report(session: AsyncSession, shift: Shift) -> dict[str, Any]:
             )
         ).scalars()
     }
-    tenders = await _tenders(session, shift)
+    flows = await _flows(session, shift)
     expected = await _expected(session, shift)
     counted = {
         c.payment_mode_id: c
@@ -503,11 +538,14 @@ async def report(session: AsyncSession, shift: Shift) -> dict[str, Any]:
             {
                 **mode_row(mode_id),
                 "taken": money_str(taken),
-                "refunded": money_str(given),
-                "net": money_str(taken - given),
+                "refunded": money_str(refunded),
+                "paid_to_suppliers": money_str(suppliers),
+                "net": money_str(taken - refunded - suppliers),
             }
-            for mode_id, (taken, given) in sorted(tenders.items())
+            for mode_id, (taken, refunded, suppliers) in sorted(flows.items())
         ],
+        "refunds_total": money_str(sum((f[1] for f in flows.values()), ZERO)),
+        "supplier_payments_total": money_str(sum((f[2] for f in flows.values()), ZERO)),
         "cash_movements": [
             {
                 "id": m.id,

@@ -55,6 +55,17 @@ async def status(session: AsyncSession, company_id: int) -> dict[str, Any]:
     }
 
 
+def suggested_close(today: dt.date, closed_through: dt.date | None) -> dt.date | None:
+    """The day the close form offers: the last day of the previous month, when
+    that month is not closed yet; otherwise none (the next month to close is still
+    open, and a day inside an open month is never offered: closing half a month
+    is the owner's own decision, typed in)."""
+    month_end = today.replace(day=1) - dt.timedelta(days=1)
+    if closed_through is not None and closed_through >= month_end:
+        return None
+    return month_end
+
+
 async def _locked_period(session: AsyncSession, company_id: int) -> LedgerPeriod:
     """The company's row, locked (one close or reopen at a time), created at the
     first close."""

@@ -18,7 +18,14 @@ from tillbook.auth import roles
 from tillbook.auth.ratelimit import parse_rate
 from tillbook.auth.service import HMAC_CONTEXT, SECRET_CONTEXT
 from tillbook.config import master_key
-from tillbook.errors import Conflict, NotFound, Unauthorized, ValidationFailed, invalid
+from tillbook.errors import (
+    Conflict,
+    NotFound,
+    Unauthorized,
+    Unprocessable,
+    ValidationFailed,
+    invalid,
+)
 from tillbook.kit import crypto
 from tillbook.kit.bounds import stored_length, text_problem
 from tillbook.kit.problems import Problems
@@ -421,17 +428,25 @@ async def issue_api_key(
     name: str,
     *,
     actor_id: int | None,
+    user_id: int | None = None,
 ) -> NewKey:
     """A key for one of the company's warehouses, created by a staff member in the
     back office and audited (the name and public key; never the secret). A warehouse
-    of another company is not found, like a missing one."""
+    of another company is not found, like a missing one. ``user_id``: the staff
+    member the key acts as (a cashier's own till: their name on its sales); a
+    refusal names the field ``user_id``."""
     warehouse = await session.get(Warehouse, warehouse_id)
     if warehouse is None or warehouse.company_id != company_id:
         raise invalid("warehouse_id", f"warehouse {warehouse_id} not found")
     clean = name.strip()
     if not 1 <= len(clean) <= stored_length(ApiKey.name):
         raise invalid("name", f"must be 1 to {stored_length(ApiKey.name)} characters")
-    new = await create_api_key(session, warehouse_id, clean)
+    if user_id is not None:
+        try:
+            await staff.acting_staff(session, company_id, warehouse_id, user_id)
+        except (NotFound, Unprocessable, ValidationFailed) as exc:
+            raise invalid("user_id", exc.message) from None
+    new = await create_api_key(session, warehouse_id, clean, user_id=user_id)
     await _audit_key(
         session,
         new.key,
@@ -441,6 +456,7 @@ async def issue_api_key(
             "name": new.key.name,
             "public_key": new.key.public_key,
             "warehouse_id": warehouse_id,
+            "user_id": new.key.user_id,
             "rate_limit": new.key.rate_limit,
         },
     )

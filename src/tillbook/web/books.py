@@ -130,6 +130,10 @@ async def _periods_page(
     done: str | None = None,
 ) -> Response:
     state = await db.read(lambda s: periods.status(s, ctx.company_id))
+    closed = state["closed_through"]
+    offered = periods.suggested_close(
+        dt.date.today(), dt.date.fromisoformat(closed) if closed else None
+    )
     return render(
         request,
         "periods.html",
@@ -138,7 +142,7 @@ async def _periods_page(
         can_close=ctx.can("books.close"),
         can_reopen=ctx.can("books.reopen"),
         errors=errors or {},
-        values={"through": (dt.date.today() - dt.timedelta(days=1)).isoformat()},
+        values={"through": offered.isoformat() if offered else ""},
         message=message,
         done=done or request.query_params.get("done"),
     )

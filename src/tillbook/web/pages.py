@@ -22,7 +22,7 @@ from tillbook.api.admin.deps import path_id
 from tillbook.api.admin.products import may_list
 from tillbook.api.body import errors_of
 from tillbook.api.deps import DB, get_db
-from tillbook.auth import admin
+from tillbook.auth import admin, roles
 from tillbook.auth.admin import AdminContext
 from tillbook.catalog import prices as price_service
 from tillbook.catalog import products as product_service
@@ -30,7 +30,7 @@ from tillbook.catalog import queries as catalog_queries
 from tillbook.catalog import reference
 from tillbook.catalog.reference_schemas import BrandIn, CategoryIn, TaxIn, UnitIn
 from tillbook.catalog.schemas import ProductIn, ProductPatch
-from tillbook.errors import RateLimited, TillbookError, ValidationFailed, invalid
+from tillbook.errors import NotFound, RateLimited, TillbookError, ValidationFailed, invalid
 from tillbook.kit import numerals
 from tillbook.kit.bounds import query_text
 from tillbook.kit.pagination import Page as Paging
@@ -40,6 +40,7 @@ from tillbook.reports import dashboard
 from tillbook.tenancy import staff as staff_service
 from tillbook.unit import UnitOfWork
 from tillbook.web import session as web_session
+from tillbook.web.charts import bar_chart
 from tillbook.web.forms import submit, text, values
 from tillbook.web.render import landing_for, render
 from tillbook.web.session import Page, read_form
@@ -193,24 +194,14 @@ async def logout(request: Request, ctx: Staff, db: DB) -> Response:
 
 
 def chart(days: list[tuple[dt.date, Decimal]]) -> dict[str, Any]:
-    """Bars of an inline SVG, scaled server-side (no script)."""
-    top = max((v for _d, v in days), default=Decimal(0))
-    width, height, gap = 600, 160, 2
-    bar = width / max(len(days), 1)
-    bars = []
-    for i, (day, value) in enumerate(days):
-        h = 0.0 if top == 0 else float(value / top) * (height - 20)
-        bars.append(
-            {
-                "x": round(i * bar + gap / 2, 1),
-                "y": round(height - h, 1),
-                "w": round(bar - gap, 1),
-                "h": round(h, 1),
-                "day": day.isoformat(),
-                "value": value,
-            }
-        )
-    return {"width": width, "height": height, "bars": bars, "top": top}
+    """Sales per day as a labelled bar chart (``web.charts``): a date every week."""
+    return bar_chart(
+        [(d.isoformat(), d.strftime("%d %b"), v) for d, v in days],
+        title="Sales per day, last 30 days",
+        x_label="Day",
+        y_label="Sales",
+        label_every=7,
+    )
 
 
 @router.get("/")
@@ -720,14 +711,18 @@ def _day(raw: str | None, field: str) -> dt.date | None:
 async def order_list(
     request: Request,
     kind: Annotated[str, Depends(_kind)],
-    ctx: Annotated[AdminContext, Page("books.read", per_warehouse=True)],
+    ctx: Staff,
     db: DB,
     date_from: str | None = None,
     date_to: str | None = None,
     invoice: str | None = None,
     page: str | None = None,
 ) -> Response:
-    ctx.warehouse_for("books.read", None)
+    # A cashier reads the sales they made (``auth.roles.own_work_only``); the other
+    # lists, and everyone's sales, need ``books.read``.
+    own = kind == "sales" and ctx.own_work_only()
+    if not own:
+        ctx.warehouse_for("books.read", None)
     order_type, title = ORDER_TYPES[kind]
     paging = parse_page(page, "25")
     errors: dict[str, list[str]] = {}
@@ -738,6 +733,8 @@ async def order_list(
         errors = exc.errors
     search = query_text("invoice", invoice, 100)
     shops = await branches(db, ctx)
+    if own:
+        shops = [(i, n) for i, n in shops if ctx.can("sales.own", i)]
     data = await db.read(
         lambda s: order_queries.back_office_page(
             s,
@@ -747,6 +744,7 @@ async def order_list(
             date_to=end,
             invoice=search,
             page=paging,
+            staff_user_id=ctx.user_id if own else None,
         )
     )
     return render(
@@ -757,6 +755,7 @@ async def order_list(
         title=title,
         data=data,
         warehouse_names=dict(shops),
+        own=own,
         errors=errors,
         values={"date_from": date_from or "", "date_to": date_to or "", "invoice": search or ""},
     )
@@ -766,16 +765,24 @@ async def order_detail(
     request: Request,
     kind: Annotated[str, Depends(_kind)],
     order_id: str,
-    ctx: Annotated[AdminContext, Page("books.read", per_warehouse=True)],
+    ctx: Staff,
     db: DB,
     print: str | None = None,
 ) -> Response:
+    own = kind == "sales" and ctx.own_work_only()  # refused before any lookup
+    if not own:
+        roles.check(ctx.role, None, "books.read")
     order_type, title = ORDER_TYPES[kind]
     oid = path_id(order_id, order_queries.NOUNS[order_type])
     order, warehouse, company = await db.read(
         lambda s: order_queries.back_office_detail(s, ctx.company_id, order_type, oid)
     )
-    ctx.require("books.read", order["warehouse_id"])
+    if own:
+        # Someone else's sale is not found, like a missing one.
+        if order["staff_user_id"] != ctx.user_id or not ctx.can("sales.own", order["warehouse_id"]):
+            raise NotFound(f"sale {oid} not found")
+    else:
+        ctx.require("books.read", order["warehouse_id"])
     returns = []
     if order_type == "sales":
         returns = await db.read(lambda s: order_queries.returns_of_sale(s, ctx.company_id, oid))

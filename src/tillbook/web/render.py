@@ -16,6 +16,7 @@ from jinja2 import Environment, FileSystemLoader, pass_context, select_autoescap
 from jinja2.runtime import Context
 
 from tillbook.auth.admin import AdminContext
+from tillbook.inventory.reasons import movement_reason
 from tillbook.models.tenancy import MONEY_FORMATS
 
 HERE = Path(__file__).parent
@@ -103,21 +104,24 @@ def qty(value: Any) -> str:
 env.filters["money"] = money
 env.filters["qty"] = qty
 env.filters["when"] = when
+env.filters["reason"] = movement_reason  # ``{{ m.reason|reason }}``: "Customer return"
 
 # The menu, grouped by the task at hand (a cashier sells, a manager buys and counts,
 # an owner reads the money and the reports, and sets the shop up): (group, label,
-# path, permission a role needs to see the entry); the pages check the same.
-NAV: tuple[tuple[str, str, str, str | None], ...] = (
+# path, permission a role needs to see the entry, or a tuple of them, any one
+# enough); the pages check the same.
+NAV: tuple[tuple[str, str, str, str | tuple[str, ...] | None], ...] = (
     ("", "Dashboard", "/", "books.read"),
-    ("Sell", "Sales", "/sales", "books.read"),
+    ("Sell", "Sales", "/sales", ("books.read", "sales.own")),
     ("Sell", "Returns", "/sales-returns", "books.read"),
     ("Sell", "Customers", "/customers", "parties.read"),
-    ("Sell", "Shifts", "/shifts", "books.read"),
+    ("Sell", "Shifts", "/shifts", ("books.read", "sales.own")),
     ("Buy", "Purchases", "/purchases", "books.read"),
     ("Buy", "Suppliers", "/suppliers", "parties.read"),
     ("Stock", "Products", "/products", "catalog.read"),
     ("Stock", "Stock", "/stock", "catalog.read"),
     ("Stock", "Transfers", "/transfers", "books.read"),
+    ("Stock", "Price changes", "/prices", "prices.write"),
     ("Stock", "Categories, brands, taxes", "/reference", "catalog.read"),
     ("Stock", "Import", "/import", "catalog.write"),
     ("Money", "Payments", "/payments", "books.read"),
@@ -165,10 +169,14 @@ def nav_groups_for(ctx: AdminContext | None) -> list[tuple[str, list[tuple[str, 
 def _visible(ctx: AdminContext | None) -> list[tuple[str, str, str]]:
     if ctx is None:
         return []
+
+    def sees(perm: str) -> bool:
+        return ctx.can(perm) or ctx.can(perm, ctx.warehouse_id)
+
     return [
         (group, label, path)
         for group, label, path, perm in NAV
-        if perm is None or ctx.can(perm) or ctx.can(perm, ctx.warehouse_id)
+        if perm is None or any(sees(p) for p in ((perm,) if isinstance(perm, str) else perm))
     ]
 
 
@@ -195,6 +203,8 @@ def render(request: Request, template: str, status: int = 200, **context: Any) -
     context.setdefault("csrf", getattr(request.state, "csrf", ""))
     context.setdefault("money_format", getattr(request.state, "money_format", DEFAULT_MONEY_FORMAT))
     context.setdefault("branch_zones", getattr(request.state, "branch_zones", {}))
+    # Costs, stock values and margins are shown to a holder of ``costs.read`` only.
+    context.setdefault("see_costs", ctx is not None and ctx.shows_costs())
     html = env.get_template(template).render(
         request=request,
         staff=ctx,

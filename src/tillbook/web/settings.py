@@ -25,6 +25,7 @@ from tillbook.errors import RateLimited, Unauthorized, ValidationFailed, invalid
 from tillbook.imports import ImportRejected
 from tillbook.kit import csvcells
 from tillbook.kit.changes import utc
+from tillbook.kit.pagination import Page as Paging
 from tillbook.kit.pagination import parse_page
 from tillbook.parties import transfer as party_transfer
 from tillbook.reports import (
@@ -36,7 +37,9 @@ from tillbook.reports import (
     trial_balance,
 )
 from tillbook.tenancy import service as tenancy
+from tillbook.tenancy import staff as staff_service
 from tillbook.unit import UnitOfWork
+from tillbook.web.charts import bar_chart
 from tillbook.web.forms import submit, text, upload, values
 from tillbook.web.pages import branches, id_field, query_id, see_other
 from tillbook.web.render import render
@@ -64,12 +67,19 @@ async def _keys_page(
         for k in keys
         if k.status == 1 and k.previous_valid_until and utc(k.previous_valid_until) > now
     }
+    _total, members = await db.read(
+        lambda s: staff_service.list_staff(
+            s, ctx.company_id, Paging(page=1, limit=100), include_archived=False
+        )
+    )
     return render(
         request,
         "keys.html",
         status=status,
         keys=keys,
         graces=graces,
+        staff_choices=[(u.id, f"{u.name} ({u.role})") for u in members if u.role],
+        staff_names={u.id: u.name for u in members},
         branches=await branches(db, ctx),
         created=created,
         errors=errors or {},
@@ -95,6 +105,7 @@ async def keys_create(request: Request, ctx: Keys, db: DB) -> Response:
     form = await read_form(request)
     errors: dict[str, list[str]] = {}
     warehouse_id = id_field(form, "warehouse_id", errors)
+    user_id = id_field(form, "user_id", errors)
     name = text(form, "name")
     secret: dict[str, str] = {}
     try:
@@ -106,7 +117,12 @@ async def keys_create(request: Request, ctx: Keys, db: DB) -> Response:
 
         async def work(uow: UnitOfWork) -> dict[str, Any]:
             new = await tenancy.issue_api_key(
-                uow.session, ctx.company_id, warehouse_id, name, actor_id=ctx.user_id
+                uow.session,
+                ctx.company_id,
+                warehouse_id,
+                name,
+                actor_id=ctx.user_id,
+                user_id=user_id,
             )
             return _shown_once(new, secret)
 
@@ -329,6 +345,14 @@ REPORTS = {
     "balance-sheet": "Balance sheet",
     "stock-valuation": "Stock valuation",
 }
+# The filters each report takes (the page shows only those): a balance sheet is
+# at a day, a stock valuation is as it is now.
+REPORT_FILTERS: dict[str, frozenset[str]] = {
+    "trial-balance": frozenset({"warehouse_id", "date_from", "date_to"}),
+    "profit-loss": frozenset({"warehouse_id", "date_from", "date_to"}),
+    "balance-sheet": frozenset({"warehouse_id", "date_to"}),
+    "stock-valuation": frozenset({"warehouse_id"}),
+}
 CHART_MONTHS = 12
 
 
@@ -366,31 +390,14 @@ def _months(start: dt.date | None, end: dt.date) -> list[tuple[dt.date, dt.date]
 
 
 def month_chart(months: list[tuple[dt.date, Decimal]]) -> dict[str, Any]:
-    """Net profit per month as bars of an inline SVG around a zero line, scaled
-    server-side (no script): a loss hangs below the line."""
-    width, height = 600, 180
-    top = max((abs(v) for _m, v in months), default=Decimal(0)) or Decimal(1)
-    has_loss = any(v < 0 for _m, v in months)
-    zero = height / 2 if has_loss else height - 16
-    room = zero - 14
-    step = width / max(len(months), 1)
-    bars = []
-    for i, (month, value) in enumerate(months):
-        h = float(abs(value) / top) * room
-        bars.append(
-            {
-                "x": round(i * step + 4, 1),
-                "y": round(zero - h if value >= 0 else zero, 1),
-                "w": round(step - 8, 1),
-                "h": round(h, 1),
-                "label": month.strftime("%b %Y"),
-                "short": month.strftime("%b"),
-                "value": value,
-                "loss": value < 0,
-                "cx": round(i * step + step / 2, 1),
-            }
-        )
-    return {"width": width, "height": height, "zero": round(zero, 1), "bars": bars}
+    """Net profit per month as a labelled bar chart (``web.charts``): a loss hangs
+    below the zero line."""
+    return bar_chart(
+        [(m.strftime("%B %Y"), m.strftime("%b %y"), v) for m, v in months],
+        title="Net profit by month",
+        x_label="Month",
+        y_label="Net profit",
+    )
 
 
 def _report_csv(report: str, data: dict[str, Any]) -> Response:
@@ -448,6 +455,9 @@ async def reports_page(
     errors: dict[str, list[str]] = {}
     chart: dict[str, Any] | None = None
     paging = parse_page(page, "50")
+    takes = REPORT_FILTERS[report]  # a filter the report does not take is ignored
+    date_from = date_from if "date_from" in takes else None
+    date_to = date_to if "date_to" in takes else None
     try:
         wh = query_id(warehouse_id)
         wh = ctx.warehouse_for("books.read", wh)
@@ -489,6 +499,7 @@ async def reports_page(
         status=422 if errors else 200,
         reports=REPORTS,
         report=report,
+        filters=takes,
         data=data,
         chart=chart,
         paging=paging,

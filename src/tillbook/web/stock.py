@@ -24,6 +24,7 @@ from tillbook.inventory.adjustments import adjust_as_staff
 from tillbook.inventory.schemas import StockAdjustmentIn
 from tillbook.kit import bounds
 from tillbook.kit.pagination import parse_page
+from tillbook.reports import dashboard
 from tillbook.unit import UnitOfWork
 from tillbook.web.forms import submit, text, values
 from tillbook.web.pages import (
@@ -101,6 +102,10 @@ async def _product_stock(
         }
 
     data = await db.read(read)
+    # A cashier sends a customer to the branch that has it: every branch's stock.
+    everywhere = dict(shops)
+    if ctx.can("stock.lookup"):
+        everywhere = dict(await db.read(lambda s: dashboard.warehouses(s, ctx.company_id, None)))
     listed = {li["warehouse_id"] for li in data["product"]["listings"]}
     adjustable = [(i, n) for i, n in shops if i in listed and ctx.can("stock.write", i)]
     return render(
@@ -108,6 +113,7 @@ async def _product_stock(
         "stock_product.html",
         status=status,
         warehouse_names=dict(shops),
+        every_branch=everywhere,
         adjustable=adjustable,
         errors=errors or {},
         values=form_values or {"adjustment_type": "subtract"},

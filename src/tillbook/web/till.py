@@ -31,7 +31,7 @@ from tillbook.inventory import transfers
 from tillbook.inventory.schemas import StockTransferIn, TransferCancelIn, TransferReceiptIn
 from tillbook.kit import bounds, numerals
 from tillbook.kit.pagination import parse_page
-from tillbook.models import Shift, StockTransfer
+from tillbook.models import StockTransfer
 from tillbook.orders import queries as order_queries
 from tillbook.orders.schemas import VoidIn
 from tillbook.orders.voids import void_sale
@@ -54,6 +54,7 @@ router = APIRouter(include_in_schema=False)
 Reader = Annotated[AdminContext, Page("books.read", per_warehouse=True)]
 StockWriter = Annotated[AdminContext, Page("stock.write", per_warehouse=True)]
 Voider = Annotated[AdminContext, Page("sales.void", per_warehouse=True)]
+Staff = Annotated[AdminContext, Page()]  # the page decides: ``own_work_only``
 
 
 def _chosen(raw: str | None, ids: list[int]) -> int | None:
@@ -444,8 +445,10 @@ async def void(request: Request, order_id: str, ctx: Voider, db: DB) -> Response
 
 
 @router.get("/shifts")
-async def shift_list(request: Request, ctx: Reader, db: DB) -> Response:
-    shops = [(i, n) for i, n in await branches(db, ctx) if ctx.can("books.read", i)]
+async def shift_list(request: Request, ctx: Staff, db: DB) -> Response:
+    own = ctx.own_work_only()  # a cashier: the shifts they opened
+    permission = "sales.own" if own else "books.read"
+    shops = [(i, n) for i, n in await branches(db, ctx) if ctx.can(permission, i)]
     wid = _chosen(request.query_params.get("warehouse_id"), [i for i, _n in shops])
     shifts: list[dict[str, Any]] = []
     if wid is not None:
@@ -453,7 +456,8 @@ async def shift_list(request: Request, ctx: Reader, db: DB) -> Response:
 
         async def read(s: AsyncSession) -> list[dict[str, Any]]:
             key = await acting_for(s, ctx.company_id, branch, ctx.user_id)
-            return list((await till.list_shifts(s, key))["data"])
+            opener = ctx.user_id if own else None
+            return list((await till.list_shifts(s, key, opened_by=opener))["data"])
 
         shifts = await db.read(read)
     return render(
@@ -462,22 +466,25 @@ async def shift_list(request: Request, ctx: Reader, db: DB) -> Response:
         shifts=shifts,
         branches=shops,
         branch_id=wid,
+        own=own,
         values={"warehouse_id": str(wid or "")},
     )
 
 
 @router.get("/shifts/{shift_id}")
-async def shift_report(request: Request, shift_id: str, ctx: Reader, db: DB) -> Response:
+async def shift_report(request: Request, shift_id: str, ctx: Staff, db: DB) -> Response:
+    own = ctx.own_work_only()  # refused before any lookup
     sid = path_id(shift_id, "shift")
 
-    branch = await db.read(
-        lambda s: s.scalar(
-            select(Shift.warehouse_id).where(Shift.id == sid, Shift.company_id == ctx.company_id)
-        )
-    )
-    if branch is None:
+    found = await db.read(lambda s: till.shift_branch(s, ctx.company_id, sid))
+    if found is None:
         raise NotFound("shift not found")
-    ctx.require("books.read", branch)
+    branch, opener = found
+    if own:
+        if opener != ctx.user_id or not ctx.can("sales.own", branch):
+            raise NotFound("shift not found")  # someone else's, like a missing one
+    else:
+        ctx.require("books.read", branch)
 
     async def read(s: AsyncSession) -> dict[str, Any]:
         key = await acting_for(s, ctx.company_id, branch, ctx.user_id)

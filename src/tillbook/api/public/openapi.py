@@ -496,7 +496,8 @@ class ModeRef(Shape):
 
 class ShiftTender(ModeRef):
     taken: MoneyStr
-    refunded: MoneyStr
+    refunded: MoneyStr  # to customers (returns, voids)
+    paid_to_suppliers: MoneyStr  # supplier payments out of the till: not refunds
     net: MoneyStr
 
 
@@ -523,6 +524,8 @@ class ShiftReport(ShiftHead):
     voids: OrderFigures
     tax_by_rate: list[TaxByRate]
     tenders: list[ShiftTender]
+    refunds_total: MoneyStr
+    supplier_payments_total: MoneyStr
     cash_movements: list[ShiftCashItem]
     expected: list[ShiftExpected]
     over_short: MoneyStr | None
