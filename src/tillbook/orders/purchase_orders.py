@@ -51,6 +51,7 @@ from tillbook.kit.pagination import Page, envelope
 from tillbook.kit.problems import Problems
 from tillbook.kit.refs import ref_to_id
 from tillbook.models import (
+    Company,
     Listing,
     Order,
     Product,
@@ -479,15 +480,16 @@ async def detail(session: AsyncSession, company_id: int, po_id: int) -> dict[str
     """The order, its lines (ordered, received, still to come) and its receipts."""
     row = (
         await session.execute(
-            select(PurchaseOrder, User.name, Warehouse.name)
+            select(PurchaseOrder, User.name, Warehouse.name, Company.name)
             .join(User, User.id == PurchaseOrder.supplier_id)
             .join(Warehouse, Warehouse.id == PurchaseOrder.warehouse_id)
+            .join(Company, Company.id == PurchaseOrder.company_id)
             .where(PurchaseOrder.id == po_id, PurchaseOrder.company_id == company_id)
         )
     ).one_or_none()
     if row is None:
         raise NotFound(f"purchase order {po_id} not found")
-    po, supplier_name, warehouse_name = row
+    po, supplier_name, warehouse_name, company_name = row
     line_rows = (
         await session.execute(
             select(PurchaseOrderLine, Product.name, Product.item_code)
@@ -510,6 +512,7 @@ async def detail(session: AsyncSession, company_id: int, po_id: int) -> dict[str
         "status": po.status,
         "warehouse_id": po.warehouse_id,
         "warehouse_name": warehouse_name,
+        "company_name": company_name,
         "supplier": {"id": po.supplier_id, "name": supplier_name},
         "order_date": po.order_date.isoformat(),
         "expected_date": None if po.expected_date is None else po.expected_date.isoformat(),

@@ -113,6 +113,7 @@ NAV: tuple[tuple[str, str, str, str | None], ...] = (
     ("Sell", "Returns", "/sales-returns", "books.read"),
     ("Sell", "Customers", "/customers", "parties.read"),
     ("Sell", "Shifts", "/shifts", "books.read"),
+    ("Buy", "Purchase orders", "/purchase-orders", "books.read"),
     ("Buy", "Purchases", "/purchases", "books.read"),
     ("Buy", "Suppliers", "/suppliers", "parties.read"),
     ("Stock", "Products", "/products", "catalog.read"),
