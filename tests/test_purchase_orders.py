@@ -8,14 +8,28 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+from collections.abc import AsyncIterator
 from decimal import Decimal
 
+import httpx
+import pytest
 from sqlalchemy import func, select
 
 from tests.factories import Shop
 from tests.invariants import check_books, gl_balance
 from tests.test_admin_api import ADMIN, assert_error, login
 from tests.test_admin_money import staff_login
+from tests.web_helpers import (
+    OWNER_PASSWORD,
+    STAFF_PASSWORD,
+    add_staff,
+    csrf_of,
+    form_token_of,
+    owner_email,
+    sign_in,
+)
+from tillbook.app import create_app
+from tillbook.config import Settings
 from tillbook.db import Database
 from tillbook.models import AuditEvent, JournalEntry, Order, StockBatch
 
@@ -407,4 +421,190 @@ async def test_racing_receipts_never_take_the_same_units_twice(client, db, shop)
     detail = (await client.get(f"{PO}/{po['id']}", headers=headers)).json()["data"]
     assert detail["lines"][0]["received"] == "8.0000"
     assert len(detail["receipts"]) == 2
+    await check_books(db, shop.company_id)
+
+
+# --- the pages -------------------------------------------------------------------------
+
+
+@pytest.fixture
+async def web(settings: Settings, db: Database) -> AsyncIterator[httpx.AsyncClient]:
+    app = create_app(settings, database=db)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
+            yield c
+
+
+async def _post(web: httpx.AsyncClient, page_url: str, url: str, data: dict) -> httpx.Response:
+    page = await web.get(page_url)
+    assert page.status_code == 200, page.text
+    form = {"csrf": csrf_of(page.text), "form_token": form_token_of(page.text), **data}
+    return await web.post(url, data=form)
+
+
+async def test_a_week_of_buying_in_the_browser(web, db, shop) -> None:
+    await sign_in(web, await owner_email(db, shop), OWNER_PASSWORD)
+    apple, tea = shop.products["apple"], shop.products["tea"]
+    posted = await entries(db, shop)
+    assert "/purchase-orders/new" in (await web.get("/purchase-orders")).text
+    new = "/purchase-orders/new"
+    base = {"warehouse_id": str(shop.warehouse_id), "user_id": str(shop.supplier_id)}
+    bad = await _post(web, new, new, {**base, f"qty-{apple}": "5"})
+    assert bad.status_code == 422 and f'id="e-cost-{apple}"' in bad.text
+    junk = await _post(web, new, new, {**base, f"qty-{apple}": "x", f"cost-{apple}": "1"})
+    assert junk.status_code == 422 and f'id="e-qty-{apple}"' in junk.text
+    nobody = await _post(
+        web,
+        new,
+        new,
+        {"warehouse_id": str(shop.warehouse_id), f"qty-{apple}": "1", f"cost-{apple}": "1"},
+    )
+    assert nobody.status_code == 422 and 'id="e-user_id"' in nobody.text
+    late = await _post(
+        web,
+        new,
+        new,
+        {**base, "expected_date": "1900-01-01", f"qty-{apple}": "1", f"cost-{apple}": "1"},
+    )
+    assert late.status_code == 422 and 'id="e-expected_date"' in late.text
+    empty = await _post(web, new, new, base)
+    assert empty.status_code == 422 and 'id="e-items"' in empty.text
+
+    made = await _post(
+        web,
+        new,
+        new,
+        {**base, f"qty-{apple}": "10", f"cost-{apple}": "2", f"qty-{tea}": "3", f"cost-{tea}": "4"},
+    )
+    assert made.status_code == 303, made.text
+    url = made.headers["location"]
+    page = await web.get(url)
+    assert "PO-00001" in page.text and "draft" in page.text
+    edit = await _post(
+        web,
+        f"{url}/edit",
+        f"{url}/edit",
+        {
+            "user_id": str(shop.supplier_id),
+            f"qty-{apple}": "12",
+            f"cost-{apple}": "2",
+            f"qty-{tea}": "3",
+            f"cost-{tea}": "4",
+        },
+    )
+    assert edit.status_code == 303, edit.text
+    printed = await web.get(f"{url}?print=1")
+    assert printed.status_code == 200 and "print.css" in printed.text and "36.00" in printed.text
+    ordered = await _post(web, url, f"{url}/order", {})
+    assert ordered.status_code == 303
+    assert "ordered" in (await web.get(url)).text
+    supplier = await web.get(f"/suppliers/{shop.supplier_id}")
+    assert 'id="on-order"' in supplier.text and "PO-00001" in supplier.text
+
+    receive = f"{url}/receive"
+    form = await web.get(receive)
+    assert f'name="qty-{apple}"' in form.text and 'value="12.0000"' in form.text
+    too_many = await _post(web, receive, receive, {f"qty-{apple}": "13", f"cost-{apple}": "2"})
+    assert too_many.status_code == 422 and f'id="e-qty-{apple}"' in too_many.text
+    bad_expiry = await _post(
+        web, receive, receive, {f"qty-{apple}": "1", f"expiry-{apple}": "31/12/2027"}
+    )
+    assert bad_expiry.status_code == 422 and f'id="e-expiry-{apple}"' in bad_expiry.text
+    no_mode = await _post(web, receive, receive, {f"qty-{apple}": "1", "paid_amount": "2"})
+    assert no_mode.status_code == 422 and 'id="e-payment_mode_id"' in no_mode.text
+    assert await entries(db, shop) == posted  # nothing posted before the first receipt
+
+    part = {
+        f"qty-{apple}": "7",
+        f"cost-{apple}": "2",
+        f"batch-{apple}": "B1",
+        f"expiry-{apple}": "2027-06-30",
+        f"qty-{tea}": "",
+        "invoice_number": "INV-9",
+    }
+    page = await web.get(receive)
+    first = await web.post(
+        receive, data={"csrf": csrf_of(page.text), "form_token": form_token_of(page.text), **part}
+    )
+    assert first.status_code == 303, first.text
+    again = await web.post(
+        receive, data={"csrf": csrf_of(page.text), "form_token": form_token_of(page.text), **part}
+    )
+    assert again.headers["location"] == first.headers["location"]  # single-use: once only
+    assert "partially received" in (await web.get(url)).text
+    rest = await _post(
+        web,
+        receive,
+        receive,
+        {
+            f"qty-{apple}": "5",
+            f"cost-{apple}": "2",
+            f"qty-{tea}": "3",
+            f"cost-{tea}": "4",
+            "paid_amount": "22",
+            "payment_mode_id": str(shop.cash_mode_id),
+        },
+    )
+    assert rest.status_code == 303, rest.text
+    shown = await web.get(url)
+    assert "INV-9" in shown.text and '<dd id="po-status">received</dd>' in shown.text
+    assert await balance(db, shop, "21100") == D("-14.00")
+
+    # a return to the supplier from the first purchase's page
+    purchase = first.headers["location"]
+    assert "/return" in (await web.get(purchase)).text
+    back = f"{purchase}/return"
+    over = await _post(web, back, back, {f"qty-{apple}": "8"})
+    assert over.status_code == 422 and f'id="e-qty-{apple}"' in over.text
+    returned = await _post(web, back, back, {f"qty-{apple}": "2"})
+    assert returned.status_code == 303, returned.text
+    assert "/purchase-returns/" in returned.headers["location"]
+    assert await balance(db, shop, "21100") == D("-10.00")
+    actions = set(
+        await db.read(
+            lambda s: s.scalars(
+                select(AuditEvent.action).where(AuditEvent.company_id == shop.company_id)
+            )
+        )
+    )
+    assert {"purchase_order.created", "purchase_order.ordered", "purchase.returned"} <= actions
+    await check_books(db, shop.company_id)
+
+
+async def test_pages_refuse_who_may_not_buy(web, db, shop) -> None:
+    await sign_in(web, await owner_email(db, shop), OWNER_PASSWORD)
+    made = await _post(
+        web,
+        "/purchase-orders/new",
+        "/purchase-orders/new",
+        {
+            "warehouse_id": str(shop.warehouse_id),
+            "user_id": str(shop.supplier_id),
+            f"qty-{shop.products['apple']}": "1",
+            f"cost-{shop.products['apple']}": "1",
+        },
+    )
+    url = made.headers["location"]
+    await web.post("/logout")
+    web.cookies.clear()
+    email = await add_staff(db, shop, "cashier")
+    await sign_in(web, email, STAFF_PASSWORD)
+    assert (await web.get("/purchase-orders/new")).status_code == 403
+    assert (await web.get(f"{url}/receive")).status_code == 403
+    web.cookies.clear()
+    email = await add_staff(db, shop, "manager", shop.other_warehouse_id)
+    await sign_in(web, email, STAFF_PASSWORD)
+    assert (await web.get(url)).status_code == 404
+    page = await web.get("/purchase-orders/new")
+    assert page.status_code == 200
+    refused = await web.post(
+        f"{url}/order",
+        data={"csrf": csrf_of(page.text), "form_token": form_token_of(page.text)},
+    )
+    assert refused.status_code == 404
+    no_csrf = await web.post(
+        "/purchase-orders/new", data={"warehouse_id": str(shop.other_warehouse_id)}
+    )
+    assert no_csrf.status_code == 403
     await check_books(db, shop.company_id)
