@@ -24,6 +24,7 @@ EXPECTED = {
     "suppliers.write": {"owner", "manager"},
     "parties.credit": {"owner", "manager"},
     "stock.write": {"owner", "manager"},
+    "purchases.write": {"owner", "manager"},
     "sales.void": {"owner", "manager"},
     "sales.return": {"owner", "manager"},
     "payments.receive": {"owner", "manager", "cashier"},

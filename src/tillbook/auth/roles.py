@@ -12,7 +12,8 @@ Roles and what they are for:
   (``sales.return``), records payments to suppliers and from customers, records
   expenses and approves and pays pending ones, moves money between the cash and
   bank accounts (``money.move``), and pairs and revokes the branch's registers
-  (``registers.manage``), all for their branch. Not staff, keys,
+  (``registers.manage``), and buys for it: purchase orders and the deliveries
+  received against them (``purchases.write``), all for their branch. Not staff, keys,
   webhooks, company settings (taxes, payment modes, expense categories,
   warehouses: they change the books of every branch) nor the audit trail.
 - ``accountant``: reads the books, the audit trail and the catalog and parties;
@@ -94,6 +95,8 @@ PERMISSIONS: dict[str, str] = {
     "parties.credit": "a customer's credit limit, a customer's or supplier's opening "
     "balance (posted to the books), and customer or supplier import files",
     "stock.write": "adjust stock, opening stock, transfers",
+    "purchases.write": "purchase orders (draft, order, close) and deliveries received "
+    "against them; paying at receipt also needs payments.make",
     "sales.void": "void a mistaken sale (stock back, a reversing entry, tenders refunded)",
     "sales.return": "take goods back from a sale and refund them (to a tender or the "
     "customer's account)",
@@ -124,6 +127,7 @@ WAREHOUSE_BOUND: frozenset[str] = frozenset(
         "catalog.write",
         "prices.write",
         "stock.write",
+        "purchases.write",
         "sales.void",
         "sales.return",
         "payments.receive",
@@ -166,6 +170,7 @@ GRANTS: dict[str, frozenset[str]] = {
             "suppliers.write",
             "parties.credit",
             "stock.write",
+            "purchases.write",
             "sales.void",
             "registers.manage",
             "sales.return",

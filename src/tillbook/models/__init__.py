@@ -50,6 +50,7 @@ from tillbook.models.payments import (
     PriceAdjustmentBatch,
     PriceHistory,
 )
+from tillbook.models.purchasing import PurchaseOrder, PurchaseOrderLine, PurchaseOrderReceipt
 from tillbook.models.registers import Register
 from tillbook.models.shifts import Shift, ShiftCash, ShiftCount
 from tillbook.models.tenancy import Company, User, Warehouse
@@ -86,6 +87,9 @@ __all__ = [
     "Product",
     "ProductBarcode",
     "ProductUnit",
+    "PurchaseOrder",
+    "PurchaseOrderLine",
+    "PurchaseOrderReceipt",
     "Register",
     "SeenSignature",
     "Shift",

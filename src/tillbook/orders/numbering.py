@@ -37,6 +37,7 @@ PREFIXES = {
     "sales-returns": "SRET-",
     "purchase-returns": "PRET-",
     "price-adjustments": "ADJ-BATCH-",
+    "purchase-orders": "PO-",
 }
 
 

@@ -79,7 +79,7 @@ async def create_purchase(uow: UnitOfWork, key: AuthContext, body: PurchaseIn) -
     variance = ZERO
     item_rows: list[dict[str, Any]] = []
     filled: dict[int, tuple[Decimal, Decimal]] = {}  # deficit fills across lines
-    for line in lines:
+    for line, item in zip(lines, body.product_items, strict=True):
         receipt = await inventory.receive(
             uow,
             line.product,
@@ -91,6 +91,8 @@ async def create_purchase(uow: UnitOfWork, key: AuthContext, body: PurchaseIn) -
             source_id=order.id,
             filled=filled,
             field=f"{line.field}.quantity",
+            batch_number=item.batch_number,
+            expiry_date=item.expiry_date,
         )
         variance += receipt.deficit_variance
         item_rows.append(

@@ -22,6 +22,7 @@ from pydantic import (
     BeforeValidator,
     Field,
     StrictBool,
+    StrictStr,
     ValidationError,
     WithJsonSchema,
     model_validator,
@@ -173,11 +174,29 @@ class SaleIn(Strict):
         return _within_bounds(self, "product_items", self.product_items)
 
 
+def _expiry_within(value: dt.date | None) -> dt.date | None:
+    """A date the books can store and a person could mean (1970 to 2199): an expiry,
+    an expected delivery."""
+    if value is not None and not dt.date(1970, 1, 1) <= value <= dt.date(2199, 12, 31):
+        raise ValueError("must be a date from 1970-01-01 to 2199-12-31")
+    return value
+
+
+BatchNumber = Annotated[StrictStr, Field(min_length=1, max_length=100), bounds.Clean]
+CalendarDay = Annotated[dt.date | None, AfterValidator(_expiry_within)]
+
+
 class PurchaseItem(Strict):
     xid: Ref
     quantity: Quantity
     unit_price: UnitPrice
     selected_unit_id: Ref | None = None
+    batch_number: BatchNumber | None = Field(
+        default=None, description="the supplier's batch or lot number (additive to the spec)"
+    )
+    expiry_date: CalendarDay = Field(
+        default=None, description="YYYY-MM-DD: the batch's expiry (additive to the spec)"
+    )
 
 
 class PurchaseIn(Strict):
@@ -236,4 +255,62 @@ class VoidIn(Strict):
         bounds.Clean,
         AfterValidator(_not_blank),
     ]
+    unique_id: UniqueId | None = None
+
+
+# --- purchase orders (``orders.purchase_orders``) -------------------------------------
+
+PO_STATUSES = ("draft", "ordered", "partially_received", "received", "closed", "cancelled")
+MAX_PO_LINES = 500
+
+
+class PurchaseOrderLineIn(Strict):
+    """A product ordered, in its base unit, at the unit cost expected."""
+
+    product_id: Ref
+    quantity: Quantity
+    unit_cost: UnitPrice
+
+
+class PurchaseOrderIn(Strict):
+    """A new purchase order (a draft), or the whole of a draft when it is edited
+    (``warehouse_id`` is then ignored: an order stays in its branch)."""
+
+    warehouse_id: Ref | None = None
+    supplier_id: Ref
+    order_date: CalendarDay = None
+    expected_date: CalendarDay = None
+    lines: Annotated[list[PurchaseOrderLineIn], Field(min_length=1, max_length=MAX_PO_LINES)]
+    notes: Note | None = None
+    unique_id: UniqueId | None = None
+
+
+class ReceiptLineIn(Strict):
+    """What came of one ordered product; ``unit_cost`` defaults to the order's."""
+
+    product_id: Ref
+    quantity: Quantity
+    unit_cost: UnitPrice | None = None
+    batch_number: BatchNumber | None = None
+    expiry_date: CalendarDay = None
+
+
+class PurchaseOrderReceiptIn(Strict):
+    """A delivery against a purchase order: a purchase (``POST /purchases``) of these
+    lines, on credit or with ``all_payments`` paid now."""
+
+    order_date: DateIn
+    lines: Annotated[list[ReceiptLineIn], Field(min_length=1, max_length=MAX_PO_LINES)]
+    invoice_number: InvoiceNo | None = Field(
+        default=None, description="the supplier's invoice number (default: the next PUR-)"
+    )
+    all_payments: Annotated[list[Tender], Field(max_length=20)] = Field(default=[])
+    notes: Note | None = None
+    unique_id: UniqueId | None = None
+
+
+class PurchaseOrderCloseIn(Strict):
+    """Close an order: what has not come is not coming."""
+
+    reason: Annotated[StrictStr, Field(max_length=500), bounds.Clean] | None = None
     unique_id: UniqueId | None = None

@@ -23,6 +23,7 @@ from tillbook.auth.admin import AdminContext
 from tillbook.errors import Conflict, PreconditionFailed, ValidationFailed, invalid
 from tillbook.kit import bounds
 from tillbook.kit.pagination import parse_page
+from tillbook.orders import purchase_orders
 from tillbook.orders import queries as order_queries
 from tillbook.parties import service
 from tillbook.parties.schemas import PartyIn, PartyPatch
@@ -172,6 +173,13 @@ async def _detail(
                 s, ctx.company_id, party_id, kind, [i for i, _n in shops], paging
             )
         )
+    on_order = None
+    if kind == "supplier" and ctx.can("books.read", ctx.warehouse_id):
+        on_order = await db.read(
+            lambda s: purchase_orders.still_to_come(
+                s, ctx.company_id, party_id, [i for i, _n in shops]
+            )
+        )
     shown = form_values or {
         **{f: party[f] or "" for f in FIELDS},
         "credit_limit": party["credit_limit"] or "",
@@ -185,6 +193,7 @@ async def _detail(
         title=title,
         party=party,
         outstanding=outstanding,
+        on_order=on_order,
         warehouse_names=dict(shops),
         can_write=ctx.can(write),
         can_credit=ctx.can("parties.credit"),

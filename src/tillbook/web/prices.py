@@ -21,6 +21,7 @@ from tillbook.auth.admin import AdminContext
 from tillbook.catalog import batch_prices
 from tillbook.catalog.batch_prices import PriceChangeIn
 from tillbook.errors import ValidationFailed
+from tillbook.kit import numerals
 from tillbook.kit.money import PRICE_STEPS
 from tillbook.kit.pagination import parse_page
 from tillbook.unit import UnitOfWork
@@ -52,8 +53,9 @@ def _body(form: FormData, ctx: AdminContext, errors: dict[str, list[str]]) -> Pr
     named must be one this staff member may price (403 otherwise)."""
     wids: list[int] = []
     for raw in form.getlist("warehouse_ids")[:100]:
-        if isinstance(raw, str) and raw.isdigit() and len(raw) < 19:
-            wids.append(int(raw))
+        wid = numerals.whole(raw) if isinstance(raw, str) else None
+        if wid is not None:
+            wids.append(wid)
         else:
             errors["warehouse_ids"] = ["choose branches from the list"]
     for wid in wids:
