@@ -2,8 +2,12 @@
 
 Every service that changes a company's set-up (catalog, parties, staff, settings)
 calls :func:`record` after it has flushed the change, with the record's fields
-before and after, so that whichever door the change came through (admin API, CLI,
-web page) it is recorded the same way."""
+before and after, so that whichever door the change came through (public API, admin
+API, CLI, web page) it is recorded the same way. The record is written by the service
+that makes the change, never by a route or a page: a door that does not call it
+cannot leave the change unaudited. Who acted is the service's
+:class:`~tillbook.auth.actor.Actor` (``actor``), or for the older callers its staff
+member's id (``actor_id``; None for the command line)."""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tillbook.auth.actor import Actor
 from tillbook.kit.jsonio import dumps
 from tillbook.models import AuditEvent
 from tillbook.models.base import table_of
@@ -61,14 +66,17 @@ async def record(
     session: AsyncSession,
     *,
     company_id: int,
-    actor_id: int | None,
+    actor_id: int | None = None,
+    actor: Actor | None = None,
     action: str,
     entity_type: str,
     entity_id: int | None,
     before: Mapping[str, Any] | None = None,
     after: Mapping[str, Any] | None = None,
 ) -> None:
-    """One audit event."""
+    """One audit event, by ``actor`` (or the staff member ``actor_id``)."""
+    if actor is not None:
+        actor_id = actor.user_id
     change = Change(action, entity_type, entity_id, after, before)
     session.add(AuditEvent(**_row(company_id, actor_id, change)))
     await session.flush()

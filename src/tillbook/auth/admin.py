@@ -53,6 +53,7 @@ from sqlalchemy import bindparam, delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.auth import roles
+from tillbook.auth.actor import Actor
 from tillbook.auth.ratelimit import RateLimiter, retry_after
 from tillbook.db import Database
 from tillbook.errors import Forbidden, RateLimited, Unauthorized, invalid
@@ -93,6 +94,11 @@ class AdminContext:
     warehouse_id: int | None = None  # the staff member's scope; None: every warehouse
     user_name: str = ""
 
+    @property
+    def actor(self) -> Actor:
+        """The staff member signed in, as the services and the audit trail name them."""
+        return Actor.staff(self.user_id, self.user_name)
+
     def can(self, permission: str, warehouse_id: int | None = None) -> bool:
         try:
             self.require(permission, warehouse_id)
@@ -111,6 +117,11 @@ class AdminContext:
     def own_work_only(self, warehouse_id: int | None = None) -> bool:
         """Sales and shifts narrowed to this staff member's own (``auth/roles.py``)."""
         return roles.own_work_only(self.role, self.warehouse_id, warehouse_id)
+
+    def may_list(self, warehouse_id: int, *, opening_stock: bool) -> None:
+        """403 unless this staff member may list a product in ``warehouse_id``
+        (``roles.may_list``)."""
+        roles.may_list(self.role, self.warehouse_id, warehouse_id, opening_stock=opening_stock)
 
     def warehouse_for(self, permission: str, warehouse_id: int | None) -> int | None:
         """The warehouse an action that may leave it unnamed covers (a report of the

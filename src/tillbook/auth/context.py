@@ -1,4 +1,6 @@
-"""What an authenticated request carries: the key's tenant, warehouse and acting user."""
+"""What an authenticated request carries: the key's tenant and warehouse, and who acts
+(an :class:`~tillbook.auth.actor.Actor`: the key, its register, or a staff member or
+the system acting for the warehouse as a key of it would)."""
 
 from __future__ import annotations
 
@@ -6,17 +8,16 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tillbook.auth.actor import Actor
 from tillbook.errors import NotFound
 from tillbook.models import User, Warehouse
 
 
 @dataclass(frozen=True)
 class AuthContext:
-    key_id: int
+    actor: Actor
     company_id: int
     warehouse_id: int
-    user_id: int
-    user_name: str
     rate_limit: str
     allow_negative_stock: bool
     # The company's ``reference_version`` as the key lookup read it: the version of
@@ -26,9 +27,25 @@ class AuthContext:
     # False when the key lookup found the branch neither requiring a till shift nor
     # with one open: a sale then looks for none. True (look) when not known.
     shifts_in_play: bool = True
-    # The register this key is the credential of (``registers``), None for any other
-    # key: only a register may send an offline sale or call the register endpoints.
-    register_id: int | None = None
+
+    # What the services read of the actor, by the names they always had.
+    @property
+    def user_id(self) -> int:
+        """The staff member the change is written as (``created_by``)."""
+        user_id = self.actor.user_id
+        assert user_id is not None, "an AuthContext always acts as a staff member"
+        return user_id
+
+    @property
+    def user_name(self) -> str:
+        return self.actor.name
+
+    @property
+    def register_id(self) -> int | None:
+        """The register this key is the credential of (``registers``), None for any
+        other actor: only a register may send an offline sale or call the register
+        endpoints."""
+        return self.actor.register_id
 
 
 async def acting_for(
@@ -43,13 +60,11 @@ async def acting_for(
     warehouse = await session.get(Warehouse, warehouse_id)
     if warehouse is None or warehouse.company_id != company_id:
         raise NotFound(f"warehouse {warehouse_id} not found")
-    actor = await session.get(User, actor_id)
+    staff = await session.get(User, actor_id)
     return AuthContext(
-        key_id=0,
+        actor=Actor.staff(actor_id, staff.name if staff is not None else ""),
         company_id=company_id,
         warehouse_id=warehouse_id,
-        user_id=actor_id,
-        user_name=actor.name if actor is not None else "",
         rate_limit="",
         allow_negative_stock=warehouse.allow_negative_stock,
     )

@@ -299,6 +299,18 @@ def own_work_only(role: str | None, scope: int | None, warehouse_id: int | None 
     return False  # not reached: check refused
 
 
+def may_list(
+    role: str | None, scope: int | None, warehouse_id: int, *, opening_stock: bool
+) -> None:
+    """A new listing of a product in ``warehouse_id`` (with a product or on its own):
+    the catalog's and the prices' permission there, and the stock's when it brings
+    opening stock. The same rule for the admin API and the back office's forms."""
+    check(role, scope, "catalog.write", warehouse_id)
+    check(role, scope, "prices.write", warehouse_id)
+    if opening_stock:
+        check(role, scope, "stock.write", warehouse_id)
+
+
 def table() -> Iterable[tuple[str, list[str]]]:
     """(permission, roles holding it), in the table's order: for documentation."""
     return ((p, roles_with(p)) for p in PERMISSIONS)

@@ -30,6 +30,7 @@ from sqlalchemy import bindparam, delete, insert, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tillbook.auth.actor import Actor
 from tillbook.auth.context import AuthContext
 from tillbook.config import master_key
 from tillbook.db import Database
@@ -129,17 +130,20 @@ async def authenticate(
             db, row["key_id"], hmac_secret_encrypted, signature, timestamp, method,
             target, body,
         )  # fmt: skip
+    register_id = row["register_id"]
+    actor = (
+        Actor.key(row["key_id"], row["user_id"], row["user_name"])
+        if register_id is None
+        else Actor.register(register_id, row["key_id"], row["user_id"], row["user_name"])
+    )
     return AuthContext(
-        key_id=row["key_id"],
+        actor=actor,
         company_id=row["company_id"],
         warehouse_id=row["warehouse_id"],
-        user_id=row["user_id"],
-        user_name=row["user_name"],
         rate_limit=row["rate_limit"],
         allow_negative_stock=row["allow_negative_stock"],
         reference_version=row["reference_version"],
         shifts_in_play=bool(row["shifts_in_play"]),
-        register_id=row["register_id"],
     )
 
 

@@ -8,6 +8,7 @@ import typer
 from rich.table import Table
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tillbook.auth.actor import COMMAND_LINE
 from tillbook.cli.common import JsonFlag, out, print_json, read, run, write
 from tillbook.config import get_settings
 from tillbook.db import Database
@@ -73,7 +74,9 @@ def webhooks_add(
             )
         except TillbookError as exc:
             raise _every_problem(exc) from None
-        webhook, secret = await db.write(lambda s: service.add_webhook(s, company, new))
+        webhook, secret = await db.write(
+            lambda s: service.add_webhook(s, company, new, actor=COMMAND_LINE)
+        )
         return webhook_view(webhook, secret)
 
     data = run(work)
@@ -113,10 +116,9 @@ def _set_webhook(company: int, webhook_id: int, active: bool, json_: bool) -> No
     from tillbook.api.admin.webhooks import webhook_view
     from tillbook.events import webhook_service as service
 
-    change = service.enable_webhook if active else service.disable_webhook
-
     async def work(session: AsyncSession) -> dict[str, Any]:
-        return webhook_view(await change(session, company, webhook_id))
+        changed = await service.set_active(session, company, webhook_id, active, actor=COMMAND_LINE)
+        return webhook_view(changed)
 
     data = write(work)
     if json_:
@@ -149,7 +151,7 @@ def webhooks_remove(
     from tillbook.events import webhook_service as service
 
     async def work(session: AsyncSession) -> dict[str, Any]:
-        await service.remove_webhook(session, company, webhook_id)
+        await service.remove_webhook(session, company, webhook_id, actor=COMMAND_LINE)
         return {"id": webhook_id, "removed": True}
 
     data = write(work)
@@ -168,7 +170,9 @@ def webhooks_rotate(
     from tillbook.events import webhook_service as service
 
     async def work(session: AsyncSession) -> dict[str, Any]:
-        webhook, secret = await service.rotate_secret(session, company, webhook_id)
+        webhook, secret = await service.rotate_secret(
+            session, company, webhook_id, actor=COMMAND_LINE
+        )
         return webhook_view(webhook, secret)
 
     data = write(work)
@@ -229,7 +233,9 @@ def webhooks_redeliver(
     from tillbook.events import webhook_service as service
 
     async def work(session: AsyncSession) -> dict[str, Any]:
-        delivery = await service.redeliver(session, delivery_id, company_id=company)
+        delivery = await service.redeliver(
+            session, delivery_id, company_id=company, actor=COMMAND_LINE
+        )
         return delivery_view(delivery, await service.event_refs(session, [delivery]))
 
     data = write(work)

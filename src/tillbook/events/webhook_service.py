@@ -5,6 +5,10 @@ secret, list deliveries and redeliver. Services flush, never commit.
 secret is stored encrypted under the master key (context ``webhook-secret``) and
 shown once, when created or rotated. A URL is registered only after the address
 policy (``events/urlpolicy.py``) accepted it, and checked again at every delivery.
+
+Every change is recorded in the audit trail here, by the actor that made it, so the
+admin API, the back office and the command line leave the same record; a secret
+never is: a rotation is recorded as ``"secret": "rotated"``.
 """
 
 from __future__ import annotations
@@ -12,11 +16,13 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tillbook.audit.service import record
+from tillbook.auth.actor import Actor
 from tillbook.config import master_key
 from tillbook.errors import NotFound, ValidationFailed
 from tillbook.events.outbox import EVENT_TYPES
@@ -28,6 +34,10 @@ SECRET_CONTEXT = b"webhook-secret"
 # A delivery's states, and the ``status`` filter of its list (documented from here).
 DeliveryStatus = Literal["pending", "delivering", "retrying", "delivered", "dead"]
 DELIVERY_STATUSES: tuple[str, ...] = get_args(DeliveryStatus)
+
+
+# Who acts when a caller names no one: the system (a script, a test's set-up).
+SYSTEM = Actor.system()
 
 
 def new_secret() -> str:
@@ -73,8 +83,34 @@ async def check_new_webhook(
     return NewWebhook(url=url, events="*" if "*" in names else ",".join(dict.fromkeys(names)))
 
 
+def _audited(webhook: Webhook) -> dict[str, Any]:
+    return {"url": webhook.url, "events": webhook.events, "active": webhook.active}
+
+
+async def _audit(
+    session: AsyncSession,
+    company_id: int,
+    actor: Actor,
+    action: str,
+    entity_id: int,
+    before: dict[str, Any] | None,
+    after: dict[str, Any] | None,
+    entity_type: str = "webhook",
+) -> None:
+    await record(
+        session,
+        company_id=company_id,
+        actor=actor,
+        action=action,
+        entity_type=entity_type,
+        entity_id=entity_id,
+        before=before,
+        after=after,
+    )
+
+
 async def add_webhook(
-    session: AsyncSession, company_id: int, new: NewWebhook
+    session: AsyncSession, company_id: int, new: NewWebhook, *, actor: Actor = SYSTEM
 ) -> tuple[Webhook, str]:
     """Register a checked endpoint; returns it and its secret (shown only now)."""
     secret = new_secret()
@@ -88,6 +124,7 @@ async def add_webhook(
     )
     session.add(webhook)
     await session.flush()
+    await _audit(session, company_id, actor, "created", webhook.id, None, _audited(webhook))
     return webhook, secret
 
 
@@ -107,24 +144,38 @@ async def list_webhooks(session: AsyncSession, company_id: int) -> list[Webhook]
     return list(rows)
 
 
-async def disable_webhook(session: AsyncSession, company_id: int, webhook_id: int) -> Webhook:
-    """No new deliveries, and due ones are held until the webhook is enabled again."""
+async def set_active(
+    session: AsyncSession, company_id: int, webhook_id: int, active: bool, *, actor: Actor = SYSTEM
+) -> Webhook:
+    """Enable a webhook, or disable it: no new deliveries, and due ones are held until
+    the webhook is enabled again."""
     webhook = await get_webhook(session, company_id, webhook_id)
-    webhook.active = False
+    before = _audited(webhook)
+    webhook.active = active
     await session.flush()
+    action = "enabled" if active else "disabled"
+    await _audit(session, company_id, actor, action, webhook_id, before, _audited(webhook))
     return webhook
 
 
-async def enable_webhook(session: AsyncSession, company_id: int, webhook_id: int) -> Webhook:
-    webhook = await get_webhook(session, company_id, webhook_id)
-    webhook.active = True
-    await session.flush()
-    return webhook
+async def disable_webhook(
+    session: AsyncSession, company_id: int, webhook_id: int, *, actor: Actor = SYSTEM
+) -> Webhook:
+    return await set_active(session, company_id, webhook_id, False, actor=actor)
 
 
-async def remove_webhook(session: AsyncSession, company_id: int, webhook_id: int) -> None:
+async def enable_webhook(
+    session: AsyncSession, company_id: int, webhook_id: int, *, actor: Actor = SYSTEM
+) -> Webhook:
+    return await set_active(session, company_id, webhook_id, True, actor=actor)
+
+
+async def remove_webhook(
+    session: AsyncSession, company_id: int, webhook_id: int, *, actor: Actor = SYSTEM
+) -> None:
     """Delete the endpoint with its deliveries and their attempts."""
     webhook = await get_webhook(session, company_id, webhook_id)
+    before = _audited(webhook)
     delivery_ids = select(WebhookDelivery.id).where(WebhookDelivery.webhook_id == webhook.id)
     await session.execute(
         delete(DeliveryAttempt).where(DeliveryAttempt.delivery_id.in_(delivery_ids))
@@ -132,16 +183,19 @@ async def remove_webhook(session: AsyncSession, company_id: int, webhook_id: int
     await session.execute(delete(WebhookDelivery).where(WebhookDelivery.webhook_id == webhook.id))
     await session.delete(webhook)
     await session.flush()
+    await _audit(session, company_id, actor, "removed", webhook_id, before, None)
 
 
 async def rotate_secret(
-    session: AsyncSession, company_id: int, webhook_id: int
+    session: AsyncSession, company_id: int, webhook_id: int, *, actor: Actor = SYSTEM
 ) -> tuple[Webhook, str]:
     """A new secret, effective for every send from now on; the old one stops working."""
     webhook = await get_webhook(session, company_id, webhook_id)
     secret = new_secret()
     webhook.secret_encrypted = crypto.encrypt(secret, master_key(), context=SECRET_CONTEXT)
     await session.flush()
+    await _audit(session, company_id, actor, "updated", webhook_id, {"secret": None},
+                 {"secret": "rotated"})  # fmt: skip
     return webhook, secret
 
 
@@ -202,7 +256,11 @@ async def list_attempts(session: AsyncSession, delivery_id: int) -> list[Deliver
 
 
 async def redeliver(
-    session: AsyncSession, delivery_id: int, *, company_id: int | None = None
+    session: AsyncSession,
+    delivery_id: int,
+    *,
+    company_id: int | None = None,
+    actor: Actor = SYSTEM,
 ) -> WebhookDelivery:
     """Queue a delivery again now, whatever its state (a dead one gets a fresh 24 h)."""
     query = select(WebhookDelivery).where(WebhookDelivery.id == delivery_id)
@@ -218,4 +276,6 @@ async def redeliver(
     delivery.attempts = 0
     delivery.created_at = now
     await session.flush()
+    await _audit(session, delivery.company_id, actor, "redelivered", delivery.id, None,
+                 {"webhook_id": delivery.webhook_id}, entity_type="webhook_delivery")  # fmt: skip
     return delivery

@@ -27,6 +27,9 @@ the prices later). Quantities are in the product's base unit.
 Two receipts (or a receipt and a cancel) of one transfer at once: each first moves
 the transfer out of ``dispatched`` with a guarded update; the second waits for the
 first's row lock, finds the status changed and is a 409, having written nothing.
+
+Each step is recorded in the audit trail here (``stock_transfer.dispatched``,
+``.received``, ``.cancelled``), by whoever acted, through the API or the back office.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from sqlalchemy import func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.attributes import set_committed_value
 
+from tillbook.audit.service import record
 from tillbook.auth.context import AuthContext
 from tillbook.errors import Conflict, NotFound, Unprocessable, invalid
 from tillbook.events.outbox import emit
@@ -264,6 +268,20 @@ async def transfer_page(
     return envelope(p, total, await _views(session, key, rows))
 
 
+async def _audit(
+    uow: UnitOfWork, key: AuthContext, step: str, transfer: StockTransfer, after: dict[str, Any]
+) -> None:
+    await record(
+        uow.session,
+        company_id=key.company_id,
+        actor=key.actor,
+        action=f"stock_transfer.{step}",
+        entity_type="stock_transfer",
+        entity_id=transfer.id,
+        after=after,
+    )
+
+
 # --- dispatching ------------------------------------------------------------------------
 
 
@@ -382,6 +400,10 @@ async def create_transfer(
         types=["transfer.dispatched"],
         data=data,
     )
+    await _audit(
+        uow, key, "dispatched", transfer,
+        {"from_warehouse_id": key.warehouse_id, "to_warehouse_id": target.id},
+    )  # fmt: skip
     return {
         "status": "success",
         "transfer_id": transfer.id,
@@ -594,6 +616,7 @@ async def receive_transfer(
         types=["transfer.received"],
         data=data,
     )
+    await _audit(uow, key, "received", transfer, {"value_received": data["value_received"]})
     return {
         "status": "success",
         "transfer_id": transfer.id,
@@ -635,6 +658,7 @@ async def cancel_transfer(
     await _settle_deficits(uow, key, transfer, variance, now.date())
     await session.flush()
     data = (await _views(session, key, [transfer]))[0]
+    await _audit(uow, key, "cancelled", transfer, {"reason": body.reason})
     return {
         "status": "success",
         "transfer_id": transfer.id,

@@ -7,6 +7,7 @@ import uuid
 from decimal import Decimal
 from typing import Any
 
+from tillbook.audit.service import record
 from tillbook.auth.context import AuthContext
 from tillbook.errors import ValidationFailed
 from tillbook.inventory import service as inventory
@@ -152,4 +153,21 @@ async def create_purchase(uow: UnitOfWork, key: AuthContext, body: PurchaseIn) -
         )
     repo.number_order(uow, order.id, invoice_number, order.journal_entry_id)
     await announce(uow, key, order, supplier, items, payments, ["purchase.created"])
-    return purchase_response(order)
+    answer = purchase_response(order)
+    # Audited here, whichever door the delivery came in by (the API, the back office).
+    await record(
+        uow.session,
+        company_id=key.company_id,
+        actor=key.actor,
+        action="purchase.received",
+        entity_type="order",
+        entity_id=order.id,
+        after={
+            "warehouse_id": key.warehouse_id,
+            "supplier_id": supplier.id,
+            "invoice_number": invoice_number,
+            "total": answer["total"],
+            "due_amount": answer["due_amount"],
+        },
+    )
+    return answer

@@ -8,7 +8,8 @@ very layers they were drawn from at the cost they left with
 (``inventory.service.restore``); each tender taken with the sale is given back in
 its own payment mode (a payment ``out`` carrying the reversing entry, which already
 credits the mode's account); the sale keeps its number and lines, with
-``order_status`` ``cancelled`` and nothing left due.
+``order_status`` ``cancelled`` and nothing left due. The void is recorded in the
+audit trail (``sale.voided``, with its reason) whichever door it came through.
 
 Only a sale that nothing has happened to since can be voided: a return against it,
 a payment allocated to it after it was made (a later ``POST /payments``, a terminal
@@ -25,6 +26,7 @@ from typing import Any
 
 from sqlalchemy import exists, or_, select
 
+from tillbook.audit.service import record
 from tillbook.auth.context import AuthContext
 from tillbook.errors import Conflict, NotFound, invalid
 from tillbook.events.outbox import emit
@@ -185,6 +187,17 @@ async def void_sale(uow: UnitOfWork, key: AuthContext, ref: str, body: VoidIn) -
         warehouse_id=key.warehouse_id,
         types=["order.cancelled"],
         data={**detail, "reversing_entry_id": entry_id},
+    )
+    # Audited here, so a void through the public API is recorded as one from the
+    # back office is.
+    await record(
+        session,
+        company_id=key.company_id,
+        actor=key.actor,
+        action="sale.voided",
+        entity_type="order",
+        entity_id=order.id,
+        after={"reason": body.reason},
     )
     return {
         "status": "success",

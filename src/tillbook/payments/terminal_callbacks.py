@@ -16,6 +16,7 @@ from pydantic import Field, StrictStr, model_validator
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tillbook.auth.actor import Actor
 from tillbook.auth.context import AuthContext
 from tillbook.config import master_key
 from tillbook.errors import NotFound, Unauthorized, Unprocessable, ValidationFailed, invalid
@@ -210,11 +211,11 @@ async def _acting_context(
     who rang up the sale."""
     staff = await session.get(User, order.staff_user_id) if order.staff_user_id else None
     return AuthContext(
-        key_id=0,
+        actor=Actor.system(
+            staff.name if staff else provider.name, staff.id if staff else order.user_id
+        ),
         company_id=provider.company_id,
         warehouse_id=provider.warehouse_id,
-        user_id=staff.id if staff else order.user_id,
-        user_name=staff.name if staff else provider.name,
         rate_limit="",
         allow_negative_stock=False,
     )

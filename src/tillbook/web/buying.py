@@ -17,7 +17,6 @@ from fastapi.responses import Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.api.deps import DB
-from tillbook.audit.service import record
 from tillbook.auth.admin import AdminContext
 from tillbook.auth.context import acting_for
 from tillbook.errors import ValidationFailed
@@ -148,23 +147,7 @@ async def delivery_receive(request: Request, ctx: StockWriter, db: DB) -> Respon
 
         async def work(uow: UnitOfWork) -> dict[str, Any]:
             key = await acting_for(uow.session, ctx.company_id, receiver, ctx.user_id)
-            done = await create_purchase(uow, key, body)
-            await record(
-                uow.session,
-                company_id=ctx.company_id,
-                actor_id=ctx.user_id,
-                action="purchase.received",
-                entity_type="order",
-                entity_id=done["purchase_id"],
-                after={
-                    "warehouse_id": receiver,
-                    "supplier_id": supplier_id,
-                    "invoice_number": done["invoice_number"],
-                    "total": done["total"],
-                    "due_amount": done["due_amount"],
-                },
-            )
-            return done
+            return await create_purchase(uow, key, body)
 
         done, _replayed = await submit(request, ctx, work)
     except ValidationFailed as exc:

@@ -3,7 +3,7 @@ disable and enable it, the delivery log with each attempt, redeliver.
 
 The URL is checked by the admin API's own path (``webhook_service.check_new_webhook``
 under the address policy of ``events/urlpolicy.py``, before any transaction), and
-every change is the admin API's audited function (``api.admin.webhooks.audited_*``).
+every change is the service's (``events.webhook_service``), which audits it.
 
 A secret is shown once, on the page that answers the creation or the rotation: it
 is kept out of the form's replay record (``forms.submit`` stores only the
@@ -83,7 +83,9 @@ async def webhook_add(request: Request, ctx: Hooks, db: DB) -> Response:
         )
 
         async def work(uow: UnitOfWork) -> dict[str, Any]:
-            webhook, new_secret = await admin_webhooks.audited_add(uow.session, ctx, new)
+            webhook, new_secret = await service.add_webhook(
+                uow.session, ctx.company_id, new, actor=ctx.actor
+            )
             secret["secret"] = new_secret  # kept out of the stored answer
             return admin_webhooks.webhook_view(webhook)
 
@@ -155,7 +157,7 @@ async def _set_active(
     wid = path_id(webhook_id, "webhook")
 
     async def work(uow: UnitOfWork) -> dict[str, Any]:
-        hook = await admin_webhooks.audited_set_active(uow.session, ctx, wid, active)
+        hook = await service.set_active(uow.session, ctx.company_id, wid, active, actor=ctx.actor)
         return admin_webhooks.webhook_view(hook)
 
     await submit(request, ctx, work)
@@ -175,7 +177,9 @@ async def webhook_rotate(request: Request, webhook_id: str, ctx: Hooks, db: DB) 
     secret: dict[str, str] = {}
 
     async def work(uow: UnitOfWork) -> dict[str, Any]:
-        hook, new_secret = await admin_webhooks.audited_rotate(uow.session, ctx, wid)
+        hook, new_secret = await service.rotate_secret(
+            uow.session, ctx.company_id, wid, actor=ctx.actor
+        )
         secret["secret"] = new_secret  # kept out of the stored answer
         return admin_webhooks.webhook_view(hook)
 
@@ -206,7 +210,9 @@ async def delivery_redeliver(request: Request, delivery_id: str, ctx: Hooks) -> 
     did = path_id(delivery_id, "delivery")
 
     async def work(uow: UnitOfWork) -> dict[str, Any]:
-        delivery = await admin_webhooks.audited_redeliver(uow.session, ctx, did)
+        delivery = await service.redeliver(
+            uow.session, did, company_id=ctx.company_id, actor=ctx.actor
+        )
         return {"id": delivery.id, "webhook_id": delivery.webhook_id}
 
     await submit(request, ctx, work)

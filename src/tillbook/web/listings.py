@@ -18,7 +18,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from tillbook.api.admin.deps import path_id
-from tillbook.api.admin.products import PRICE_FIELDS, may_list
+from tillbook.api.admin.products import PRICE_FIELDS
 from tillbook.api.deps import DB
 from tillbook.auth.admin import AdminContext
 from tillbook.catalog import products as product_service
@@ -105,7 +105,7 @@ async def add_listing(request: Request, product_id: str, ctx: Lister, db: DB) ->
         if errors:
             raise ValidationFailed(errors)
         parsed = parse_model(ListingIn, body)
-        may_list(ctx, parsed)
+        ctx.may_list(parsed.warehouse_id, opening_stock=parsed.opening_stock is not None)
 
         async def work(uow: UnitOfWork) -> dict[str, Any]:
             return await product_service.add_listing(

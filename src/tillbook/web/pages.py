@@ -19,7 +19,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.datastructures import FormData
 
 from tillbook.api.admin.deps import path_id
-from tillbook.api.admin.products import may_list
 from tillbook.api.body import errors_of
 from tillbook.api.deps import DB, get_db
 from tillbook.auth import admin, roles
@@ -424,7 +423,7 @@ async def product_create(
             raise ValidationFailed(errors)
         parsed = parse_model(ProductIn, body)
         for listing in parsed.listings:
-            may_list(ctx, listing)
+            ctx.may_list(listing.warehouse_id, opening_stock=listing.opening_stock is not None)
 
         async def work(uow: UnitOfWork) -> dict[str, Any]:
             return await product_service.create(uow, ctx.company_id, parsed, actor_id=ctx.user_id)

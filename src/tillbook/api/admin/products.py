@@ -75,15 +75,6 @@ def _etag(body: dict[str, Any]) -> dict[str, str]:
     return {"ETag": etag(int(body["data"]["version"]))}
 
 
-def may_list(ctx: AdminContext, listing: ListingIn) -> None:
-    """A new listing: the catalog's and the prices' of its warehouse, and its stock's
-    when it brings opening stock."""
-    ctx.require("catalog.write", listing.warehouse_id)
-    ctx.require("prices.write", listing.warehouse_id)
-    if listing.opening_stock is not None:
-        ctx.require("stock.write", listing.warehouse_id)
-
-
 @router.get("")
 async def list_products(
     ctx: Reader,
@@ -111,7 +102,7 @@ async def create_product(request: Request, ctx: Definer) -> JSON:
     require_json(request)
     body, _raw = await parse_body(request, ProductIn)
     for listing in body.listings:
-        may_list(ctx, listing)
+        ctx.may_list(listing.warehouse_id, opening_stock=listing.opening_stock is not None)
 
     async def write(uow: UnitOfWork) -> dict[str, Any]:
         return _wrapped(await service.create(uow, ctx.company_id, body, actor_id=ctx.user_id))
@@ -160,7 +151,7 @@ async def add_listing(product_id: str, request: Request, ctx: Lister) -> JSON:
     pid = path_id(product_id, "product")
     require_json(request)
     body, _raw = await parse_body(request, ListingIn)
-    may_list(ctx, body)
+    ctx.may_list(body.warehouse_id, opening_stock=body.opening_stock is not None)
 
     async def write(uow: UnitOfWork) -> dict[str, Any]:
         return _wrapped(

@@ -2,9 +2,8 @@
 
 A webhook's secret is shown twice in its life: in the answer that creates it and in
 the one that rotates it. Ids of another company's records are simply not found.
-Owners only (``webhooks.manage``). Every change is recorded in the audit trail in
-its own transaction (here, since ``events`` sits beside ``audit`` and does not
-import it); a secret never is: a rotation is recorded as ``"secret": "rotated"``.
+Owners only (``webhooks.manage``). Every change is recorded in the audit trail by
+the service (``events.webhook_service``), in the change's own transaction.
 """
 
 from __future__ import annotations
@@ -21,7 +20,6 @@ from tillbook.api.body import openapi_body, parse_body
 from tillbook.api.deps import DB
 from tillbook.api.idempotent import run_admin_write
 from tillbook.api.responses import JSON
-from tillbook.audit.service import record
 from tillbook.auth.admin import AdminContext, iso_utc
 from tillbook.config import Settings
 from tillbook.errors import invalid
@@ -49,31 +47,6 @@ def webhook_view(webhook: Webhook, secret: str | None = None) -> dict[str, Any]:
     if secret is not None:
         view["secret"] = secret
     return view
-
-
-def _audited(webhook: Webhook) -> dict[str, Any]:
-    return {"url": webhook.url, "events": webhook.events, "active": webhook.active}
-
-
-async def _audit(
-    session: AsyncSession,
-    ctx: AdminContext,
-    action: str,
-    entity_id: int,
-    before: dict[str, Any] | None,
-    after: dict[str, Any] | None,
-    entity_type: str = "webhook",
-) -> None:
-    await record(
-        session,
-        company_id=ctx.company_id,
-        actor_id=ctx.user_id,
-        action=action,
-        entity_type=entity_type,
-        entity_id=entity_id,
-        before=before,
-        after=after,
-    )
 
 
 def delivery_view(d: WebhookDelivery, events: dict[int, tuple[str, str]]) -> dict[str, Any]:
@@ -120,38 +93,6 @@ async def _with_events(
     return [delivery_view(d, events) for d in deliveries]
 
 
-# The audited changes, shared with the back office's pages (``web/hooks.py``).
-
-
-async def audited_add(
-    s: AsyncSession, ctx: AdminContext, new: service.NewWebhook
-) -> tuple[Webhook, str]:
-    webhook, secret = await service.add_webhook(s, ctx.company_id, new)
-    await _audit(s, ctx, "created", webhook.id, None, _audited(webhook))
-    return webhook, secret
-
-
-async def audited_set_active(s: AsyncSession, ctx: AdminContext, wid: int, active: bool) -> Webhook:
-    before = _audited(await service.get_webhook(s, ctx.company_id, wid))
-    change = service.enable_webhook if active else service.disable_webhook
-    webhook = await change(s, ctx.company_id, wid)
-    await _audit(s, ctx, "enabled" if active else "disabled", wid, before, _audited(webhook))
-    return webhook
-
-
-async def audited_rotate(s: AsyncSession, ctx: AdminContext, wid: int) -> tuple[Webhook, str]:
-    webhook, secret = await service.rotate_secret(s, ctx.company_id, wid)
-    await _audit(s, ctx, "updated", wid, {"secret": None}, {"secret": "rotated"})
-    return webhook, secret
-
-
-async def audited_redeliver(s: AsyncSession, ctx: AdminContext, did: int) -> WebhookDelivery:
-    delivery = await service.redeliver(s, did, company_id=ctx.company_id)
-    await _audit(s, ctx, "redelivered", delivery.id, None, {"webhook_id": delivery.webhook_id},
-                 entity_type="webhook_delivery")  # fmt: skip
-    return delivery
-
-
 @router.post("", openapi_extra=openapi_body(WebhookIn))
 async def add_webhook(request: Request, ctx: CurrentAdmin) -> JSON:
     require_json(request)
@@ -160,7 +101,7 @@ async def add_webhook(request: Request, ctx: CurrentAdmin) -> JSON:
     new = await service.check_new_webhook(body.url, body.events, UrlPolicy.from_settings(settings))
 
     async def write(s: AsyncSession) -> dict[str, Any]:
-        webhook, secret = await audited_add(s, ctx, new)
+        webhook, secret = await service.add_webhook(s, ctx.company_id, new, actor=ctx.actor)
         return {"status": "success", "data": webhook_view(webhook, secret)}
 
     return await run_admin_write(request, ctx, write)
@@ -214,7 +155,7 @@ async def redeliver(request: Request, delivery_id: str, ctx: CurrentAdmin) -> JS
     did = path_id(delivery_id, "delivery")
 
     async def write(s: AsyncSession) -> dict[str, Any]:
-        delivery = await audited_redeliver(s, ctx, did)
+        delivery = await service.redeliver(s, did, company_id=ctx.company_id, actor=ctx.actor)
         return {"status": "success", "data": (await _with_events(s, [delivery]))[0]}
 
     return await run_admin_write(request, ctx, write)
@@ -225,7 +166,7 @@ async def disable_webhook(request: Request, webhook_id: str, ctx: CurrentAdmin) 
     wid = path_id(webhook_id, "webhook")
 
     async def write(s: AsyncSession) -> dict[str, Any]:
-        webhook = await audited_set_active(s, ctx, wid, False)
+        webhook = await service.set_active(s, ctx.company_id, wid, False, actor=ctx.actor)
         return {"status": "success", "data": webhook_view(webhook)}
 
     return await run_admin_write(request, ctx, write)
@@ -236,7 +177,7 @@ async def enable_webhook(request: Request, webhook_id: str, ctx: CurrentAdmin) -
     wid = path_id(webhook_id, "webhook")
 
     async def write(s: AsyncSession) -> dict[str, Any]:
-        webhook = await audited_set_active(s, ctx, wid, True)
+        webhook = await service.set_active(s, ctx.company_id, wid, True, actor=ctx.actor)
         return {"status": "success", "data": webhook_view(webhook)}
 
     return await run_admin_write(request, ctx, write)
@@ -247,7 +188,7 @@ async def rotate_secret(request: Request, webhook_id: str, ctx: CurrentAdmin) ->
     wid = path_id(webhook_id, "webhook")
 
     async def write(s: AsyncSession) -> dict[str, Any]:
-        webhook, secret = await audited_rotate(s, ctx, wid)
+        webhook, secret = await service.rotate_secret(s, ctx.company_id, wid, actor=ctx.actor)
         return {"status": "success", "data": webhook_view(webhook, secret)}
 
     return await run_admin_write(request, ctx, write)
@@ -258,9 +199,7 @@ async def remove_webhook(webhook_id: str, ctx: CurrentAdmin, db: DB) -> dict[str
     wid = path_id(webhook_id, "webhook")
 
     async def write(s: AsyncSession) -> None:
-        before = _audited(await service.get_webhook(s, ctx.company_id, wid))
-        await service.remove_webhook(s, ctx.company_id, wid)
-        await _audit(s, ctx, "removed", wid, before, None)
+        await service.remove_webhook(s, ctx.company_id, wid, actor=ctx.actor)
 
     await db.write(write)
     return {"status": "success", "message": f"webhook {wid} removed"}
