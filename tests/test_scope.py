@@ -13,7 +13,17 @@ route added without one fails ``test_every_write_route_has_a_scope_decision``:
   acting on branch B is refused (403 naming the permission) and nothing is written;
   acting on A works (``BRANCH_CASES`` holds both requests);
 - ``SHARED``: it changes a record no warehouse owns (a customer's contact details)
-  and names no warehouse, so the scope has nothing to narrow.
+  and names no warehouse, so the scope has nothing to narrow;
+- ``OWN``: it changes the signed-in staff member's own sign-in (their password) and
+  nothing else: no warehouse, no one else's record, so the scope has nothing to
+  narrow (a scoped cashier changes their own; ``test_own_sign_in_is_anyones``);
+- ``NO_COMPANY``: the first-run page, before any company or staff member exists:
+  a session plays no part, and once a company exists it is not found for anyone.
+
+A BRANCH route that acts on a record rather than naming the warehouse (a transfer,
+a sale, an expense, a register) refuses another branch's record with the 403 after
+looking it up; a stocktake of another branch is not found instead (404, as for a
+member who may not read it: ``web/stocktake.py``), so ``HIDDEN`` lists those.
 
 Over HTTP through an app of this module's own (its own client address: failed
 logins are counted per address)."""
@@ -29,7 +39,7 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import routing
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from tests.factories import Shop, make_shop
 from tests.invariants import check_books
@@ -39,10 +49,11 @@ from tillbook.app import create_app
 from tillbook.config import Settings
 from tillbook.db import Database
 from tillbook.kit import xid
-from tillbook.models import JournalEntry
+from tillbook.models import ExpenseCategory, JournalEntry, PaymentMode, User
 
 ADMIN = "/api/v1/admin"
 COMPANY, BRANCH, SHARED = "company", "branch", "shared"
+OWN, NO_COMPANY = "own", "no company"
 
 SCOPE: dict[tuple[str, str], str] = {
     # --- the admin API
@@ -72,6 +83,19 @@ SCOPE: dict[tuple[str, str], str] = {
     ("PATCH", "/api/v1/admin/suppliers/{party_id}"): SHARED,
     ("POST", "/api/v1/admin/suppliers/{party_id}/archive"): SHARED,
     ("POST", "/api/v1/admin/import/suppliers"): BRANCH,
+    ("POST", "/api/v1/admin/payments"): BRANCH,
+    ("POST", "/api/v1/admin/expenses"): BRANCH,
+    ("POST", "/api/v1/admin/expenses/{expense_id}/pay"): BRANCH,
+    ("POST", "/api/v1/admin/money-moves"): BRANCH,
+    ("POST", "/api/v1/admin/registers"): BRANCH,
+    ("POST", "/api/v1/admin/registers/{register_id}/revoke"): BRANCH,
+    ("POST", "/api/v1/admin/stock-counts"): BRANCH,
+    ("POST", "/api/v1/admin/stock-counts/{count_id}/entries"): BRANCH,
+    ("POST", "/api/v1/admin/stock-counts/{count_id}/post"): BRANCH,
+    ("POST", "/api/v1/admin/stock-counts/{count_id}/cancel"): BRANCH,
+    # Another's PIN is staff.manage (company-wide); one's own is OWN-like, and
+    # test_own_sign_in_is_anyones proves a scoped member sets it.
+    ("PUT", "/api/v1/admin/staff/{staff_id}/pin"): COMPANY,
     # --- the pages
     ("POST", "/reports/periods/close"): COMPANY,
     ("POST", "/reports/periods/reopen"): COMPANY,
@@ -112,6 +136,21 @@ SCOPE: dict[tuple[str, str], str] = {
     ("POST", "/transfers/{transfer_id}/receive"): BRANCH,
     ("POST", "/transfers/{transfer_id}/cancel"): BRANCH,
     ("POST", "/sales/{order_id}/void"): BRANCH,
+    ("POST", "/sales/{order_id}/return"): BRANCH,
+    ("POST", "/customers/{party_id}/payment"): BRANCH,
+    ("POST", "/suppliers/{party_id}/payment"): BRANCH,
+    ("POST", "/expenses/new"): BRANCH,
+    ("POST", "/expenses/{expense_id}/pay"): BRANCH,
+    ("POST", "/money-moves"): BRANCH,
+    ("POST", "/purchases/new"): BRANCH,
+    ("POST", "/settings/registers/{register_id}/revoke"): BRANCH,
+    ("POST", "/stock/counts"): BRANCH,
+    ("POST", "/stock/counts/{count_id}/enter"): BRANCH,
+    ("POST", "/stock/counts/{count_id}/post"): BRANCH,
+    ("POST", "/stock/counts/{count_id}/cancel"): BRANCH,
+    ("POST", "/settings/staff/{staff_id}/pin"): COMPANY,  # an owner's page (staff.manage)
+    ("POST", "/account/password"): OWN,
+    ("POST", "/start"): NO_COMPANY,
     ("POST", "/products/new"): COMPANY,
     ("POST", "/products/{product_id}/edit"): COMPANY,
     ("POST", "/products/{product_id}/archive"): COMPANY,
@@ -263,6 +302,8 @@ class Ctx:
     shop: Shop
     http: httpx.AsyncClient
     member: Actor  # a manager scoped to the shop's first branch
+    boss: Actor  # the owner, who makes what a request acts on
+    db: Database
 
 
 # A case: the permission its refusal names; what is made first (a sale or a
@@ -360,6 +401,98 @@ def _import(kind: str) -> Request:
     return request
 
 
+async def _made(r: httpx.Response, *path: str) -> int:
+    assert r.status_code in (200, 201), r.text
+    out: Any = r.json()
+    for name in path:
+        out = out[name]
+    return int(out)
+
+
+async def _pending_expense(c: Ctx, wid: int) -> int:
+    body = {"warehouse_id": wid, "expense_category_id": await _category(c),
+            "amount": "40.00", "date": dt.date.today().isoformat()}  # fmt: skip
+    return await _made(await c.boss.call("POST", f"{ADMIN}/expenses", json=body), "expense_id")
+
+
+async def _register(c: Ctx, wid: int) -> int:
+    body = {"warehouse_id": wid, "name": f"Till {uuid.uuid4().hex[:6]}"}
+    return await _made(await c.boss.call("POST", f"{ADMIN}/registers", json=body), "data", "id")
+
+
+async def _count(c: Ctx, wid: int) -> int:
+    """A draft stocktake of the branch, one product counted (so that it posts)."""
+    made = await c.boss.call("POST", f"{ADMIN}/stock-counts", json={"warehouse_id": wid})
+    cid = await _made(made, "count_id")
+    entry = {"items": [{"product_id": _listed_in(c, wid), "counted": 3}]}
+    r = await c.boss.call("POST", f"{ADMIN}/stock-counts/{cid}/entries", json=entry)
+    assert r.status_code == 200, r.text
+    return cid
+
+
+async def _mode(c: Ctx, code: str) -> int:
+    query = select(PaymentMode.id).where(
+        PaymentMode.company_id == c.shop.company_id, PaymentMode.code == code
+    )
+    return int(await c.db.read(lambda s: s.scalar(query)))
+
+
+async def _category(c: Ctx) -> int:
+    query = select(func.min(ExpenseCategory.id)).where(
+        ExpenseCategory.company_id == c.shop.company_id
+    )
+    return int(await c.db.read(lambda s: s.scalar(query)))
+
+
+def _home(w: int, mine: bool) -> dict[str, Any]:
+    """The branch a money write names: none for their own (a scoped member's
+    default), the other one by id."""
+    return {} if mine else {"warehouse_id": w}
+
+
+def _party_payment(segment: str, party: Callable[[Shop], int]) -> Request:
+    async def request(c: Ctx, w: int, mine: bool, _made: int) -> httpx.Response:
+        form = {"warehouse_id": str(w), "amount": "5.00",
+                "payment_mode_id": str(await _mode(c, "cash"))}  # fmt: skip
+        return await c.member.call("POST", f"/{segment}/{party(c.shop)}/payment", data=form)
+
+    return request
+
+
+async def _expense_form(c: Ctx, w: int, mine: bool, _made: int) -> httpx.Response:
+    form = {"warehouse_id": str(w), "expense_category_id": str(await _category(c)),
+            "amount": "7.00", "date": dt.date.today().isoformat(),
+            "payment_mode_id": str(await _mode(c, "cash"))}  # fmt: skip
+    return await c.member.call("POST", "/expenses/new", data=form)
+
+
+async def _expense_api(c: Ctx, w: int, mine: bool, _made: int) -> httpx.Response:
+    body = {**_home(w, mine), "expense_category_id": await _category(c), "amount": "6.00",
+            "date": dt.date.today().isoformat(), "payment_mode_id": "cash"}  # fmt: skip
+    return await c.member.call("POST", f"{ADMIN}/expenses", json=body)
+
+
+async def _move_form(c: Ctx, w: int, mine: bool, _made: int) -> httpx.Response:
+    form = {"warehouse_id": str(w), "from_payment_mode_id": str(await _mode(c, "cash")),
+            "to_payment_mode_id": str(await _mode(c, "bank")), "amount": "9.00"}  # fmt: skip
+    return await c.member.call("POST", "/money-moves", data=form)
+
+
+async def _pay_form(c: Ctx, w: int, mine: bool, expense: int) -> httpx.Response:
+    form = {"payment_mode_id": str(await _mode(c, "bank"))}
+    return await c.member.call("POST", f"/expenses/{expense}/pay", data=form)
+
+
+# Routes whose refusal on another branch is a 404 (module docstring).
+HIDDEN = {
+    ("POST", f"{ADMIN}/stock-counts/{{count_id}}/entries"),
+    ("POST", f"{ADMIN}/stock-counts/{{count_id}}/post"),
+    ("POST", f"{ADMIN}/stock-counts/{{count_id}}/cancel"),
+    ("POST", "/stock/counts/{count_id}/enter"),
+    ("POST", "/stock/counts/{count_id}/post"),
+    ("POST", "/stock/counts/{count_id}/cancel"),
+}
+
 BRANCH_CASES: dict[tuple[str, str], tuple[str, Setup | None, Request]] = {
     ("POST", f"{ADMIN}/products/{{product_id}}/listings"): (
         "catalog.write", None,
@@ -427,6 +560,104 @@ BRANCH_CASES: dict[tuple[str, str], tuple[str, Setup | None, Request]] = {
         lambda c, w, m, o: c.member.call("POST", f"/sales/{o}/void",
                                          data={"reason": "rang up twice"}),
     ),
+    ("POST", "/sales/{order_id}/return"): (
+        "sales.return", _sale,
+        lambda c, w, m, o: c.member.call("POST", f"/sales/{o}/return",
+                                         data={f"qty-{_listed_in(c, w)}": "1",
+                                               "refund_to": "account"}),
+    ),
+    # Money in and out: the API's body names the branch (or leaves it to the
+    # member's own), the page's form does; paying an expense acts on its branch.
+    ("POST", f"{ADMIN}/payments"): (
+        "payments.receive", None,
+        lambda c, w, m, _: c.member.call(
+            "POST", f"{ADMIN}/payments",
+            json={**_home(w, m), "user_id": c.shop.customer_id, "payment_type": "in",
+                  "amount": "5.00", "payment_mode_id": "cash"}),
+    ),
+    ("POST", f"{ADMIN}/expenses"): ("expenses.write", None, _expense_api),
+    ("POST", f"{ADMIN}/expenses/{{expense_id}}/pay"): (
+        "expenses.approve", _pending_expense,
+        lambda c, w, m, e: c.member.call("POST", f"{ADMIN}/expenses/{e}/pay",
+                                         json={"payment_mode_id": "bank"}),
+    ),
+    ("POST", f"{ADMIN}/money-moves"): (
+        "money.move", None,
+        lambda c, w, m, _: c.member.call(
+            "POST", f"{ADMIN}/money-moves",
+            json={**_home(w, m), "from_payment_mode_id": "cash",
+                  "to_payment_mode_id": "bank", "amount": "8.00"}),
+    ),
+    ("POST", "/customers/{party_id}/payment"): (
+        "payments.receive", None, _party_payment("customers", lambda s: s.customer_id),
+    ),
+    ("POST", "/suppliers/{party_id}/payment"): (
+        "payments.make", None, _party_payment("suppliers", lambda s: s.supplier_id),
+    ),
+    ("POST", "/expenses/new"): ("expenses.write", None, _expense_form),
+    ("POST", "/expenses/{expense_id}/pay"): ("expenses.approve", _pending_expense, _pay_form),
+    ("POST", "/money-moves"): ("money.move", None, _move_form),
+    # Registers: paired to a branch, revoked by whoever manages its branch.
+    ("POST", f"{ADMIN}/registers"): (
+        "registers.manage", None,
+        lambda c, w, m, _: c.member.call("POST", f"{ADMIN}/registers",
+                                         json={"warehouse_id": w, "name": "Front till"}),
+    ),
+    ("POST", f"{ADMIN}/registers/{{register_id}}/revoke"): (
+        "registers.manage", _register,
+        lambda c, w, m, r: c.member.call("POST", f"{ADMIN}/registers/{r}/revoke"),
+    ),
+    ("POST", "/settings/registers/{register_id}/revoke"): (
+        "registers.manage", _register,
+        lambda c, w, m, r: c.member.call("POST", f"/settings/registers/{r}/revoke"),
+    ),
+    # A delivery received into the branch the form names.
+    ("POST", "/purchases/new"): (
+        "stock.write", None,
+        lambda c, w, m, _: c.member.call(
+            "POST", "/purchases/new",
+            data={"warehouse_id": str(w), "user_id": str(c.shop.supplier_id),
+                  f"qty-{_listed_in(c, w)}": "2", f"cost-{_listed_in(c, w)}": "1.00"}),
+    ),
+    # Stocktakes: started for the branch named, then worked on through the count.
+    ("POST", f"{ADMIN}/stock-counts"): (
+        "stock.write", None,
+        lambda c, w, m, _: c.member.call("POST", f"{ADMIN}/stock-counts",
+                                         json={"warehouse_id": w}),
+    ),
+    ("POST", f"{ADMIN}/stock-counts/{{count_id}}/entries"): (
+        "stock.write", _count,
+        lambda c, w, m, n: c.member.call(
+            "POST", f"{ADMIN}/stock-counts/{n}/entries",
+            json={"items": [{"product_id": _listed_in(c, w), "counted": 4}]}),
+    ),
+    ("POST", f"{ADMIN}/stock-counts/{{count_id}}/post"): (
+        "stock.write", _count,
+        lambda c, w, m, n: c.member.call("POST", f"{ADMIN}/stock-counts/{n}/post"),
+    ),
+    ("POST", f"{ADMIN}/stock-counts/{{count_id}}/cancel"): (
+        "stock.write", _count,
+        lambda c, w, m, n: c.member.call("POST", f"{ADMIN}/stock-counts/{n}/cancel"),
+    ),
+    ("POST", "/stock/counts"): (
+        "stock.write", None,
+        lambda c, w, m, _: c.member.call("POST", "/stock/counts",
+                                         data={"warehouse_id": str(w), "scope": "all"}),
+    ),
+    ("POST", "/stock/counts/{count_id}/enter"): (
+        "stock.write", _count,
+        lambda c, w, m, n: c.member.call(
+            "POST", f"/stock/counts/{n}/enter",
+            data={f"qty-{_listed_in(c, w)}": "5", f"was-{_listed_in(c, w)}": "3"}),
+    ),
+    ("POST", "/stock/counts/{count_id}/post"): (
+        "stock.write", _count,
+        lambda c, w, m, n: c.member.call("POST", f"/stock/counts/{n}/post"),
+    ),
+    ("POST", "/stock/counts/{count_id}/cancel"): (
+        "stock.write", _count,
+        lambda c, w, m, n: c.member.call("POST", f"/stock/counts/{n}/cancel"),
+    ),
 }  # fmt: skip
 
 
@@ -451,16 +682,26 @@ async def test_a_branch_manager_acts_on_their_branch_only(
 ) -> None:
     permission, setup, request = BRANCH_CASES[route]
     shop = await make_shop(db)
-    c = Ctx(shop, http, await staff(http, db, shop, "manager", shop.warehouse_id))
+    c = Ctx(
+        shop,
+        http,
+        await staff(http, db, shop, "manager", shop.warehouse_id),
+        await owner(http, db, shop),
+        db,
+    )
     mine, theirs = shop.warehouse_id, shop.other_warehouse_id
 
     # On the other branch: refused, naming the permission, and nothing written.
     made = await setup(c, theirs) if setup is not None else 0
     before = await snapshot(db, shop)
     r = await request(c, theirs, False, made)
-    assert r.status_code == 403, (route, r.status_code, r.text[:400])
-    assert f"{permission!r}" in r.text or f"&#39;{permission}&#39;" in r.text, r.text[:400]
-    assert f"limited to warehouse {mine}" in r.text, r.text[:400]
+    if route in HIDDEN:  # not found, telling nothing about the other branch
+        assert r.status_code == 404, (route, r.status_code, r.text[:400])
+        assert f"stock count {made} not found" in r.text, r.text[:400]
+    else:
+        assert r.status_code == 403, (route, r.status_code, r.text[:400])
+        assert f"{permission!r}" in r.text or f"&#39;{permission}&#39;" in r.text, r.text[:400]
+        assert f"limited to warehouse {mine}" in r.text, r.text[:400]
     assert await snapshot(db, shop) == before, route
 
     # On their own branch: done, and an opening balance is posted at home.
@@ -469,3 +710,33 @@ async def test_a_branch_manager_acts_on_their_branch_only(
     assert r.status_code in (200, 201, 303), (route, r.status_code, r.text[:400])
     assert set(await _openings(db, shop)) <= {mine}, "an opening balance went elsewhere"
     await check_books(db, shop.company_id)
+
+
+# --------------------------------------------------------------- own sign-in, first run
+
+
+async def test_own_sign_in_is_anyones(http: httpx.AsyncClient, db: Database) -> None:
+    """``OWN``: a scoped cashier sets their own PIN and password (no warehouse in
+    either), and not a colleague's PIN (``staff.manage``, company-wide). ``NO_COMPANY``:
+    with a company in place the first-run page is not found, whoever asks."""
+    shop = await make_shop(db)
+    email = await add_staff(db, shop, "cashier", shop.warehouse_id)
+    cashier = await sign_in_both(http, email, STAFF_PASSWORD)
+    me = await db.read(lambda s: s.scalar(select(User.id).where(User.email == email)))
+    boss = await owner_email(db, shop)
+    colleague = await db.read(lambda s: s.scalar(select(User.id).where(User.email == boss)))
+    before = await snapshot(db, shop)
+    r = await cashier.call("PUT", f"{ADMIN}/staff/{colleague}/pin", json={"pin": "4321"})
+    assert r.status_code == 403 and "'staff.manage'" in r.text, r.text
+    r = await cashier.call("POST", "/start", data={"company_name": "Second shop"})
+    assert r.status_code == 404, r.text
+    assert await snapshot(db, shop) == before
+    r = await cashier.call("PUT", f"{ADMIN}/staff/{me}/pin", json={"pin": "2468"})
+    assert r.status_code == 200 and r.json()["data"]["has_pin"] is True, r.text
+    r = await cashier.call(
+        "POST",
+        "/account/password",
+        data={"current_password": STAFF_PASSWORD, "password": "a new password 2"},
+    )
+    assert r.status_code == 303, r.text
+    assert await sign_in_both(http, email, "a new password 2")

@@ -164,6 +164,38 @@ MATRIX: list[tuple[str, str, str, Any, set[str], str | None]] = [
      {O, M}, "registers.manage"),
     ("POST", "/registers/{register_id}/revoke", "/registers/999999999/revoke", None, {O, M},
      "registers.manage"),
+    # Money in and out, for a branch named in the body (these staff are unscoped). A
+    # customer's payment is a cashier's too (payments.receive); an expense, its
+    # approval and a move between cash and bank are a manager's; reading the moves
+    # is the books'.
+    ("POST", "/payments", "/payments",
+     lambda i: {"warehouse_id": i["wa"], "user_id": i["payer"], "payment_type": "in",
+                "amount": "5.00", "payment_mode_id": "cash"},
+     {O, M, C}, "payments.receive"),
+    ("POST", "/expenses", "/expenses",
+     lambda i: {"warehouse_id": i["wa"], "expense_category_id": i["expense-categories"],
+                "amount": "3.00", "date": dt.date.today().isoformat(),
+                "payment_mode_id": "cash"},
+     {O, M}, "expenses.write"),
+    ("POST", "/expenses/{expense_id}/pay", "/expenses/999999999/pay",
+     {"payment_mode_id": "cash"}, {O, M}, "expenses.approve"),
+    ("POST", "/money-moves", "/money-moves",
+     lambda i: {"warehouse_id": i["wa"], "from_payment_mode_id": "cash",
+                "to_payment_mode_id": "bank", "amount": "1.00"},
+     {O, M}, "money.move"),
+    ("GET", "/money-moves", "/money-moves", None, {O, M, A}, "books.read"),
+    # Stocktakes: the branch's stock work (the sheet shows costs).
+    ("GET", "/stock-counts", "/stock-counts", None, {O, M}, "stock.write"),
+    ("POST", "/stock-counts", "/stock-counts", lambda i: {"warehouse_id": i["wa"]}, {O, M},
+     "stock.write"),
+    ("GET", "/stock-counts/{count_id}", "/stock-counts/999999999", None, {O, M},
+     "stock.write"),
+    ("POST", "/stock-counts/{count_id}/entries", "/stock-counts/999999999/entries",
+     {"items": []}, {O, M}, "stock.write"),
+    ("POST", "/stock-counts/{count_id}/post", "/stock-counts/999999999/post", None, {O, M},
+     "stock.write"),
+    ("POST", "/stock-counts/{count_id}/cancel", "/stock-counts/999999999/cancel", None,
+     {O, M}, "stock.write"),
     ("GET", "/audit", "/audit", None, {O, A}, "audit.read"),
     # The catalog: the listing rows before the product's archive.
     ("GET", "/products", "/products", None, EVERYONE, "catalog.read"),
@@ -277,6 +309,7 @@ def test_the_matrix_covers_every_admin_route(
 async def matrix_targets(admin: httpx.AsyncClient, boss: dict[str, str], shop: Shop) -> Ids:
     """The records the matrix reads, edits and archives, made afresh by the owner."""
     ids: Ids = {"wa": shop.warehouse_id, "wb": shop.other_warehouse_id}
+    ids["payer"] = shop.customer_id  # pays in advance: not the customer archived
     made = await admin.post(
         "/products",
         json={"name": "Matrix target", "item_code": "MX-T", "listings": [

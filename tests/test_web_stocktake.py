@@ -390,6 +390,8 @@ async def test_the_admin_api_counts_and_posts(
     assert lines[tea]["counted"] == "1.0000" and lines[tea]["cost"] == "5.00"
     listed = await client.get(f"{ADMIN}/stock-counts?status=draft", headers=h)
     assert [c["id"] for c in listed.json()["data"]["data"]] == [cid]
+    unknown = await client.get(f"{ADMIN}/stock-counts?status=open", headers=h)
+    assert unknown.status_code == 422 and "status" in unknown.json()["errors"], unknown.text
     posted = await client.post(f"{ADMIN}/stock-counts/{cid}/post", headers=h)
     assert posted.status_code == 200, posted.text
     assert posted.json()["value_loss"] == "0.75" and posted.json()["value_gain"] == "5.00"

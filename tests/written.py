@@ -34,10 +34,13 @@ from tillbook.models import (
     Product,
     ProductBarcode,
     ProductUnit,
+    Register,
     Shift,
     ShiftCash,
     StockAdjustment,
     StockBatch,
+    StockCount,
+    StockCountLine,
     StockMovement,
     Tax,
     TerminalCallback,
@@ -71,6 +74,9 @@ COMPANY_TABLES = (
     ProductUnit,
     Shift,
     ShiftCash,
+    Register,
+    StockCount,
+    StockCountLine,
 )
 # Set-up records an edit changes in place: their count and the sum of their versions.
 EDITABLE_TABLES = (Product, Unit, Category, Brand, Tax, PaymentMode, ExpenseCategory, Warehouse)
@@ -105,6 +111,45 @@ async def snapshot(db: Database, shop: Shop) -> dict[str, Any]:
             select(func.count())
             .select_from(IdempotencyRecord)
             .where(IdempotencyRecord.company_id == cid, IdempotencyRecord.warehouse_id.is_(None))
+        )
+        # Records a write moves from one state to the next in place.
+        out["states"] = sorted(
+            [
+                *(
+                    ("expense", str(status), n)
+                    for status, n in await session.execute(
+                        select(Expense.status, func.count())
+                        .where(Expense.company_id == cid)
+                        .group_by(Expense.status)
+                    )
+                ),
+                *(
+                    ("stock count", str(status), n)
+                    for status, n in await session.execute(
+                        select(StockCount.status, func.count())
+                        .where(StockCount.company_id == cid)
+                        .group_by(StockCount.status)
+                    )
+                ),
+                (
+                    "registers revoked",
+                    "",
+                    await session.scalar(
+                        select(func.count()).where(
+                            Register.company_id == cid, Register.revoked_at.is_not(None)
+                        )
+                    ),
+                ),
+                (
+                    "count lines counted",
+                    "",
+                    await session.scalar(
+                        select(func.count()).where(
+                            StockCountLine.company_id == cid, StockCountLine.counted.is_not(None)
+                        )
+                    ),
+                ),
+            ]
         )
         out["TerminalCallback"] = await session.scalar(
             select(func.count())

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import datetime as dt
 from decimal import Decimal
-from typing import Any
+from typing import Any, Literal, get_args
 
 from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -76,7 +76,10 @@ from tillbook.models import (
 from tillbook.unit import UnitOfWork
 
 SOURCE = "stock_count"
-STATUSES = ("draft", "posted", "cancelled")
+# A count's states; the list's ``status`` filter takes one of them (the API
+# document's enum is this type's values).
+CountStatus = Literal["draft", "posted", "cancelled"]
+STATUSES: tuple[str, ...] = get_args(CountStatus)
 
 
 def _now() -> dt.datetime:
@@ -607,9 +610,12 @@ async def counts_page(
     page: Page,
     status: str | None = None,
 ) -> dict[str, Any]:
-    """The branches' counts, newest first."""
+    """The branches' counts, newest first; ``status`` one of ``STATUSES`` (another
+    value is a 422 naming it, not a filter silently dropped)."""
     where = [StockCount.company_id == company_id, StockCount.warehouse_id.in_(warehouse_ids)]
-    if status in STATUSES:
+    if status is not None:
+        if status not in STATUSES:
+            raise invalid("status", f"must be one of {', '.join(STATUSES)}")
         where.append(StockCount.status == status)
     total = (
         await session.execute(select(func.count()).select_from(StockCount).where(*where))

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any, get_args
 
 from tillbook.events.webhook_service import DeliveryStatus
+from tillbook.inventory.counts import CountStatus
 from tillbook.inventory.transfers import TransferStatus
 from tillbook.orders.receipts import ReceiptFormat, ReceiptSize, ReceiptWidth
 from tillbook.reports.ledgers import LedgerFormat
@@ -451,6 +452,8 @@ OVERRIDES: dict[tuple[str, str], str] = {
     ): "the one warehouse the staff member is limited to, or null for all",
     ("StaffIn", "warehouse_id"): "limit the staff member to one warehouse (not for owners)",
     ("StaffPatch", "warehouse_id"): "limit to one warehouse; null removes the limit",
+    ("AdminRegister", "status"): "`active`, or `revoked` (its credential refused)",
+    ("PairedRegister", "status"): "`active` (just paired)",
     ("ErrorBody", "status"): "always `error`",
     ("ValidationErrorBody", "status"): "always `error`",
     ("InternalErrorBody", "status"): "always `error`",
@@ -482,6 +485,8 @@ PARAMETER_OVERRIDES: dict[tuple[str, str], str] = {
     ("/api/v1/admin/reports/statement", "format"): _LEDGER_FORMAT,
     ("/api/v1/public/stock-transfers", "status"): "only transfers in this state: "
     "`dispatched`, `received` or `cancelled`",
+    ("/api/v1/admin/stock-counts", "status"): "only stocktakes in this state: `draft` "
+    "(being counted), `posted` or `cancelled`",
     ("/api/v1/admin/webhooks/deliveries", "status"): "only deliveries in this state: "
     "`pending`, `delivering`, `retrying`, `delivered` or `dead`",
     ("/api/v1/public/sales/{order_id}/receipt", "size"): "`80mm` (a till roll) or `a4`, "
@@ -509,6 +514,7 @@ CHOICES: dict[tuple[str, str], Any] = {
     ("/api/v1/public/sales-returns/{order_id}/receipt", "width"): ReceiptWidth,
     ("/api/v1/public/stock-transfers", "status"): TransferStatus,
     ("/api/v1/admin/webhooks/deliveries", "status"): DeliveryStatus,
+    ("/api/v1/admin/stock-counts", "status"): CountStatus,
     ("/api/v1/admin/reports/ledger", "format"): LedgerFormat,
     ("/api/v1/admin/reports/statement", "format"): LedgerFormat,
 }
