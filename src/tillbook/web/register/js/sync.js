@@ -1,13 +1,13 @@
 // The catalog on the device: the public change feeds (README "Offline tills: the
 // sync protocol") walked into IndexedDB. The first walk starts at 1970 in pages of
-// 500; later walks start at the feed's sync_token; records are upserts by id and
+// 1000; later walks start at the feed's sync_token; records are upserts by id and
 // tombstones delete. Units have no feed: the plain list is fetched whole.
 
 import * as api from "./api.js";
 import * as db from "./db.js";
 
 const EPOCH = "1970-01-01T00:00:00Z";
-const LIMIT = 500;
+const LIMIT = 1000; // the feeds' largest page
 
 export const FEEDS = [
   ["products", "/products", productShape],
