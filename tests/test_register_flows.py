@@ -98,6 +98,13 @@ async def ring(page: Any, code: str, amount: str | None = None) -> str:
     return await pay_exact(page, amount)
 
 
+async def until_queued(page: Any, n: int) -> None:
+    """The queued count on screen reaches ``n`` (it is drawn once the queue is read)."""
+    await page.wait_for_function(
+        f"() => document.getElementById('queued').textContent === '{n}'", timeout=30000
+    )
+
+
 async def go_online(context: Any, page: Any) -> None:
     await context.set_offline(False)
     await page.evaluate(
@@ -134,7 +141,8 @@ async def test_two_registers_offline_on_one_branch_then_online(
             assert number == f"R{i + 1}-{(round_ + 1) * (i + 1) - i:06d}"
             if i == 1:
                 assert await ring(page, water.item_code) == f"R2-{(round_ + 1) * 2:06d}"
-    assert [await queued(page) for _c, page in tills] == [3, 6]
+    await until_queued(tills[0][1], 3)
+    await until_queued(tills[1][1], 6)
     assert await orders_of(db, shop, "R1") == [] and await orders_of(db, shop, "R2") == []
 
     # Back online together: each queue posts, every sale once.
@@ -173,7 +181,7 @@ async def test_the_connection_cut_while_the_queue_posts(
     await context.set_offline(True)
     for _ in range(5):
         await ring(page, water.item_code)
-    assert await queued(page) == 5
+    await until_queued(page, 5)
 
     # The third sale reaches the server and is recorded, but its answer never comes
     # back: the connection drops under it, and stays down for a while.
@@ -252,7 +260,7 @@ async def test_a_shift_from_float_to_z_report_partly_offline(
     await page.wait_for_function(
         "() => document.getElementById('shift-report').textContent.includes('recorded')"
     )
-    assert await queued(page) == 3
+    await until_queued(page, 3)
     # The X report offline: this register's own figures.
     await page.get_by_role("button", name="X report").click()
     await page.wait_for_function(
