@@ -236,6 +236,7 @@ async def test_a_refused_write_needs_attention_and_the_rest_go_on(
     await page.locator("#attention-btn").wait_for(state="visible")
     assert await page.locator("#attention-count").text_content() == "1"
     await page.keyboard.press("Alt+n")
+    await page.locator("#attention li").first.wait_for()  # filled once the store is read
     text = await page.locator("#attention").text_content() or ""
     assert "T7-000001" in text and "stock" in text.lower(), text
     assert [o.invoice_number for o in await orders_of(db, shop, "T7")] == ["T7-000002"]
