@@ -43,8 +43,12 @@ LIST_FIELDS = {
     "reorder_level",
     "active",
     "has_additional_units",
+    # what a register needs to price a line offline (register-contract.md, Changes)
+    "tax_id",
+    "barcodes",
+    "additional_units",
 }
-DETAIL_FIELDS = LIST_FIELDS | {"description", "additional_units", "batches", "barcodes"}
+DETAIL_FIELDS = LIST_FIELDS | {"description", "batches"}
 CATEGORY_FIELDS = {"id", "xid", "name", "slug", "parent_id", "image", "children"}
 
 
@@ -252,9 +256,13 @@ async def test_product_list_fields_and_types(client: httpx.AsyncClient, db: Data
         "reorder_level": 0,
         "active": True,
         "has_additional_units": False,
+        "tax_id": None,
+        "barcodes": [apple["barcode"]],
+        "additional_units": [],
     }
     assert apple["barcode"].startswith("400")
     assert water["has_additional_units"] is True  # a box of 12
+    assert [u["unit"]["short_name"] for u in water["additional_units"]] == ["box"]
     assert water["category"] == {"xid": xid.encode(shop.category_id), "name": "Drinks"}
     assert water["brand"] is None
     assert water["current_stock"] == 100

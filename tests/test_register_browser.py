@@ -187,7 +187,8 @@ async def test_sell_scan_cash_offline_restart_and_catch_up(
             await scan(page, water.item_code)  # two of them
         n = await pay_exact(page)
         assert n == f"T1-{i + 2:06d}"
-    assert await queued(page) == 20
+    # the count on screen follows the sale (drawn once the queue is read)
+    await page.wait_for_function("() => document.getElementById('queued').textContent === '20'")
     assert len(await orders_of(db, shop, "T1")) == 1
     await context.close()
 
@@ -228,13 +229,14 @@ async def test_a_refused_write_needs_attention_and_the_rest_go_on(
         await page.locator("#search").fill(code)
         await page.locator("#search").press("Enter")
         await pay_exact(page)
-    assert await queued(page) == 2
+    await page.wait_for_function("() => document.getElementById('queued').textContent === '2'")
     await context.set_offline(False)
     await page.evaluate("() => window.__register.flush()")
     await wait_queue_empty(page)
     await page.locator("#attention-btn").wait_for(state="visible")
     assert await page.locator("#attention-count").text_content() == "1"
     await page.keyboard.press("Alt+n")
+    await page.locator("#attention li").first.wait_for()  # filled once the store is read
     text = await page.locator("#attention").text_content() or ""
     assert "T7-000001" in text and "stock" in text.lower(), text
     assert [o.invoice_number for o in await orders_of(db, shop, "T7")] == ["T7-000002"]

@@ -15,7 +15,13 @@ from sqlalchemy import case, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.auth.context import AuthContext
-from tillbook.catalog.queries import brand_item, product_item, products_with_refs, tax_item
+from tillbook.catalog.queries import (
+    brand_item,
+    product_item,
+    products_with_refs,
+    tax_item,
+    with_codes_and_units,
+)
 from tillbook.kit import xid
 from tillbook.kit.changes import Walk, changes
 from tillbook.models import Brand, Category, Listing, Product, Tax
@@ -25,6 +31,10 @@ async def products(session: AsyncSession, key: AuthContext, walk: Walk) -> dict[
     changed = case(
         (Product.updated_at > Listing.updated_at, Product.updated_at), else_=Listing.updated_at
     )
+
+    async def render(rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
+        return await with_codes_and_units(session, [product_item(*row) for row in rows])
+
     return await changes(
         session,
         walk,
@@ -32,7 +42,7 @@ async def products(session: AsyncSession, key: AuthContext, walk: Walk) -> dict[
         changed,
         Product.id,
         Product.archived_at.is_(None) & Listing.active.is_(True),
-        _products,
+        render,
     )
 
 
@@ -46,10 +56,6 @@ def _category(c: Category) -> dict[str, Any]:
         "parent_id": c.parent_id,
         "image": c.image,
     }
-
-
-async def _products(rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
-    return [product_item(*row) for row in rows]
 
 
 async def _archivable(

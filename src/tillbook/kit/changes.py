@@ -36,10 +36,13 @@ from tillbook.errors import invalid
 from tillbook.kit import xid
 from tillbook.kit.bounds import query_value
 from tillbook.kit.cursors import Scope, peek
-from tillbook.kit.pagination import MAX_LIMIT, parse_int
+from tillbook.kit.pagination import parse_int
 
 OVERLAP = dt.timedelta(seconds=60)
 DEFAULT_LIMIT = 100
+# A change feed's pages may be larger than a list's (100): a register's first walk of
+# a 10,000-product catalog is ten requests, not a hundred.
+FEED_MAX_LIMIT = 1000
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
 
@@ -92,7 +95,7 @@ def parse(
     n = parse_int("limit", limit, DEFAULT_LIMIT)
     if n < 1:
         raise invalid("limit", f"must be 1 or more, got {n}")
-    n = min(n, MAX_LIMIT)
+    n = min(n, FEED_MAX_LIMIT)
     if since_text is None and cursor_text is None:
         return None
     if cursor_text is not None:

@@ -81,7 +81,11 @@ FIELDS: dict[str, Entry] = {
     ),
     "last_page": e("the number of the last page (1 when empty)", 1),
     "page": e("page number, from 1 (default 1)", 1),
-    "limit": e("page size, 1 to 100 (default 20); larger values are clamped to 100", 20),
+    "limit": e(
+        "page size, 1 to 100 (default 20); larger values are clamped to 100; a change "
+        "feed (with updated_since or cursor) takes up to 1000 (default 100)",
+        20,
+    ),
     "search": e("matches name, item code or barcode (case-insensitive)", "milk"),
     "include_archived": e("`true` to include archived records (default false)", "false"),
     "dates": e(
@@ -456,9 +460,35 @@ OVERRIDES: dict[tuple[str, str], str] = {
     ("PairedRegister", "status"): "`active` (just paired)",
     ("ErrorBody", "status"): "always `error`",
     ("ValidationErrorBody", "status"): "always `error`",
+    ("AdminRegister", "status"): "`active`, or `revoked` once revoked",
+    ("PairedRegister", "status"): "`active`, or `revoked` once revoked",
     ("InternalErrorBody", "status"): "always `error`",
 }
 
+
+# A change feed's page may be larger than a list's.
+OVERRIDES.update(
+    {
+        (f"Changes_{item}_", "per_page"): "records per page (the `limit` asked, at most 1000)"
+        for item in (
+            "ProductChange",
+            "BrandChange",
+            "FlatCategory",
+            "TaxChange",
+            "PaymentModeChange",
+            "CustomerChange",
+        )
+    }
+)
+
+# A product's own tax, in the lists, the change feed and the detail.
+OVERRIDES.update(
+    {
+        (schema, "tax_id"): "the product's own tax rule id (null: none); what a sale line "
+        "takes when it names no `tax_id`"
+        for schema in ("ProductListItem", "ProductChange", "ProductDetail")
+    }
+)
 
 # A shift's head and its X/Z report share these fields.
 OVERRIDES.update(
@@ -479,6 +509,8 @@ _RECEIPT_FORMAT = "`html` (default: a page to print) or `text` (plain text for E
 _LEDGER_FORMAT = "`json` (default: a page) or `csv` to stream the whole range as a download"
 
 PARAMETER_OVERRIDES: dict[tuple[str, str], str] = {
+    ("/api/v1/admin/stock-counts", "status"): "only stocktakes in this state "
+    "(draft, posted or cancelled; anything else lists them all)",
     ("/api/v1/public/sales/{order_id}/receipt", "format"): _RECEIPT_FORMAT,
     ("/api/v1/public/sales-returns/{order_id}/receipt", "format"): _RECEIPT_FORMAT,
     ("/api/v1/admin/reports/ledger", "format"): _LEDGER_FORMAT,

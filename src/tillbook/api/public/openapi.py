@@ -164,6 +164,19 @@ class UnitRef(Shape):
     short_name: str
 
 
+class UnitName(Shape):
+    name: str
+    short_name: str
+
+
+class AdditionalUnit(Shape):
+    child_unit_id: str
+    operator: str
+    operator_value: float
+    alternative_price: float
+    unit: UnitName
+
+
 class ProductListItem(Shape):
     id: int
     xid: str
@@ -185,19 +198,11 @@ class ProductListItem(Shape):
     reorder_level: float
     active: bool
     has_additional_units: bool
-
-
-class UnitName(Shape):
-    name: str
-    short_name: str
-
-
-class AdditionalUnit(Shape):
-    child_unit_id: str
-    operator: str
-    operator_value: float
-    alternative_price: float
-    unit: UnitName
+    # Additive (register-contract.md, Changes): what a register needs to price a line
+    # offline without asking for each product's detail.
+    tax_id: int | None
+    barcodes: list[str]
+    additional_units: list[AdditionalUnit]
 
 
 class Batch(Shape):
@@ -211,8 +216,6 @@ class Batch(Shape):
 
 class ProductDetail(ProductListItem):
     description: str
-    barcodes: list[str]
-    additional_units: list[AdditionalUnit]
     batches: list[Batch]
 
 

@@ -1011,8 +1011,11 @@ $("shift-open").addEventListener("submit", async (e) => {
   const reg = state.register;
   const n = await nextNumber("shift");
   const reference = `${reg.prefix}-S${pad(n)}`;
-  const body = { opening_float: dec.format(float, 2), register: reg.name?.slice(0, 50) || reg.prefix };
+  // With the register API the shift runs on this register (its prefix) by default;
+  // a plain key names its till.
+  const body = { opening_float: dec.format(float, 2) };
   if (reg.register_api) body.reference = reference;
+  else body.register = reg.name?.slice(0, 50) || reg.prefix;
   await queue.add({ key: `register-${reg.prefix}-shift-${pad(n)}`, kind: "shift-open", number: reference, path: "/shifts", body });
   state.shift = { reference, opened_at: new Date().toISOString(), float: dec.format(float, 2), cash: [] };
   await db.config.set("shift", state.shift);
@@ -1056,15 +1059,33 @@ async function localReport(shift) {
   return lines.join("\n");
 }
 
+// The server's X (open) or Z (closed) report as text. The X report leaves out what
+// the drawer should hold: the count at the close is blind.
 async function serverReport(ref) {
   if (isOffline()) return null;
   await flushNow();
   const r = await api.pub(`/shifts/${encodeURIComponent(ref)}`);
   if (!r.ok) return null;
-  const d = r.body.data;
-  const lines = [`Shift ${d.reference || ref} (${d.status || ""})`];
-  for (const [k, v] of Object.entries(d)) if (typeof v !== "object" || v === null) lines.push(`${k}: ${v}`);
-  for (const [k, v] of Object.entries(d)) if (Array.isArray(v)) for (const row of v) lines.push(`${k}: ${Object.values(row).join(" · ")}`);
+  return reportText(r.body.data);
+}
+
+function reportText(d) {
+  const m = (v) => (v === null || v === undefined ? "" : fmt(dec.parse(v, 2)));
+  const z = d.report === "Z";
+  const lines = [`${z ? "Z" : "X"} report · shift ${d.reference || d.id} (${d.status})`];
+  if (d.opened_at) lines.push(`Opened ${new Date(d.opened_at).toLocaleString()}`);
+  if (d.closed_at) lines.push(`Closed ${new Date(d.closed_at).toLocaleString()}`);
+  if (d.opening_float !== undefined) lines.push(`Float ${m(d.opening_float)}`);
+  for (const [label, o] of [["Sales", d.sales], ["Returns", d.returns], ["Voids", d.voids]]) {
+    if (o) lines.push(`${label} ${o.count}: total ${m(o.total)}, tax ${m(o.tax_amount)}`);
+  }
+  for (const t of d.tax_by_rate || []) lines.push(`  Tax ${t.rate}%: net ${m(t.net)}, tax ${m(t.tax)}`);
+  for (const t of d.tenders || []) lines.push(`  ${t.name || t.code}: taken ${m(t.taken)}, refunded ${m(t.refunded)}, net ${m(t.net)}`);
+  for (const c of d.cash_movements || []) lines.push(`Cash ${c.direction} ${m(c.amount)} (${c.reason})`);
+  if (z) {
+    for (const e of d.expected || []) lines.push(`${e.name || e.code}: expected ${m(e.expected)}, counted ${m(e.counted)}, difference ${m(e.difference)}`);
+    lines.push(`Over/short ${m(d.over_short)}`);
+  }
   return lines.join("\n");
 }
 
@@ -1104,6 +1125,9 @@ function returnDialog() {
   $("return-error").textContent = "";
   $("return-form").hidden = true;
   $("return-number").value = "";
+  $("free-mode").replaceChildren(...state.modes.map((m) => el("option", { value: m.id, text: m.name })));
+  $("free-manager").replaceChildren(...state.cashiers.map((c) => el("option", { value: c.id, text: c.name })));
+  $("free-pin").value = "";
   openDialog("dlg-return");
   $("return-number").focus();
 }
@@ -1157,6 +1181,46 @@ $("return-form").addEventListener("submit", async (e) => {
   await queue.add({ key: `register-${reg.prefix}-return-${pad(n)}`, kind: "return", number, path: "/sales-returns", body });
   $("dlg-return").close();
   flash(`Return against ${returning.invoice_number} queued (refund ${fmt(refund)})`);
+  renderStatus();
+  flushNow();
+});
+
+// A return without its invoice: the product at its shelf price (the most the server
+// refunds without the sale on record), approved on this register by someone who may
+// refund without an invoice (an owner or manager: may_refund_without_invoice), with
+// their PIN checked here, so it works offline. The approver is the return's
+// staff_member.
+$("return-free").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  $("return-error").textContent = "";
+  const code = $("free-code").value.trim().toLowerCase();
+  const p = state.codes.get(code) || state.list.find((x) => x.item_code?.toLowerCase() === code);
+  if (!p) return ($("return-error").textContent = `No product ${$("free-code").value.trim()}`);
+  const q = dec.tryParse($("free-qty").value, 4);
+  if (q === null || q <= 0n) return ($("return-error").textContent = "Quantity: a number above 0 with at most 4 decimals");
+  const approver = state.cashiers.find((c) => String(c.id) === $("free-manager").value);
+  if (!approver) return ($("return-error").textContent = "A manager must approve a return without an invoice");
+  const checked = await pin.check(approver, $("free-pin").value);
+  $("free-pin").value = "";
+  if (!checked.ok) {
+    return ($("return-error").textContent = checked.locked_until ? `${approver.name} is locked on this register` : `Wrong PIN. ${checked.left} ${checked.left === 1 ? "try" : "tries"} left.`);
+  }
+  if (!approver.may_refund_without_invoice) return ($("return-error").textContent = `${approver.name} may not approve a return without an invoice: a manager's PIN`);
+  const customer = walkIn();
+  if (!customer) return ($("return-error").textContent = "No walk-in customer in the catalog");
+  const price = String(p.sales_price);
+  const quantity = dec.plain(q, 4);
+  const t = saleTotals({ lines: [{ quantity, unit_price: price, discount_rate: "0", ...taxOf({ tax_id: p.tax_id ?? null }) }], discount: "0" });
+  const reg = state.register;
+  const n = await nextNumber("return");
+  const number = `${reg.prefix}-RT${pad(n)}`;
+  const body = { user_id: customer.id, order_date: new Date().toISOString(), items: [{ product_id: p.id, quantity, unit_price: price }], all_payments: [{ amount: dec.format(t.total, 2), payment_mode_id: Number($("free-mode").value) }], notes: `Without invoice, approved by ${approver.name}` };
+  if (reg.register_api) body.staff_member = approver.id;
+  await queue.add({ key: `register-${reg.prefix}-return-${pad(n)}`, kind: "return", number, path: "/sales-returns", body });
+  $("dlg-return").close();
+  $("free-code").value = "";
+  $("free-qty").value = "1";
+  flash(`Return ${number} of ${p.name} queued (refund ${fmt(t.total)}, approved by ${approver.name})`);
   renderStatus();
   flushNow();
 });

@@ -1,13 +1,13 @@
 // The catalog on the device: the public change feeds (README "Offline tills: the
 // sync protocol") walked into IndexedDB. The first walk starts at 1970 in pages of
-// 500; later walks start at the feed's sync_token; records are upserts by id and
+// 1000; later walks start at the feed's sync_token; records are upserts by id and
 // tombstones delete. Units have no feed: the plain list is fetched whole.
 
 import * as api from "./api.js";
 import * as db from "./db.js";
 
 const EPOCH = "1970-01-01T00:00:00Z";
-const LIMIT = 500;
+const LIMIT = 1000; // the feeds' largest page
 
 export const FEEDS = [
   ["products", "/products", productShape],
@@ -49,20 +49,21 @@ export class SyncError extends Error {
 async function walk(store, path, shape, onPage) {
   const tokenName = `sync:${store}`;
   const since = (await db.config.get(tokenName)) || EPOCH;
-  let url = `${path}?updated_since=${encodeURIComponent(since)}&limit=${LIMIT}`;
   let applied = 0;
   let token = null;
-  for (;;) {
-    const answer = await api.pub(url);
+  // The next page is asked for while this one goes into IndexedDB (the server's
+  // time and the device's overlap): one request in flight at a time.
+  let next = api.pub(`${path}?updated_since=${encodeURIComponent(since)}&limit=${LIMIT}`);
+  while (next) {
+    const answer = await next;
     if (!answer.ok) throw new SyncError(answer);
     const page = answer.body.data;
     const records = page.data;
+    next = page.next_cursor ? api.pub(`${path}?cursor=${encodeURIComponent(page.next_cursor)}&limit=${LIMIT}`) : null;
     await db.apply(store, records, shape);
     applied += records.length;
     token = page.sync_token;
     if (onPage) await onPage(store, records);
-    if (!page.next_cursor) break;
-    url = `${path}?cursor=${encodeURIComponent(page.next_cursor)}&limit=${LIMIT}`;
   }
   if (token) await db.config.set(tokenName, token);
   return applied;
