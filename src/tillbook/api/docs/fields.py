@@ -460,8 +460,6 @@ OVERRIDES: dict[tuple[str, str], str] = {
     ("PairedRegister", "status"): "`active` (just paired)",
     ("ErrorBody", "status"): "always `error`",
     ("ValidationErrorBody", "status"): "always `error`",
-    ("AdminRegister", "status"): "`active`, or `revoked` once revoked",
-    ("PairedRegister", "status"): "`active`, or `revoked` once revoked",
     ("InternalErrorBody", "status"): "always `error`",
 }
 
@@ -509,8 +507,6 @@ _RECEIPT_FORMAT = "`html` (default: a page to print) or `text` (plain text for E
 _LEDGER_FORMAT = "`json` (default: a page) or `csv` to stream the whole range as a download"
 
 PARAMETER_OVERRIDES: dict[tuple[str, str], str] = {
-    ("/api/v1/admin/stock-counts", "status"): "only stocktakes in this state "
-    "(draft, posted or cancelled; anything else lists them all)",
     ("/api/v1/public/sales/{order_id}/receipt", "format"): _RECEIPT_FORMAT,
     ("/api/v1/public/sales-returns/{order_id}/receipt", "format"): _RECEIPT_FORMAT,
     ("/api/v1/admin/reports/ledger", "format"): _LEDGER_FORMAT,
