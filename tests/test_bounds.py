@@ -68,6 +68,9 @@ class World:
     admin: dict[str, str]
     owner_id: int
     shift_id: int
+    register: dict[str, str]  # a paired register's key headers (the /register routes)
+    po_id: int  # a draft purchase order
+    count_id: int  # a stocktake in progress
 
     def path_ids(self, route: str) -> dict[str, int]:
         """Real ids of this world for the path parameters of an admin route: a body
@@ -92,6 +95,9 @@ class World:
             "webhook_id": 1,
             "delivery_id": 1,
             "expense_id": 1,
+            "po_id": self.po_id,
+            "count_id": self.count_id,
+            "register_id": 1,
         }
 
 
@@ -136,6 +142,25 @@ async def world(client: httpx.AsyncClient, db: Database) -> World:
     admin, owner_id = await admin_headers(client, db, shop)
     shift = await client.post("/shifts", json={"register": "bounds"}, headers=shop.headers)
     assert shift.status_code == 200, shift.text
+    paired = await client.post(
+        f"{ADMIN}/registers",
+        json={"warehouse_id": shop.warehouse_id, "name": "Bounds"},
+        headers=admin,
+    )
+    assert paired.status_code == 201, paired.text
+    till = paired.json()["data"]
+    po = await client.post(
+        f"{ADMIN}/purchase-orders",
+        json={"warehouse_id": shop.warehouse_id, "supplier_id": shop.supplier_id,
+              "lines": [{"product_id": shop.products["apple"], "quantity": 5,
+                         "unit_cost": "1.00"}]},
+        headers=admin,
+    )  # fmt: skip
+    assert po.status_code in (200, 201), po.text
+    count = await client.post(
+        f"{ADMIN}/stock-counts", json={"warehouse_id": shop.warehouse_id}, headers=admin
+    )
+    assert count.status_code in (200, 201), count.text
     return World(
         shop=shop,
         sale_id=sale.json()["order_id"],
@@ -146,6 +171,13 @@ async def world(client: httpx.AsyncClient, db: Database) -> World:
         admin=admin,
         owner_id=owner_id,
         shift_id=shift.json()["data"]["id"],
+        register={
+            "X-Service-Public-Key": till["public_key"],
+            "X-Service-Secret-Key": till["secret_key"],
+            "Accept": "application/json",
+        },
+        po_id=po.json()["data"]["id"],
+        count_id=count.json()["count_id"],
     )
 
 
@@ -323,6 +355,68 @@ def full_bodies(w: World) -> dict[tuple[str, str], Body]:
             "notes": "n",
             "unique_id": "u-1",
         },
+        ("POST", f"{AD}/purchase-orders"): {
+            "warehouse_id": s.warehouse_id,
+            "supplier_id": s.supplier_id,
+            "order_date": DAY,
+            "expected_date": DAY,
+            "lines": [{"product_id": s.products["apple"], "quantity": 1, "unit_cost": "1.00"}],
+            "notes": "n",
+            "unique_id": "u-1",
+        },
+        ("PUT", f"{AD}/purchase-orders/{{po_id}}"): {
+            "supplier_id": s.supplier_id,
+            "order_date": DAY,
+            "expected_date": DAY,
+            "lines": [{"product_id": s.products["apple"], "quantity": 1, "unit_cost": "1.00"}],
+            "notes": "n",
+            "unique_id": "u-1",
+        },
+        ("POST", f"{AD}/purchase-orders/{{po_id}}/receipts"): {
+            "order_date": DAY,
+            "lines": [
+                {
+                    "product_id": s.products["apple"],
+                    "quantity": 1,
+                    "unit_cost": "1.00",
+                    "batch_number": "B-1",
+                    "expiry_date": "2030-01-31",
+                }
+            ],
+            "invoice_number": "INV-1",
+            "all_payments": [tender],
+            "notes": "n",
+            "unique_id": "u-1",
+        },  # fmt: skip
+        ("POST", f"{AD}/purchase-orders/{{po_id}}/close"): {"reason": "r", "unique_id": "u-1"},
+        ("POST", f"{AD}/stock-counts"): {
+            "warehouse_id": s.warehouse_id,
+            "scope": "list",
+            "category_id": s.category_id,
+            "product_ids": [s.products["apple"]],
+            "item_codes": ["apple"],
+            "notes": "n",
+            "unique_id": "u-1",
+        },
+        ("POST", f"{AD}/stock-counts/{{count_id}}/entries"): {
+            "items": [{"product_id": s.products["apple"], "counted": 1}],
+            "barcode": "apple",
+            "unique_id": "u-1",
+        },
+        ("POST", f"{AD}/registers"): {"warehouse_id": s.warehouse_id, "name": "Till"},
+        ("PUT", f"{AD}/staff/{{staff_id}}/pin"): {"pin": "1234"},
+        ("POST", "/register/heartbeat"): {
+            "queued": 0,
+            "attention": [
+                {
+                    "key": "k",
+                    "kind": "sale",
+                    "number": "R1-000001",
+                    "reason": "r",
+                    "at": "2026-11-26T10:00:00Z",
+                }
+            ],
+        },  # fmt: skip
         ("POST", f"{AD}/periods/close"): {"through": "2020-01-31"},
         ("POST", f"{AD}/periods/reopen"): {"through": "2019-12-31"},
         ("POST", f"{AD}/webhooks"): {
@@ -453,7 +547,7 @@ def target(w: World, method: str, route: str, raw: bytes) -> tuple[str, dict[str
         if method == "PATCH":
             headers["If-Match"] = '"1"'
         return ROOT + route.format(**w.path_ids(route)), headers
-    headers.update(w.shop.headers)
+    headers.update(w.register if route.startswith("/register") else w.shop.headers)
     # A transfer of the world is not needed: its body is checked before its reference.
     ids = {"order_id": w.sale_id, "shift_id": w.shift_id, "ref": "999999999"}
     return ROOT + PUBLIC + route.format(**ids), headers
