@@ -387,7 +387,7 @@ def full_bodies(w: World) -> dict[tuple[str, str], Body]:
             "all_payments": [tender],
             "notes": "n",
             "unique_id": "u-1",
-        },  # fmt: skip
+        },
         ("POST", f"{AD}/purchase-orders/{{po_id}}/close"): {"reason": "r", "unique_id": "u-1"},
         ("POST", f"{AD}/stock-counts"): {
             "warehouse_id": s.warehouse_id,
@@ -416,7 +416,7 @@ def full_bodies(w: World) -> dict[tuple[str, str], Body]:
                     "at": "2026-11-26T10:00:00Z",
                 }
             ],
-        },  # fmt: skip
+        },
         ("POST", f"{AD}/periods/close"): {"through": "2020-01-31"},
         ("POST", f"{AD}/periods/reopen"): {"through": "2019-12-31"},
         ("POST", f"{AD}/webhooks"): {
