@@ -3,10 +3,10 @@ a purchase order placed and received in two deliveries (one line with its batch
 number and expiry), the supplier paid from their page, credit sales rung up by the
 till through the public API, the customer's payment taken (at phone width, as at
 the counter), a refund in cash, the rent recorded pending then approved and paid,
-a stocktake with differences, a price change, the books closed. Then the books
-themselves: the trial balance balances, every branch's stock at cost equals its
-inventory account (11700), the invariants hold and the exported journal passes
-``bean-check``.
+a stocktake with differences, a price change, the takings paid into the bank, the
+books closed. Then the books themselves: the trial balance balances, every branch's
+stock at cost equals its inventory account (11700), the invariants hold and the
+exported journal passes ``bean-check``.
 
 Playwright drives the system's Chromium against ``tillbook serve`` in its own
 process (the same fixture as ``tests/test_web_browser.py``); skipped, with the
@@ -325,6 +325,17 @@ async def test_a_week_of_a_shop_in_the_browser(
         assert listed.status_code == 200, listed.text
         assert "3.85" in listed.text
 
+        # The till's takings paid into the bank.
+        await visit(page, "/money-moves")
+        await page.get_by_label("Branch", exact=True).select_option(str(wh))
+        await page.get_by_label("From", exact=True).select_option(label="Cash (11101)")
+        await page.get_by_label("To", exact=True).select_option(label="Bank (11110)")
+        await page.get_by_label("Amount").fill("10.50")
+        await page.get_by_label("Reference").fill("takings of the week")
+        await page.get_by_role("button", name="Record the move").click()
+        await page.wait_for_url(f"{server}/money-moves?moved=*")
+        assert "10.50" in await page.locator("section", has_text="Moves").inner_text()
+
         # Sunday: the books closed through today, from the reports.
         await visit(page, "/reports")
         await page.get_by_role("link", name="Period close").click()
@@ -388,8 +399,8 @@ async def test_a_week_of_a_shop_in_the_browser(
 
     assert await gl(chart.PAYABLE) == 0  # 54.00 received on credit, 54.00 paid
     assert await gl(chart.RECEIVABLE) == 0  # 14.00 sold on credit, 14.00 paid
-    assert await gl(chart.CASH_ON_HAND) == D("10.50")  # 14.00 in, 3.50 refunded
-    assert await gl(chart.BANK_ACCOUNT) == D("-94.00")  # the supplier and the rent
+    assert await gl(chart.CASH_ON_HAND) == 0  # 14.00 in, 3.50 refunded, 10.50 banked
+    assert await gl(chart.BANK_ACCOUNT) == D("-83.50")  # the supplier, the rent, takings
     assert await gl(chart.GENERAL_EXPENSES) == D("40.00")
     await check_books(db, shop.company_id)
 
