@@ -26,7 +26,7 @@ from tillbook.auth.admin import AdminContext
 from tillbook.auth.context import acting_for
 from tillbook.errors import NotFound, ValidationFailed
 from tillbook.inventory import queries as stock_queries
-from tillbook.kit import bounds
+from tillbook.kit import bounds, numerals
 from tillbook.kit.pagination import Page as Paging
 from tillbook.kit.pagination import parse_page
 from tillbook.orders import purchase_orders as pos
@@ -61,12 +61,11 @@ def _line_errors(errors: dict[str, list[str]], order: list[int]) -> dict[str, li
     shown: dict[str, list[str]] = {}
     for name, messages in errors.items():
         parts = name.split(".")
-        if len(parts) >= 2 and parts[0] == "lines" and parts[1].isdigit():
-            i = int(parts[1])
-            if i < len(order):
-                prefix = column.get(parts[2] if len(parts) > 2 else "", "qty")
-                shown.setdefault(f"{prefix}-{order[i]}", []).extend(messages)
-                continue
+        i = numerals.whole(parts[1]) if len(parts) >= 2 and parts[0] == "lines" else None
+        if i is not None and i < len(order):
+            prefix = column.get(parts[2] if len(parts) > 2 else "", "qty")
+            shown.setdefault(f"{prefix}-{order[i]}", []).extend(messages)
+            continue
         if name.startswith("all_payments"):
             name = "paid_amount"
         elif name == "supplier_id":
@@ -131,7 +130,8 @@ async def _form_page(
     else:
         raw = (form_values or {}).get("warehouse_id") or params.get("warehouse_id")
         ids = [i for i, _n in buyers]
-        wid = int(raw) if raw and raw.isdigit() and int(raw) in ids else (ids[0] if ids else None)
+        picked = numerals.whole(raw) if raw else None
+        wid = picked if picked is not None and picked in ids else (ids[0] if ids else None)
     if wid is None:
         ctx.require("purchases.write", ctx.warehouse_id)
     assert wid is not None
@@ -531,10 +531,9 @@ async def take_return(request: Request, order_id: str, ctx: Buyer, db: DB) -> Re
         shown: dict[str, list[str]] = {}
         for name, messages in exc.errors.items():
             parts = name.split(".")
-            if len(parts) >= 2 and parts[0] == "items" and parts[1].isdigit():
-                i = int(parts[1])
-                if i < len(picked):
-                    name = f"qty-{picked[i]}"
+            i = numerals.whole(parts[1]) if len(parts) >= 2 and parts[0] == "items" else None
+            if i is not None and i < len(picked):
+                name = f"qty-{picked[i]}"
             shown.setdefault(name, []).extend(messages)
         return await _return_page(
             request, ctx, db, order, status=422, errors=shown, form_values=values(form)
