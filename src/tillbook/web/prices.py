@@ -9,7 +9,7 @@ since the preview."""
 
 from __future__ import annotations
 
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Request
@@ -61,17 +61,13 @@ def _body(form: FormData, ctx: AdminContext, errors: dict[str, list[str]]) -> Pr
     for wid in wids:
         ctx.require("prices.write", wid)
     raw_value = text(form, "value")
-    value = Decimal(0)
-    try:
-        value = Decimal(raw_value)
-        if not value.is_finite() or len(raw_value) > 30:
-            raise InvalidOperation
-    except InvalidOperation:
+    parsed = numerals.decimal(raw_value) if len(raw_value) <= 30 else None
+    value = parsed if parsed is not None else Decimal(0)
+    if parsed is None:
         errors["value"] = ["enter a number" if not raw_value else "must be a number"]
-    step = Decimal("0.01")
-    try:
-        step = Decimal(text(form, "step") or "0.01")
-    except InvalidOperation:
+    rounding = numerals.decimal(text(form, "step") or "0.01")
+    step = rounding if rounding is not None else Decimal("0.01")
+    if rounding is None:
         errors["step"] = ["choose a rounding"]
     category_id = id_field(form, "category_id", errors)
     codes = [c.strip() for c in text(form, "item_codes").replace(",", "\n").splitlines()]
