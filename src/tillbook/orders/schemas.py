@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from decimal import Decimal
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar, get_args
 
 from pydantic import (
     AfterValidator,
@@ -261,6 +261,12 @@ class VoidIn(Strict):
 # --- purchase orders (``orders.purchase_orders``) -------------------------------------
 
 PO_STATUSES = ("draft", "ordered", "partially_received", "received", "closed", "cancelled")
+# What the list of purchase orders may be filtered on: a state, or ``open`` (ordered or
+# partially received: goods still to come).
+POFilter = Literal[
+    "open", "draft", "ordered", "partially_received", "received", "closed", "cancelled"
+]
+PO_FILTERS: tuple[str, ...] = get_args(POFilter)
 MAX_PO_LINES = 500
 
 

@@ -17,12 +17,17 @@ from tillbook.api.deps import DB
 from tillbook.api.idempotent import run_admin_unit
 from tillbook.api.responses import JSON
 from tillbook.auth.admin import AdminContext
-from tillbook.errors import NotFound
+from tillbook.errors import NotFound, invalid
 from tillbook.kit.bounds import query_value
 from tillbook.kit.pagination import parse_page
 from tillbook.kit.refs import ref_to_id
 from tillbook.orders import purchase_orders as pos
-from tillbook.orders.schemas import PurchaseOrderCloseIn, PurchaseOrderIn, PurchaseOrderReceiptIn
+from tillbook.orders.schemas import (
+    PO_FILTERS,
+    PurchaseOrderCloseIn,
+    PurchaseOrderIn,
+    PurchaseOrderReceiptIn,
+)
 from tillbook.reports import dashboard
 from tillbook.unit import UnitOfWork
 
@@ -54,6 +59,8 @@ async def list_orders(
     wid = query_id(warehouse_id, "warehouse_id")
     sid = query_id(supplier_id, "supplier_id")
     state = query_value("status", status)
+    if state is not None and state not in PO_FILTERS:
+        raise invalid("status", f"must be one of {', '.join(PO_FILTERS)}")
     if wid is not None:
         ctx.require("books.read", wid)
 

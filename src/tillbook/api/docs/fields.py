@@ -31,6 +31,7 @@ from tillbook.events.webhook_service import DeliveryStatus
 from tillbook.inventory.counts import CountStatus
 from tillbook.inventory.transfers import TransferStatus
 from tillbook.orders.receipts import ReceiptFormat, ReceiptSize, ReceiptWidth
+from tillbook.orders.schemas import POFilter
 from tillbook.reports.ledgers import LedgerFormat
 
 MONEY = "a decimal string with two places"
@@ -296,6 +297,7 @@ FIELDS: dict[str, Entry] = {
         "2026-11-20T09:29:00Z",
     ),
     "count_id": e("the stocktake's id", 1),
+    "po_id": e("the purchase order's id", 1),
     "item_codes": e("products by item code or barcode", ["AJ-001"]),
     "If-Match": e('the version the edit is based on, as the ETag read (`"3"`)', '"1"'),
 }
@@ -362,6 +364,10 @@ OVERRIDES: dict[tuple[str, str], str] = {
     ("TransferWritten", "transfer_id"): "the transfer's id",
     ("TransferWritten", "transfer_status"): "`dispatched`, `received` or `cancelled`",
     # stocktakes
+    ("PurchaseOrderIn", "expected_date"): "when the goods are expected (YYYY-MM-DD)",
+    ("PurchaseOrderIn", "lines"): "the products ordered, in base units, at the expected cost",
+    ("PurchaseOrderReceiptIn", "lines"): "what came of the ordered products (default cost: "
+    "the order's)",
     ("StockCountIn", "scope"): "`all` (every product listed in the branch), `category` or `list`",
     ("CountEntryIn", "counted"): "base units counted (" + NUM_IN + "); null: not counted",
     # till operations: void, shifts, receipts
@@ -513,6 +519,10 @@ PARAMETER_OVERRIDES: dict[tuple[str, str], str] = {
     ("/api/v1/admin/reports/statement", "format"): _LEDGER_FORMAT,
     ("/api/v1/public/stock-transfers", "status"): "only transfers in this state: "
     "`dispatched`, `received` or `cancelled`",
+    ("/api/v1/admin/purchase-orders", "status"): "only orders in this state: `draft`, "
+    "`ordered`, `partially_received`, `received`, `closed`, `cancelled`, or `open` "
+    "(ordered or partially received: goods still to come)",
+    ("/api/v1/admin/purchase-orders", "supplier_id"): "only the orders to this supplier",
     ("/api/v1/admin/stock-counts", "status"): "only stocktakes in this state: `draft` "
     "(being counted), `posted` or `cancelled`",
     ("/api/v1/admin/webhooks/deliveries", "status"): "only deliveries in this state: "
@@ -543,6 +553,7 @@ CHOICES: dict[tuple[str, str], Any] = {
     ("/api/v1/public/stock-transfers", "status"): TransferStatus,
     ("/api/v1/admin/webhooks/deliveries", "status"): DeliveryStatus,
     ("/api/v1/admin/stock-counts", "status"): CountStatus,
+    ("/api/v1/admin/purchase-orders", "status"): POFilter,
     ("/api/v1/admin/reports/ledger", "format"): LedgerFormat,
     ("/api/v1/admin/reports/statement", "format"): LedgerFormat,
 }

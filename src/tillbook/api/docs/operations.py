@@ -488,6 +488,45 @@ OPERATIONS: dict[str, Op] = {
     f"POST {A}/stock-counts/{{count_id}}/cancel": op(
         "Cancel a stocktake", "A draft dropped; nothing moves. `stock.write` there."
     ),
+    f"GET {A}/purchase-orders": op(
+        "List purchase orders",
+        "The purchase orders of the branches the staff member reads (`warehouse_id` for "
+        "one, `supplier_id` for one supplier, `status` a state or `open`: goods still to "
+        "come), newest first. `books.read`.",
+    ),
+    f"POST {A}/purchase-orders": op(
+        "Create a purchase order",
+        "A draft order to a supplier for one branch, lines in base units at the "
+        "expected cost. Nothing is posted and no stock moves until goods are received "
+        "(DESIGN.md §5). `purchases.write` there.",
+    ),
+    f"GET {A}/purchase-orders/{{po_id}}": op(
+        "A purchase order",
+        "The order with each line's ordered, received and remaining quantity, and the "
+        "deliveries (purchases) received against it.",
+    ),
+    f"PUT {A}/purchase-orders/{{po_id}}": op(
+        "Edit a draft purchase order",
+        "The whole draft again (supplier, dates, lines); an order already sent is a "
+        "409. `purchases.write` there.",
+    ),
+    f"POST {A}/purchase-orders/{{po_id}}/order": op(
+        "Mark a purchase order as ordered",
+        "The draft is sent to the supplier: it can no longer be edited, and deliveries "
+        "can be received against it. `purchases.write` there.",
+    ),
+    f"POST {A}/purchase-orders/{{po_id}}/receipts": op(
+        "Receive a delivery against a purchase order",
+        "A purchase (as `POST /purchases`: FIFO batches with batch number and expiry, "
+        "Dr 11700 / Cr 21100, tenders paid now) of the lines that came; more than is "
+        "still to come is a 422 naming the line. The order becomes partially received "
+        "or received. `purchases.write` there (paying now: `payments.make` too).",
+    ),
+    f"POST {A}/purchase-orders/{{po_id}}/close": op(
+        "Close a purchase order",
+        "What has not come is not coming: `closed` (or `cancelled` when nothing came). "
+        "Nothing is posted. `purchases.write` there.",
+    ),
     f"POST {A}/import/products": op(
         "Import products (CSV)",
         "Multipart upload, field `file`: every row checked first; a file with any bad "
