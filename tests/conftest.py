@@ -21,6 +21,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from tests.factories import Shop, make_shop
+from tests.live_server import pw, server  # noqa: F401  (fixtures of the browser tests)
 from tillbook.app import create_app
 from tillbook.config import Settings
 from tillbook.db import Database, async_url

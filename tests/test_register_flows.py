@@ -24,14 +24,12 @@ from sqlalchemy import select
 from tests.factories import Shop, make_shop
 from tests.invariants import check_books
 from tests.qr_decode import decode, format_info
-from tests.test_register_browser import (  # noqa: F401  (fixtures)
+from tests.test_register_browser import (
     CHROMIUM,
     open_register,
     orders_of,
     pay_exact,
-    pw,
     queued,
-    server,
     wait_queue_empty,
     wait_synced,
 )
@@ -53,7 +51,7 @@ async def owner_token(http: httpx.AsyncClient, db: Database, shop: Shop) -> dict
     return {"Authorization": f"Bearer {r.json()['token']}"}
 
 
-async def new_register(server: str, db: Database, shop: Shop, name: str) -> dict[str, Any]:  # noqa: F811
+async def new_register(server: str, db: Database, shop: Shop, name: str) -> dict[str, Any]:
     """A register paired by the owner through the admin API (its secret, once)."""
     async with httpx.AsyncClient(base_url=f"{server}/api/v1/admin", timeout=30) as http:
         auth = await owner_token(http, db, shop)
@@ -71,7 +69,7 @@ def headers_of(reg: dict[str, Any]) -> dict[str, str]:
     return {"X-Service-Public-Key": reg["public_key"], "X-Service-Secret-Key": reg["secret_key"]}
 
 
-async def use_register(page: Any, server: str, reg: dict[str, Any]) -> None:  # noqa: F811
+async def use_register(page: Any, server: str, reg: dict[str, Any]) -> None:
     """The device takes the register's credential ("Use an API key"): the register
     endpoints answer it, so it sells under the register's own prefix."""
     await page.goto(f"{server}/register")
@@ -114,10 +112,10 @@ async def go_online(context: Any, page: Any) -> None:
 
 
 async def test_two_registers_offline_on_one_branch_then_online(
-    server: str,  # noqa: F811
+    server: str,
     db: Database,
     tmp_path: Path,
-    pw: Any,  # noqa: F811
+    pw: Any,
 ) -> None:
     shop = await make_shop(db)
     apple = await db.read(lambda s: s.get(Product, shop.products["apple"]))
@@ -167,10 +165,10 @@ async def test_two_registers_offline_on_one_branch_then_online(
 
 
 async def test_the_connection_cut_while_the_queue_posts(
-    server: str,  # noqa: F811
+    server: str,
     db: Database,
     tmp_path: Path,
-    pw: Any,  # noqa: F811
+    pw: Any,
 ) -> None:
     shop = await make_shop(db)
     water = await db.read(lambda s: s.get(Product, shop.products["water"]))
@@ -231,10 +229,10 @@ async def test_the_connection_cut_while_the_queue_posts(
 
 
 async def test_a_shift_from_float_to_z_report_partly_offline(
-    server: str,  # noqa: F811
+    server: str,
     db: Database,
     tmp_path: Path,
-    pw: Any,  # noqa: F811
+    pw: Any,
 ) -> None:
     shop = await make_shop(db)
     apple = await db.read(lambda s: s.get(Product, shop.products["apple"]))
@@ -309,7 +307,7 @@ async def test_a_shift_from_float_to_z_report_partly_offline(
     await context.close()
 
 
-async def set_pin(server: str, db: Database, shop: Shop, user_id: int, pin: str) -> None:  # noqa: F811
+async def set_pin(server: str, db: Database, shop: Shop, user_id: int, pin: str) -> None:
     async with httpx.AsyncClient(base_url=f"{server}/api/v1/admin", timeout=30) as http:
         auth = await owner_token(http, db, shop)
         r = await http.put(
@@ -342,10 +340,10 @@ async def returns_of(db: Database, shop: Shop) -> list[Order]:
 
 
 async def test_returns_by_invoice_number_and_without_one_on_a_managers_pin(
-    server: str,  # noqa: F811
+    server: str,
     db: Database,
     tmp_path: Path,
-    pw: Any,  # noqa: F811
+    pw: Any,
 ) -> None:
     shop = await make_shop(db)
     apple = await db.read(lambda s: s.get(Product, shop.products["apple"]))
@@ -409,8 +407,8 @@ async def test_returns_by_invoice_number_and_without_one_on_a_managers_pin(
 
 
 async def test_the_receipt_qr_code_is_a_qr_code_of_the_invoice_number(
-    server: str,  # noqa: F811
-    pw: Any,  # noqa: F811
+    server: str,
+    pw: Any,
 ) -> None:
     browser = await pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
     page = await browser.new_page()

@@ -496,9 +496,7 @@ async def _price_apply(c: Ctx, w: int, mine: bool, _made: int) -> httpx.Response
         found = re.search(r'name="fingerprint" value="([^"]*)"', preview.text)
         assert found, preview.text[:400]
         fingerprint = found.group(1)
-    return await c.member.call(
-        "POST", "/prices/apply", data={**form, "fingerprint": fingerprint}
-    )
+    return await c.member.call("POST", "/prices/apply", data={**form, "fingerprint": fingerprint})
 
 
 async def _mode(c: Ctx, code: str) -> int:

@@ -8,95 +8,21 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import shutil
-import socket
-import subprocess
-import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-import pytest
 
 from tests.factories import Shop
+from tests.live_server import CHROMIUM, needs_chromium
 from tests.web_helpers import OWNER_PASSWORD, STAFF_PASSWORD, add_staff, owner_email
 from tillbook.db import Database
 
-CHROMIUM = next(
-    (
-        p
-        for p in (
-            os.environ.get("TILLBOOK_CHROMIUM"),
-            shutil.which("chromium"),
-            shutil.which("chromium-browser"),
-        )
-        if p
-    ),
-    None,
-)
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None, reason="no Chromium executable (apt-get install -y chromium)"
-)
+pytestmark = needs_chromium
 DOCS = (
     Path(os.environ["TILLBOOK_DOCS_SCREENSHOTS"])
     if "TILLBOOK_DOCS_SCREENSHOTS" in os.environ
     else None
 )
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-@pytest.fixture(scope="module")
-def server(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    port = _free_port()
-    workdir = tmp_path_factory.mktemp("serve")
-    env = dict(os.environ, TILLBOOK_DATABASE_URL=database_url)
-    env.pop("TILLBOOK_REDIS_URL", None)
-    log = (workdir / "serve.log").open("w")
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "tillbook.cli",
-            "serve",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--no-worker",
-        ],
-        env=env,
-        cwd=workdir,
-        stdin=subprocess.DEVNULL,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, (workdir / "serve.log").read_text()
-            try:
-                httpx.get(f"{base}/health")
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline, "tillbook serve did not start"
-                time.sleep(0.2)
-        yield base
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
 
 
 async def test_the_back_office_in_a_browser(

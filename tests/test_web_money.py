@@ -123,7 +123,7 @@ async def test_a_customer_payment_settles_the_oldest_invoices_first(
     receipt = await web.get(receipt_url)
     assert receipt.status_code == 200 and "Payment received" in receipt.text
     assert re.search(r'id="amount">[^<]*17\.00', receipt.text)
-    assert "window.print()" in receipt.text
+    assert "data-print" in receipt.text and "/static/print.js" in receipt.text
     assert await balance(db, shop, "11101") == D("17.00")
     audited = await count(db, AuditEvent, shop)
     assert audited >= 1

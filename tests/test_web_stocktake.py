@@ -245,7 +245,7 @@ async def test_a_stocktake_counted_typed_and_scanned_while_the_till_sells(
     assert late.status_code == 409
     printed = await web.get(f"/stock/counts/{cid}/print")
     assert printed.status_code == 200 and "Count sheet" in printed.text
-    assert "window.print()" in printed.text
+    assert "data-print" in printed.text and "/static/print.js" in printed.text
     await check_books(db, shop.company_id)
 
 

@@ -50,7 +50,7 @@ def branch(ctx: AdminContext, asked: int | None, permission: str) -> int:
     return wid
 
 
-@router.post("/payments", openapi_extra=openapi_body(BranchPaymentIn))
+@router.post("/payments", status_code=201, openapi_extra=openapi_body(BranchPaymentIn))
 async def record_payment(
     request: Request,
     ctx: Annotated[AdminContext, Allowed("payments.receive", per_warehouse=True)],
@@ -65,7 +65,7 @@ async def record_payment(
     return await run_admin_unit(request, ctx, write, status=201)
 
 
-@router.post("/expenses", openapi_extra=openapi_body(BranchExpenseIn))
+@router.post("/expenses", status_code=201, openapi_extra=openapi_body(BranchExpenseIn))
 async def record_expense(
     request: Request,
     ctx: Annotated[AdminContext, Allowed("expenses.write", per_warehouse=True)],
@@ -104,7 +104,7 @@ async def pay_expense(
     return await run_admin_unit(request, ctx, write)
 
 
-@router.post("/money-moves", openapi_extra=openapi_body(BranchMoveIn))
+@router.post("/money-moves", status_code=201, openapi_extra=openapi_body(BranchMoveIn))
 async def move_money(
     request: Request,
     ctx: Annotated[AdminContext, Allowed("money.move", per_warehouse=True)],

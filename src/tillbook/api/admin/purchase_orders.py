@@ -123,7 +123,9 @@ async def mark_ordered(po_id: str, request: Request, ctx: Buyer, db: DB) -> JSON
     return await run_admin_unit(request, ctx, work)
 
 
-@router.post("/{po_id}/receipts", openapi_extra=openapi_body(PurchaseOrderReceiptIn))
+@router.post(
+    "/{po_id}/receipts", status_code=201, openapi_extra=openapi_body(PurchaseOrderReceiptIn)
+)
 async def receive(po_id: str, request: Request, ctx: Buyer, db: DB) -> JSON:
     pid = path_id(po_id, "purchase order")
     wid = await _branch(db, ctx, pid, "purchases.write")
