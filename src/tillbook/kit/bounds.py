@@ -69,6 +69,9 @@ MONEY = Decimals.of("amount", 18, 2)
 PRICE = Decimals.of("price", 18, 4)
 QTY = Decimals.of("quantity", 18, 4)
 RATE = Decimals.of("rate", 9, 4)
+# Base-currency units per one unit of a foreign currency (DESIGN §16): eight places,
+# so a rate such as 0.00006234 (a currency of many digits against one of few) holds.
+FX_RATE = Decimals.of("exchange rate", 18, 8)
 
 
 def exceeds(value: Decimal, kind: Decimals, what: str) -> str | None:

@@ -10,12 +10,18 @@ from tillbook.kit.money import CENT, ZERO, money
 
 @dataclass(frozen=True)
 class Line:
-    """One posting: an account code, a debit or a credit (never both), a party."""
+    """One posting: an account code, a debit or a credit (never both), a party.
+
+    A line converted from a foreign document (``ledger.fx``) keeps its currency, its
+    amount in that currency and the rate; ``debit``/``credit`` are always the base."""
 
     account: str
     debit: Decimal = ZERO
     credit: Decimal = ZERO
     party_id: int | None = None
+    currency: str | None = None
+    foreign: Decimal | None = None
+    rate: Decimal | None = None
 
 
 def imbalance(lines: list[Line]) -> str | None:

@@ -30,7 +30,7 @@ _ENTRY_COLUMNS = (
     "reverses_entry_id",
     "created_by",
 )
-_LINE_ARRAYS = ("account_id", "party_id", "debit", "credit")
+_LINE_ARRAYS = ("account_id", "party_id", "debit", "credit", "currency", "amount_foreign", "rate")
 _INSERT_ENTRY = insert(_entries).returning(_entries.c.id)
 _INSERT_LINES = insert(_lines)
 
@@ -84,8 +84,9 @@ async def load_account_ids(session: AsyncSession, company_id: int) -> dict[str, 
 async def insert_entry(
     uow: UnitOfWork, entry: Mapping[str, Any], lines: Sequence[Mapping[str, Any]]
 ) -> int:
-    """Insert one entry with its lines (each: account_id, party_id, debit, credit)
-    and return the entry's id."""
+    """Insert one entry with its lines (each: account_id, party_id, debit, credit,
+    and the currency, amount_foreign and rate of a converted line, else None) and
+    return the entry's id."""
     values = {c: entry.get(c) for c in _ENTRY_COLUMNS}
     if uow.is_postgresql:
         params = dict(values)

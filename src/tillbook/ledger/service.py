@@ -15,7 +15,7 @@ checked with one read.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from decimal import Decimal
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -28,6 +28,7 @@ from tillbook.kit.refcache import ReferenceCache
 from tillbook.ledger import chart, periods
 from tillbook.ledger import repository as repo
 from tillbook.ledger.balance import Line, imbalance
+from tillbook.ledger.fx import Conversion, convert
 from tillbook.ledger.rules import RULES, RuleName, figure_names
 from tillbook.unit import UnitOfWork
 
@@ -52,12 +53,19 @@ def build_lines(rule: RuleName, figures: Mapping[str, Figure], party_id: int | N
 
     The figures must be exactly the ones the rule names: a figure missing (or
     misspelled) would otherwise drop its legs silently, and balance."""
+    return [line for _figure, line in _named_lines(rule, figures, party_id)]
+
+
+def _named_lines(
+    rule: RuleName, figures: Mapping[str, Figure], party_id: int | None
+) -> list[tuple[str, Line]]:
+    """``build_lines``, each line with the name of the figure it came from."""
     names = figure_names(rule)
     if set(figures) != names:
         missing = sorted(names - set(figures))
         extra = sorted(set(figures) - names)
         raise ValueError(f"rule {rule!r}: figures missing {missing}, unknown {extra}")
-    lines: list[Line] = []
+    lines: list[tuple[str, Line]] = []
     for leg in RULES[rule]:
         value = figures[leg.amount]
         if isinstance(value, Decimal):
@@ -75,9 +83,12 @@ def build_lines(rule: RuleName, figures: Mapping[str, Figure], party_id: int | N
             a = abs(amount)
             party = party_id if leg.party else None
             lines.append(
-                Line(account, debit=a, party_id=party)
-                if side == "debit"
-                else Line(account, credit=a, party_id=party)
+                (
+                    leg.amount,
+                    Line(account, debit=a, party_id=party)
+                    if side == "debit"
+                    else Line(account, credit=a, party_id=party),
+                )
             )
     return lines
 
@@ -97,8 +108,18 @@ async def post(
     party_id: int | None = None,
     created_by: int | None = None,
     date_field: str = "date",
+    fx: Conversion | None = None,
+    base_figures: Collection[str] = (),
+    fixed: Mapping[str, Decimal] | None = None,
+    balance_on: str | None = None,
 ) -> int | None:
     """Write one balanced journal entry and return its id, or raise LedgerImbalance.
+
+    ``fx``: the figures are a foreign document's, in ``fx.currency``, except those
+    named in ``base_figures`` (already in the base, such as FIFO cost) and those
+    given a carried base value in ``fixed``; every line is converted and the
+    rounding (or, with ``balance_on=EXCHANGE``, the exchange difference) goes where
+    ``balance_on`` says (``ledger.fx``).
 
     When every figure is zero (free goods received, a free sample whose cost rounds
     to 0.00) nothing moves: no entry is written and None is returned.
@@ -109,7 +130,15 @@ async def post(
 
     ``entry_date`` in a closed period is a 422 naming ``date_field``, whether an
     entry is written or not."""
-    lines = build_lines(rule, figures, party_id)
+    named = _named_lines(rule, figures, party_id)
+    if fx is None:
+        lines = [line for _figure, line in named]
+    else:
+        if balance_on is None:
+            raise ValueError("a foreign document names the line that takes its rounding")
+        lines = convert(
+            named, fx, base_figures=base_figures, fixed=fixed or {}, balance_on=balance_on
+        )
     if not lines:
         await periods.refuse_closed(uow.session, company_id, entry_date, date_field)
         return None
@@ -147,7 +176,15 @@ async def reverse(
         ids = await _ACCOUNT_IDS.get(uow.session, original.company_id, reload=True)
     codes = {v: k for k, v in ids.items()}
     lines = [
-        Line(codes[line.account_id], debit=line.credit, credit=line.debit, party_id=line.party_id)
+        Line(
+            codes[line.account_id],
+            debit=line.credit,
+            credit=line.debit,
+            party_id=line.party_id,
+            currency=line.currency,
+            foreign=line.amount_foreign,
+            rate=line.rate,
+        )
         for line in original_lines
     ]
     return await _write(
@@ -221,6 +258,9 @@ async def _write(
                     "party_id": line.party_id,
                     "debit": line.debit,
                     "credit": line.credit,
+                    "currency": line.currency,
+                    "amount_foreign": line.foreign,
+                    "rate": line.rate,
                 }
                 for line in lines
             ],

@@ -13,6 +13,7 @@ from tillbook.models.catalog import (
     Tax,
     Unit,
 )
+from tillbook.models.currency import CompanyCurrency, ExchangeRate
 from tillbook.models.events import (
     DeliveryAttempt,
     OutboxEvent,
@@ -57,6 +58,8 @@ from tillbook.models.tenancy import Company, User, Warehouse
 
 __all__ = [
     "Account",
+    "CompanyCurrency",
+    "ExchangeRate",
     "AdminSession",
     "ApiKey",
     "AuditEvent",

@@ -18,7 +18,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from tillbook.kit.bounds import MONEY, PRICE, QTY, RATE
+from tillbook.kit.bounds import FX_RATE, MONEY, PRICE, QTY, RATE
 
 NAMING = {
     "ix": "ix_%(column_0_label)s",
@@ -37,6 +37,7 @@ Money = MONEY.column()
 Price = PRICE.column()
 Qty = QTY.column()
 Rate = RATE.column()
+FxRate = FX_RATE.column()
 
 pk = Annotated[int, mapped_column(BigId, primary_key=True, autoincrement=True)]
 money = Annotated[Decimal, mapped_column(Money, nullable=False, default=Decimal("0.00"))]

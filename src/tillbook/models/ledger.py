@@ -28,7 +28,17 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, Mapper, mapped_column
 
-from tillbook.models.base import Base, BigId, company_ref, created, money, opt_warehouse_ref, pk
+from tillbook.models.base import (
+    Base,
+    BigId,
+    FxRate,
+    Money,
+    company_ref,
+    created,
+    money,
+    opt_warehouse_ref,
+    pk,
+)
 
 # A roll-up sums many lines: wider than one line's NUMERIC(18, 2).
 SUM = Numeric(24, 2, asdecimal=True)
@@ -90,6 +100,12 @@ class JournalLine(Base):
     party_id: Mapped[int | None] = mapped_column(BigId, nullable=True)
     debit: Mapped[money]
     credit: Mapped[money]
+    # A line of a document in a foreign currency (DESIGN §16): the amount in that
+    # currency and the rate it was converted at; ``debit``/``credit`` are the base
+    # amount. NULL on base-currency lines.
+    currency: Mapped[str | None] = mapped_column(String(3), nullable=True)
+    amount_foreign: Mapped[Decimal | None] = mapped_column(Money, nullable=True)
+    rate: Mapped[Decimal | None] = mapped_column(FxRate, nullable=True)
 
 
 class LedgerPeriod(Base):

@@ -11,6 +11,8 @@ from sqlalchemy.orm import Mapped, mapped_column
 from tillbook.models.base import (
     Base,
     BigId,
+    FxRate,
+    Money,
     Price,
     Rate,
     company_ref,
@@ -69,6 +71,15 @@ class Order(Base):
     void_reason: Mapped[str | None] = mapped_column(String(500), nullable=True)
     voided_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     void_shift_id: Mapped[int | None] = mapped_column(BigId, nullable=True)
+    # A document in a foreign currency (DESIGN §16): its amounts above are in
+    # ``currency``, converted at ``exchange_rate``; ``base_total`` is the total in the
+    # base currency and ``base_due`` the base value still carried for it in 11500 or
+    # 21100 (what a payment settling it at another rate is measured against). All
+    # NULL on a base-currency document.
+    currency: Mapped[str | None] = mapped_column(String(3), nullable=True)
+    exchange_rate: Mapped[Decimal | None] = mapped_column(FxRate, nullable=True)
+    base_total: Mapped[Decimal | None] = mapped_column(Money, nullable=True)
+    base_due: Mapped[Decimal | None] = mapped_column(Money, nullable=True)
     created_at: Mapped[created]
 
 

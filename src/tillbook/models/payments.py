@@ -12,6 +12,8 @@ from tillbook.models.base import (
     Base,
     BigId,
     Editable,
+    FxRate,
+    Money,
     Price,
     company_ref,
     created,
@@ -53,6 +55,10 @@ class Payment(Base):
     created_by: Mapped[int | None] = mapped_column(BigId, nullable=True)
     # The till shift that took or gave the money (None: no shift was open).
     shift_id: Mapped[int | None] = mapped_column(BigId, nullable=True, index=True)
+    # A payment in a foreign currency (DESIGN §16): ``amount`` is in it, converted
+    # at ``exchange_rate``. NULL: the base currency.
+    currency: Mapped[str | None] = mapped_column(String(3), nullable=True)
+    exchange_rate: Mapped[Decimal | None] = mapped_column(FxRate, nullable=True)
     created_at: Mapped[created]
 
 
@@ -103,6 +109,12 @@ class Expense(Base):
     payment_entry_id: Mapped[int | None] = mapped_column(BigId, nullable=True)
     paid_on: Mapped[dt.date | None] = mapped_column(Date, nullable=True)
     paid_by: Mapped[int | None] = mapped_column(BigId, nullable=True)
+    # An expense in a foreign currency: ``amount`` is in it; ``base_amount`` is what
+    # the expense account was debited (and, while pending, 21100 credited) in the
+    # base. NULL: the base currency.
+    currency: Mapped[str | None] = mapped_column(String(3), nullable=True)
+    exchange_rate: Mapped[Decimal | None] = mapped_column(FxRate, nullable=True)
+    base_amount: Mapped[Decimal | None] = mapped_column(Money, nullable=True)
 
 
 class PriceAdjustmentBatch(Base):
