@@ -9,11 +9,12 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
-from tillbook.kit.bounds import Clean, PositiveMoney, stored_length
+from tillbook.kit.bounds import Clean, ExchangeRate, PositiveMoney, stored_length
 from tillbook.kit.versions import MAX_VERSION
 from tillbook.models import Order, Payment
 
 __all__ = [
+    "InCurrency",
     "ImageUrl",
     "InvoiceNo",
     "Name",
@@ -82,3 +83,20 @@ ImageUrl = Annotated[
 ]
 # The ``version`` an edit is based on, when sent in the body instead of If-Match.
 Version = Annotated[StrictInt, Field(ge=1, le=MAX_VERSION)]
+
+
+
+class InCurrency(Strict):
+    """The currency fields of a document (DESIGN §16), additive to the spec: left out,
+    the document is in the company's base currency, as every v1 client sends it."""
+
+    currency: Annotated[StrictStr, Field(min_length=1, max_length=8)] | None = Field(
+        default=None,
+        description="ISO 4217 code of the document's amounts; default the company's base "
+        "currency; another must be enabled for the company (additive: DESIGN §16)",
+    )
+    exchange_rate: ExchangeRate | None = Field(
+        default=None,
+        description="base units per one unit of `currency`; default the company's rate "
+        "in force on the document's date (additive)",
+    )

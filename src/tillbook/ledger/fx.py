@@ -18,11 +18,14 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 
+from tillbook.kit.bounds import FX_RATE
 from tillbook.kit.money import CENT, ZERO, money
 from tillbook.ledger import chart
 from tillbook.ledger.balance import Line
+
+RATE_STEP = FX_RATE.step
 
 # ``balance_on`` for a settlement: the difference is an exchange gain or loss.
 EXCHANGE = "exchange"
@@ -60,10 +63,12 @@ def convert(
     *,
     base_figures: Collection[str],
     fixed: Mapping[str, Decimal],
-    balance_on: str,
+    balance_on: str | Sequence[str],
 ) -> list[Line]:
     """The entry's lines in the base currency; ``lines``: (figure name, line in the
-    document's currency) as the rule built them."""
+    document's currency) as the rule built them. ``balance_on``: the figure whose
+    first line takes the rounding, or several tried in order (the first with a line),
+    or ``EXCHANGE``."""
     out: list[tuple[str, Line]] = []
     converted = 0
     for name, line in lines:
@@ -71,7 +76,13 @@ def convert(
             out.append((name, line))
             continue
         foreign = line.debit or line.credit
-        base = fixed[name] if name in fixed else fx.to_base(foreign)
+        rate = fx.rate
+        if name in fixed:
+            # A carried value: the line states the rate it was booked at.
+            base = fixed[name]
+            rate = (base / foreign).quantize(RATE_STEP, rounding=ROUND_HALF_UP)
+        else:
+            base = fx.to_base(foreign)
         converted += 1
         out.append(
             (
@@ -82,7 +93,7 @@ def convert(
                     credit=base if line.credit else ZERO,
                     currency=fx.currency,
                     foreign=foreign,
-                    rate=fx.rate,
+                    rate=rate,
                 ),
             )
         )
@@ -101,12 +112,15 @@ def convert(
     # Rounding alone: at most half a cent per converted line.
     if abs(difference) > CENT * converted:
         raise ValueError(f"converted lines differ by {difference}: not a rounding difference")
-    for i, (name, line) in enumerate(out):
-        if name != balance_on:
-            continue
-        if line.debit:
-            result[i] = replace(line, debit=line.debit - difference)
-        else:
-            result[i] = replace(line, credit=line.credit + difference)
-        return result
-    raise ValueError(f"no line of figure {balance_on!r} to take a rounding difference")
+    names = (balance_on,) if isinstance(balance_on, str) else tuple(balance_on)
+    for wanted in names:
+        for i, (name, line) in enumerate(out):
+            if name != wanted:
+                continue
+            if line.debit:
+                result[i] = replace(line, debit=line.debit - difference)
+            else:
+                result[i] = replace(line, credit=line.credit + difference)
+            return result
+    # No named line: the difference is still not lost (exchange gain or loss).
+    return convert(lines, fx, base_figures=base_figures, fixed=fixed, balance_on=EXCHANGE)

@@ -111,7 +111,7 @@ async def post(
     fx: Conversion | None = None,
     base_figures: Collection[str] = (),
     fixed: Mapping[str, Decimal] | None = None,
-    balance_on: str | None = None,
+    balance_on: str | Sequence[str] | None = None,
 ) -> int | None:
     """Write one balanced journal entry and return its id, or raise LedgerImbalance.
 

@@ -15,16 +15,19 @@ from decimal import Decimal
 from typing import Any
 
 from tillbook.auth.context import AuthContext
+from tillbook.currency import documents
 from tillbook.errors import ValidationFailed, invalid
 from tillbook.inventory import service as inventory
 from tillbook.kit import bounds, xid
 from tillbook.kit.bounds import MONEY
 from tillbook.kit.money import ZERO, money_str, number, price_str
+from tillbook.ledger.fx import Conversion
 from tillbook.ledger.parties import warehouse_balances
 from tillbook.ledger.service import post
 from tillbook.models import Order, OrderItem, User
 from tillbook.orders import lookup, numbering, shifts
 from tillbook.orders import repository as repo
+from tillbook.orders.currency import base_total, currency_fields, order_currency
 from tillbook.orders.intake import Intake, announce, existing_order, take_in
 from tillbook.orders.schemas import SaleIn
 from tillbook.orders.tenders import payment_status, record_order_tenders
@@ -43,6 +46,7 @@ def sale_response(order: Order) -> dict[str, Any]:
         "payment_status": order.payment_status,
         "paid_amount": money_str(order.paid_amount),
         "due_amount": money_str(order.due_amount),
+        **currency_fields(order),
     }
 
 
@@ -108,6 +112,12 @@ class PricedSale:
     tax_amount: Decimal
     total: Decimal
     paid: Decimal
+    # The sale's currency and rate (DESIGN §16); None: the base currency.
+    fx: Conversion | None = None
+
+    def base(self, amount: Decimal) -> Decimal:
+        """``amount`` of this sale in the base currency."""
+        return amount if self.fx is None else self.fx.to_base(amount)
 
 
 async def price_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> PricedSale:
@@ -137,7 +147,10 @@ async def price_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> PricedS
                 ]
             }
         )
-    return PricedSale(intake, subtotal, tax_amount, total, paid)
+    fx = await documents.conversion(
+        uow.session, key.company_id, body.currency, body.exchange_rate, body.order_date.date
+    )
+    return PricedSale(intake, subtotal, tax_amount, total, paid, fx)
 
 
 async def preview_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[str, Any]:
@@ -147,7 +160,7 @@ async def preview_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[
     priced = await price_sale(uow, key, body)
     await lookup.cashier(uow, key, body.staff_member)
     await shifts.for_sale(uow, key, body.shift_id)
-    await check_credit_limit(uow, key, priced.intake.party, priced.total - priced.paid)
+    await check_credit_limit(uow, key, priced.intake.party, priced.base(priced.total - priced.paid))
     return {
         "status": "success",
         "data": {
@@ -174,6 +187,21 @@ async def preview_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[
             "total": money_str(priced.total),
             "paid_amount": money_str(priced.paid),
             "due_amount": money_str(priced.total - priced.paid),
+            **(
+                {}
+                if priced.fx is None
+                else {
+                    "currency": priced.fx.currency,
+                    "exchange_rate": str(priced.fx.rate),
+                    "base_total": money_str(
+                        base_total(
+                            priced.fx,
+                            priced.total - priced.paid,
+                            [t.amount for t, _m in priced.intake.tenders],
+                        )
+                    ),
+                }
+            ),
         },
     }
 
@@ -194,7 +222,8 @@ async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[s
     )
     staff = await lookup.cashier(uow, key, body.staff_member)
     shift_id = await shifts.for_sale(uow, key, body.shift_id)
-    await check_credit_limit(uow, key, customer, total - paid)
+    fx = priced.fx
+    await check_credit_limit(uow, key, customer, priced.base(total - paid))
     taken = body.invoice_number or await numbering.take_before_plan(uow, key.warehouse_id, "sales")
     # An offline sale (a register's, ``check_offline``) goes below zero like a sale
     # in a branch that allows negative stock: a deficit layer and a discrepancy.
@@ -233,6 +262,7 @@ async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[s
         "notes": body.notes or "",
         "journal_entry_id": None,
         "shift_id": shift_id,
+        **order_currency(fx, total - paid, [t.amount for t, _mode in intake.tenders]),
     }
     order = Order(id=await repo.insert_order(uow, values), **values)
     for line, alloc in zip(lines, allocations, strict=True):
@@ -293,6 +323,11 @@ async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[s
         date_field="order_date",
         party_id=customer.id,
         created_by=key.user_id,
+        # A foreign sale: everything but the FIFO cost is in its currency; the
+        # rounding of the conversion lands on the revenue line.
+        fx=fx,
+        base_figures=("cost",),
+        balance_on=("subtotal", "shipping", "tax"),
     )
     repo.number_order(uow, order.id, invoice_number, order.journal_entry_id)
     await inventory.take(

@@ -29,7 +29,7 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from tillbook.fields import InvoiceNo, Ref, Reference, Strict, UniqueId
+from tillbook.fields import InCurrency, InvoiceNo, Ref, Reference, Strict, UniqueId
 from tillbook.kit import bounds
 from tillbook.kit.bounds import (
     MONEY,
@@ -140,7 +140,7 @@ class SaleItem(Strict):
     discount_rate: Percent = Decimal("0")
 
 
-class SaleIn(Strict):
+class SaleIn(InCurrency):
     user_id: Ref
     order_date: DateIn
     product_items: Annotated[list[SaleItem], Field(min_length=1, max_length=500)]
@@ -199,7 +199,7 @@ class PurchaseItem(Strict):
     )
 
 
-class PurchaseIn(Strict):
+class PurchaseIn(InCurrency):
     user_id: Ref
     order_date: DateIn
     product_items: Annotated[list[PurchaseItem], Field(min_length=1, max_length=500)]
@@ -219,7 +219,7 @@ class ReturnItem(Strict):
     unit_price: UnitPrice
 
 
-class ReturnIn(Strict):
+class ReturnIn(InCurrency):
     user_id: Ref
     order_date: DateIn
     items: Annotated[list[ReturnItem], Field(min_length=1, max_length=500)]

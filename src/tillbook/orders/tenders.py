@@ -50,6 +50,8 @@ async def record_order_tenders(
             "order_id": order.id,
             "created_by": key.user_id,
             "shift_id": order.shift_id,
+            "currency": order.currency,
+            "exchange_rate": order.exchange_rate,
         }
         for tender, mode in tenders
     ]

@@ -14,7 +14,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, StrictInt, StrictStr
 
-from tillbook.fields import Ref, Reference, Strict, UniqueId
+from tillbook.fields import InCurrency, Ref, Reference, Strict, UniqueId
 from tillbook.kit.bounds import BusinessDay, Clean, Money, Note, PositiveMoney, stored_length
 from tillbook.models import Expense
 
@@ -24,7 +24,7 @@ class AllocationIn(Strict):
     amount: PositiveMoney
 
 
-class PaymentIn(Strict):
+class PaymentIn(InCurrency):
     user_id: Ref
     payment_type: Literal["in", "out"]
     amount: PositiveMoney
@@ -36,7 +36,7 @@ class PaymentIn(Strict):
     unique_id: UniqueId | None = None
 
 
-class ExpenseIn(Strict):
+class ExpenseIn(InCurrency):
     expense_category_id: Ref
     amount: PositiveMoney
     date: BusinessDay

@@ -18,17 +18,20 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.auth.context import AuthContext
+from tillbook.currency import documents, rates
 from tillbook.errors import NotFound, invalid
 from tillbook.events.outbox import emit
 from tillbook.kit import xid
 from tillbook.kit.money import ZERO, money_str
 from tillbook.kit.problems import Problems
 from tillbook.kit.refs import ref_to_id
+from tillbook.ledger.fx import EXCHANGE, to_base
 from tillbook.ledger.parties import warehouse_balances
 from tillbook.ledger.rules import RuleName
 from tillbook.ledger.service import post
 from tillbook.models import Order, Payment, PaymentAllocation, User
 from tillbook.orders import lookup, shifts, views
+from tillbook.orders.currency import settle_base
 from tillbook.orders.tenders import settle_status
 from tillbook.payments.schemas import PaymentIn
 from tillbook.unit import UnitOfWork
@@ -61,8 +64,19 @@ async def lock_orders(
 
 
 def payment_data(payment: Payment, allocations: list[tuple[Order, Decimal]]) -> dict[str, Any]:
-    """The shape of a payment: the POST response (with ``status``) and the event data."""
+    """The shape of a payment: the POST response (with ``status``) and the event data;
+    a foreign payment adds its currency and rate (DESIGN §16)."""
+    foreign = (
+        {}
+        if payment.currency is None
+        else {
+            "currency": payment.currency,
+            "exchange_rate": str(payment.exchange_rate),
+            "base_amount": money_str(to_base(payment.amount, payment.exchange_rate or ZERO)),
+        }
+    )
     return {
+        **foreign,
         "payment_id": payment.id,
         "payment_type": payment.payment_type,
         "user_id": payment.user_id,
@@ -99,6 +113,11 @@ async def create_payment(uow: UnitOfWork, key: AuthContext, body: PaymentIn) -> 
         version=key.reference_version,
     )
     invoices = body.invoices or []
+    date = body.date or dt.date.today()
+    fx = await documents.conversion(
+        session, key.company_id, body.currency, body.exchange_rate, date
+    )
+    base = (await rates.company(session, key.company_id)).base_currency
 
     # An invoice is named by id, xid or invoice number; the same order named twice
     # (``17`` and ``SAL-00017``) is one allocation too many.
@@ -135,6 +154,13 @@ async def create_payment(uow: UnitOfWork, key: AuthContext, body: PaymentIn) -> 
         if order.order_status == "cancelled":
             problems.add(f"invoices.{i}.order_id", f"{noun} {order.invoice_number} was voided")
             continue
+        if (order.currency or base) != (fx.currency if fx else base):
+            problems.add(
+                f"invoices.{i}.order_id",
+                f"{noun} {order.invoice_number} is in {order.currency or base}, this payment "
+                f"in {fx.currency if fx else base}: pay it in its own currency",
+            )
+            continue
         if inv.amount > order.due_amount:
             problems.add(
                 f"invoices.{i}.amount",
@@ -161,18 +187,26 @@ async def create_payment(uow: UnitOfWork, key: AuthContext, body: PaymentIn) -> 
         amount=body.amount,
         unallocated_amount=body.amount - allocated,
         payment_mode_id=mode.id,
-        date=body.date or dt.date.today(),
+        date=date,
         reference=body.reference,
         notes=body.notes or "",
         order_id=None,
         created_by=key.user_id,
         shift_id=await shifts.current(uow, key),
+        currency=fx.currency if fx else None,
+        exchange_rate=fx.rate if fx else None,
     )
     session.add(payment)
     await session.flush()
 
     settled: list[Order] = []
+    # A foreign payment takes off the party's account what each invoice it settles
+    # was booked at (its share of ``base_due``), and the rest at today's rate; what
+    # the money is worth today differs by the exchange gain or loss (``ledger.fx``).
+    carried = ZERO
     for order, amount in allocations:
+        if fx is not None:
+            carried += settle_base(order, amount)
         was_paid = order.payment_status == "paid"
         order.paid_amount += amount
         order.due_amount -= amount
@@ -200,6 +234,11 @@ async def create_payment(uow: UnitOfWork, key: AuthContext, body: PaymentIn) -> 
         entry_date=payment.date,
         party_id=party.id,
         created_by=key.user_id,
+        fx=fx,
+        fixed=(
+            {"amount": carried + fx.to_base(payment.unallocated_amount)} if fx is not None else None
+        ),
+        balance_on=EXCHANGE,
     )
     await session.flush()
 

@@ -1,0 +1,208 @@
+"""Documents in a foreign currency, books in the base (DESIGN §16, issue 26): sales,
+purchases, payments settling at another rate, expenses and returns through the public
+API; each journal line keeps its currency, foreign amount and rate; every entry
+balances in the base; realised differences land on 71100 / 71200."""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+import pytest
+from sqlalchemy import select
+
+from tests.factories import make_shop
+from tests.invariants import check_books, gl_balance
+from tillbook.auth.actor import Actor
+from tillbook.currency import rates
+from tillbook.models import Account, JournalLine, Order
+
+D = Decimal
+SYSTEM = Actor.system()
+
+
+async def set_up(db, shop, *pairs):
+    """Enable EUR and set (date, rate) pairs for it."""
+
+    async def run(uow):
+        await rates.enable(uow.session, shop.company_id, "EUR", SYSTEM)
+        for day, rate in pairs:
+            await rates.set_rate(
+                uow.session, shop.company_id, "EUR", dt.date.fromisoformat(day), D(rate), SYSTEM
+            )
+
+    await db.unit(run)
+
+
+async def lines_of(db, entry_id):
+    async def run(s):
+        rows = await s.execute(
+            select(Account.code, JournalLine.debit, JournalLine.credit, JournalLine.currency,
+                   JournalLine.amount_foreign, JournalLine.rate)
+            .join(Account, Account.id == JournalLine.account_id)
+            .where(JournalLine.entry_id == entry_id)
+            .order_by(JournalLine.id)
+        )
+        return [tuple(r) for r in rows]
+
+    return await db.read(run)
+
+
+async def order(db, order_id):
+    return await db.read(lambda s: s.get(Order, order_id))
+
+
+def sale_body(shop, *, quantity=3, price="10.00", date="2026-11-10", **extra):
+    return {
+        "user_id": shop.customer_id,
+        "order_date": date,
+        "product_items": [
+            {"xid": shop.products["apple"], "quantity": quantity, "unit_price": price}
+        ],
+        **extra,
+    }
+
+
+async def test_a_credit_sale_in_euros_is_booked_in_the_base(client, shop, db):
+    await set_up(db, shop, ("2026-11-01", "1.10"), ("2026-11-15", "1.20"))
+    r = await client.post("/sales", json=sale_body(shop, currency="eur"), headers=shop.headers)
+    assert r.status_code == 200, r.text
+    out = r.json()
+    # the rate in force on the sale's date (1 Nov's), not the later one
+    assert out["currency"] == "EUR" and D(out["exchange_rate"]) == D("1.1")
+    assert out["due_amount"] == "30.00" and out["base_total"] == "33.00"
+    sale = await order(db, out["order_id"])
+    assert (sale.total, sale.base_due) == (D("30.00"), D("33.00"))
+    lines = await lines_of(db, sale.journal_entry_id)
+    ar = next(line for line in lines if line[0] == "11500")
+    assert ar[1:] == (D("33.00"), D("0.00"), "EUR", D("30.00"), D("1.10000000"))
+    revenue = next(line for line in lines if line[0] == "41100")
+    assert revenue[2] == D("33.00") and revenue[3] == "EUR"
+    # the FIFO cost stays in the base, without a currency
+    cost = [line for line in lines if line[0] in ("51100", "11700")]
+    assert cost and all(line[3] is None for line in cost)
+    assert await db.read(lambda s: gl_balance(s, shop.company_id, "11500")) == D("33.00")
+    await check_books(db, shop.company_id)
+
+
+async def test_rounding_of_a_many_line_sale_lands_on_revenue(client, shop, db):
+    await set_up(db, shop, ("2026-11-01", "1.3333"))
+    body = {
+        "user_id": shop.customer_id,
+        "order_date": "2026-11-10",
+        "product_items": [
+            {"xid": shop.products["apple"], "quantity": 1, "unit_price": "0.10",
+             "tax_id": shop.tax10_id},
+            {"xid": shop.products["water"], "quantity": 1, "unit_price": "0.10",
+             "tax_id": shop.tax10_id},
+        ],
+        "shipping": "0.07",
+        "currency": "EUR",
+        "all_payments": [
+            {"amount": "0.11", "payment_mode_id": shop.cash_mode_id},
+            {"amount": "0.11", "payment_mode_id": shop.card_mode_id},
+        ],
+    }
+    r = await client.post("/sales", json=body, headers=shop.headers)
+    assert r.status_code == 200, r.text
+    sale = await order(db, r.json()["order_id"])
+    lines = await lines_of(db, sale.journal_entry_id)
+    debits = sum(line[1] for line in lines)
+    credits = sum(line[2] for line in lines)
+    assert debits == credits
+    # every money line but revenue is exactly round(foreign × rate)
+    for code, debit, credit, currency, foreign, rate in lines:
+        if currency and code != "41100":
+            assert debit + credit == (foreign * rate).quantize(D("0.01")), code
+    await check_books(db, shop.company_id)
+
+
+async def test_payment_at_another_rate_books_the_exchange_difference(client, shop, db):
+    await set_up(db, shop, ("2026-11-01", "1.10"), ("2026-11-20", "1.05"))
+    sale = (await client.post("/sales", json=sale_body(shop, currency="EUR"),
+                              headers=shop.headers)).json()
+    # half now at 1.05: 15 EUR of an invoice carried at 33.00 for 30 EUR
+    r = await client.post(
+        "/payments",
+        headers=shop.headers,
+        json={
+            "user_id": shop.customer_id, "payment_type": "in", "amount": "15.00",
+            "payment_mode_id": shop.cash_mode_id, "date": "2026-11-21", "currency": "EUR",
+            "invoices": [{"order_id": sale["order_id"], "amount": "15.00"}],
+        },
+    )
+    assert r.status_code == 200, r.text
+    assert r.json()["currency"] == "EUR" and r.json()["base_amount"] == "15.75"
+    row = await order(db, sale["order_id"])
+    assert (row.due_amount, row.base_due) == (D("15.00"), D("16.50"))
+    assert await db.read(lambda s: gl_balance(s, shop.company_id, "71200")) == D("0.75")
+    # the rest at an explicit rate above the invoice's: a gain, and nothing left in 11500
+    r = await client.post(
+        "/payments",
+        headers=shop.headers,
+        json={
+            "user_id": shop.customer_id, "payment_type": "in", "amount": "15.00",
+            "payment_mode_id": shop.cash_mode_id, "date": "2026-11-22", "currency": "EUR",
+            "exchange_rate": "1.2", "invoices": [{"order_id": sale["order_id"], "amount": "15"}],
+        },
+    )
+    assert r.status_code == 200, r.text
+    row = await order(db, sale["order_id"])
+    assert (row.due_amount, row.base_due, row.payment_status) == (D("0"), D("0"), "paid")
+    assert await db.read(lambda s: gl_balance(s, shop.company_id, "11500")) == D("0")
+    assert await db.read(lambda s: gl_balance(s, shop.company_id, "71100")) == D("-1.50")
+    await check_books(db, shop.company_id)
+
+
+async def test_a_payment_in_another_currency_than_its_invoice_is_refused(client, shop, db):
+    await set_up(db, shop, ("2026-11-01", "1.10"))
+    sale = (await client.post("/sales", json=sale_body(shop, currency="EUR"),
+                              headers=shop.headers)).json()
+    r = await client.post(
+        "/payments",
+        headers=shop.headers,
+        json={
+            "user_id": shop.customer_id, "payment_type": "in", "amount": "5.00",
+            "payment_mode_id": shop.cash_mode_id, "date": "2026-11-21",
+            "invoices": [{"order_id": sale["order_id"], "amount": "5.00"}],
+        },
+    )
+    assert r.status_code == 422
+    assert "invoices.0.order_id" in r.json()["errors"]
+    assert (await order(db, sale["order_id"])).due_amount == D("30.00")
+    await check_books(db, shop.company_id)
+
+
+@pytest.mark.parametrize(
+    ("extra", "field"),
+    [
+        ({"currency": "XYZ"}, "currency"),
+        ({"currency": "GBP"}, "currency"),  # a real code, not enabled
+        ({"currency": "EUR", "exchange_rate": "0"}, "exchange_rate"),
+        ({"currency": "EUR", "exchange_rate": "-1"}, "exchange_rate"),
+        ({"currency": "EUR", "exchange_rate": "1.123456789"}, "exchange_rate"),
+        ({"currency": "EUR", "exchange_rate": "1e20"}, "exchange_rate"),
+        ({"exchange_rate": "1.5"}, "exchange_rate"),  # a rate for the base currency
+        ({"currency": "EUR", "order_date": "2026-10-01"}, "currency"),  # no rate yet
+    ],
+)
+async def test_bad_currency_input_is_a_422_naming_the_field(client, shop, db, extra, field):
+    await set_up(db, shop, ("2026-11-01", "1.10"))
+    r = await client.post("/sales", json=sale_body(shop, **extra), headers=shop.headers)
+    assert r.status_code == 422, r.text
+    body = r.json()
+    assert body["status"] == "error" and field in str(body), body
+    count = await db.read(
+        lambda s: s.scalar(
+            select(Order.id).where(Order.company_id == shop.company_id,
+                                   Order.order_type == "sales").limit(1)
+        )
+    )
+    assert count is None
+
+
+async def test_the_base_currency_named_is_a_base_sale(client, shop, db):
+    r = await client.post("/sales", json=sale_body(shop, currency="USD"), headers=shop.headers)
+    assert r.status_code == 200, r.text
+    assert "currency" not in r.json()
+    assert (await order(db, r.json()["order_id"])).currency is None
