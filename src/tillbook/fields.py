@@ -90,7 +90,7 @@ class InCurrency(Strict):
     """The currency fields of a document (DESIGN §16), additive to the spec: left out,
     the document is in the company's base currency, as every v1 client sends it."""
 
-    currency: Annotated[StrictStr, Field(min_length=1, max_length=8)] | None = Field(
+    currency: Annotated[StrictStr, Field(min_length=1, max_length=8), Clean] | None = Field(
         default=None,
         description="ISO 4217 code of the document's amounts; default the company's base "
         "currency; another must be enabled for the company (additive: DESIGN §16)",
