@@ -169,9 +169,9 @@ async def check_books(db: Database, company_id: int) -> None:
         assert ar == q(balances.get("customer")), f"GL 11500 {ar} != customers {balances}"
         pending = (
             await session.execute(
-                select(func.coalesce(func.sum(Expense.amount), 0)).where(
-                    Expense.company_id == company_id, Expense.status == "pending"
-                )
+                select(
+                    func.coalesce(func.sum(func.coalesce(Expense.base_amount, Expense.amount)), 0)
+                ).where(Expense.company_id == company_id, Expense.status == "pending")
             )
         ).scalar_one()
         ap = -(await gl_balance(session, company_id, "21100"))

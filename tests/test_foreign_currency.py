@@ -11,11 +11,13 @@ from decimal import Decimal
 import pytest
 from sqlalchemy import select
 
-from tests.factories import make_shop
 from tests.invariants import check_books, gl_balance
 from tillbook.auth.actor import Actor
+from tillbook.auth.context import acting_for
 from tillbook.currency import rates
-from tillbook.models import Account, JournalLine, Order
+from tillbook.models import Account, JournalLine, Order, User
+from tillbook.payments import expenses
+from tillbook.payments.schemas import ExpensePaymentIn
 
 D = Decimal
 SYSTEM = Actor.system()
@@ -37,8 +39,14 @@ async def set_up(db, shop, *pairs):
 async def lines_of(db, entry_id):
     async def run(s):
         rows = await s.execute(
-            select(Account.code, JournalLine.debit, JournalLine.credit, JournalLine.currency,
-                   JournalLine.amount_foreign, JournalLine.rate)
+            select(
+                Account.code,
+                JournalLine.debit,
+                JournalLine.credit,
+                JournalLine.currency,
+                JournalLine.amount_foreign,
+                JournalLine.rate,
+            )
             .join(Account, Account.id == JournalLine.account_id)
             .where(JournalLine.entry_id == entry_id)
             .order_by(JournalLine.id)
@@ -91,10 +99,18 @@ async def test_rounding_of_a_many_line_sale_lands_on_revenue(client, shop, db):
         "user_id": shop.customer_id,
         "order_date": "2026-11-10",
         "product_items": [
-            {"xid": shop.products["apple"], "quantity": 1, "unit_price": "0.10",
-             "tax_id": shop.tax10_id},
-            {"xid": shop.products["water"], "quantity": 1, "unit_price": "0.10",
-             "tax_id": shop.tax10_id},
+            {
+                "xid": shop.products["apple"],
+                "quantity": 1,
+                "unit_price": "0.10",
+                "tax_id": shop.tax10_id,
+            },
+            {
+                "xid": shop.products["water"],
+                "quantity": 1,
+                "unit_price": "0.10",
+                "tax_id": shop.tax10_id,
+            },
         ],
         "shipping": "0.07",
         "currency": "EUR",
@@ -119,15 +135,20 @@ async def test_rounding_of_a_many_line_sale_lands_on_revenue(client, shop, db):
 
 async def test_payment_at_another_rate_books_the_exchange_difference(client, shop, db):
     await set_up(db, shop, ("2026-11-01", "1.10"), ("2026-11-20", "1.05"))
-    sale = (await client.post("/sales", json=sale_body(shop, currency="EUR"),
-                              headers=shop.headers)).json()
+    sale = (
+        await client.post("/sales", json=sale_body(shop, currency="EUR"), headers=shop.headers)
+    ).json()
     # half now at 1.05: 15 EUR of an invoice carried at 33.00 for 30 EUR
     r = await client.post(
         "/payments",
         headers=shop.headers,
         json={
-            "user_id": shop.customer_id, "payment_type": "in", "amount": "15.00",
-            "payment_mode_id": shop.cash_mode_id, "date": "2026-11-21", "currency": "EUR",
+            "user_id": shop.customer_id,
+            "payment_type": "in",
+            "amount": "15.00",
+            "payment_mode_id": shop.cash_mode_id,
+            "date": "2026-11-21",
+            "currency": "EUR",
             "invoices": [{"order_id": sale["order_id"], "amount": "15.00"}],
         },
     )
@@ -141,9 +162,14 @@ async def test_payment_at_another_rate_books_the_exchange_difference(client, sho
         "/payments",
         headers=shop.headers,
         json={
-            "user_id": shop.customer_id, "payment_type": "in", "amount": "15.00",
-            "payment_mode_id": shop.cash_mode_id, "date": "2026-11-22", "currency": "EUR",
-            "exchange_rate": "1.2", "invoices": [{"order_id": sale["order_id"], "amount": "15"}],
+            "user_id": shop.customer_id,
+            "payment_type": "in",
+            "amount": "15.00",
+            "payment_mode_id": shop.cash_mode_id,
+            "date": "2026-11-22",
+            "currency": "EUR",
+            "exchange_rate": "1.2",
+            "invoices": [{"order_id": sale["order_id"], "amount": "15"}],
         },
     )
     assert r.status_code == 200, r.text
@@ -156,14 +182,18 @@ async def test_payment_at_another_rate_books_the_exchange_difference(client, sho
 
 async def test_a_payment_in_another_currency_than_its_invoice_is_refused(client, shop, db):
     await set_up(db, shop, ("2026-11-01", "1.10"))
-    sale = (await client.post("/sales", json=sale_body(shop, currency="EUR"),
-                              headers=shop.headers)).json()
+    sale = (
+        await client.post("/sales", json=sale_body(shop, currency="EUR"), headers=shop.headers)
+    ).json()
     r = await client.post(
         "/payments",
         headers=shop.headers,
         json={
-            "user_id": shop.customer_id, "payment_type": "in", "amount": "5.00",
-            "payment_mode_id": shop.cash_mode_id, "date": "2026-11-21",
+            "user_id": shop.customer_id,
+            "payment_type": "in",
+            "amount": "5.00",
+            "payment_mode_id": shop.cash_mode_id,
+            "date": "2026-11-21",
             "invoices": [{"order_id": sale["order_id"], "amount": "5.00"}],
         },
     )
@@ -194,8 +224,9 @@ async def test_bad_currency_input_is_a_422_naming_the_field(client, shop, db, ex
     assert body["status"] == "error" and field in str(body), body
     count = await db.read(
         lambda s: s.scalar(
-            select(Order.id).where(Order.company_id == shop.company_id,
-                                   Order.order_type == "sales").limit(1)
+            select(Order.id)
+            .where(Order.company_id == shop.company_id, Order.order_type == "sales")
+            .limit(1)
         )
     )
     assert count is None
@@ -206,3 +237,101 @@ async def test_the_base_currency_named_is_a_base_sale(client, shop, db):
     assert r.status_code == 200, r.text
     assert "currency" not in r.json()
     assert (await order(db, r.json()["order_id"])).currency is None
+
+
+async def test_a_purchase_in_euros_values_stock_line_by_line(client, shop, db):
+    await set_up(db, shop, ("2026-11-01", "1.0837"))
+    body = {
+        "user_id": shop.supplier_id,
+        "order_date": "2026-11-05",
+        "currency": "EUR",
+        "product_items": [
+            {"xid": shop.products["tea"], "quantity": 3, "unit_price": "4.33"},
+            {"xid": shop.products["water"], "quantity": 7, "unit_price": "0.71"},
+        ],
+        "all_payments": [{"amount": "5.01", "payment_mode_id": shop.cash_mode_id}],
+    }
+    r = await client.post("/purchases", json=body, headers=shop.headers)
+    assert r.status_code == 200, r.text
+    out = r.json()
+    # 12.99 EUR -> 14.08; 4.97 EUR -> 5.39: the stock is worth 19.47 in the base
+    assert out["currency"] == "EUR" and out["base_total"] == "19.47"
+    assert out["due_amount"] == "12.95" and out["base_due"] == str(D("19.47") - D("5.43"))
+    purchase = await order(db, out["purchase_id"])
+    lines = await lines_of(db, purchase.journal_entry_id)
+    assert ("11700", D("19.47"), D("0.00")) == lines[0][:3]
+    assert await db.read(lambda s: gl_balance(s, shop.company_id, "21100")) == D("-14.04")
+    await check_books(db, shop.company_id)
+
+    # paid a month later at 1.10 (dearer euros): a loss of 12.95 × 1.10 − 14.04 = 0.21
+    await set_up_more(db, shop, ("2026-11-25", "1.10"))
+    r = await client.post(
+        "/payments",
+        headers=shop.headers,
+        json={
+            "user_id": shop.supplier_id, "payment_type": "out", "amount": "12.95",
+            "payment_mode_id": shop.cash_mode_id, "date": "2026-11-25", "currency": "EUR",
+            "invoices": [{"order_id": out["purchase_id"], "amount": "12.95"}],
+        },
+    )
+    assert r.status_code == 200, r.text
+    assert await db.read(lambda s: gl_balance(s, shop.company_id, "21100")) == D("0")
+    assert await db.read(lambda s: gl_balance(s, shop.company_id, "71200")) == D("0.21")
+    await check_books(db, shop.company_id)
+
+
+async def set_up_more(db, shop, *pairs):
+    async def run(uow):
+        for day, rate in pairs:
+            await rates.set_rate(
+                uow.session, shop.company_id, "EUR", dt.date.fromisoformat(day), D(rate), SYSTEM
+            )
+
+    await db.unit(run)
+
+
+async def test_a_pending_expense_in_euros_paid_later_at_another_rate(client, shop, db):
+    await set_up(db, shop, ("2026-11-01", "1.10"), ("2026-11-20", "1.00"))
+    modes = await client.get("/payment-modes", headers=shop.headers)
+    r = await client.post(
+        "/expenses",
+        headers=shop.headers,
+        json={"expense_category_id": await _a_category(client, shop), "amount": "100.00",
+              "date": "2026-11-05", "currency": "EUR"},
+    )
+    assert r.status_code == 200, r.text
+    out = r.json()
+    assert out["expense_status"] == "pending" and out["base_amount"] == "110.00"
+    assert await db.read(lambda s: gl_balance(s, shop.company_id, "21100")) == D("-110.00")
+    await check_books(db, shop.company_id)
+    assert modes.status_code == 200
+    paid = await pay_expense(
+        db, shop, out["expense_id"], {"payment_mode_id": shop.cash_mode_id, "date": "2026-11-21"}
+    )
+    assert paid["expense_status"] == "paid"
+    # 21100 gives up 110.00; the cash paid is worth 100.00 today: a gain of 10.00
+    assert await db.read(lambda s: gl_balance(s, shop.company_id, "21100")) == D("0")
+    assert await db.read(lambda s: gl_balance(s, shop.company_id, "11101")) == D("-100.00")
+    assert await db.read(lambda s: gl_balance(s, shop.company_id, "71100")) == D("-10.00")
+    await check_books(db, shop.company_id)
+
+
+async def pay_expense(db, shop, expense_id, body):
+    """Approve and pay, as the back office does (for the shop's first branch)."""
+
+    async def run(uow):
+        admin = await uow.session.scalar(
+            select(User.id).where(User.company_id == shop.company_id, User.user_type == "staff")
+        )
+        key = await acting_for(uow.session, shop.company_id, shop.warehouse_id, admin)
+        return await expenses.pay_expense(
+            uow, key, expense_id, ExpensePaymentIn.model_validate(body)
+        )
+
+    return await db.unit(run)
+
+
+async def _a_category(client, shop):
+    r = await client.get("/expense-categories", headers=shop.headers)
+    assert r.status_code == 200, r.text
+    return r.json()["data"][0]["id"]

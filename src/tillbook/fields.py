@@ -14,8 +14,8 @@ from tillbook.kit.versions import MAX_VERSION
 from tillbook.models import Order, Payment
 
 __all__ = [
-    "InCurrency",
     "ImageUrl",
+    "InCurrency",
     "InvoiceNo",
     "Name",
     "Name100",
@@ -83,7 +83,6 @@ ImageUrl = Annotated[
 ]
 # The ``version`` an edit is based on, when sent in the body instead of If-Match.
 Version = Annotated[StrictInt, Field(ge=1, le=MAX_VERSION)]
-
 
 
 class InCurrency(Strict):

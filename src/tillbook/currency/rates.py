@@ -85,7 +85,9 @@ async def enable(
     base = (await company(session, company_id)).base_currency
     code = check_code("currency", code_text)
     if code == base:
-        raise invalid("currency", f"{code} is the company's base currency: the books are kept in it")
+        raise invalid(
+            "currency", f"{code} is the company's base currency: the books are kept in it"
+        )
     row = await session.get(CompanyCurrency, (company_id, code))
     before = None if row is None else {"enabled": row.enabled}
     if row is None:
@@ -268,9 +270,7 @@ def parse_rates_file(text: str) -> list[tuple[str, dt.date, Decimal]]:
     return out
 
 
-async def import_rates(
-    session: AsyncSession, company_id: int, text: str, actor: Actor
-) -> int:
+async def import_rates(session: AsyncSession, company_id: int, text: str, actor: Actor) -> int:
     """Every rate of a ``date,currency,rate`` file, in one transaction; a currency
     of the file that is not enabled refuses the whole file (naming the row)."""
     parsed = parse_rates_file(text)
@@ -302,7 +302,11 @@ async def import_rates(
                 "rate.imported",
                 "exchange_rate",
                 row.id,
-                {"currency": row.currency, "date": row.rate_date.isoformat(), "rate": str(row.rate)},
+                {
+                    "currency": row.currency,
+                    "date": row.rate_date.isoformat(),
+                    "rate": str(row.rate),
+                },
             )
             for row in rows
         ],
@@ -313,6 +317,4 @@ async def import_rates(
 async def has_entries(session: AsyncSession, company_id: int) -> bool:
     """Whether the company has posted anything: from then on its base currency is
     fixed (every amount in the books is in it)."""
-    return bool(
-        await session.scalar(select(exists().where(JournalEntry.company_id == company_id)))
-    )
+    return bool(await session.scalar(select(exists().where(JournalEntry.company_id == company_id))))

@@ -147,9 +147,7 @@ MinQuantity = Annotated[Decimal, AsciiNumber, _limits(QTY, ge=Decimal("0.01")), 
 ZeroOrMoreQuantity = Annotated[Decimal, AsciiNumber, _limits(QTY, ge=0), _places_within(QTY)]
 UnitPrice = Annotated[Decimal, AsciiNumber, _limits(PRICE, ge=0), _places_within(PRICE)]
 Percent = Annotated[Decimal, AsciiNumber, _limits(RATE, ge=0, le=100), _places_within(RATE)]
-ExchangeRate = Annotated[
-    Decimal, AsciiNumber, _limits(FX_RATE, gt=0), _places_within(FX_RATE)
-]
+ExchangeRate = Annotated[Decimal, AsciiNumber, _limits(FX_RATE, gt=0), _places_within(FX_RATE)]
 
 
 # --- text ----------------------------------------------------------------------------

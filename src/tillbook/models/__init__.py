@@ -58,8 +58,6 @@ from tillbook.models.tenancy import Company, User, Warehouse
 
 __all__ = [
     "Account",
-    "CompanyCurrency",
-    "ExchangeRate",
     "AdminSession",
     "ApiKey",
     "AuditEvent",
@@ -67,7 +65,9 @@ __all__ = [
     "Brand",
     "Category",
     "Company",
+    "CompanyCurrency",
     "DeliveryAttempt",
+    "ExchangeRate",
     "Expense",
     "ExpenseCategory",
     "FailedTransaction",

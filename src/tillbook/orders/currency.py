@@ -26,16 +26,28 @@ def base_total(fx: Conversion, due: Decimal, tenders: Sequence[Decimal]) -> Deci
 
 
 def order_currency(
-    fx: Conversion | None, due: Decimal, tenders: Sequence[Decimal]
+    fx: Conversion | None,
+    due: Decimal,
+    tenders: Sequence[Decimal],
+    *,
+    total_in_base: Decimal | None = None,
 ) -> dict[str, Any]:
-    """The currency columns of a new order (all None for a base-currency one)."""
+    """The currency columns of a new order (all None for a base-currency one).
+    ``total_in_base``: a total booked otherwise than line by line on its due and
+    tenders (a purchase's stock, converted line by line); its due is what is left
+    after the tenders, each converted on its own."""
     if fx is None:
         return {"currency": None, "exchange_rate": None, "base_total": None, "base_due": None}
+    if total_in_base is None:
+        total_in_base = base_total(fx, due, tenders)
+        carried = fx.to_base(due)
+    else:
+        carried = total_in_base - sum((fx.to_base(t) for t in tenders), ZERO)
     return {
         "currency": fx.currency,
         "exchange_rate": fx.rate,
-        "base_total": base_total(fx, due, tenders),
-        "base_due": fx.to_base(due),
+        "base_total": total_in_base,
+        "base_due": carried,
     }
 
 

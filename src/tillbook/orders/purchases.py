@@ -9,6 +9,7 @@ from typing import Any
 
 from tillbook.audit.service import record
 from tillbook.auth.context import AuthContext
+from tillbook.currency import documents
 from tillbook.errors import ValidationFailed
 from tillbook.inventory import service as inventory
 from tillbook.inventory.service import Listed
@@ -17,6 +18,7 @@ from tillbook.ledger.service import post
 from tillbook.models import Order, OrderItem
 from tillbook.orders import numbering
 from tillbook.orders import repository as repo
+from tillbook.orders.currency import currency_fields, order_currency
 from tillbook.orders.intake import announce, existing_order, take_in
 from tillbook.orders.schemas import PurchaseIn
 from tillbook.orders.tenders import payment_status, record_order_tenders
@@ -34,6 +36,7 @@ def purchase_response(order: Order) -> dict[str, Any]:
         "payment_status": order.payment_status,
         "total": money_str(order.total),
         "due_amount": money_str(order.due_amount),
+        **currency_fields(order),
     }
 
 
@@ -52,6 +55,14 @@ async def create_purchase(uow: UnitOfWork, key: AuthContext, body: PurchaseIn) -
         raise ValidationFailed(
             {"all_payments": [f"payments add up to {paid}, more than the total {total}"]}
         )
+    fx = await documents.conversion(
+        uow.session, key.company_id, body.currency, body.exchange_rate, body.order_date.date
+    )
+    # A foreign delivery's stock is valued line by line in the base (each layer at
+    # round(net × rate, 2)); the payable is booked at the same sum, so 11700 and the
+    # layers agree to the cent.
+    line_values = [line.net if fx is None else fx.to_base(line.net) for line in lines]
+    tender_amounts = [t.amount for t, _mode in intake.tenders]
     values: dict[str, Any] = {
         "company_id": key.company_id,
         "warehouse_id": key.warehouse_id,
@@ -75,18 +86,19 @@ async def create_purchase(uow: UnitOfWork, key: AuthContext, body: PurchaseIn) -
         "payment_status": payment_status(total, paid),
         "notes": body.notes or "",
         "journal_entry_id": None,
+        **order_currency(fx, total - paid, tender_amounts, total_in_base=sum(line_values, ZERO)),
     }
     order = Order(id=await repo.insert_order(uow, values), **values)
     variance = ZERO
     item_rows: list[dict[str, Any]] = []
     filled: dict[int, tuple[Decimal, Decimal]] = {}  # deficit fills across lines
-    for line, item in zip(lines, body.product_items, strict=True):
+    for line, item, value in zip(lines, body.product_items, line_values, strict=True):
         receipt = await inventory.receive(
             uow,
             line.product,
             line.base_quantity,
-            unit_cost=price4(line.net / line.base_quantity),
-            value=line.net,
+            unit_cost=price4(value / line.base_quantity),
+            value=value,
             reason="purchase",
             source_type="purchase",
             source_id=order.id,
@@ -111,7 +123,7 @@ async def create_purchase(uow: UnitOfWork, key: AuthContext, body: PurchaseIn) -
                 "tax_amount": ZERO,
                 "subtotal": line.net,
                 "total": line.net,
-                "cost_amount": line.net,
+                "cost_amount": value,
                 "returned_quantity": ZERO,
             }
         )
@@ -142,6 +154,14 @@ async def create_purchase(uow: UnitOfWork, key: AuthContext, body: PurchaseIn) -
         figures={"total": total, "paid": paid, "tenders": tender_postings},
         narration=f"Purchase {invoice_number} from {supplier.name}",
         **common,
+        fx=fx,
+        fixed=None
+        if fx is None
+        else {
+            "total": sum(line_values, ZERO),
+            "paid": sum((fx.to_base(t) for t in tender_amounts), ZERO),
+        },
+        balance_on="tenders",
     )
     if variance:
         await post(

@@ -25,11 +25,13 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.auth.context import AuthContext
-from tillbook.errors import Conflict, NotFound
-from tillbook.kit.money import money_str
+from tillbook.currency import documents, rates
+from tillbook.errors import Conflict, NotFound, invalid
+from tillbook.kit.money import ZERO, money_str
 from tillbook.kit.pagination import envelope, parse_page
 from tillbook.kit.problems import Problems
 from tillbook.kit.refs import ref_to_id
+from tillbook.ledger.fx import EXCHANGE
 from tillbook.ledger.rules import RuleName
 from tillbook.ledger.service import post
 from tillbook.models import Account, Expense, ExpenseCategory
@@ -86,6 +88,18 @@ def expense_response(expense: Expense) -> dict[str, Any]:
         "expense_status": expense.status,
         "journal_entry_id": expense.journal_entry_id,
         "amount": money_str(expense.amount),
+        **expense_currency(expense),
+    }
+
+
+def expense_currency(expense: Expense) -> dict[str, Any]:
+    """What a foreign expense's answers add (DESIGN §16); nothing for a base one."""
+    if expense.currency is None:
+        return {}
+    return {
+        "currency": expense.currency,
+        "exchange_rate": str(expense.exchange_rate),
+        "base_amount": money_str(expense.base_amount or ZERO),
     }
 
 
@@ -142,6 +156,17 @@ async def pay_expense(
     if day < expense.date:
         problems.add("date", f"{day} is before the expense's own date ({expense.date})")
     problems.raise_if_any()
+    # A foreign expense is paid in its own currency at the rate of the day it is
+    # paid; 21100 gives up what it was booked at, and the difference is an exchange
+    # gain or loss (``ledger.fx``).
+    base = (await rates.company(session, key.company_id)).base_currency
+    if body.currency is not None and rates.check_code("currency", body.currency) != (
+        expense.currency or base
+    ):
+        raise invalid("currency", f"the expense is in {expense.currency or base}: pay it in that")
+    fx = await documents.conversion(
+        session, key.company_id, expense.currency, body.exchange_rate, day
+    )
     mode = modes["payment_mode_id"]
     cat_name = (
         await session.execute(
@@ -165,6 +190,9 @@ async def pay_expense(
         field="amount",
         entry_date=day,
         created_by=key.user_id,
+        fx=fx,
+        fixed=None if fx is None else {"amount": expense.base_amount or ZERO},
+        balance_on=EXCHANGE,
     )
     expense.status = "paid"
     expense.payment_mode_id = mode.id
@@ -196,6 +224,9 @@ async def create_expense(uow: UnitOfWork, key: AuthContext, body: ExpenseIn) -> 
     problems.raise_if_any()
     assert cat is not None
     mode = modes.get("payment_mode_id")
+    fx = await documents.conversion(
+        session, key.company_id, body.currency, body.exchange_rate, body.date
+    )
 
     expense = Expense(
         company_id=key.company_id,
@@ -209,6 +240,9 @@ async def create_expense(uow: UnitOfWork, key: AuthContext, body: ExpenseIn) -> 
         reference=body.reference,
         notes=body.notes or "",
         created_by=key.user_id,
+        currency=fx.currency if fx else None,
+        exchange_rate=fx.rate if fx else None,
+        base_amount=fx.to_base(body.amount) if fx else None,
     )
     session.add(expense)
     await session.flush()
@@ -239,6 +273,8 @@ async def create_expense(uow: UnitOfWork, key: AuthContext, body: ExpenseIn) -> 
         field="amount",
         entry_date=body.date,
         created_by=key.user_id,
+        fx=fx,
+        balance_on="expense",
     )
     await session.flush()
     return expense_response(expense)
@@ -260,6 +296,7 @@ def expense_item(expense: Expense, cat_name: str, account_code: str) -> dict[str
         "reference": expense.reference,
         "notes": expense.notes,
         "journal_entry_id": expense.journal_entry_id,
+        **expense_currency(expense),
     }
 
 

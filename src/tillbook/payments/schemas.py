@@ -49,9 +49,10 @@ class ExpenseIn(InCurrency):
     unique_id: UniqueId | None = None
 
 
-class ExpensePaymentIn(Strict):
+class ExpensePaymentIn(InCurrency):
     """Approving and paying a pending expense: the mode it is paid by, and when
-    (default today; not before the expense's own date)."""
+    (default today; not before the expense's own date). A foreign expense is paid
+    in its currency, at ``exchange_rate`` or the rate of that day."""
 
     payment_mode_id: Ref
     date: BusinessDay | None = None
