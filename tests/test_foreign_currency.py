@@ -335,3 +335,98 @@ async def _a_category(client, shop):
     r = await client.get("/expense-categories", headers=shop.headers)
     assert r.status_code == 200, r.text
     return r.json()["data"][0]["id"]
+
+
+async def test_returns_against_a_foreign_invoice_use_its_rate(client, shop, db):
+    await set_up(db, shop, ("2026-11-01", "1.10"), ("2026-11-15", "1.30"))
+    sale = (await client.post("/sales", json=sale_body(shop, currency="EUR"),
+                              headers=shop.headers)).json()
+    # one of three back, dated when the rate is 1.30: credited at the invoice's 1.10
+    body = {
+        "user_id": shop.customer_id, "order_date": "2026-11-16",
+        "invoice_number": sale["invoice_number"],
+        "items": [{"product_id": shop.products["apple"], "quantity": 1, "unit_price": "10.00"}],
+    }
+    r = await client.post("/sales-returns", json=body, headers=shop.headers)
+    assert r.status_code == 200, r.text
+    row = await order(db, sale["order_id"])
+    assert (row.due_amount, row.base_due) == (D("20.00"), D("22.00"))
+    assert await db.read(lambda s: gl_balance(s, shop.company_id, "11500")) == D("22.00")
+    assert await db.read(lambda s: gl_balance(s, shop.company_id, "41200")) == D("11.00")
+    await check_books(db, shop.company_id)
+    # the rest back: nothing left owing, in either currency
+    body["items"][0]["quantity"] = 2
+    r = await client.post("/sales-returns", json=body, headers=shop.headers)
+    assert r.status_code == 200, r.text
+    row = await order(db, sale["order_id"])
+    assert (row.due_amount, row.base_due) == (D("0.00"), D("0.00"))
+    assert await db.read(lambda s: gl_balance(s, shop.company_id, "11500")) == D("0")
+    assert await db.read(lambda s: gl_balance(s, shop.company_id, "71100")) == D("0")
+    assert await db.read(lambda s: gl_balance(s, shop.company_id, "71200")) == D("0")
+    await check_books(db, shop.company_id)
+
+
+@pytest.mark.parametrize(
+    ("extra", "field"),
+    [({"currency": "USD"}, "currency"), ({"exchange_rate": "1.3"}, "exchange_rate")],
+)
+async def test_a_return_in_another_currency_or_rate_than_its_invoice(
+    client, shop, db, extra, field
+):
+    await set_up(db, shop, ("2026-11-01", "1.10"))
+    sale = (await client.post("/sales", json=sale_body(shop, currency="EUR"),
+                              headers=shop.headers)).json()
+    body = {
+        "user_id": shop.customer_id, "order_date": "2026-11-16",
+        "invoice_number": sale["invoice_number"],
+        "items": [{"product_id": shop.products["apple"], "quantity": 1, "unit_price": "10.00"}],
+        **extra,
+    }
+    r = await client.post("/sales-returns", json=body, headers=shop.headers)
+    assert r.status_code == 422 and field in r.json()["errors"], r.text
+    assert (await order(db, sale["order_id"])).due_amount == D("30.00")
+
+
+async def test_a_foreign_cash_sale_refunded_and_a_purchase_returned(client, shop, db):
+    await set_up(db, shop, ("2026-11-01", "0.9"), ("2026-11-10", "0.95"))
+    sale = await client.post(
+        "/sales",
+        json=sale_body(shop, currency="EUR", date="2026-11-02", all_payments=[
+            {"amount": "30.00", "payment_mode_id": shop.cash_mode_id}]),
+        headers=shop.headers,
+    )
+    assert sale.status_code == 200, sale.text
+    r = await client.post(
+        "/sales-returns",
+        headers=shop.headers,
+        json={
+            "user_id": shop.customer_id, "order_date": "2026-11-12",
+            "invoice_number": sale.json()["invoice_number"],
+            "items": [{"product_id": shop.products["apple"], "quantity": 2, "unit_price": "10"}],
+            "all_payments": [{"amount": "20.00", "payment_mode_id": shop.cash_mode_id}],
+        },
+    )
+    assert r.status_code == 200, r.text
+    # 30 EUR in at 0.90, 20 EUR out at the invoice's 0.90: 9.00 left in the drawer
+    assert await db.read(lambda s: gl_balance(s, shop.company_id, "11101")) == D("9.00")
+    purchase = await client.post(
+        "/purchases",
+        headers=shop.headers,
+        json={"user_id": shop.supplier_id, "order_date": "2026-11-03", "currency": "EUR",
+              "product_items": [{"xid": shop.products["tea"], "quantity": 4,
+                                 "unit_price": "2.50"}]},
+    )
+    assert purchase.status_code == 200, purchase.text
+    r = await client.post(
+        "/purchase-returns",
+        headers=shop.headers,
+        json={"user_id": shop.supplier_id, "order_date": "2026-11-12",
+              "invoice_number": purchase.json()["invoice_number"],
+              "items": [{"product_id": shop.products["tea"], "quantity": 4,
+                         "unit_price": "2.50"}]},
+    )
+    assert r.status_code == 200, r.text
+    row = await order(db, purchase.json()["purchase_id"])
+    assert (row.due_amount, row.base_due) == (D("0.00"), D("0.00"))
+    assert await db.read(lambda s: gl_balance(s, shop.company_id, "21100")) == D("0")
+    await check_books(db, shop.company_id)

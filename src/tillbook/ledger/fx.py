@@ -109,9 +109,10 @@ def convert(
         else:
             result.append(Line(chart.EXCHANGE_LOSS, debit=-difference))
         return result
-    # Rounding alone: at most half a cent per converted line.
+    # Rounding alone is at most half a cent per converted line; more is a value
+    # carried at another rate (``fixed``) and so an exchange difference.
     if abs(difference) > CENT * converted:
-        raise ValueError(f"converted lines differ by {difference}: not a rounding difference")
+        return convert(lines, fx, base_figures=base_figures, fixed=fixed, balance_on=EXCHANGE)
     names = (balance_on,) if isinstance(balance_on, str) else tuple(balance_on)
     for wanted in names:
         for i, (name, line) in enumerate(out):

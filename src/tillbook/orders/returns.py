@@ -64,7 +64,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.audit.service import record
 from tillbook.auth.context import AuthContext, acting_for
-from tillbook.errors import ValidationFailed
+from tillbook.currency import documents, rates
+from tillbook.errors import ValidationFailed, invalid
 from tillbook.inventory import service as inventory
 from tillbook.inventory.service import Listed
 from tillbook.kit import bounds
@@ -72,10 +73,12 @@ from tillbook.kit.bounds import MONEY
 from tillbook.kit.money import ZERO, line_amounts, money, money_str, price4
 from tillbook.kit.problems import Problems
 from tillbook.kit.refs import ref_to_id
+from tillbook.ledger.fx import Conversion
 from tillbook.ledger.service import post
 from tillbook.models import Order, OrderItem, User
 from tillbook.orders import lookup, numbering, shifts
 from tillbook.orders import repository as repo
+from tillbook.orders.currency import conversion_of, order_currency, settle_base
 from tillbook.orders.intake import announce
 from tillbook.orders.schemas import ReturnIn, ReturnItem, Tender
 from tillbook.orders.tenders import payment_status, record_order_tenders, settle_status
@@ -494,6 +497,7 @@ async def create_return(
     assert party is not None
     original = await _original(uow, key, kind, body, party, problems)
     problems.raise_if_any()
+    fx = await _conversion(uow, key, body, original)
 
     parts = await _plan(session, key, kind, body, resolved, original)
     _check_bounds(parts)
@@ -559,6 +563,7 @@ async def create_return(
         "notes": body.notes or "",
         "journal_entry_id": None,
         "shift_id": await shifts.current(uow, key) if sales else None,
+        **order_currency(fx, total - refunds, [t.amount for t in body.all_payments]),
     }
     order = Order(id=await repo.insert_order(uow, values), **values)
 
@@ -637,8 +642,13 @@ async def create_return(
         date=order.order_date,
     )
     credit = total - refunds
+    # What the credit takes off the party's account in the base: against the
+    # invoice, its share of what the invoice was booked at; the rest at its rate.
+    credit_base = ZERO if fx is None else fx.to_base(credit)
     if original is not None and credit > 0 and original.due_amount > 0:
         applied = min(credit, original.due_amount)
+        if fx is not None:
+            credit_base = settle_base(original, applied) + fx.to_base(credit - applied)
         original.credited_amount += applied
         original.due_amount -= applied
         original.payment_status = settle_status(original)
@@ -671,15 +681,26 @@ async def create_return(
             },
             narration=f"Sales return {number} from {party.name}",
             **common,
+            fx=fx,
+            base_figures=("cost",),
+            fixed=None if fx is None else {"credit_due": credit_base},
+            balance_on=("value", "tax"),
         )
     else:
+        # 51200 takes the difference in the base: the payable given up (at the
+        # purchase's rate) less the FIFO cost of the units that left.
+        total_base = total if fx is None else credit_base
         order.journal_entry_id = await post(
             uow,
             rule="purchase_return",
             source_type="purchase_return",
-            figures={"total": total, "cost": cost, "difference": total - cost},
+            figures={"total": total, "cost": cost, "difference": total_base - cost},
             narration=f"Purchase return {number} to {party.name}",
             **common,
+            fx=fx,
+            base_figures=("cost", "difference"),
+            fixed=None if fx is None else {"total": total_base},
+            balance_on=("difference",),
         )
     if variance:
         await post(
@@ -693,6 +714,30 @@ async def create_return(
     repo.number_order(uow, order.id, number, order.journal_entry_id)
     await announce(uow, key, order, party, items, payments, ["return.created"], staff=staff)
     return return_response(order)
+
+
+async def _conversion(
+    uow: UnitOfWork, key: AuthContext, body: ReturnIn, original: Order | None
+) -> Conversion | None:
+    """A return against an invoice is in the invoice's currency, at its rate (what
+    the customer paid, or the shop owes, is given back at the value it was booked
+    at); without one, in the currency and rate the body names."""
+    if original is None:
+        return await documents.conversion(
+            uow.session, key.company_id, body.currency, body.exchange_rate, body.order_date.date
+        )
+    base = (await rates.company(uow.session, key.company_id)).base_currency
+    own = original.currency or base
+    if body.currency is not None and rates.check_code("currency", body.currency) != own:
+        raise invalid("currency", f"invoice {original.invoice_number} is in {own}")
+    fx = conversion_of(original)
+    if body.exchange_rate is not None and (fx is None or body.exchange_rate != fx.rate):
+        raise invalid(
+            "exchange_rate",
+            f"a return against {original.invoice_number} uses its rate "
+            f"({fx.rate if fx else 1}): leave exchange_rate out",
+        )
+    return fx
 
 
 async def return_as_staff(
