@@ -6,6 +6,8 @@ balances in the base; realised differences land on 71100 / 71200."""
 from __future__ import annotations
 
 import datetime as dt
+import shutil
+import subprocess
 from decimal import Decimal
 
 import pytest
@@ -18,6 +20,7 @@ from tillbook.currency import rates
 from tillbook.models import Account, JournalLine, Order, User
 from tillbook.payments import expenses
 from tillbook.payments.schemas import ExpensePaymentIn
+from tillbook.reports.journal import export_journal
 
 D = Decimal
 SYSTEM = Actor.system()
@@ -269,8 +272,12 @@ async def test_a_purchase_in_euros_values_stock_line_by_line(client, shop, db):
         "/payments",
         headers=shop.headers,
         json={
-            "user_id": shop.supplier_id, "payment_type": "out", "amount": "12.95",
-            "payment_mode_id": shop.cash_mode_id, "date": "2026-11-25", "currency": "EUR",
+            "user_id": shop.supplier_id,
+            "payment_type": "out",
+            "amount": "12.95",
+            "payment_mode_id": shop.cash_mode_id,
+            "date": "2026-11-25",
+            "currency": "EUR",
             "invoices": [{"order_id": out["purchase_id"], "amount": "12.95"}],
         },
     )
@@ -296,8 +303,12 @@ async def test_a_pending_expense_in_euros_paid_later_at_another_rate(client, sho
     r = await client.post(
         "/expenses",
         headers=shop.headers,
-        json={"expense_category_id": await _a_category(client, shop), "amount": "100.00",
-              "date": "2026-11-05", "currency": "EUR"},
+        json={
+            "expense_category_id": await _a_category(client, shop),
+            "amount": "100.00",
+            "date": "2026-11-05",
+            "currency": "EUR",
+        },
     )
     assert r.status_code == 200, r.text
     out = r.json()
@@ -339,11 +350,13 @@ async def _a_category(client, shop):
 
 async def test_returns_against_a_foreign_invoice_use_its_rate(client, shop, db):
     await set_up(db, shop, ("2026-11-01", "1.10"), ("2026-11-15", "1.30"))
-    sale = (await client.post("/sales", json=sale_body(shop, currency="EUR"),
-                              headers=shop.headers)).json()
+    sale = (
+        await client.post("/sales", json=sale_body(shop, currency="EUR"), headers=shop.headers)
+    ).json()
     # one of three back, dated when the rate is 1.30: credited at the invoice's 1.10
     body = {
-        "user_id": shop.customer_id, "order_date": "2026-11-16",
+        "user_id": shop.customer_id,
+        "order_date": "2026-11-16",
         "invoice_number": sale["invoice_number"],
         "items": [{"product_id": shop.products["apple"], "quantity": 1, "unit_price": "10.00"}],
     }
@@ -374,10 +387,12 @@ async def test_a_return_in_another_currency_or_rate_than_its_invoice(
     client, shop, db, extra, field
 ):
     await set_up(db, shop, ("2026-11-01", "1.10"))
-    sale = (await client.post("/sales", json=sale_body(shop, currency="EUR"),
-                              headers=shop.headers)).json()
+    sale = (
+        await client.post("/sales", json=sale_body(shop, currency="EUR"), headers=shop.headers)
+    ).json()
     body = {
-        "user_id": shop.customer_id, "order_date": "2026-11-16",
+        "user_id": shop.customer_id,
+        "order_date": "2026-11-16",
         "invoice_number": sale["invoice_number"],
         "items": [{"product_id": shop.products["apple"], "quantity": 1, "unit_price": "10.00"}],
         **extra,
@@ -391,8 +406,12 @@ async def test_a_foreign_cash_sale_refunded_and_a_purchase_returned(client, shop
     await set_up(db, shop, ("2026-11-01", "0.9"), ("2026-11-10", "0.95"))
     sale = await client.post(
         "/sales",
-        json=sale_body(shop, currency="EUR", date="2026-11-02", all_payments=[
-            {"amount": "30.00", "payment_mode_id": shop.cash_mode_id}]),
+        json=sale_body(
+            shop,
+            currency="EUR",
+            date="2026-11-02",
+            all_payments=[{"amount": "30.00", "payment_mode_id": shop.cash_mode_id}],
+        ),
         headers=shop.headers,
     )
     assert sale.status_code == 200, sale.text
@@ -400,7 +419,8 @@ async def test_a_foreign_cash_sale_refunded_and_a_purchase_returned(client, shop
         "/sales-returns",
         headers=shop.headers,
         json={
-            "user_id": shop.customer_id, "order_date": "2026-11-12",
+            "user_id": shop.customer_id,
+            "order_date": "2026-11-12",
             "invoice_number": sale.json()["invoice_number"],
             "items": [{"product_id": shop.products["apple"], "quantity": 2, "unit_price": "10"}],
             "all_payments": [{"amount": "20.00", "payment_mode_id": shop.cash_mode_id}],
@@ -412,21 +432,90 @@ async def test_a_foreign_cash_sale_refunded_and_a_purchase_returned(client, shop
     purchase = await client.post(
         "/purchases",
         headers=shop.headers,
-        json={"user_id": shop.supplier_id, "order_date": "2026-11-03", "currency": "EUR",
-              "product_items": [{"xid": shop.products["tea"], "quantity": 4,
-                                 "unit_price": "2.50"}]},
+        json={
+            "user_id": shop.supplier_id,
+            "order_date": "2026-11-03",
+            "currency": "EUR",
+            "product_items": [{"xid": shop.products["tea"], "quantity": 4, "unit_price": "2.50"}],
+        },
     )
     assert purchase.status_code == 200, purchase.text
     r = await client.post(
         "/purchase-returns",
         headers=shop.headers,
-        json={"user_id": shop.supplier_id, "order_date": "2026-11-12",
-              "invoice_number": purchase.json()["invoice_number"],
-              "items": [{"product_id": shop.products["tea"], "quantity": 4,
-                         "unit_price": "2.50"}]},
+        json={
+            "user_id": shop.supplier_id,
+            "order_date": "2026-11-12",
+            "invoice_number": purchase.json()["invoice_number"],
+            "items": [{"product_id": shop.products["tea"], "quantity": 4, "unit_price": "2.50"}],
+        },
     )
     assert r.status_code == 200, r.text
     row = await order(db, purchase.json()["purchase_id"])
     assert (row.due_amount, row.base_due) == (D("0.00"), D("0.00"))
     assert await db.read(lambda s: gl_balance(s, shop.company_id, "21100")) == D("0")
     await check_books(db, shop.company_id)
+
+
+async def test_mixed_currency_journal_passes_bean_check_and_hledger(client, shop, db, tmp_path):
+    """The exported journal weighs each foreign line at the base it was booked at
+    (``100.00 EUR @@ 108.50 USD``): beancount and hledger both find it balanced."""
+    loader = pytest.importorskip("beancount.loader")
+    await set_up(db, shop, ("2026-11-01", "1.0837"), ("2026-11-20", "1.1213"))
+    sale = (
+        await client.post(
+            "/sales", json=sale_body(shop, currency="EUR", price="9.99"), headers=shop.headers
+        )
+    ).json()
+    await client.post(
+        "/payments",
+        headers=shop.headers,
+        json={
+            "user_id": shop.customer_id,
+            "payment_type": "in",
+            "amount": "29.97",
+            "payment_mode_id": shop.cash_mode_id,
+            "date": "2026-11-21",
+            "currency": "EUR",
+            "invoices": [{"order_id": sale["order_id"], "amount": "29.97"}],
+        },
+    )
+    await client.post(
+        "/purchases",
+        headers=shop.headers,
+        json={
+            "user_id": shop.supplier_id,
+            "order_date": "2026-11-03",
+            "currency": "EUR",
+            "product_items": [{"xid": shop.products["tea"], "quantity": 3, "unit_price": "3.33"}],
+        },
+    )
+    await client.post("/sales", json=sale_body(shop, quantity=1), headers=shop.headers)
+    await check_books(db, shop.company_id)
+
+    async def export(fmt):
+        async def run(s):
+            return [line async for line in export_journal(s, shop.company_id, fmt)]
+
+        return "\n".join(await db.read(run)) + "\n"
+
+    beancount_text = await export("beancount")
+    assert " EUR @@ " in beancount_text and "71100" in beancount_text
+    _entries, errors, _options = loader.load_string(beancount_text)
+    assert errors == [], errors
+    hledger = shutil.which("hledger")
+    if hledger is None:
+        pytest.fail("hledger is not installed (.ci/run installs Debian's hledger)")
+    journal = tmp_path / "books.journal"
+    journal.write_text(await export("hledger"))
+    done = subprocess.run([hledger, "-f", str(journal), "check"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    # in the base, cost-valued, the receivable is cleared and the gain is on 71100
+    done = subprocess.run(
+        [hledger, "-f", str(journal), "balance", "--cost", "-N", "11500|71100"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    gain = (29.97 * 1.1213) - round(29.97 * 1.0837, 2)
+    assert f"{-round(gain, 2):.2f} USD" in done.stdout, done.stdout

@@ -20,7 +20,7 @@ from tillbook.errors import invalid
 from tillbook.kit.money import to_money
 from tillbook.kit.text import quoted
 from tillbook.ledger import rollups
-from tillbook.models import Account, JournalEntry, JournalLine
+from tillbook.models import Account, CompanyCurrency, JournalEntry, JournalLine
 from tillbook.reports.common import check_period, check_scope, iso
 from tillbook.reports.ledgers import MAX_LIMIT, account_ledger_page
 
@@ -70,6 +70,9 @@ async def export_journal(
     company = await check_scope(session, company_id)
     check_period(date_from, date_to)
     currency = company.base_currency
+    # Accounts hold the base and every currency the company has traded in (a
+    # beancount ``open`` lists what an account may hold).
+    held = ",".join([currency, *await _foreign_currencies(session, company_id)])
     accounts = {
         a.id: a
         for a in (
@@ -105,7 +108,7 @@ async def export_journal(
             continue
         name = names[account.id]
         if fmt == "beancount":
-            yield f"{first.isoformat()} open {name} {currency}"
+            yield f"{first.isoformat()} open {name} {held}"
         else:
             yield f"account {name}"
     yield ""
@@ -148,20 +151,25 @@ async def export_journal(
         ).all()
         if not entries:
             break
-        lines: dict[int, list[tuple[int, Decimal]]] = {}
-        for entry_id, account_id, debit, credit in (
+        lines: dict[int, list[tuple[int, str]]] = {}
+        for entry_id, account_id, debit, credit, foreign_code, foreign in (
             await session.execute(
                 select(
                     JournalLine.entry_id,
                     JournalLine.account_id,
                     JournalLine.debit,
                     JournalLine.credit,
+                    JournalLine.currency,
+                    JournalLine.amount_foreign,
                 )
                 .where(JournalLine.entry_id.in_([e[0] for e in entries]))
                 .order_by(JournalLine.entry_id, JournalLine.id)
             )
         ).all():
-            lines.setdefault(entry_id, []).append((account_id, to_money(debit) - to_money(credit)))
+            amount = to_money(debit) - to_money(credit)
+            lines.setdefault(entry_id, []).append(
+                (account_id, posting_amount(amount, currency, foreign_code, foreign))
+            )
         for entry_id, entry_date, narration_text, source_type in entries:
             narration = _text(narration_text) or source_type
             if fmt == "beancount":
@@ -169,13 +177,36 @@ async def export_journal(
                 yield f'  entry: "{entry_id}"'
             else:
                 yield f"{entry_date.isoformat()} * {narration}  ; entry:{entry_id}"
-            for account_id, amount in lines.get(entry_id, []):
-                yield f"  {names[account_id]}  {amount} {currency}"
+            for account_id, amount_text in lines.get(entry_id, []):
+                yield f"  {names[account_id]}  {amount_text}"
             yield ""
         last = entries[-1]
         after = (last[1], last[0])
         if len(entries) < EXPORT_PAGE:
             break
+
+
+def posting_amount(amount: Decimal, base: str, code: str | None, foreign: Decimal | None) -> str:
+    """A posting's amount: ``12.50 USD``, or for a line of a foreign document
+    ``-100.00 EUR @@ 108.50 USD`` (its foreign amount at the total base price it
+    was booked at), which beancount and hledger weigh at exactly that base amount,
+    so the entry balances in both as it does in the books."""
+    if code is None or foreign is None:
+        return f"{amount} {base}"
+    signed = -to_money(foreign) if amount < 0 else to_money(foreign)
+    return f"{signed} {code} @@ {abs(amount)} {base}"
+
+
+async def _foreign_currencies(session: AsyncSession, company_id: int) -> list[str]:
+    """Every currency the company has enabled, now or before: a foreign line can
+    only be in one of them (read from the few rows of ``company_currencies``, not
+    from the journal)."""
+    rows = await session.execute(
+        select(CompanyCurrency.code)
+        .where(CompanyCurrency.company_id == company_id)
+        .order_by(CompanyCurrency.code)
+    )
+    return [code for (code,) in rows]
 
 
 async def account_ledger(
