@@ -267,6 +267,42 @@ async def check_books(db: Database, company_id: int) -> None:
             assert q(refunded) <= q(total), f"sale {oid}: returns refund {refunded} of {total}"
             assert q(tax_back) <= q(tax), f"sale {oid}: returns give back tax {tax_back} of {tax}"
 
+        # 8. foreign currency (DESIGN §16): a foreign document's base value still
+        # carried is nothing exactly when nothing is due on it, never negative; every
+        # converted line names its currency, foreign amount and a positive rate, and
+        # the exchange accounts take only base amounts
+        foreign_orders = (
+            await session.execute(
+                select(Order.id, Order.due_amount, Order.base_due, Order.exchange_rate).where(
+                    Order.company_id == company_id,
+                    Order.currency.is_not(None),
+                    Order.order_type.in_(["sales", "purchases"]),
+                )
+            )
+        ).all()
+        for oid, due, base_due, rate in foreign_orders:
+            assert base_due is not None and q(base_due) >= 0, f"order {oid}: base_due {base_due}"
+            assert (q(due) == 0) == (q(base_due) == 0), (
+                f"order {oid}: due {due} but base carried {base_due}"
+            )
+            assert rate is not None and rate > 0, f"order {oid}: rate {rate}"
+        odd = (
+            await session.execute(
+                select(func.count())
+                .select_from(JournalLine)
+                .join(Account, Account.id == JournalLine.account_id)
+                .where(
+                    JournalLine.company_id == company_id,
+                    JournalLine.currency.is_not(None),
+                    (JournalLine.amount_foreign.is_(None))
+                    | (JournalLine.rate.is_(None))
+                    | (JournalLine.rate <= 0)
+                    | Account.code.in_(["71100", "71200"]),
+                )
+            )
+        ).scalar_one()
+        assert odd == 0, f"{odd} converted lines without currency, amount or rate"
+
         # 7. nothing is given back twice (issue 22): Σ paid back on a sale, by its void
         # and by its returns' refund tenders, ≤ what was paid for it; a voided sale has
         # no return; Σ returned per product of a sale = what its lines say came back

@@ -519,3 +519,29 @@ async def test_mixed_currency_journal_passes_bean_check_and_hledger(client, shop
     assert done.returncode == 0, done.stderr
     gain = (29.97 * 1.1213) - round(29.97 * 1.0837, 2)
     assert f"{-round(gain, 2):.2f} USD" in done.stdout, done.stdout
+
+
+async def test_a_foreign_sale_voided_leaves_nothing_carried(client, shop, db):
+    await set_up(db, shop, ("2026-11-01", "1.10"))
+    today = dt.date.today().isoformat()
+    sale = (
+        await client.post(
+            "/sales",
+            json=sale_body(
+                shop,
+                currency="EUR",
+                date=today,
+                all_payments=[{"amount": "12.00", "payment_mode_id": shop.cash_mode_id}],
+            ),
+            headers=shop.headers,
+        )
+    ).json()
+    r = await client.post(
+        f"/sales/{sale['order_id']}/void", json={"reason": "wrong till"}, headers=shop.headers
+    )
+    assert r.status_code == 200, r.text
+    row = await order(db, sale["order_id"])
+    assert (row.due_amount, row.base_due) == (D("0"), D("0"))
+    for code in ("11500", "11101", "41100"):
+        assert await db.read(lambda s, code=code: gl_balance(s, shop.company_id, code)) == D("0")
+    await check_books(db, shop.company_id)

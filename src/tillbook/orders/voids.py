@@ -166,6 +166,8 @@ async def void_sale(uow: UnitOfWork, key: AuthContext, ref: str, body: VoidIn) -
             journal_entry_id=entry_id,
             created_by=key.user_id,
             shift_id=shift_id,
+            currency=order.currency,
+            exchange_rate=order.exchange_rate,
         )
         for tender in tenders
     ]
@@ -174,6 +176,9 @@ async def void_sale(uow: UnitOfWork, key: AuthContext, ref: str, body: VoidIn) -
     # (``credited_amount``), so due = total − paid − credited still holds.
     order.credited_amount += order.due_amount
     order.due_amount = ZERO
+    if order.currency is not None:
+        # The reversal took the whole receivable off at the base it was booked at.
+        order.base_due = ZERO
     order.order_status = "cancelled"
     order.void_reason = body.reason
     order.voided_at = utcnow()
