@@ -11,15 +11,16 @@ import subprocess
 from decimal import Decimal
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from tests.invariants import check_books, gl_balance
 from tillbook.auth.actor import Actor
 from tillbook.auth.context import acting_for
 from tillbook.currency import rates
-from tillbook.models import Account, JournalLine, Order, User
+from tillbook.models import Account, JournalEntry, JournalLine, Order, User
 from tillbook.payments import expenses
 from tillbook.payments.schemas import ExpensePaymentIn
+from tillbook.reports import periods
 from tillbook.reports.journal import export_journal
 
 D = Decimal
@@ -544,4 +545,77 @@ async def test_a_foreign_sale_voided_leaves_nothing_carried(client, shop, db):
     assert (row.due_amount, row.base_due) == (D("0"), D("0"))
     for code in ("11500", "11101", "41100"):
         assert await db.read(lambda s, code=code: gl_balance(s, shop.company_id, code)) == D("0")
+    await check_books(db, shop.company_id)
+
+
+async def test_closing_revalues_open_foreign_invoices_and_reverses_next_day(client, shop, db):
+    await set_up(db, shop, ("2026-10-01", "1.10"), ("2026-10-31", "1.25"), ("2026-11-10", "1.20"))
+    sale = (
+        await client.post(
+            "/sales", json=sale_body(shop, currency="EUR", date="2026-10-05"), headers=shop.headers
+        )
+    ).json()
+    purchase = (
+        await client.post(
+            "/purchases",
+            headers=shop.headers,
+            json={
+                "user_id": shop.supplier_id,
+                "order_date": "2026-10-06",
+                "currency": "EUR",
+                "product_items": [{"xid": shop.products["tea"], "quantity": 2, "unit_price": "10"}],
+            },
+        )
+    ).json()
+    done = await periods.close(db, shop.company_id, dt.date(2026, 10, 31))
+    summary = done["revaluation"]
+    # receivable 30 EUR: 33.00 -> 37.50 (+4.50 gain); payable 20 EUR: 22.00 -> 25.00 (-3.00)
+    assert summary["by_currency"] == [
+        {"currency": "EUR", "rate": "1.25000000", "unrealised": "1.50"}
+    ]
+    assert len(summary["entries"]) == 4
+
+    async def balance_on(code, day):
+        async def run(s):
+            stmt = (
+                select(func.coalesce(func.sum(JournalLine.debit - JournalLine.credit), 0))
+                .join(Account, Account.id == JournalLine.account_id)
+                .join(JournalEntry, JournalEntry.id == JournalLine.entry_id)
+                .where(
+                    JournalLine.company_id == shop.company_id,
+                    Account.code == code,
+                    JournalEntry.entry_date <= day,
+                )
+            )
+            return D(await s.scalar(stmt))
+
+        return await db.read(run)
+
+    october = dt.date(2026, 10, 31)
+    assert await balance_on("11500", october) == D("37.50")
+    assert await balance_on("21100", october) == D("-25.00")
+    assert await balance_on("71100", october) == D("-4.50")
+    assert await balance_on("71200", october) == D("3.00")
+    # the next day, back at the carried values; the invoices themselves untouched
+    assert await balance_on("11500", dt.date(2026, 11, 1)) == D("33.00")
+    assert (await order(db, sale["order_id"])).base_due == D("33.00")
+    assert (await order(db, purchase["purchase_id"])).base_due == D("22.00")
+    # paid in November at 1.20: the whole realised difference from the invoice's rate
+    r = await client.post(
+        "/payments",
+        headers=shop.headers,
+        json={
+            "user_id": shop.customer_id,
+            "payment_type": "in",
+            "amount": "30.00",
+            "payment_mode_id": shop.cash_mode_id,
+            "date": "2026-11-12",
+            "currency": "EUR",
+            "invoices": [{"order_id": sale["order_id"], "amount": "30.00"}],
+        },
+    )
+    assert r.status_code == 200, r.text
+    assert await db.read(lambda s: gl_balance(s, shop.company_id, "11500")) == D("0")
+    # 4.50 unrealised, reversed, then 3.00 realised
+    assert await db.read(lambda s: gl_balance(s, shop.company_id, "71100")) == D("-3.00")
     await check_books(db, shop.company_id)

@@ -48,6 +48,7 @@ RuleName = Literal[
     "transfer_dispatch",
     "transfer_receive",
     "transfer_cancel",
+    "revaluation",
 ]
 
 RULES: dict[RuleName, tuple[Leg, ...]] = {
@@ -166,6 +167,16 @@ RULES: dict[RuleName, tuple[Leg, ...]] = {
     "transfer_cancel": (
         Leg("cost", "debit", c.INVENTORY),
         Leg("cost", "credit", c.GOODS_IN_TRANSIT),
+    ),
+    # Closing a period revalues a party's open foreign invoices at the period-end
+    # rate (DESIGN §16): the receivable's (or payable's) base value moves by the
+    # difference, an unrealised gain or loss; reversed on the next period's first day.
+    # A rise of a receivable is a gain, of a payable a loss; negative figures flip.
+    "revaluation": (
+        Leg("receivable", "debit", c.RECEIVABLE, party=True),
+        Leg("payable", "credit", c.PAYABLE, party=True),
+        Leg("gain", "credit", c.EXCHANGE_GAIN),
+        Leg("loss", "debit", c.EXCHANGE_LOSS),
     ),
     "year_end_close": (
         Leg("balances", "debit", None),

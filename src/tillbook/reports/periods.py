@@ -29,6 +29,7 @@ from sqlalchemy import func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.audit.service import record
+from tillbook.currency import revaluation
 from tillbook.db import Database
 from tillbook.errors import Conflict, invalid
 from tillbook.ledger import chart, periods, rollups
@@ -116,6 +117,9 @@ async def _close(
         )
     ).scalar_one_or_none()
     after = before if before is not None else (first or through) - dt.timedelta(days=1)
+    # Open foreign invoices at the period-end rate first, so a year closed now
+    # carries its unrealised exchange differences into retained earnings.
+    revalued = await revaluation.revalue(uow, company_id, through, actor_id)
     closing_entries = []
     for year_end in periods.year_ends(after, through):
         closing_entries += await _close_year(uow, company_id, year_end, actor_id)
@@ -131,9 +135,17 @@ async def _close(
         entity_type="ledger_period",
         entity_id=company_id,
         before={"closed_through": _iso(before)},
-        after={"closed_through": through.isoformat(), "closing_entries": closing_entries},
+        after={
+            "closed_through": through.isoformat(),
+            "closing_entries": closing_entries,
+            "revaluation_entries": revalued["entries"],
+        },
     )
-    return {"closed_through": through.isoformat(), "closing_entries": closing_entries}
+    return {
+        "closed_through": through.isoformat(),
+        "closing_entries": closing_entries,
+        "revaluation": revalued,
+    }
 
 
 async def _close_year(
