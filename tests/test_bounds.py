@@ -98,6 +98,7 @@ class World:
             "po_id": self.po_id,
             "count_id": self.count_id,
             "register_id": 1,
+            "code": "EUR",
         }
 
 
@@ -417,6 +418,8 @@ def full_bodies(w: World) -> dict[tuple[str, str], Body]:
                 }
             ],
         },
+        ("POST", f"{AD}/currencies"): {"currency": "EUR"},
+        ("POST", f"{AD}/exchange-rates"): {"currency": "EUR", "date": DAY, "rate": "1.08"},
         ("POST", f"{AD}/periods/close"): {"through": "2020-01-31"},
         ("POST", f"{AD}/periods/reopen"): {"through": "2019-12-31"},
         ("POST", f"{AD}/webhooks"): {

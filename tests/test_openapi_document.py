@@ -346,6 +346,35 @@ async def test_admin_answers_match_their_models(client, db, shop, doc) -> None:
         "/registers/{register_id}/revoke",
         await client.post(f"{ADMIN}/registers/{paired['id']}/revoke", headers=h),
     )
+    check(
+        "POST",
+        "/currencies",
+        await client.post(f"{ADMIN}/currencies", json={"currency": "EUR"}, headers=h),
+    )
+    rate = {"currency": "EUR", "date": "2026-11-02", "rate": "1.085"}
+    made_rate = await client.post(f"{ADMIN}/exchange-rates", json=rate, headers=h)
+    check("POST", "/exchange-rates", made_rate)
+    rates_csv = b"date,currency,rate\n2026-11-03,EUR,1.09\n"
+    check(
+        "POST",
+        "/exchange-rates/import",
+        await client.post(
+            f"{ADMIN}/exchange-rates/import",
+            files={"file": ("r.csv", rates_csv, "text/csv")},
+            headers=h,
+        ),
+    )
+    check("GET", "/currencies", await client.get(f"{ADMIN}/currencies", headers=h))
+    check(
+        "GET",
+        "/exchange-rates",
+        await client.get(f"{ADMIN}/exchange-rates?corrections=true", headers=h),
+    )
+    check(
+        "POST",
+        "/currencies/{code}/disable",
+        await client.post(f"{ADMIN}/currencies/EUR/disable", headers=h),
+    )
     check("POST", "/logout", await client.post(f"{ADMIN}/logout", headers=h))
     seen.add("POST /api/v1/admin/login")  # login() above asserted its 200; shape below
     assert set(ADMIN_RESPONSES) == seen, sorted(set(ADMIN_RESPONSES) - seen)

@@ -97,6 +97,11 @@ SCOPE: dict[tuple[str, str], str] = {
     # Another's PIN is staff.manage (company-wide); one's own is OWN-like, and
     # test_own_sign_in_is_anyones proves a scoped member sets it.
     ("PUT", "/api/v1/admin/staff/{staff_id}/pin"): COMPANY,
+    # A rate values every branch's foreign documents (settings.write).
+    ("POST", "/api/v1/admin/currencies"): COMPANY,
+    ("POST", "/api/v1/admin/currencies/{code}/disable"): COMPANY,
+    ("POST", "/api/v1/admin/exchange-rates"): COMPANY,
+    ("POST", "/api/v1/admin/exchange-rates/import"): COMPANY,
     # --- the pages
     ("POST", "/reports/periods/close"): COMPANY,
     ("POST", "/reports/periods/reopen"): COMPANY,
@@ -122,6 +127,10 @@ SCOPE: dict[tuple[str, str], str] = {
     ("POST", "/settings/expense-categories/{item_id}/edit"): COMPANY,
     ("POST", "/settings/expense-categories/{item_id}/archive"): COMPANY,
     ("POST", "/settings/company"): COMPANY,
+    ("POST", "/settings/currencies"): COMPANY,
+    ("POST", "/settings/currencies/{code}/disable"): COMPANY,
+    ("POST", "/settings/currencies/rates"): COMPANY,
+    ("POST", "/settings/currencies/import"): COMPANY,
     ("POST", "/settings/branches"): COMPANY,
     ("POST", "/settings/branches/{warehouse_id}/edit"): COMPANY,
     ("POST", "/customers/new"): BRANCH,
@@ -259,9 +268,9 @@ def _filled(path: str, shop: Shop) -> str:
     """A company route's path with real ids where the shop has them: the refusal
     must come before any of them is looked up, so any id will do."""
     ids = {"warehouse_id": shop.other_warehouse_id, "product_id": shop.products["apple"],
-           "party_id": shop.customer_id, "kind": "brand"}  # fmt: skip
+           "party_id": shop.customer_id, "kind": "brand", "code": "EUR"}  # fmt: skip
     for name in ("warehouse_id", "product_id", "party_id", "kind", "record_id", "staff_id",
-                 "webhook_id", "delivery_id", "key_id", "item_id"):  # fmt: skip
+                 "webhook_id", "delivery_id", "key_id", "item_id", "code"):  # fmt: skip
         path = path.replace(f"{{{name}}}", str(ids.get(name, 1)))
     return path
 

@@ -267,6 +267,16 @@ MATRIX: list[tuple[str, str, str, Any, set[str], str | None]] = [
     # checked the day they exist, see COMING).
     ("POST", "/import/products", "/import/products", "csv:products", {O, M}, "catalog.write"),
     ("GET", "/export/products", "/export/products", None, EVERYONE, "catalog.read"),
+    # Currencies and rates (DESIGN §16): read with the books, changed by the owner.
+    ("GET", "/currencies", "/currencies", None, {O, M, A}, "books.read"),
+    ("POST", "/currencies", "/currencies", {"currency": "EUR"}, {O}, "settings.write"),
+    ("GET", "/exchange-rates", "/exchange-rates", None, {O, M, A}, "books.read"),
+    ("POST", "/exchange-rates", "/exchange-rates",
+     {"currency": "EUR", "date": "2026-11-02", "rate": "1.08"}, {O}, "settings.write"),
+    ("POST", "/exchange-rates/import", "/exchange-rates/import", "csv:rates", {O},
+     "settings.write"),
+    ("POST", "/currencies/{code}/disable", "/currencies/EUR/disable", None, {O},
+     "settings.write"),
 ]  # fmt: skip
 # Reference data: every family has the same five routes.
 REFERENCE = {
@@ -303,6 +313,7 @@ CSV = {
     "customers": b"code,name\nMX-C1,Matrix import\n",
     "suppliers": b"code,name\nMX-S1,Matrix import\n",
     "products": b"item_code,name\n",
+    "rates": b"date,currency,rate\n2026-11-03,EUR,1.09\n",
 }
 
 

@@ -1758,6 +1758,7 @@ FORM_FIELDS = (
     "sales_price", "purchase_price", "reason", "password", "email", "role", "url", "events",
     "timezone", "money_format", "date", "date_from", "date_to", "amount", "notes", "q",
     "item_code", "barcode", "unit_id", "category_id", "tax_id", "counted", "kind",
+    "currency", "rate",
 )  # fmt: skip
 
 

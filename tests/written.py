@@ -16,6 +16,8 @@ from tillbook.models import (
     AuditEvent,
     Brand,
     Category,
+    CompanyCurrency,
+    ExchangeRate,
     Expense,
     ExpenseCategory,
     FailedTransaction,
@@ -77,6 +79,7 @@ COMPANY_TABLES = (
     Register,
     StockCount,
     StockCountLine,
+    ExchangeRate,
 )
 # Set-up records an edit changes in place: their count and the sum of their versions.
 EDITABLE_TABLES = (Product, Unit, Category, Brand, Tax, PaymentMode, ExpenseCategory, Warehouse)
@@ -169,6 +172,14 @@ async def snapshot(db: Database, shop: Shop) -> dict[str, Any]:
                     ).where(Listing.company_id == cid)
                 )
             ).all()
+        )
+        out["currencies"] = sorted(
+            (code, enabled)
+            for code, enabled in await session.execute(
+                select(CompanyCurrency.code, CompanyCurrency.enabled).where(
+                    CompanyCurrency.company_id == cid
+                )
+            )
         )
         out["listing_versions"] = await session.scalar(
             select(func.sum(Listing.version)).where(Listing.company_id == cid)

@@ -20,6 +20,7 @@ import typer
 
 from tillbook.cli import (
     companies,
+    currencies,
     demo,
     keys,
     parties,
@@ -45,6 +46,8 @@ app.command()(serve.migrate)
 app.command()(demo.demo)
 app.add_typer(companies.company_app, name="company")
 app.add_typer(companies.warehouse_app, name="warehouse")
+app.add_typer(currencies.currency_app, name="currency")
+app.add_typer(currencies.rates_app, name="rates")
 app.add_typer(products.product_app, name="product")
 app.add_typer(staff.staff_app, name="staff")
 app.add_typer(keys.keys_app, name="keys")

@@ -21,7 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.config import Settings, get_settings, master_key_bytes
 from tillbook.db import Database, async_url
-from tillbook.errors import TillbookError
+from tillbook.errors import TillbookError, ValidationFailed
 
 T = TypeVar("T")
 
@@ -35,6 +35,15 @@ JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON object on
 def fail(message: str) -> NoReturn:
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(1)
+
+
+def every_problem(exc: Exception) -> Exception:
+    """A 422's message names only its first field; on the command line say every
+    one (``field: why; field: why``)."""
+    if not isinstance(exc, ValidationFailed):
+        return exc
+    lines = [f"{field}: {msg}" for field, msgs in exc.errors.items() for msg in msgs]
+    return ValidationFailed(exc.errors, "; ".join(lines))
 
 
 def shown_url(url: str) -> str:

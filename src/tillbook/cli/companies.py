@@ -27,21 +27,40 @@ def company_create(
     admin_password: Annotated[
         str, typer.Option("--admin-password", help="Administrator password (8+ characters).")
     ],
+    base_currency: Annotated[
+        str,
+        typer.Option(
+            "--base-currency",
+            help="ISO 4217 code the books are kept in; fixed once anything is posted.",
+        ),
+    ] = "USD",
     json_: JsonFlag = False,
 ) -> None:
     """Create a company with its chart of accounts, admin, Cash, Card and Bank modes."""
 
     async def work(session: AsyncSession) -> dict[str, Any]:
         company, admin = await tenancy.create_company(
-            session, name, admin_email=admin_email, admin_password=admin_password
+            session,
+            name,
+            admin_email=admin_email,
+            admin_password=admin_password,
+            base_currency=base_currency,
         )
-        return {"id": company.id, "name": company.name, "admin_email": admin.email}
+        return {
+            "id": company.id,
+            "name": company.name,
+            "admin_email": admin.email,
+            "base_currency": company.base_currency,
+        }
 
     data = write(work)
     if json_:
         print_json(data)
     else:
-        out.print(f"Company {data['id']} {data['name']!r} created; admin {data['admin_email']}")
+        out.print(
+            f"Company {data['id']} {data['name']!r} created; admin {data['admin_email']}; "
+            f"books in {data['base_currency']}"
+        )
 
 
 @company_app.command("subscription")

@@ -9,7 +9,7 @@ from rich.table import Table
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.auth.actor import COMMAND_LINE
-from tillbook.cli.common import JsonFlag, out, print_json, read, run, write
+from tillbook.cli.common import JsonFlag, every_problem, out, print_json, read, run, write
 from tillbook.config import get_settings
 from tillbook.db import Database
 from tillbook.errors import TillbookError
@@ -27,16 +27,6 @@ def _event_names(events: str | None) -> list[str] | None:
         return None
     names = [name.strip() for name in events.split(",") if name.strip()]
     return names or None
-
-
-def _every_problem(exc: Exception) -> Exception:
-    """A 422 names only its first field; on the command line say every one."""
-    from tillbook.errors import ValidationFailed
-
-    if not isinstance(exc, ValidationFailed):
-        return exc
-    lines = [f"{field}: {msg}" for field, msgs in exc.errors.items() for msg in msgs]
-    return ValidationFailed(exc.errors, "; ".join(lines))
 
 
 def _webhook_secret_view(data: dict[str, Any]) -> dict[str, Any]:
@@ -73,7 +63,7 @@ def webhooks_add(
                 url, _event_names(events), UrlPolicy.from_settings(get_settings())
             )
         except TillbookError as exc:
-            raise _every_problem(exc) from None
+            raise every_problem(exc) from None
         webhook, secret = await db.write(
             lambda s: service.add_webhook(s, company, new, actor=COMMAND_LINE)
         )

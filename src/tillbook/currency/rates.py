@@ -12,8 +12,10 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
+import itertools
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
 from sqlalchemy import exists, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -22,22 +24,52 @@ from tillbook.audit.service import Change, record, record_many
 from tillbook.auth.actor import Actor
 from tillbook.errors import NotFound, ValidationFailed, invalid
 from tillbook.kit import currencies, numerals
-from tillbook.kit.bounds import FX_RATE
+from tillbook.kit.bounds import FX_RATE, LAST_STORABLE_DAY, storable_day_problem
+from tillbook.kit.changes import iso
 from tillbook.kit.problems import Problems
+from tillbook.kit.text import quoted
 from tillbook.models import Company, CompanyCurrency, ExchangeRate, JournalEntry
 
 # A rates file of more rows than this is refused whole (about 27 years of daily
 # rates for 25 currencies): an import runs in one transaction.
 MAX_IMPORT_ROWS = 250_000
+# The bytes of such a file (a row is about 30 characters), refused before decoding.
+MAX_IMPORT_BYTES = 16 * 1024 * 1024
 
 
 @dataclass(frozen=True)
 class Rate:
+    """One rate as entered. ``superseded``: a later entry for the same currency and
+    date replaced it (it is kept, and documents posted while it was in force keep
+    it on their lines); ``corrects``: it replaced an earlier entry for that date."""
+
     currency: str
     date: dt.date
     rate: Decimal
     entered_at: dt.datetime | None
     source: str
+    id: int | None = None
+    superseded: bool = False
+    corrects: bool = False
+
+
+def rate_text(rate: Decimal) -> str:
+    """A rate as a client reads it: exact, without the column's trailing zeros
+    (``1.085``, not ``1.08500000``), never in exponent form."""
+    return format(rate.quantize(FX_RATE.step).normalize(), "f")
+
+
+def rate_view(rate: Rate) -> dict[str, Any]:
+    return {
+        "id": rate.id,
+        "currency": rate.currency,
+        "date": rate.date.isoformat(),
+        "rate": rate_text(rate.rate),
+        "source": rate.source,
+        "entered_at": None if rate.entered_at is None else iso(rate.entered_at),
+        "superseded": rate.superseded,
+        "corrects": rate.corrects,
+    }
 
 
 async def company(session: AsyncSession, company_id: int) -> Company:
@@ -51,8 +83,19 @@ def check_code(field: str, text: str) -> str:
     """An ISO 4217 code as typed, upper-cased; a 422 naming ``field`` otherwise."""
     code = currencies.normalise(text)
     if not currencies.is_currency(code):
-        raise invalid(field, f"{text!r} is not an ISO 4217 currency code (such as EUR or USD)")
+        raise invalid(
+            field, f"{quoted(text)} is not an ISO 4217 currency code (such as EUR or USD)"
+        )
     return code
+
+
+def check_day(field: str, day: dt.date) -> dt.date:
+    """A rate's date: one the database holds (from 1970; a rate may be entered ahead
+    of its day, so the future is allowed)."""
+    problem = storable_day_problem(day)
+    if problem is not None:
+        raise invalid(field, problem)
+    return day
 
 
 def check_rate(field: str, rate: Decimal) -> Decimal:
@@ -135,6 +178,7 @@ async def set_rate(
     if not await is_enabled(session, company_id, code):
         raise invalid("currency", f"{code} is not enabled for this company: enable it first")
     value = check_rate("rate", rate)
+    check_day("date", date)
     earlier = await _latest_for_day(session, company_id, code, date)
     row = ExchangeRate(
         company_id=company_id,
@@ -156,7 +200,7 @@ async def set_rate(
         before=None if earlier is None else {"rate": str(earlier)},
         after={"currency": code, "date": date.isoformat(), "rate": str(value)},
     )
-    return Rate(code, date, value, row.created_at, source)
+    return Rate(code, date, value, row.created_at, source, row.id, corrects=earlier is not None)
 
 
 async def _latest_for_day(
@@ -203,7 +247,8 @@ async def list_rates(
     with_corrections: bool = False,
 ) -> list[Rate]:
     """Rates newest date first; of each date only the rate in force unless
-    ``with_corrections`` (then every row, newest entered first)."""
+    ``with_corrections`` (then every row, newest entered first, the replaced ones
+    marked ``superseded``). Each row says whether it ``corrects`` an earlier one."""
     query = select(ExchangeRate).where(ExchangeRate.company_id == company_id)
     if currency is not None:
         query = query.where(ExchangeRate.currency == check_code("currency", currency))
@@ -211,16 +256,73 @@ async def list_rates(
         ExchangeRate.rate_date.desc(), ExchangeRate.currency, ExchangeRate.id.desc()
     )
     out: list[Rate] = []
-    seen: set[tuple[str, dt.date]] = set()
-    for row in (await session.execute(query)).scalars():
-        key = (row.currency, row.rate_date)
-        if key in seen and not with_corrections:
-            continue
-        seen.add(key)
-        out.append(Rate(row.currency, row.rate_date, row.rate, row.created_at, row.source))
-        if len(out) >= limit:
-            break
+    rows = (await session.execute(query)).scalars()
+    # The rows of one currency and date come together, newest entered first.
+    for _key, group in itertools.groupby(rows, key=lambda r: (r.currency, r.rate_date)):
+        entries = list(group)
+        shown = entries if with_corrections else entries[:1]
+        for n, row in enumerate(shown):
+            out.append(
+                Rate(
+                    row.currency,
+                    row.rate_date,
+                    row.rate,
+                    row.created_at,
+                    row.source,
+                    row.id,
+                    superseded=n > 0,
+                    corrects=n < len(entries) - 1,
+                )
+            )
+            if len(out) >= limit:
+                return out
     return out
+
+
+async def latest(
+    session: AsyncSession, company_id: int, code: str
+) -> tuple[dt.date, Decimal] | None:
+    """The newest rate of ``code`` whatever its date (one entered ahead included)."""
+    return await rate_on(session, company_id, code, LAST_STORABLE_DAY)
+
+
+async def overview(session: AsyncSession, company_id: int) -> dict[str, Any]:
+    """The company's base currency and each currency it has enabled (or enabled and
+    since disabled), with its minor units and newest rate: what the back office and
+    ``GET /currencies`` show."""
+    base = (await company(session, company_id)).base_currency
+    rows = []
+    for row in await enabled(session, company_id):
+        newest = await latest(session, company_id, row.code)
+        rows.append(
+            {
+                "currency": row.code,
+                "minor_units": row.minor_units,
+                "enabled": row.enabled,
+                "latest_rate": None if newest is None else rate_text(newest[1]),
+                "latest_rate_date": None if newest is None else newest[0].isoformat(),
+            }
+        )
+    return {
+        "base_currency": base,
+        "base_minor_units": currencies.minor_units(base),
+        "currencies": rows,
+    }
+
+
+def currency_view(row: CompanyCurrency) -> dict[str, Any]:
+    return {"currency": row.code, "minor_units": row.minor_units, "enabled": row.enabled}
+
+
+def decode_file(data: bytes) -> str:
+    """A rates file's bytes as text (UTF-8, a byte-order mark allowed): a 422
+    naming ``file`` when too large or not text."""
+    if len(data) > MAX_IMPORT_BYTES:
+        raise invalid("file", f"must be at most {MAX_IMPORT_BYTES // (1024 * 1024)} MiB")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise invalid("file", "must be a UTF-8 CSV file of date,currency,rate") from None
 
 
 def parse_rates_file(text: str) -> list[tuple[str, dt.date, Decimal]]:
@@ -229,33 +331,41 @@ def parse_rates_file(text: str) -> list[tuple[str, dt.date, Decimal]]:
     from a file with any bad row."""
     problems = Problems()
     reader = csv.reader(io.StringIO(text.lstrip("\ufeff")))
-    rows = list(reader)
+    try:
+        rows = list(reader)
+    except csv.Error as exc:  # a cell beyond the csv module's limit, a stray quote
+        raise invalid("file", f"is not a CSV file of date,currency,rate ({exc})") from None
     if not rows or [c.strip().lower() for c in rows[0]] != ["date", "currency", "rate"]:
         raise invalid("file", "the first line must be the header date,currency,rate")
-    body = [r for r in rows[1:] if any(c.strip() for c in r)]
+    # (line number, cells) of every line that is not blank, so that a problem names
+    # the line a spreadsheet shows.
+    body = [(n, r) for n, r in enumerate(rows[1:], start=2) if any(c.strip() for c in r)]
     if not body:
         raise invalid("file", "the file holds no rates")
     if len(body) > MAX_IMPORT_ROWS:
         raise invalid("file", f"at most {MAX_IMPORT_ROWS} rates per file")
     out: list[tuple[str, dt.date, Decimal]] = []
-    for n, row in enumerate(body, start=2):
+    for n, row in body:
         where = f"rows.{n}"
         if len(row) != 3:
             problems.add(where, "must have three cells: date,currency,rate")
             continue
-        date_text, code_text, rate_text = (c.strip() for c in row)
+        date_text, code_text, rate_cell = (c.strip() for c in row)
         try:
             day = dt.date.fromisoformat(date_text) if len(date_text) == 10 else None
         except ValueError:
             day = None
         if day is None:
-            problems.add(f"{where}.date", f"{date_text!r} is not a date YYYY-MM-DD")
+            problems.add(f"{where}.date", f"{quoted(date_text)} is not a date YYYY-MM-DD")
+        elif storable_day_problem(day) is not None:
+            problems.add(f"{where}.date", str(storable_day_problem(day)))
+            day = None
         code = currencies.normalise(code_text)
         if not currencies.is_currency(code):
-            problems.add(f"{where}.currency", f"{code_text!r} is not an ISO 4217 code")
-        value = numerals.decimal(rate_text)
+            problems.add(f"{where}.currency", f"{quoted(code_text)} is not an ISO 4217 code")
+        value = numerals.decimal(rate_cell)
         if value is None:
-            problems.add(f"{where}.rate", f"{rate_text!r} is not a number")
+            problems.add(f"{where}.rate", f"{quoted(rate_cell)} is not a number")
         else:
             try:
                 value = check_rate(f"{where}.rate", value)
@@ -305,7 +415,7 @@ async def import_rates(session: AsyncSession, company_id: int, text: str, actor:
                 {
                     "currency": row.currency,
                     "date": row.rate_date.isoformat(),
-                    "rate": str(row.rate),
+                    "rate": rate_text(row.rate),
                 },
             )
             for row in rows

@@ -18,6 +18,7 @@ from tillbook.auth import roles
 from tillbook.auth.ratelimit import parse_rate
 from tillbook.auth.service import HMAC_CONTEXT, SECRET_CONTEXT
 from tillbook.config import master_key
+from tillbook.currency import rates
 from tillbook.errors import (
     Conflict,
     NotFound,
@@ -64,10 +65,12 @@ async def create_company(
     admin_email: str,
     admin_password: str,
     subscription_expires_on: dt.date | None = None,
+    base_currency: str = "USD",
 ) -> tuple[Company, User]:
     """A company with its standard chart, its first owner (a staff member with the
     owner role, who logs in with ``admin_email``), Cash, Card and Bank modes and expense
-    categories.
+    categories, keeping its books in ``base_currency`` (ISO 4217; fixed once anything
+    is posted, DESIGN §16).
 
     The email must not be any staff member's login in any company, compared
     lower-cased: back-office login finds the company by the email alone. The unique
@@ -82,10 +85,15 @@ async def create_company(
         raise invalid("admin_email", f"must be at most {ADMIN_EMAIL_MAX} characters")
     if len(admin_password) < 8:
         raise invalid("admin_password", "must be at least 8 characters")
+    currency = rates.check_code("base_currency", base_currency)
     if await staff.email_taken(session, email):
         shown = email if len(email) <= 100 else email[:100] + "…"
         raise Conflict(f"admin email {shown} is already used by another company")
-    company = Company(name=name.strip(), subscription_expires_on=subscription_expires_on)
+    company = Company(
+        name=name.strip(),
+        subscription_expires_on=subscription_expires_on,
+        base_currency=currency,
+    )
     session.add(company)
     await session.flush()
     await session.execute(
@@ -492,7 +500,6 @@ async def start_first_shop(session: AsyncSession, new: NewShop) -> tuple[Company
     company_name = new.company_name.strip()
     branch_name = new.branch_name.strip()
     owner_name = new.owner_name.strip()
-    currency = new.base_currency.strip().upper()
     if not company_name:
         problems.add("company_name", "must not be empty")
     elif len(company_name) > 200:
@@ -503,8 +510,10 @@ async def start_first_shop(session: AsyncSession, new: NewShop) -> tuple[Company
         problems.add("branch_name", "must be at most 200 characters")
     if not owner_name:
         problems.add("owner_name", "must not be empty")
-    if not (len(currency) == 3 and currency.isascii() and currency.isalpha()):
-        problems.add("base_currency", "must be an ISO 4217 code such as USD, EUR or GBP")
+    try:
+        currency = rates.check_code("base_currency", new.base_currency)
+    except ValidationFailed as exc:
+        problems.add("base_currency", exc.errors["base_currency"][0])
     for field, value, check in (
         ("owner_email", new.owner_email, staff.check_email),
         ("owner_password", new.owner_password, staff.check_password),
@@ -524,9 +533,12 @@ async def start_first_shop(session: AsyncSession, new: NewShop) -> tuple[Company
     if await staff.email_taken(session, new.owner_email.strip()):
         raise invalid("owner_email", "is already a staff member's sign-in")
     company, owner = await create_company(
-        session, company_name, admin_email=new.owner_email, admin_password=new.owner_password
+        session,
+        company_name,
+        admin_email=new.owner_email,
+        admin_password=new.owner_password,
+        base_currency=currency,
     )
-    company.base_currency = currency
     owner.name = owner_name
     branch = await create_warehouse(session, company.id, branch_name)
     await session.flush()

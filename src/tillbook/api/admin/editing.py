@@ -39,19 +39,24 @@ TRUE = {"1", "true", "yes"}
 FALSE = {"", "0", "false", "no"}
 
 
-def include_archived_flag(raw: str | None) -> bool:
+def flag(field: str, raw: str | None) -> bool:
+    """A true/false query parameter (absent: false); anything else is a 422 naming it."""
     if raw is None:
         return False
     # Before stripping: Python counts U+001C to U+001F as white space.
     problem = text_problem(raw)
     if problem is not None:
-        raise invalid("include_archived", problem)
+        raise invalid(field, problem)
     text = raw.strip().lower()
     if text in TRUE:
         return True
     if text in FALSE:
         return False
-    raise invalid("include_archived", f"must be true or false (got {quoted(raw)})")
+    raise invalid(field, f"must be true or false (got {quoted(raw)})")
+
+
+def include_archived_flag(raw: str | None) -> bool:
+    return flag("include_archived", raw)
 
 
 def listing(p: Page, total: int, rows: list[dict[str, Any]]) -> dict[str, Any]:

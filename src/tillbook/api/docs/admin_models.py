@@ -177,6 +177,42 @@ class ImportCounts(_Shape):
     unchanged: int
 
 
+# --- currencies and exchange rates (``currency/rates.py``) ------------------------------
+
+
+class AdminCurrency(_Shape):
+    currency: str
+    minor_units: int
+    enabled: bool
+
+
+class AdminCurrencyRow(AdminCurrency):
+    latest_rate: str | None
+    latest_rate_date: str | None
+
+
+class AdminCurrencyList(_Shape):
+    status: Literal["success"]
+    base_currency: str
+    base_minor_units: int
+    data: list[AdminCurrencyRow]
+
+
+class AdminExchangeRate(_Shape):
+    id: int | None
+    currency: str
+    date: str
+    rate: str
+    source: str
+    entered_at: str | None
+    superseded: bool
+    corrects: bool
+
+
+class RatesImported(_Shape):
+    imported: int
+
+
 # --- staff and the session -----------------------------------------------------------------
 
 
@@ -335,6 +371,13 @@ def _responses() -> dict[str, tuple[int, type[BaseModel]]]:
         200,
         _one("AdminRegisterAnswer", AdminRegister),
     )
+    currency = _one("AdminCurrencyAnswer", AdminCurrency)
+    out[f"GET {A}/currencies"] = (200, AdminCurrencyList)
+    out[f"POST {A}/currencies"] = (200, currency)
+    out[f"POST {A}/currencies/{{code}}/disable"] = (200, currency)
+    out[f"GET {A}/exchange-rates"] = (200, _one("AdminExchangeRateList", list[AdminExchangeRate]))  # type: ignore[arg-type]
+    out[f"POST {A}/exchange-rates"] = (201, _one("AdminExchangeRateAnswer", AdminExchangeRate))
+    out[f"POST {A}/exchange-rates/import"] = (200, _one("RatesImportAnswer", RatesImported))
     out[f"POST {A}/login"] = (200, LoginAnswer)
     out[f"POST {A}/logout"] = (200, LogoutAnswer)
     return out

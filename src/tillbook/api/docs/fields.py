@@ -344,7 +344,41 @@ FIELDS.update(
     }
 )
 
+# Currencies and exchange rates (DESIGN §16).
+FIELDS.update(
+    {
+        "currency": e("an ISO 4217 currency code (upper or lower case)", "EUR"),
+        "minor_units": e("the currency's decimal places (JPY 0, EUR 2, KWD 3)", 2),
+        "base_minor_units": e("the base currency's decimal places", 2),
+        "enabled": e("whether new documents may be in this currency", True),
+        "latest_rate": e(
+            "the currency's newest rate (base units per one unit of it), or null", "1.085"
+        ),
+        "latest_rate_date": e("the date that rate applies from, or null", "2026-11-20"),
+        "superseded": e(
+            "a later entry for the same currency and date replaced this one (kept for "
+            "the documents posted while it was in force)",
+            False,
+        ),
+        "corrects": e("this entry replaced an earlier one for the same date", False),
+        "entered_at": e("when the rate was entered (ISO 8601, UTC)", "2026-11-20T09:30:00Z"),
+        "source": e("how the rate was entered: `manual` or `import`", "manual"),
+        "imported": e("how many rates the file held, all recorded", 12),
+        "corrections": e(
+            "true: every entry, the corrected ones too (marked `superseded`); default "
+            "false: of each date the rate in force",
+            "true",
+        ),
+    }
+)
+
 OVERRIDES: dict[tuple[str, str], str] = {
+    ("ExchangeRateIn", "rate"): "base units per one unit of `currency` (1.085: one EUR is "
+    "1.085 of the base): above 0, at most 8 decimal places",
+    ("AdminExchangeRate", "rate"): "base units per one unit of `currency`, exact",
+    ("ExchangeRateIn", "date"): "the first day the rate applies (YYYY-MM-DD); it holds "
+    "until a later date's rate",
+    ("AdminExchangeRate", "date"): "the first day the rate applies (YYYY-MM-DD)",
     ("Refused", "reason"): "why the server refused it, as its answer said",
     ("ShiftIn", "reference"): "the register's own reference for the shift (R1-S000007), "
     "unique in the branch: opening it again answers the shift already opened",
@@ -513,6 +547,8 @@ _RECEIPT_FORMAT = "`html` (default: a page to print) or `text` (plain text for E
 _LEDGER_FORMAT = "`json` (default: a page) or `csv` to stream the whole range as a download"
 
 PARAMETER_OVERRIDES: dict[tuple[str, str], str] = {
+    ("/api/v1/admin/currencies/{code}/disable", "code"): "the currency's ISO 4217 code",
+    ("/api/v1/admin/exchange-rates", "currency"): "only this currency's rates (ISO 4217)",
     ("/api/v1/public/sales/{order_id}/receipt", "format"): _RECEIPT_FORMAT,
     ("/api/v1/public/sales-returns/{order_id}/receipt", "format"): _RECEIPT_FORMAT,
     ("/api/v1/admin/reports/ledger", "format"): _LEDGER_FORMAT,

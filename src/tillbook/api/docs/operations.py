@@ -370,6 +370,48 @@ OPERATIONS: dict[str, Op] = {
     f"POST {A}/periods/reopen": op(
         "Reopen the books", "Moves the closed day back (or removes it, `null`). `books.reopen`."
     ),
+    # --- admin: currencies and exchange rates (DESIGN §16) ---------------------------------
+    f"GET {A}/currencies": op(
+        "Currencies",
+        "The company's base currency (the books are kept in it) and every foreign "
+        "currency it has enabled (or enabled and since disabled), with its minor units "
+        "and its newest rate (base units per one unit of it). `books.read`.",
+    ),
+    f"POST {A}/currencies": op(
+        "Enable a currency",
+        "An ISO 4217 code; documents may then be in it (once it has a rate). The base "
+        "currency or an unknown code is a 422 naming `currency`. Enabling one already "
+        "enabled changes nothing. `settings.write`.",
+        request={"currency": "EUR"},
+    ),
+    f"POST {A}/currencies/{{code}}/disable": op(
+        "Disable a currency",
+        "New documents in it are refused; its rates and the documents already in it stay "
+        "readable. A currency never enabled is a 404. `settings.write`.",
+    ),
+    f"GET {A}/exchange-rates": op(
+        "Exchange rates",
+        "Newest date first, of every currency or the one named; of each date the rate in "
+        "force (the newest entered), or with `corrections` every entry, the replaced ones "
+        "marked `superseded`. `books.read`.",
+    ),
+    f"POST {A}/exchange-rates": op(
+        "Set an exchange rate",
+        "Base units per one unit of `currency` from `date` on. A second rate for the same "
+        "date is a correction: the earlier entry is kept, and documents posted from now "
+        "on take the new one; entries already posted keep the rate on their lines. A rate "
+        "of 0 or less, of more than 8 decimal places or beyond 9999999999.99999999 is a "
+        "422 naming `rate`; a currency not enabled one naming `currency`. "
+        "`settings.write`.",
+        request={"currency": "EUR", "date": "2026-11-20", "rate": "1.085"},
+    ),
+    f"POST {A}/exchange-rates/import": op(
+        "Import exchange rates (CSV)",
+        "Multipart upload, field `file`: a header line `date,currency,rate`, then one rate "
+        "a line (a date that has one is a correction). Every row is checked first; a file "
+        "with any bad row, or a currency not enabled, imports nothing (422 naming "
+        "`rows.N.field`). `settings.write`.",
+    ),
     # --- admin: money in and out ----------------------------------------------------------
     f"POST {A}/payments": op(
         "Record a payment",
