@@ -233,3 +233,53 @@ async def test_async_client(server: Server, key: dict[str, Any], demo: dict[str,
         assert (await c.sale(sale.order_id)).invoice_number == sale.invoice_number
         with pytest.raises(NotFound):
             await c.product("no-such-product")
+
+
+def test_a_sale_and_its_payment_in_a_foreign_currency(
+    client: Client, demo: dict[str, Any], server: Server
+) -> None:
+    """The client sends ``currency`` like any field and reads the base totals back
+    (DESIGN §16); the currency and its rate are set with the operator's CLI."""
+    company = str(demo["id"])
+    server.cli("currency", "enable", "EUR", "--company", company, "--json")
+    server.cli(
+        "rates",
+        "set",
+        "--company",
+        company,
+        "--currency",
+        "EUR",
+        "--date",
+        "2020-01-01",
+        "--rate",
+        "1.25",
+        "--json",
+    )
+    customer = next(c for c in client.iter_customers() if not c.is_walk_in)
+    stocked = max(client.iter_products(), key=lambda p: p.current_stock)
+    sale = client.create_sale(
+        {
+            "user_id": customer.id,
+            "order_date": TODAY,
+            "currency": "EUR",
+            "product_items": [{"xid": stocked.xid, "quantity": 1, "unit_price": "8.00"}],
+        }
+    )
+    assert (sale.currency, sale.exchange_rate) == ("EUR", Decimal("1.25"))
+    assert sale.due_amount == Decimal("8.00") and sale.base_total == Decimal("10.00")
+    read = client.sale(sale.invoice_number)
+    assert read.currency == "EUR" and read.base_due == Decimal("10.00")
+    payment = client.create_payment(
+        {
+            "user_id": customer.id,
+            "payment_type": "in",
+            "amount": "8.00",
+            "payment_mode_id": "cash",
+            "currency": "EUR",
+            "exchange_rate": "1.30",
+            "invoices": [{"order_id": sale.order_id, "amount": "8.00"}],
+        }
+    )
+    assert payment.currency == "EUR" and payment.base_amount == Decimal("10.40")
+    assert client.sale(sale.order_id).base_due == Decimal("0.00")
+    books_balanced(server, demo["id"])

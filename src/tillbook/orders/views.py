@@ -15,6 +15,7 @@ from tillbook.inventory.service import Listed
 from tillbook.kit import xid
 from tillbook.kit.money import money_str, number, price_str
 from tillbook.models import Order, OrderItem, Payment, PaymentAllocation, Product, User
+from tillbook.orders.currency import currency_fields
 
 MONEY_FIELDS = (
     "subtotal",
@@ -45,6 +46,8 @@ def list_item(order: Order, party: User, staff: User | None) -> dict[str, Any]:
         user={"id": party.id, "name": party.name},
         staff_member={"id": staff.id, "name": staff.name} if staff else None,
     )
+    # A foreign order adds its currency, rate and base totals (DESIGN §16).
+    out.update(currency_fields(order))
     return out
 
 

@@ -221,6 +221,11 @@ class Order(Model):
     original_order_id: int | None = None
     items: list[OrderLine] = []
     payments: list[OrderPayment] = []
+    # A document in a foreign currency (DESIGN §16); None for a base-currency one.
+    currency: str | None = None
+    exchange_rate: Decimal | None = None
+    base_total: Decimal | None = None
+    base_due: Decimal | None = None
 
 
 class SaleCreated(Model):
@@ -231,6 +236,11 @@ class SaleCreated(Model):
     payment_status: PaymentStatus
     paid_amount: Decimal
     due_amount: Decimal
+    # A document in a foreign currency (DESIGN §16); None for a base-currency one.
+    currency: str | None = None
+    exchange_rate: Decimal | None = None
+    base_total: Decimal | None = None
+    base_due: Decimal | None = None
 
 
 class PurchaseCreated(Model):
@@ -239,6 +249,11 @@ class PurchaseCreated(Model):
     payment_status: PaymentStatus
     total: Decimal
     due_amount: Decimal
+    # A document in a foreign currency (DESIGN §16); None for a base-currency one.
+    currency: str | None = None
+    exchange_rate: Decimal | None = None
+    base_total: Decimal | None = None
+    base_due: Decimal | None = None
 
 
 class ReturnCreated(Model):
@@ -247,6 +262,11 @@ class ReturnCreated(Model):
     total: Decimal
     tax_amount: Decimal
     original_order_id: int | None
+    # A document in a foreign currency (DESIGN §16); None for a base-currency one.
+    currency: str | None = None
+    exchange_rate: Decimal | None = None
+    base_total: Decimal | None = None
+    base_due: Decimal | None = None
 
 
 class StockAdjustment(Model):
@@ -306,6 +326,10 @@ class Payment(Model):
     notes: str
     journal_entry_id: int | None
     allocations: list[Allocation]
+    # In a foreign currency (DESIGN §16): the amount's currency, rate and base value.
+    currency: str | None = None
+    exchange_rate: Decimal | None = None
+    base_amount: Decimal | None = None
 
 
 class OutstandingInvoice(Model):
@@ -346,6 +370,10 @@ class ExpenseCreated(Model):
     expense_status: Literal["paid", "pending"]
     journal_entry_id: int | None
     amount: Decimal
+    # In a foreign currency (DESIGN §16): the amount's currency, rate and base value.
+    currency: str | None = None
+    exchange_rate: Decimal | None = None
+    base_amount: Decimal | None = None
 
 
 # --- events ------------------------------------------------------------------------
