@@ -13,6 +13,7 @@ from decimal import Decimal
 from typing import Any
 
 from tillbook.audit.service import record
+from tillbook.currency import rates
 from tillbook.auth.context import acting_for
 from tillbook.payments import expenses, moves, service
 from tillbook.payments.schemas import (
@@ -40,7 +41,14 @@ async def record_payment(
     key = await acting_for(uow.session, company_id, warehouse_id, actor_id)
     if settle_oldest_first and not body.invoices:
         invoices = await service.user_invoices(uow.session, key, str(body.user_id))
-        dues = [(i["order_id"], Decimal(i["due_amount"])) for i in invoices["invoices"]]
+        # Only the invoices in the payment's own currency (DESIGN §16).
+        base = (await rates.company(uow.session, company_id)).base_currency
+        paying = rates.check_code("currency", body.currency) if body.currency else base
+        dues = [
+            (i["order_id"], Decimal(i["due_amount"]))
+            for i in invoices["invoices"]
+            if i.get("currency", base) == paying
+        ]
         allocations = [
             AllocationIn(order_id=order_id, amount=amount)
             for order_id, amount in oldest_first(body.amount, dues)

@@ -10,7 +10,7 @@ through the ledger (rule ``payment_in`` / ``payment_out``), and every order keep
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -31,7 +31,7 @@ from tillbook.ledger.rules import RuleName
 from tillbook.ledger.service import post
 from tillbook.models import Order, Payment, PaymentAllocation, User
 from tillbook.orders import lookup, shifts, views
-from tillbook.orders.currency import settle_base
+from tillbook.orders.currency import currency_fields, settle_base
 from tillbook.orders.tenders import settle_status
 from tillbook.payments.schemas import PaymentIn
 from tillbook.unit import UnitOfWork
@@ -319,8 +319,22 @@ async def user_invoices(
                 "paid_amount": money_str(o.paid_amount),
                 "due_amount": money_str(o.due_amount),
                 "payment_status": o.payment_status,
+                **currency_fields(o),
             }
             for o in orders
         ],
-        "total_due": money_str(sum((o.due_amount for o in orders), ZERO)),
+        # In the base currency: a foreign invoice's due is in its own currency, so
+        # the sum names those separately (``due_by_currency``) when there are any.
+        "total_due": money_str(sum((o.due_amount for o in orders if o.currency is None), ZERO)),
+        **_due_by_currency(orders),
     }
+
+
+def _due_by_currency(orders: Sequence[Order]) -> dict[str, Any]:
+    due: dict[str, Decimal] = {}
+    for o in orders:
+        if o.currency is not None:
+            due[o.currency] = due.get(o.currency, ZERO) + o.due_amount
+    if not due:
+        return {}
+    return {"due_by_currency": {code: money_str(v) for code, v in sorted(due.items())}}

@@ -29,6 +29,7 @@ from tillbook.orders.schemas import PurchaseIn
 from tillbook.parties import service as parties
 from tillbook.payments import setup as payment_setup
 from tillbook.unit import UnitOfWork
+from tillbook.web import document_currency
 from tillbook.web.forms import submit, text, values
 from tillbook.web.pages import branches, decimal_field, id_field, parse_model, see_other
 from tillbook.web.render import render
@@ -85,6 +86,7 @@ async def _delivery_page(
         status=status,
         receivers=receivers,
         receiving=wid,
+        currencies=await document_currency.choices(db, ctx.company_id),
         errors=errors or {},
         values=form_values
         or {"warehouse_id": str(wid), "q": search or "", "order_date": dt.date.today().isoformat()},
@@ -116,6 +118,7 @@ async def delivery_receive(request: Request, ctx: StockWriter, db: DB) -> Respon
     order = [pid for pid in rows if quantities[pid] is not None and costs[pid] is not None]
     paid = decimal_field(form, "paid_amount", errors)
     mode_id = id_field(form, "payment_mode_id", errors)
+    in_currency = document_currency.read(form, errors)
     if paid is not None and paid > 0 and mode_id is None and "payment_mode_id" not in errors:
         errors["payment_mode_id"] = ["choose how the supplier is paid now"]
     try:
@@ -140,6 +143,7 @@ async def delivery_receive(request: Request, ctx: StockWriter, db: DB) -> Respon
                     if paid is not None and paid > 0
                     else []
                 ),
+                **in_currency,
             },
         )
         assert warehouse_id is not None

@@ -36,6 +36,7 @@ from tillbook.payments import expenses, moves, office, queries, setup
 from tillbook.payments import service as payment_service
 from tillbook.payments.schemas import AccountMoveIn, ExpenseIn, ExpensePaymentIn, PaymentIn
 from tillbook.unit import UnitOfWork
+from tillbook.web import document_currency
 from tillbook.web.forms import submit, text, values
 from tillbook.web.pages import branches, decimal_field, id_field, parse_model, see_other
 from tillbook.web.render import render
@@ -139,6 +140,7 @@ async def _payment_page(
         balance=open_invoices["user"]["balance"],
         total_due=open_invoices["total_due"],
         modes=[(m["id"], m["name"]) for m in modes],
+        currencies=await document_currency.choices(db, ctx.company_id),
         errors=errors or {},
         values=shown,
     )
@@ -188,6 +190,7 @@ async def _record_payment(
         "reference": text(form, "reference") or None,
         "notes": text(form, "notes") or None,
         "invoices": allocations or None,
+        **document_currency.read(form, errors),
     }
     try:
         if wid is not None:
@@ -277,6 +280,7 @@ async def _expense_page(
         branches=shops,
         categories=[(c["id"], c["name"]) for c in categories],
         modes=[(m["id"], m["name"]) for m in await _modes(db, ctx)],
+        currencies=await document_currency.choices(db, ctx.company_id),
         errors=errors or {},
         values=form_values or {"warehouse_id": str(shops[0][0]), "date": _today()},
     )
@@ -306,6 +310,7 @@ async def expense_create(request: Request, ctx: Staff, db: DB) -> Response:
         "payment_mode_id": id_field(form, "payment_mode_id", errors),
         "reference": text(form, "reference") or None,
         "notes": text(form, "notes") or None,
+        **document_currency.read(form, errors),
     }
     try:
         if wid is not None:
