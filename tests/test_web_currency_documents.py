@@ -14,7 +14,8 @@ from tests.factories import Shop
 from tests.invariants import check_books
 from tests.test_foreign_currency import set_up
 from tests.test_payments import make_purchase
-from tests.test_web_money import as_owner, balance, first_category, tokens, web  # noqa: F401
+from tests.test_web_money import as_owner, balance, first_category, tokens
+from tests.test_web_money import web as web  # the fixture
 from tillbook.db import Database
 from tillbook.models import Expense, Order
 
