@@ -22,6 +22,7 @@ from tillbook.payments import expenses
 from tillbook.payments.schemas import ExpensePaymentIn
 from tillbook.reports import periods
 from tillbook.reports.journal import export_journal
+from tillbook.reports.ledgers import party_statement_page
 
 D = Decimal
 SYSTEM = Actor.system()
@@ -619,3 +620,17 @@ async def test_closing_revalues_open_foreign_invoices_and_reverses_next_day(clie
     # 4.50 unrealised, reversed, then 3.00 realised
     assert await db.read(lambda s: gl_balance(s, shop.company_id, "71100")) == D("-3.00")
     await check_books(db, shop.company_id)
+
+
+async def test_a_statement_shows_foreign_lines_and_open_invoices_per_currency(client, shop, db):
+    await set_up(db, shop, ("2026-11-01", "1.10"))
+    await client.post("/sales", json=sale_body(shop, currency="EUR"), headers=shop.headers)
+    await client.post("/sales", json=sale_body(shop, quantity=1), headers=shop.headers)
+    page = await db.read(lambda s: party_statement_page(s, shop.company_id, shop.customer_id))
+    foreign = [line for line in page["lines"] if "currency" in line]
+    assert len(foreign) == 1 and foreign[0]["amount_foreign"] == "30.00"
+    assert foreign[0]["debit"] == "33.00" and foreign[0]["rate"] == "1.10000000"
+    assert page["closing_balance"] == "43.00"  # 33.00 + one base sale of 10.00
+    assert page["open_by_currency"] == [
+        {"currency": "EUR", "due": "30.00", "base_carried": "33.00"}
+    ]

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any, Literal, get_args
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import and_, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.config import cursor_key
@@ -34,7 +34,7 @@ from tillbook.kit.cursors import Scope
 from tillbook.kit.money import ZERO, money_str, to_money
 from tillbook.ledger import chart, rollups
 from tillbook.ledger.service import account_ids
-from tillbook.models import Account, JournalEntry, JournalLine, User
+from tillbook.models import Account, JournalEntry, JournalLine, Order, User
 from tillbook.reports.common import check_period, check_scope, iso
 
 # A ledger or statement as a page of JSON or the whole range as a CSV download.
@@ -182,6 +182,9 @@ async def _page(
                 JournalLine.account_id,
                 JournalLine.debit,
                 JournalLine.credit,
+                JournalLine.currency,
+                JournalLine.amount_foreign,
+                JournalLine.rate,
             )
             .join(JournalLine, JournalLine.entry_id == JournalEntry.id)
             .where(*conditions)
@@ -194,11 +197,19 @@ async def _page(
     last: Cursor | None = None
     for row in rows[:limit]:
         day, entry_id, narration, source_type, source_id, line_id = row[:6]
-        warehouse_id, party_id, account_id, debit, credit = row[6:]
+        warehouse_id, party_id, account_id, debit, credit, code, foreign, rate = row[6:]
         dr, cr = to_money(debit), to_money(credit)
         running += (dr - cr) * scope.sign
+        # A line of a foreign document also says what it was in that currency
+        # (DESIGN §16: statements in both); base lines keep v1's shape.
+        in_currency = (
+            {}
+            if code is None or foreign is None
+            else {"currency": code, "amount_foreign": money_str(foreign), "rate": str(rate)}
+        )
         lines.append(
             {
+                **in_currency,
                 "date": day.isoformat(),
                 "entry_id": entry_id,
                 "line_id": line_id,
@@ -348,6 +359,40 @@ async def party_statement_page(
         "party": {"id": party.id, "name": party.name, "type": party.user_type, "account": code},
         "warehouse_id": warehouse_id,
         **page,
+        **await _open_in_currencies(session, company_id, party.id, warehouse_id),
+    }
+
+
+async def _open_in_currencies(
+    session: AsyncSession, company_id: int, party_id: int, warehouse_id: int | None
+) -> dict[str, Any]:
+    """What the party's open foreign invoices come to, per currency: due in that
+    currency and carried in the base (DESIGN §16: balances per currency and in the
+    base). Nothing for a party with none, so a base-only statement keeps v1's shape."""
+    conditions: list[Any] = [
+        Order.company_id == company_id,
+        Order.user_id == party_id,
+        Order.currency.is_not(None),
+        Order.order_type.in_(("sales", "purchases")),
+        Order.due_amount > 0,
+    ]
+    if warehouse_id is not None:
+        conditions.append(Order.warehouse_id == warehouse_id)
+    rows = (
+        await session.execute(
+            select(Order.currency, func.sum(Order.due_amount), func.sum(Order.base_due))
+            .where(*conditions)
+            .group_by(Order.currency)
+            .order_by(Order.currency)
+        )
+    ).all()
+    if not rows:
+        return {}
+    return {
+        "open_by_currency": [
+            {"currency": code, "due": money_str(due), "base_carried": money_str(carried or ZERO)}
+            for code, due, carried in rows
+        ]
     }
 
 
