@@ -13,8 +13,8 @@ from decimal import Decimal
 from typing import Any
 
 from tillbook.audit.service import record
-from tillbook.currency import rates
 from tillbook.auth.context import acting_for
+from tillbook.currency import rates
 from tillbook.payments import expenses, moves, service
 from tillbook.payments.schemas import (
     AccountMoveIn,
