@@ -1,5 +1,11 @@
 """POST /purchases: stock in as new batches at the unit cost, payable to the
-supplier, outward tenders paid at once."""
+supplier, outward tenders paid at once.
+
+A line may name the tax the supplier charged (``tax_id``, one of the company's
+taxes, priced like a sale's line: its rate, inclusive of ``unit_price`` or added to
+it, rounded per line). The stock takes the cost net of that tax, the tax is
+recoverable (11800 Input Tax Recoverable) and the supplier is owed the gross: the
+purchase's ``total``. A line without a tax is exactly as before: net = gross."""
 
 from __future__ import annotations
 
@@ -33,6 +39,7 @@ def purchase_response(order: Order) -> dict[str, Any]:
         "order_status": order.order_status,
         "payment_status": order.payment_status,
         "total": money_str(order.total),
+        "tax_amount": money_str(order.tax_amount),
         "due_amount": money_str(order.due_amount),
     }
 
@@ -44,9 +51,11 @@ async def create_purchase(uow: UnitOfWork, key: AuthContext, body: PurchaseIn) -
     earlier = await existing_order(uow, key.warehouse_id, "purchases", body.invoice_number)
     if earlier is not None:
         return purchase_response(earlier)
-    intake = await take_in(uow, key, body, party_type="supplier", with_tax=False)
+    intake = await take_in(uow, key, body, party_type="supplier")
     supplier, lines = intake.party, intake.lines
-    total = sum((line.net for line in lines), ZERO)
+    net = sum((line.net for line in lines), ZERO)
+    tax = sum((line.tax_amount for line in lines), ZERO)
+    total = net + tax
     paid = sum((t.amount for t in body.all_payments), ZERO)
     if paid > total:
         raise ValidationFailed(
@@ -63,8 +72,8 @@ async def create_purchase(uow: UnitOfWork, key: AuthContext, body: PurchaseIn) -
         "user_id": supplier.id,
         "staff_user_id": key.user_id,
         "original_order_id": None,
-        "subtotal": total,
-        "tax_amount": ZERO,
+        "subtotal": net,
+        "tax_amount": tax,
         "discount": ZERO,
         "shipping": ZERO,
         "total": total,
@@ -106,11 +115,11 @@ async def create_purchase(uow: UnitOfWork, key: AuthContext, body: PurchaseIn) -
                 "base_quantity": line.base_quantity,
                 "unit_price": line.unit_price,
                 "discount_rate": ZERO,
-                "tax_id": None,
-                "tax_rate": ZERO,
-                "tax_amount": ZERO,
+                "tax_id": line.tax.id if line.tax else None,
+                "tax_rate": line.tax.rate if line.tax else ZERO,
+                "tax_amount": line.tax_amount,
                 "subtotal": line.net,
-                "total": line.net,
+                "total": line.gross,
                 "cost_amount": line.net,
                 "returned_quantity": ZERO,
             }
@@ -139,7 +148,7 @@ async def create_purchase(uow: UnitOfWork, key: AuthContext, body: PurchaseIn) -
     order.journal_entry_id = await post(
         uow,
         rule="purchase",
-        figures={"total": total, "paid": paid, "tenders": tender_postings},
+        figures={"net": net, "tax": tax, "total": total, "paid": paid, "tenders": tender_postings},
         narration=f"Purchase {invoice_number} from {supplier.name}",
         **common,
     )
@@ -167,6 +176,7 @@ async def create_purchase(uow: UnitOfWork, key: AuthContext, body: PurchaseIn) -
             "supplier_id": supplier.id,
             "invoice_number": invoice_number,
             "total": answer["total"],
+            "tax_amount": answer["tax_amount"],
             "due_amount": answer["due_amount"],
         },
     )
