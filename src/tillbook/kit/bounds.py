@@ -144,6 +144,8 @@ MinQuantity = Annotated[Decimal, AsciiNumber, _limits(QTY, ge=Decimal("0.01")), 
 ZeroOrMoreQuantity = Annotated[Decimal, AsciiNumber, _limits(QTY, ge=0), _places_within(QTY)]
 UnitPrice = Annotated[Decimal, AsciiNumber, _limits(PRICE, ge=0), _places_within(PRICE)]
 Percent = Annotated[Decimal, AsciiNumber, _limits(RATE, ge=0, le=100), _places_within(RATE)]
+# How far a price moves (a batch price change's amount or percentage): negative is down.
+PriceMove = Annotated[Decimal, AsciiNumber, _limits(PRICE, ge=-PRICE.max), _places_within(PRICE)]
 
 
 # --- text ----------------------------------------------------------------------------

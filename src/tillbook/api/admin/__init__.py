@@ -2,8 +2,8 @@
 trail, webhook management, the reports, the company's catalog (products and their
 listings), reference data (units, categories, brands, taxes, payment modes, expense
 categories, warehouses), customers and suppliers, money in and out (payments,
-expenses and their approval, moves between cash and bank), stocktakes and purchase
-orders. Thin routers,
+expenses and their approval, moves between cash and bank), stocktakes, purchase
+orders and batch price changes. Thin routers,
 one service call each; every route names its permission with ``deps.Allowed``
 (``auth/roles.py``) and
 every POST runs through ``api.idempotent.run_admin_write`` (or ``run_admin_unit``)."""
@@ -21,6 +21,7 @@ from tillbook.api.admin import (
     parties,
     payment_modes,
     periods,
+    price_changes,
     products,
     purchase_orders,
     registers,
@@ -49,5 +50,6 @@ router.include_router(parties.router)
 router.include_router(money.router)
 router.include_router(stock_counts.router)
 router.include_router(purchase_orders.router)
+router.include_router(price_changes.router)
 for family in (units, categories, brands, taxes, payment_modes, expense_categories, warehouses):
     router.include_router(family.router)
