@@ -205,6 +205,40 @@ async def check_books(db: Database, company_id: int) -> None:
             expected = lines if kind == "customer" else -lines
             assert q(balance) == expected, f"party {pid} balance {balance} != lines {expected}"
 
+        # 4b. input tax: GL 11800 = Σ tax of purchases − Σ tax of purchase returns, per
+        # warehouse (nothing else posts to it), and each order's total = its lines'
+        # gross for purchases and their returns (the supplier is owed the gross)
+        taxed = (
+            await session.execute(
+                select(Order.warehouse_id, Order.order_type, func.sum(Order.tax_amount))
+                .where(
+                    Order.company_id == company_id,
+                    Order.order_type.in_(["purchases", "purchase-returns"]),
+                )
+                .group_by(Order.warehouse_id, Order.order_type)
+            )
+        ).all()
+        input_tax: dict[int, Decimal] = {}
+        for wh, otype, tax in taxed:
+            sign = 1 if otype == "purchases" else -1
+            input_tax[wh] = input_tax.get(wh, q(0)) + sign * q(tax)
+        for wh, tax in input_tax.items():
+            gl = await gl_balance(session, company_id, "11800", wh)
+            assert gl == tax, f"warehouse {wh}: GL 11800 {gl} != purchases' tax {tax}"
+        all_tax = sum(input_tax.values(), q(0))
+        gl_tax = await gl_balance(session, company_id, "11800")
+        assert gl_tax == all_tax, f"GL 11800 {gl_tax} != purchases' tax {all_tax}"
+        gross_of = (
+            await session.execute(
+                select(Order.id, Order.total, Order.tax_amount, Order.subtotal).where(
+                    Order.company_id == company_id,
+                    Order.order_type.in_(["purchases", "purchase-returns"]),
+                )
+            )
+        ).all()
+        for oid, total, tax, subtotal in gross_of:
+            assert q(total) == q(subtotal) + q(tax), f"order {oid}: total != subtotal + tax"
+
         # 5. orders: due = total − paid ≥ 0; paid = Σ allocations
         orders = (
             await session.execute(
@@ -266,6 +300,17 @@ async def check_books(db: Database, company_id: int) -> None:
         for oid, total, tax, refunded, tax_back in refunds:
             assert q(refunded) <= q(total), f"sale {oid}: returns refund {refunded} of {total}"
             assert q(tax_back) <= q(tax), f"sale {oid}: returns give back tax {tax_back} of {tax}"
+        # the returns of a purchase take back at most the input tax it recorded
+        taken_back = (
+            await session.execute(
+                select(original.id, original.tax_amount, func.sum(Order.tax_amount))
+                .join(original, original.id == Order.original_order_id)
+                .where(Order.company_id == company_id, Order.order_type == "purchase-returns")
+                .group_by(original.id, original.tax_amount)
+            )
+        ).all()
+        for oid, tax, tax_back in taken_back:
+            assert q(tax_back) <= q(tax), f"purchase {oid}: returns take back {tax_back} of {tax}"
 
         # 8. foreign currency (DESIGN §16): a foreign document's base value still
         # carried is nothing exactly when nothing is due on it, never negative; every

@@ -211,6 +211,18 @@ def full_bodies(w: World) -> dict[tuple[str, str], Body]:
         "items": [{"product_id": s.products["apple"], "quantity": 1, "unit_price": "1.00"}],
         "all_payments": [tender],
     }
+    price_change = {
+        "warehouse_ids": [s.warehouse_id],
+        "scope": "list",
+        "target": "sales",
+        "method": "percent",
+        "value": "10",
+        "step": "0.05",
+        "search": "apple",
+        "category_id": s.category_id,
+        "item_codes": ["apple"],
+        "notes": "n",
+    }
     return {
         ("POST", "/sales"): {
             **order,
@@ -382,6 +394,7 @@ def full_bodies(w: World) -> dict[tuple[str, str], Body]:
                     "unit_cost": "1.00",
                     "batch_number": "B-1",
                     "expiry_date": "2030-01-31",
+                    "tax_id": s.tax10_id,
                 }
             ],
             "invoice_number": "INV-1",
@@ -404,6 +417,8 @@ def full_bodies(w: World) -> dict[tuple[str, str], Body]:
             "barcode": "apple",
             "unique_id": "u-1",
         },
+        ("POST", f"{AD}/price-changes/preview"): price_change,
+        ("POST", f"{AD}/price-changes"): {**price_change, "fingerprint": "f-1"},
         ("POST", f"{AD}/registers"): {"warehouse_id": s.warehouse_id, "name": "Till"},
         ("PUT", f"{AD}/staff/{{staff_id}}/pin"): {"pin": "1234"},
         ("POST", "/register/heartbeat"): {
@@ -524,7 +539,7 @@ def admin_catalog_bodies(w: World) -> dict[tuple[str, str], Body]:
 STAFF_BODY = {"name": "n", "email": "e@x.example", "role": "cashier", "password": "pass word"}
 
 
-PURCHASE_LINE = {"xid", "quantity", "unit_price", "selected_unit_id"}
+PURCHASE_LINE = {"xid", "quantity", "unit_price", "selected_unit_id", "tax_id"}
 
 
 async def send(

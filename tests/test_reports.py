@@ -45,7 +45,7 @@ async def test_trial_balance_after_opening_stock(db: Database, shop: Shop) -> No
     assert "11100" not in accounts  # the cash parent is not a posting account
     # the standard chart: 31200 Retained Earnings, 11750 Goods in Transit and 52500
     # Cash Over/Short included
-    assert len(accounts) == 22  # the standard chart, 11110 Bank Account included
+    assert len(accounts) == 23  # the standard chart, 11110 Bank and 11800 Input Tax included
     assert accounts["11700"] == {
         "code": "11700",
         "name": "Inventory Asset",

@@ -143,6 +143,8 @@ SCOPE: dict[tuple[str, str], str] = {
     ("POST", "/transfers/new"): BRANCH,
     ("POST", "/prices/preview"): BRANCH,
     ("POST", "/prices/apply"): BRANCH,
+    ("POST", f"{ADMIN}/price-changes/preview"): BRANCH,
+    ("POST", f"{ADMIN}/price-changes"): BRANCH,
     ("POST", "/transfers/{transfer_id}/receive"): BRANCH,
     ("POST", "/transfers/{transfer_id}/cancel"): BRANCH,
     ("POST", "/sales/{order_id}/void"): BRANCH,
@@ -508,6 +510,28 @@ async def _price_apply(c: Ctx, w: int, mine: bool, _made: int) -> httpx.Response
     return await c.member.call("POST", "/prices/apply", data={**form, "fingerprint": fingerprint})
 
 
+async def _price_body(c: Ctx, w: int) -> dict[str, Any]:
+    form = await _price_form(c, w)
+    return {"warehouse_ids": [w], "scope": "list", "item_codes": [form["item_codes"]],
+            "target": "sales", "method": "percent", "value": "10"}  # fmt: skip
+
+
+async def _price_preview_api(c: Ctx, w: int, mine: bool, _made: int) -> httpx.Response:
+    return await c.member.call(
+        "POST", f"{ADMIN}/price-changes/preview", json=await _price_body(c, w)
+    )
+
+
+async def _price_apply_api(c: Ctx, w: int, mine: bool, _made: int) -> httpx.Response:
+    """As ``_price_apply``, through the admin API."""
+    body = await _price_body(c, w)
+    preview = await c.member.call("POST", f"{ADMIN}/price-changes/preview", json=body)
+    fingerprint = preview.json()["data"]["fingerprint"] if preview.status_code == 200 else "0"
+    return await c.member.call(
+        "POST", f"{ADMIN}/price-changes", json={**body, "fingerprint": fingerprint}
+    )
+
+
 async def _mode(c: Ctx, code: str) -> int:
     query = select(PaymentMode.id).where(
         PaymentMode.company_id == c.shop.company_id, PaymentMode.code == code
@@ -582,6 +606,8 @@ HIDDEN = {
 BRANCH_CASES: dict[tuple[str, str], tuple[str, Setup | None, Request]] = {
     ("POST", "/prices/preview"): ("prices.write", None, _price_preview),
     ("POST", "/prices/apply"): ("prices.write", None, _price_apply),
+    ("POST", f"{ADMIN}/price-changes/preview"): ("prices.write", None, _price_preview_api),
+    ("POST", f"{ADMIN}/price-changes"): ("prices.write", None, _price_apply_api),
     ("POST", f"{ADMIN}/purchase-orders"): (
         "purchases.write", None,
         lambda c, w, m, _: c.member.call("POST", f"{ADMIN}/purchase-orders", json={

@@ -1,5 +1,5 @@
-"""Request bodies of the catalog write endpoints: price adjustments (public API) and
-products with their listings (back office)."""
+"""Request bodies of the catalog write endpoints: price adjustments (public API),
+products with their listings and batch price changes (back office)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,15 @@ from typing import Annotated, Literal
 from pydantic import Field, StrictBool, StrictInt, StrictStr
 
 from tillbook.fields import Ref, Strict, UniqueId
-from tillbook.kit.bounds import AsciiNumber, Clean, Note, Quantity, UnitPrice, stored_length
+from tillbook.kit.bounds import (
+    AsciiNumber,
+    Clean,
+    Note,
+    PriceMove,
+    Quantity,
+    UnitPrice,
+    stored_length,
+)
 from tillbook.models import Product, ProductBarcode
 
 Name = Annotated[StrictStr, Field(min_length=1, max_length=stored_length(Product.name)), Clean]
@@ -111,3 +119,38 @@ class ProductPatch(Strict):
     image: Image | None = None
     additional_units: list[ProductUnitIn] | None = Field(default=None, max_length=20)
     version: Version | None = None
+
+
+# --- batch price changes (``catalog.batch_prices``) -----------------------------------
+
+PriceScope = Literal["search", "category", "list"]
+PriceTarget = Literal["sales", "purchase", "both"]
+PriceMethod = Literal["set", "amount", "percent"]
+SearchText = Annotated[StrictStr, Field(min_length=1, max_length=200), Clean]
+Fingerprint = Annotated[StrictStr, Field(min_length=1, max_length=64), Clean]
+
+
+class PriceChangeBody(Strict):
+    """A batch price change as the admin API takes it: the same choices as the back
+    office's form (``web/prices.py``), for ``catalog.batch_prices``. The service
+    checks what depends on other fields (a search for ``scope`` search, a category
+    for ``category``, item codes for ``list``; the step one of ``PRICE_STEPS``; a
+    percentage above -100), each refusal naming its field."""
+
+    warehouse_ids: Annotated[list[Ref], Field(min_length=1, max_length=100)]
+    scope: PriceScope
+    target: PriceTarget = "sales"
+    method: PriceMethod
+    value: PriceMove
+    step: UnitPrice = Decimal("0.01")
+    search: SearchText | None = None
+    category_id: Ref | None = None
+    item_codes: Annotated[list[ItemCode], Field(max_length=1000)] = Field(default=[])
+    notes: Note | None = None
+
+
+class PriceChangeApplyIn(PriceChangeBody):
+    """The change previewed, sent again with the preview's ``fingerprint``: applied
+    only if no price it covers moved since (422 on ``preview`` otherwise)."""
+
+    fingerprint: Fingerprint

@@ -148,6 +148,8 @@ ZeroOrMoreQuantity = Annotated[Decimal, AsciiNumber, _limits(QTY, ge=0), _places
 UnitPrice = Annotated[Decimal, AsciiNumber, _limits(PRICE, ge=0), _places_within(PRICE)]
 Percent = Annotated[Decimal, AsciiNumber, _limits(RATE, ge=0, le=100), _places_within(RATE)]
 ExchangeRate = Annotated[Decimal, AsciiNumber, _limits(FX_RATE, gt=0), _places_within(FX_RATE)]
+# How far a price moves (a batch price change's amount or percentage): negative is down.
+PriceMove = Annotated[Decimal, AsciiNumber, _limits(PRICE, ge=-PRICE.max), _places_within(PRICE)]
 
 
 # --- text ----------------------------------------------------------------------------

@@ -20,6 +20,7 @@ BANK_ACCOUNT = "11110"
 RECEIVABLE = "11500"
 INVENTORY = "11700"
 GOODS_IN_TRANSIT = "11750"
+INPUT_TAX = "11800"
 PAYABLE = "21100"
 SALES_TAX = "21200"
 OPENING_EQUITY = "31100"
@@ -45,6 +46,7 @@ STANDARD_CHART: tuple[AccountSpec, ...] = (
     AccountSpec(RECEIVABLE, "Accounts Receivable", "asset"),
     AccountSpec(INVENTORY, "Inventory Asset", "asset"),
     AccountSpec(GOODS_IN_TRANSIT, "Goods in Transit", "asset"),
+    AccountSpec(INPUT_TAX, "Input Tax Recoverable", "asset"),
     AccountSpec(PAYABLE, "Accounts Payable", "liability"),
     AccountSpec(SALES_TAX, "Sales Tax Payable", "liability"),
     AccountSpec(OPENING_EQUITY, "Opening Balance Equity", "equity"),

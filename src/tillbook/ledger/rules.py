@@ -62,8 +62,11 @@ RULES: dict[RuleName, tuple[Leg, ...]] = {
         Leg("shipping", "credit", c.SHIPPING_INCOME),
         Leg("cost", "credit", c.INVENTORY),
     ),
+    # A purchase: the goods go into stock at their cost net of tax, the tax charged
+    # by the supplier is recoverable (11800), and the supplier is owed the gross.
     "purchase": (
-        Leg("total", "debit", c.INVENTORY),
+        Leg("net", "debit", c.INVENTORY),
+        Leg("tax", "debit", c.INPUT_TAX),
         Leg("total", "credit", c.PAYABLE, party=True),
         Leg("paid", "debit", c.PAYABLE, party=True),
         Leg("tenders", "credit", None),
@@ -117,9 +120,14 @@ RULES: dict[RuleName, tuple[Leg, ...]] = {
         Leg("cost", "debit", c.INVENTORY),
         Leg("cost", "credit", c.COGS),
     ),
+    # Goods sent back to a supplier: the supplier owes back the agreed credit with
+    # its tax (the gross, off what we owe them), the units leave stock at their FIFO
+    # cost, the tax of the returned units is no longer recoverable, and what the net
+    # credit differs from the cost by is 51200 (either side).
     "purchase_return": (
         Leg("total", "debit", c.PAYABLE, party=True),
         Leg("cost", "credit", c.INVENTORY),
+        Leg("tax", "credit", c.INPUT_TAX),
         Leg("difference", "credit", c.PURCHASE_RETURNS),
     ),
     "opening_stock": (

@@ -64,10 +64,10 @@ async def take_in(
     body: SaleIn | PurchaseIn,
     *,
     party_type: str,
-    with_tax: bool,
 ) -> Intake:
     """Party, products (read without a lock: stock changes are guarded updates at
-    the unit's end), payment modes and priced lines."""
+    the unit's end), payment modes and priced lines. A sale's line takes tax when it
+    names one, and so does a purchase's (the input tax the supplier charged)."""
     session = uow.session
     problems = Problems()
     party = await lookup.party(uow, key.company_id, body.user_id, party_type, "user_id", problems)
@@ -88,10 +88,11 @@ async def take_in(
         products,
         problems,
         list_name="product_items",
-        with_tax=with_tax,
         # a sale is dated when it was rung up (DESIGN §6); a purchase of an archived
         # product is refused whenever it is dated
-        sold_at=(body.order_date.date, body.order_date.datetime) if with_tax else None,
+        sold_at=(body.order_date.date, body.order_date.datetime)
+        if party_type == "customer"
+        else None,
     )
     assert party is not None
     tenders = [(t, modes[f]) for f, t in zip(fields, body.all_payments, strict=True)]
@@ -155,7 +156,6 @@ async def price_lines(
     problems: Problems,
     *,
     list_name: str,
-    with_tax: bool,
     sold_at: tuple[dt.date, dt.datetime | None] | None = None,
 ) -> list[PricedLine]:
     """Resolve products, units and taxes of each line and compute its amounts.
@@ -180,7 +180,7 @@ async def price_lines(
                 "or not active in this warehouse",
             )
         resolved.append(product)
-        if with_tax and item.tax_id is not None:
+        if item.tax_id is not None:
             tax_refs.append((f"{list_name}.{i}.tax_id", item.tax_id))
         if item.selected_unit_id is not None and product is not None:
             unit_refs.append(

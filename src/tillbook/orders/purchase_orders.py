@@ -10,9 +10,10 @@ The life of an order::
 **The books move only on receipt** (DESIGN.md §5). Creating, editing, ordering and
 closing an order post nothing and move no stock. Each receipt is an ordinary
 purchase made by ``orders.purchases.create_purchase`` — the same FIFO batches (with
-the line's batch number and expiry), the same Dr 11700 / Cr 21100 and tender
-postings, the same ``purchase.created`` event as ``POST /purchases`` — linked to the
-order (``purchase_order_receipts``), and the order's received quantities and status
+the line's batch number and expiry, at the cost net of the line's tax, if it names
+one), the same Dr 11700 (+ Dr 11800 the tax) / Cr 21100 and tender postings, the
+same ``purchase.created`` event as ``POST /purchases`` — linked to the order
+(``purchase_order_receipts``), and the order's received quantities and status
 change in the same transaction.
 
 **Receiving more than ordered is refused** (422 naming the line's quantity, with
@@ -411,6 +412,7 @@ async def receive(
                 "unit_price": line.unit_cost if got.unit_cost is None else got.unit_cost,
                 "batch_number": got.batch_number,
                 "expiry_date": got.expiry_date,
+                "tax_id": got.tax_id,
             }
         )
     problems.raise_if_any()

@@ -1,5 +1,11 @@
 """POST /purchases: stock in as new batches at the unit cost, payable to the
-supplier, outward tenders paid at once."""
+supplier, outward tenders paid at once.
+
+A line may name the tax the supplier charged (``tax_id``, one of the company's
+taxes, priced like a sale's line: its rate, inclusive of ``unit_price`` or added to
+it, rounded per line). The stock takes the cost net of that tax, the tax is
+recoverable (11800 Input Tax Recoverable) and the supplier is owed the gross: the
+purchase's ``total``. A line without a tax is exactly as before: net = gross."""
 
 from __future__ import annotations
 
@@ -35,6 +41,7 @@ def purchase_response(order: Order) -> dict[str, Any]:
         "order_status": order.order_status,
         "payment_status": order.payment_status,
         "total": money_str(order.total),
+        "tax_amount": money_str(order.tax_amount),
         "due_amount": money_str(order.due_amount),
         **currency_fields(order),
     }
@@ -47,9 +54,11 @@ async def create_purchase(uow: UnitOfWork, key: AuthContext, body: PurchaseIn) -
     earlier = await existing_order(uow, key.warehouse_id, "purchases", body.invoice_number)
     if earlier is not None:
         return purchase_response(earlier)
-    intake = await take_in(uow, key, body, party_type="supplier", with_tax=False)
+    intake = await take_in(uow, key, body, party_type="supplier")
     supplier, lines = intake.party, intake.lines
-    total = sum((line.net for line in lines), ZERO)
+    net = sum((line.net for line in lines), ZERO)
+    tax = sum((line.tax_amount for line in lines), ZERO)
+    total = net + tax
     paid = sum((t.amount for t in body.all_payments), ZERO)
     if paid > total:
         raise ValidationFailed(
@@ -62,6 +71,8 @@ async def create_purchase(uow: UnitOfWork, key: AuthContext, body: PurchaseIn) -
     # round(net × rate, 2)); the payable is booked at the same sum, so 11700 and the
     # layers agree to the cent.
     line_values = [line.net if fx is None else fx.to_base(line.net) for line in lines]
+    stock_value = sum(line_values, ZERO)
+    tax_value = tax if fx is None else fx.to_base(tax)
     tender_amounts = [t.amount for t, _mode in intake.tenders]
     values: dict[str, Any] = {
         "company_id": key.company_id,
@@ -74,8 +85,8 @@ async def create_purchase(uow: UnitOfWork, key: AuthContext, body: PurchaseIn) -
         "user_id": supplier.id,
         "staff_user_id": key.user_id,
         "original_order_id": None,
-        "subtotal": total,
-        "tax_amount": ZERO,
+        "subtotal": net,
+        "tax_amount": tax,
         "discount": ZERO,
         "shipping": ZERO,
         "total": total,
@@ -86,7 +97,7 @@ async def create_purchase(uow: UnitOfWork, key: AuthContext, body: PurchaseIn) -
         "payment_status": payment_status(total, paid),
         "notes": body.notes or "",
         "journal_entry_id": None,
-        **order_currency(fx, total - paid, tender_amounts, total_in_base=sum(line_values, ZERO)),
+        **order_currency(fx, total - paid, tender_amounts, total_in_base=stock_value + tax_value),
     }
     order = Order(id=await repo.insert_order(uow, values), **values)
     variance = ZERO
@@ -118,11 +129,11 @@ async def create_purchase(uow: UnitOfWork, key: AuthContext, body: PurchaseIn) -
                 "base_quantity": line.base_quantity,
                 "unit_price": line.unit_price,
                 "discount_rate": ZERO,
-                "tax_id": None,
-                "tax_rate": ZERO,
-                "tax_amount": ZERO,
+                "tax_id": line.tax.id if line.tax else None,
+                "tax_rate": line.tax.rate if line.tax else ZERO,
+                "tax_amount": line.tax_amount,
                 "subtotal": line.net,
-                "total": line.net,
+                "total": line.gross,
                 "cost_amount": value,
                 "returned_quantity": ZERO,
             }
@@ -151,14 +162,16 @@ async def create_purchase(uow: UnitOfWork, key: AuthContext, body: PurchaseIn) -
     order.journal_entry_id = await post(
         uow,
         rule="purchase",
-        figures={"total": total, "paid": paid, "tenders": tender_postings},
+        figures={"net": net, "tax": tax, "total": total, "paid": paid, "tenders": tender_postings},
         narration=f"Purchase {invoice_number} from {supplier.name}",
         **common,
         fx=fx,
         fixed=None
         if fx is None
         else {
-            "total": sum(line_values, ZERO),
+            "net": stock_value,
+            "tax": tax_value,
+            "total": stock_value + tax_value,
             "paid": sum((fx.to_base(t) for t in tender_amounts), ZERO),
         },
         balance_on="tenders",
@@ -187,6 +200,7 @@ async def create_purchase(uow: UnitOfWork, key: AuthContext, body: PurchaseIn) -
             "supplier_id": supplier.id,
             "invoice_number": invoice_number,
             "total": answer["total"],
+            "tax_amount": answer["tax_amount"],
             "due_amount": answer["due_amount"],
         },
     )

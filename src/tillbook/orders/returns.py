@@ -48,7 +48,9 @@ How it is posted: ledger/rules.py, rule ``sales_return``.
 
 A purchase return takes stock out by FIFO; the supplier's liability falls by the
 agreed credit value and the difference to cost goes to 51200. Against a purchase
-invoice, no more can go back than was received less what already went back.
+invoice, no more can go back than was received less what already went back, and
+the units of a taxed line take their tax back out of 11800 Input Tax Recoverable
+(``purchase_part``): the supplier owes back the credit with its tax.
 """
 
 from __future__ import annotations
@@ -270,13 +272,66 @@ def parts_from_invoice(
                     i, product, line, returned[line.id], take, item.unit_price, shares[line.id], tax
                 )
             else:
-                amount = money(take * item.unit_price)
-                part = Part(i, product, take, item.unit_price, amount, line=line)
-                part.returned_after = returned[line.id] + take
+                tax = taxes.get(line.tax_id) if line.tax_id is not None else None
+                part = purchase_part(
+                    i, product, line, returned[line.id], take, item.unit_price, tax
+                )
             returned[line.id] += take
             parts.append(part)
             need -= take
     return parts, errors
+
+
+def purchase_part(
+    index: int,
+    product: Listed,
+    line: OrderItem,
+    returned_before: Decimal,
+    quantity: Decimal,
+    unit_price: Decimal,
+    tax: lookup.TaxRate | None,
+) -> Part:
+    """``quantity`` more base units of purchase ``line`` going back to the supplier at
+    the agreed ``unit_price`` (per base unit, given as the purchase gave its price:
+    tax included when the line's tax is inclusive).
+
+    An untaxed line: the credit is quantity × price, as it always was. A taxed line
+    gives back the tax those units carried: at the line's price or above, the line's
+    tax pro rata and cumulatively (so once every unit is back, 11800 holds none of
+    the line's tax, to the cent); below it, the line's rate on the lower price, never
+    more than that share. The supplier credits the gross (net + tax)."""
+    after = returned_before + quantity
+    if line.tax_amount == 0:
+        return Part(
+            index,
+            product,
+            quantity,
+            unit_price,
+            money(quantity * unit_price),
+            line=line,
+            returned_after=after,
+        )
+    whole = line.base_quantity
+    share = pro_rata(line.tax_amount, after, whole) - pro_rata(
+        line.tax_amount, returned_before, whole
+    )
+    inclusive = tax.inclusive if tax is not None else False
+    net, tax_amount, gross = line_amounts(quantity, unit_price, ZERO, line.tax_rate, inclusive)
+    if unit_price >= line_unit_price(line) or tax_amount > share:
+        tax_amount = share
+        net = gross - share if inclusive else net
+    return Part(
+        index=index,
+        product=product,
+        quantity=quantity,
+        unit_price=unit_price,
+        net=net,
+        tax_amount=tax_amount,
+        tax_id=line.tax_id,
+        tax_rate=line.tax_rate,
+        line=line,
+        returned_after=after,
+    )
 
 
 def parts_at_product_tax(
@@ -420,7 +475,7 @@ async def _plan(
     if original is not None:
         lines = await _lines_of(session, original)
         sales = kind == "sales-returns"
-        taxes = await _taxes(session, key.company_id, {ln.tax_id for ln in lines}) if sales else {}
+        taxes = await _taxes(session, key.company_id, {ln.tax_id for ln in lines})
         parts, errors = parts_from_invoice(
             original, lines, body.items, products, taxes, priced=sales
         )
@@ -690,11 +745,17 @@ async def create_return(
         # 51200 takes the difference in the base: the payable given up (at the
         # purchase's rate) less the FIFO cost of the units that left.
         total_base = total if fx is None else credit_base
+        tax_base = tax_amount if fx is None else fx.to_base(tax_amount)
         order.journal_entry_id = await post(
             uow,
             rule="purchase_return",
             source_type="purchase_return",
-            figures={"total": total, "cost": cost, "difference": total_base - cost},
+            figures={
+                "total": total,
+                "cost": cost,
+                "tax": tax_amount,
+                "difference": total_base - tax_base - cost,
+            },
             narration=f"Purchase return {number} to {party.name}",
             **common,
             fx=fx,

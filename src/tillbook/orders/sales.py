@@ -125,7 +125,7 @@ async def price_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> PricedS
     order discount and shipping, the client's totals and the tenders checked against
     them. Reads only: the preview runs it and writes nothing."""
     check_offline(key, body)
-    intake = await take_in(uow, key, body, party_type="customer", with_tax=True)
+    intake = await take_in(uow, key, body, party_type="customer")
     lines = intake.lines
     subtotal = sum((line.net for line in lines), ZERO)
     tax_amount = sum((line.tax_amount for line in lines), ZERO)

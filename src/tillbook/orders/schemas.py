@@ -197,6 +197,12 @@ class PurchaseItem(Strict):
     expiry_date: CalendarDay = Field(
         default=None, description="YYYY-MM-DD: the batch's expiry (additive to the spec)"
     )
+    tax_id: Ref | None = Field(
+        default=None,
+        description="the tax the supplier charged on the line, one of the company's taxes "
+        "(its rate, inclusive or not, applies to unit_price); absent: no tax (additive to "
+        "the spec)",
+    )
 
 
 class PurchaseIn(InCurrency):
@@ -299,6 +305,7 @@ class ReceiptLineIn(Strict):
     unit_cost: UnitPrice | None = None
     batch_number: BatchNumber | None = None
     expiry_date: CalendarDay = None
+    tax_id: Ref | None = None
 
 
 class PurchaseOrderReceiptIn(Strict):

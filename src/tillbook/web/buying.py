@@ -4,8 +4,9 @@ or paid now.
 The page writes through the API's own purchase (``orders.purchases.create_purchase``,
 acting for the branch as its key would): each line a new FIFO batch at its unit
 cost, Dr 11700 / Cr 21100, and a payment made now Dr 21100 / Cr the mode's account
-(DESIGN.md §5). Receiving needs ``stock.write`` for the branch; the purchase is
-audited once."""
+(DESIGN.md §5). A line may name the tax the supplier charged (blank: none): the
+batch then takes the cost net of it and the tax goes to 11800. Receiving needs
+``stock.write`` for the branch; the purchase is audited once."""
 
 from __future__ import annotations
 
@@ -31,7 +32,14 @@ from tillbook.payments import setup as payment_setup
 from tillbook.unit import UnitOfWork
 from tillbook.web import document_currency
 from tillbook.web.forms import submit, text, values
-from tillbook.web.pages import branches, decimal_field, id_field, parse_model, see_other
+from tillbook.web.pages import (
+    branches,
+    decimal_field,
+    id_field,
+    parse_model,
+    see_other,
+    tax_choices,
+)
 from tillbook.web.render import render
 from tillbook.web.session import Page, read_form
 from tillbook.web.till import _item_errors, _qty_rows, _quantities
@@ -83,6 +91,7 @@ async def _delivery_page(
     return render(
         request,
         "delivery_new.html",
+        taxes=await tax_choices(db, ctx),
         status=status,
         receivers=receivers,
         receiving=wid,
@@ -112,6 +121,7 @@ async def delivery_receive(request: Request, ctx: StockWriter, db: DB) -> Respon
     rows = _qty_rows(form, filled=True)[:500]
     quantities = _quantities(form, rows, errors)
     costs = {pid: decimal_field(form, f"cost-{pid}", errors) for pid in rows}
+    taxes = {pid: id_field(form, f"tax-{pid}", errors) for pid in rows}
     for pid in rows:
         if costs[pid] is None and f"cost-{pid}" not in errors:
             errors[f"qty-{pid}"] = ["give the unit cost beside the quantity"]
@@ -136,7 +146,13 @@ async def delivery_receive(request: Request, ctx: StockWriter, db: DB) -> Respon
                 "invoice_number": text(form, "invoice_number") or None,
                 "notes": text(form, "notes") or None,
                 "product_items": [
-                    {"xid": p, "quantity": quantities[p], "unit_price": costs[p]} for p in order
+                    {
+                        "xid": p,
+                        "quantity": quantities[p],
+                        "unit_price": costs[p],
+                        "tax_id": taxes[p],
+                    }
+                    for p in order
                 ],
                 "all_payments": (
                     [{"amount": paid, "payment_mode_id": mode_id}]
@@ -157,6 +173,12 @@ async def delivery_receive(request: Request, ctx: StockWriter, db: DB) -> Respon
     except ValidationFailed as exc:
         shown = _item_errors(exc.errors, order)
         for name in list(shown):
+            parts = name.split(".")
+            if parts[-1] == "tax_id" and parts[0] == "product_items":
+                i = numerals.whole(parts[1])
+                if i is not None and i < len(order):  # beside the line's tax select
+                    shown.setdefault(f"tax-{order[i]}", []).extend(shown.pop(name))
+                    continue
             if name.startswith("product_items."):
                 shown.setdefault("items", []).extend(shown.pop(name))
             elif name.startswith("all_payments"):

@@ -316,6 +316,21 @@ async def _reference_choices(db: Any, ctx: AdminContext) -> dict[str, list[dict[
     return choices
 
 
+async def tax_choices(db: Any, ctx: AdminContext) -> list[tuple[int, str]]:
+    """The company's taxes a purchase line may name (not archived), labelled with
+    their rate and whether the cost entered includes them: the select of a
+    delivery's lines (blank: no tax)."""
+    _total, rows = await db.read(
+        lambda s: reference.page_of(
+            s, "tax", ctx.company_id, Paging(page=1, limit=100), include_archived=False
+        )
+    )
+    return [
+        (t["id"], f"{t['name']} ({t['rate']}%, {'included' if t['inclusive'] else 'added'})")
+        for t in rows
+    ]
+
+
 async def _product_form(
     request: Request,
     ctx: AdminContext,

@@ -43,7 +43,14 @@ from tillbook.parties import service as parties
 from tillbook.payments import setup as payment_setup
 from tillbook.unit import UnitOfWork
 from tillbook.web.forms import submit, text, values
-from tillbook.web.pages import branches, decimal_field, id_field, parse_model, see_other
+from tillbook.web.pages import (
+    branches,
+    decimal_field,
+    id_field,
+    parse_model,
+    see_other,
+    tax_choices,
+)
 from tillbook.web.render import render
 from tillbook.web.session import Page, read_form
 from tillbook.web.till import _qty_rows
@@ -56,8 +63,13 @@ EVERYTHING = Paging(page=1, limit=100)
 
 def _line_errors(errors: dict[str, list[str]], order: list[int]) -> dict[str, list[str]]:
     """The service's ``lines.{i}.…`` messages beside the form's row of that product
-    (``qty-``, ``cost-``, ``batch-``, ``expiry-``)."""
-    column = {"unit_cost": "cost", "batch_number": "batch", "expiry_date": "expiry"}
+    (``qty-``, ``cost-``, ``batch-``, ``expiry-``, ``tax-``)."""
+    column = {
+        "unit_cost": "cost",
+        "batch_number": "batch",
+        "expiry_date": "expiry",
+        "tax_id": "tax",
+    }
     shown: dict[str, list[str]] = {}
     for name, messages in errors.items():
         parts = name.split(".")
@@ -360,6 +372,7 @@ async def _receive_page(
         "purchase_order_receive.html",
         status=status,
         order=order,
+        taxes=await tax_choices(db, ctx),
         modes=[(m["id"], m["name"]) for m in modes],
         errors=errors or {},
         values=shown,
@@ -384,6 +397,7 @@ async def receive(request: Request, po_id: str, ctx: Buyer, db: DB) -> Response:
         p = line["product_id"]
         quantity = decimal_field(form, f"qty-{p}", errors)
         cost = decimal_field(form, f"cost-{p}", errors)
+        tax = id_field(form, f"tax-{p}", errors)
         if quantity is None or quantity == 0:
             continue
         picked.append(p)
@@ -394,6 +408,7 @@ async def receive(request: Request, po_id: str, ctx: Buyer, db: DB) -> Response:
                 "unit_cost": cost,
                 "batch_number": text(form, f"batch-{p}") or None,
                 "expiry_date": text(form, f"expiry-{p}") or None,
+                "tax_id": tax,
             }
         )
     paid = decimal_field(form, "paid_amount", errors)

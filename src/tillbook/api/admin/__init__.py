@@ -3,7 +3,7 @@ trail, webhook management, the reports, the company's catalog (products and thei
 listings), reference data (units, categories, brands, taxes, payment modes, expense
 categories, warehouses), customers and suppliers, money in and out (payments,
 expenses and their approval, moves between cash and bank), stocktakes, purchase
-orders, and the company's currencies and exchange rates. Thin routers,
+orders, batch price changes, and the company's currencies and exchange rates. Thin routers,
 one service call each; every route names its permission with ``deps.Allowed``
 (``auth/roles.py``) and
 every POST runs through ``api.idempotent.run_admin_write`` (or ``run_admin_unit``)."""
@@ -22,6 +22,7 @@ from tillbook.api.admin import (
     parties,
     payment_modes,
     periods,
+    price_changes,
     products,
     purchase_orders,
     registers,
@@ -51,5 +52,6 @@ router.include_router(money.router)
 router.include_router(stock_counts.router)
 router.include_router(purchase_orders.router)
 router.include_router(currencies.router)
+router.include_router(price_changes.router)
 for family in (units, categories, brands, taxes, payment_modes, expense_categories, warehouses):
     router.include_router(family.router)

@@ -528,6 +528,35 @@ OVERRIDES.update(
     }
 )
 
+# A batch price change (``catalog.batch_prices``), previewed and applied alike.
+OVERRIDES.update(
+    {
+        (schema, name): text
+        for schema in ("PriceChangeBody", "PriceChangeApplyIn")
+        for name, text in {
+            "warehouse_ids": "the branches whose listings change (ids or xids, at least one)",
+            "scope": "which products: `search` (name or item code contains the search "
+            "text), `category` (the category_id) or `list` (the item_codes)",
+            "target": "which price moves: `sales` (default), `purchase` or `both`",
+            "method": "`set` every price to the value, move it by an `amount` or by a "
+            "`percent` (negative: down)",
+            "value": "the new price (`set`), the amount or the percentage; " + NUM_IN,
+            "step": "round each new price half-up to a multiple of this: 0.01 (default), "
+            "0.05, 0.10, 0.50 or 1.00",
+            "search": "with `scope` search: part of a product's name or item code",
+            "category_id": "with `scope` category: the category (id or xid)",
+            "item_codes": "with `scope` list: the products' item codes",
+            "notes": "why, kept with the change in its history",
+            "fingerprint": "the `fingerprint` the preview answered: the change is applied "
+            "only if no price it covers moved since",
+        }.items()
+    }
+)
+OVERRIDES[("ReceiptLineIn", "tax_id")] = (
+    "the tax the supplier charged on the line (a tax id or xid of the company; its rate, "
+    "inclusive or not, applies to the unit cost); omitted: no tax"
+)
+
 # A shift's head and its X/Z report share these fields.
 OVERRIDES.update(
     {

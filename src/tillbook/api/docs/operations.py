@@ -560,7 +560,8 @@ OPERATIONS: dict[str, Op] = {
     f"POST {A}/purchase-orders/{{po_id}}/receipts": op(
         "Receive a delivery against a purchase order",
         "A purchase (as `POST /purchases`: FIFO batches with batch number and expiry, "
-        "Dr 11700 / Cr 21100, tenders paid now) of the lines that came; more than is "
+        "Dr 11700 the cost net of each line's `tax_id` tax, Dr 11800 the tax, Cr 21100 "
+        "the gross, tenders paid now) of the lines that came; more than is "
         "still to come is a 422 naming the line. The order becomes partially received "
         "or received. `purchases.write` there (paying now: `payments.make` too).",
     ),
@@ -568,6 +569,29 @@ OPERATIONS: dict[str, Op] = {
         "Close a purchase order",
         "What has not come is not coming: `closed` (or `cancelled` when nothing came). "
         "Nothing is posted. `purchases.write` there.",
+    ),
+    f"POST {A}/price-changes/preview": op(
+        "Preview a batch price change",
+        "Old -> new sales and purchase price of every listing the change covers "
+        "(products by `search`, `category_id` or `item_codes`, in `warehouse_ids`; "
+        "`method` `set`, `amount` or `percent`, rounded to `step`), each row's problem "
+        "if any (below zero, above the MRP) and the `fingerprint` to apply it with. "
+        "Writes nothing. `prices.write` for every branch named.",
+    ),
+    f"POST {A}/price-changes": op(
+        "Apply a batch price change",
+        "The change previewed, with the preview's `fingerprint`: every listing repriced "
+        "in one transaction (each as a single price edit: its history, audit record "
+        "and `product.updated` event), one numbered price adjustment per branch for the "
+        "sales prices, and the change audited once per branch. Refused whole (422) "
+        "when a row has a problem or a price moved since the preview (`preview`). "
+        "`prices.write` for every branch named; idempotent on `Idempotency-Key`.",
+    ),
+    f"GET {A}/price-changes": op(
+        "Price change history",
+        "The batch price changes applied, newest first, each with who, when, the rule "
+        "and every old -> new: one branch's (`warehouse_id`; a scoped staff member "
+        "always sees their own) or every branch's. `prices.write`.",
     ),
     f"POST {A}/import/products": op(
         "Import products (CSV)",

@@ -404,6 +404,7 @@ class PurchaseCreated(Shape):
     order_status: str
     payment_status: Literal["unpaid", "partially_paid", "paid"]
     total: MoneyStr
+    tax_amount: MoneyStr
     due_amount: MoneyStr
 
 
