@@ -634,3 +634,43 @@ async def test_a_statement_shows_foreign_lines_and_open_invoices_per_currency(cl
     assert page["open_by_currency"] == [
         {"currency": "EUR", "due": "30.00", "base_carried": "33.00"}
     ]
+
+
+async def test_a_taxed_purchase_in_euros_and_its_return(client, shop, db):
+    await set_up(db, shop, ("2026-11-01", "1.1"))
+    r = await client.post(
+        "/purchases",
+        headers=shop.headers,
+        json={
+            "user_id": shop.supplier_id,
+            "order_date": "2026-11-03",
+            "currency": "EUR",
+            "product_items": [
+                {
+                    "xid": shop.products["tea"],
+                    "quantity": 3,
+                    "unit_price": "3.33",
+                    "tax_id": shop.tax10_id,
+                }
+            ],
+        },
+    )
+    assert r.status_code == 200, r.text
+    # 9.99 EUR net -> 10.99; tax 1.00 EUR -> 1.10; payable 12.09
+    assert await db.read(lambda s: gl_balance(s, shop.company_id, "11700")) > 0
+    assert await db.read(lambda s: gl_balance(s, shop.company_id, "11800")) == D("1.10")
+    assert await db.read(lambda s: gl_balance(s, shop.company_id, "21100")) == D("-12.09")
+    back = await client.post(
+        "/purchase-returns",
+        headers=shop.headers,
+        json={
+            "user_id": shop.supplier_id,
+            "order_date": "2026-11-04",
+            "invoice_number": r.json()["invoice_number"],
+            "items": [{"product_id": shop.products["tea"], "quantity": 3, "unit_price": "3.33"}],
+        },
+    )
+    assert back.status_code == 200, back.text
+    for code in ("11800", "21100"):
+        assert await db.read(lambda s, code=code: gl_balance(s, shop.company_id, code)) == D("0")
+    await check_books(db, shop.company_id)
