@@ -18,7 +18,7 @@ from tillbook.auth.actor import Actor
 from tillbook.auth.context import acting_for
 from tillbook.currency import rates
 from tillbook.models import Account, JournalEntry, JournalLine, Order, User
-from tillbook.payments import expenses
+from tillbook.payments import expenses, setup
 from tillbook.payments.schemas import ExpensePaymentIn
 from tillbook.reports import periods
 from tillbook.reports.journal import export_journal
@@ -673,4 +673,90 @@ async def test_a_taxed_purchase_in_euros_and_its_return(client, shop, db):
     assert back.status_code == 200, back.text
     for code in ("11800", "21100"):
         assert await db.read(lambda s, code=code: gl_balance(s, shop.company_id, code)) == D("0")
+    await check_books(db, shop.company_id)
+
+
+async def test_foreign_cash_at_the_till_change_in_the_base_and_a_drawer_per_currency(
+    client, shop, db
+):
+    """A border shop: a base-currency sale paid with euro notes at the day's rate, the
+    change in dollars; the Z report counts the euro drawer in euros; the close of the
+    period revalues the euros in the drawer."""
+    today = dt.date.today()
+    await set_up(db, shop, (today.isoformat(), "1.10"))
+
+    async def add_mode(uow):
+        mode, _account = await setup.add_payment_mode(
+            uow.session,
+            shop.company_id,
+            None,
+            code="eur-cash",
+            name="Euro notes",
+            account_code=None,
+            create_account=True,
+            currency="EUR",
+        )
+        return mode.id
+
+    await db.unit(add_mode)
+    shift = await client.post(
+        "/shifts", json={"opening_float": "20.00", "register": "border"}, headers=shop.headers
+    )
+    sid = shift.json()["data"]["id"]
+    body = sale_body(
+        shop,
+        quantity=1,
+        price="32.50",
+        date=today.isoformat(),
+        all_payments=[
+            {"payment_mode_id": "eur-cash", "amount": "32.50", "foreign_amount": "30.00"}
+        ],
+    )
+    r = await client.post("/sales", json=body, headers=shop.headers)
+    assert r.status_code == 200, r.text
+    assert r.json()["payment_status"] == "paid" and "currency" not in r.json()
+    lines = await lines_of(db, (await order(db, r.json()["order_id"])).journal_entry_id)
+    euros = next(line for line in lines if line[3] == "EUR")
+    assert euros[1:] == (D("33.00"), D("0.00"), "EUR", D("30.00"), D("1.10000000"))
+    change = next(line for line in lines if line[0] == "11101")
+    assert change[2] == D("0.50")  # the change, out of the dollar drawer
+
+    # not enough euros for what they pay: refused, nothing written
+    short = sale_body(
+        shop,
+        quantity=1,
+        price="40.00",
+        date=today.isoformat(),
+        all_payments=[
+            {"payment_mode_id": "eur-cash", "amount": "40.00", "foreign_amount": "30.00"}
+        ],
+    )
+    r = await client.post("/sales", json=short, headers=shop.headers)
+    assert r.status_code == 422 and "all_payments.0.foreign_amount" in r.json()["errors"]
+
+    report = (await client.get(f"/shifts/{sid}", headers=shop.headers)).json()["data"]
+    drawers = {row["code"]: row for row in report["expected"]}
+    assert drawers["eur-cash"]["expected"] == "30.00" and drawers["eur-cash"]["currency"] == "EUR"
+    assert drawers["cash"]["expected"] == "19.50"  # the float less the change
+
+    closed = await client.post(
+        f"/shifts/{sid}/close",
+        json={
+            "counted": [
+                {"payment_mode_id": "cash", "amount": "19.50"},
+                {"payment_mode_id": "eur-cash", "amount": "29.00"},
+            ]
+        },
+        headers=shop.headers,
+    )
+    assert closed.status_code == 200, closed.text
+    assert closed.json()["data"]["over_short"] == "-1.10"  # one euro short at 1.10
+    await check_books(db, shop.company_id)
+
+    # the euros left (29) revalued when the period closes at 1.20: +2.90
+    await set_up_more(db, shop, (today.isoformat(), "1.20"))
+    done = await periods.close(db, shop.company_id, today)
+    assert done["revaluation"]["by_currency"] == [
+        {"currency": "EUR", "rate": "1.20000000", "unrealised": "2.90"}
+    ]
     await check_books(db, shop.company_id)

@@ -32,6 +32,17 @@ EXCHANGE = "exchange"
 
 
 @dataclass(frozen=True)
+class Held:
+    """Foreign money a line of a base-currency document moves (foreign cash taken at
+    the till): its currency, amount and the rate it was taken at. The line's base
+    amount is given beside it."""
+
+    currency: str
+    amount: Decimal
+    rate: Decimal
+
+
+@dataclass(frozen=True)
 class Conversion:
     """A document's currency and its rate: base units per one unit of ``currency``."""
 
@@ -72,7 +83,7 @@ def convert(
     out: list[tuple[str, Line]] = []
     converted = 0
     for name, line in lines:
-        if name in base_figures:
+        if name in base_figures or line.currency is not None:
             out.append((name, line))
             continue
         foreign = line.debit or line.credit

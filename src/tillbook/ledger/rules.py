@@ -180,9 +180,12 @@ RULES: dict[RuleName, tuple[Leg, ...]] = {
     # rate (DESIGN §16): the receivable's (or payable's) base value moves by the
     # difference, an unrealised gain or loss; reversed on the next period's first day.
     # A rise of a receivable is a gain, of a payable a loss; negative figures flip.
+    # Foreign cash (a mode's account holding a currency) is revalued the same way:
+    # ``cash`` is (account, rise in its base value).
     "revaluation": (
         Leg("receivable", "debit", c.RECEIVABLE, party=True),
         Leg("payable", "credit", c.PAYABLE, party=True),
+        Leg("cash", "debit", None),
         Leg("gain", "credit", c.EXCHANGE_GAIN),
         Leg("loss", "debit", c.EXCHANGE_LOSS),
     ),

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import replace
 from decimal import Decimal
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -28,11 +29,14 @@ from tillbook.kit.refcache import ReferenceCache
 from tillbook.ledger import chart, periods
 from tillbook.ledger import repository as repo
 from tillbook.ledger.balance import Line, imbalance
-from tillbook.ledger.fx import Conversion, convert
+from tillbook.ledger.fx import Conversion, Held, convert
 from tillbook.ledger.rules import RULES, RuleName, figure_names
 from tillbook.unit import UnitOfWork
 
-Figure = Decimal | Sequence[tuple[str, Decimal]]
+# A figure: one amount, or (account, amount) pairs, a pair optionally with the foreign
+# money its line moves (``Held``: foreign cash taken on a base-currency sale).
+Pair = tuple[str, Decimal] | tuple[str, Decimal, Held]
+Figure = Decimal | Sequence[Pair]
 
 # An account's code and id never change once it exists (the back office adds
 # accounts: a new payment mode's cash account, a new expense account), so code -> id
@@ -71,25 +75,27 @@ def _named_lines(
         if isinstance(value, Decimal):
             if leg.account is None:
                 raise ValueError(f"leg {leg.amount!r} of {rule!r} needs (account, amount) pairs")
-            parts: Sequence[tuple[str, Decimal]] = [(leg.account, value)]
+            parts: Sequence[Pair] = [(leg.account, value)]
         else:
             if leg.account is not None:
                 raise ValueError(f"leg {leg.amount!r} of {rule!r} takes one amount")
             parts = value
-        for account, amount in parts:
+        for part in parts:
+            account, amount = part[0], part[1]
+            held = part[2] if len(part) == 3 else None
             if amount == 0:
                 continue
             side = leg.side if amount > 0 else ("credit" if leg.side == "debit" else "debit")
             a = abs(amount)
             party = party_id if leg.party else None
-            lines.append(
-                (
-                    leg.amount,
-                    Line(account, debit=a, party_id=party)
-                    if side == "debit"
-                    else Line(account, credit=a, party_id=party),
-                )
+            line = (
+                Line(account, debit=a, party_id=party)
+                if side == "debit"
+                else Line(account, credit=a, party_id=party)
             )
+            if held is not None:
+                line = replace(line, currency=held.currency, foreign=held.amount, rate=held.rate)
+            lines.append((leg.amount, line))
     return lines
 
 

@@ -33,6 +33,9 @@ class PaymentMode(Editable, Base):
     code: Mapped[str] = mapped_column(String(50))
     name: Mapped[str] = mapped_column(String(100))
     account_id: Mapped[int] = mapped_column(BigId, ForeignKey("accounts.id"))
+    # A drawer or account of foreign money (DESIGN §16: foreign cash at the till):
+    # its account holds that currency only; NULL: the base currency.
+    currency: Mapped[str | None] = mapped_column(String(3), nullable=True)
 
 
 class Payment(Base):
@@ -59,6 +62,11 @@ class Payment(Base):
     # at ``exchange_rate``. NULL: the base currency.
     currency: Mapped[str | None] = mapped_column(String(3), nullable=True)
     exchange_rate: Mapped[Decimal | None] = mapped_column(FxRate, nullable=True)
+    # A tender of foreign cash on a base-currency sale: ``amount`` is the base
+    # applied, ``amount_foreign`` the cash taken in the mode's currency, and
+    # ``change_given`` the change handed back in the base from the drawer's cash.
+    amount_foreign: Mapped[Decimal | None] = mapped_column(Money, nullable=True)
+    change_given: Mapped[Decimal | None] = mapped_column(Money, nullable=True)
     created_at: Mapped[created]
 
 

@@ -38,6 +38,7 @@ _MODES = (
         PaymentMode.name,
         Account.code,
         PaymentMode.archived_at.is_not(None),
+        PaymentMode.currency,
     )
     .join(Account, Account.id == PaymentMode.account_id)
     .where(PaymentMode.company_id == bindparam("company_id"))
@@ -54,6 +55,8 @@ class Mode:
     name: str
     account_code: str
     archived: bool = False
+    # A mode of foreign money (its drawer or account holds that currency only).
+    currency: str | None = None
 
 
 @dataclass(frozen=True)
@@ -71,7 +74,7 @@ class TaxRate:
 
 async def _load_modes(session: AsyncSession, company_id: int) -> dict[int, Mode]:
     rows = await session.execute(_MODES, {"company_id": company_id})
-    return {r[0]: Mode(r[0], r[1], r[2], r[3], bool(r[4])) for r in rows}
+    return {r[0]: Mode(r[0], r[1], r[2], r[3], bool(r[4]), r[5]) for r in rows}
 
 
 async def _load_taxes(session: AsyncSession, company_id: int) -> dict[int, TaxRate]:

@@ -129,6 +129,12 @@ class Tender(Strict):
     payment_mode_id: Ref
     reference: Reference | None = None
     notes: Note | None = None
+    foreign_amount: PositiveMoney | None = Field(
+        default=None,
+        description="foreign cash handed over, in the currency of a payment mode holding "
+        "one (DESIGN §16): worth at least `amount` at the day's rate; the rest is change "
+        "in the base currency (additive)",
+    )
 
 
 class SaleItem(Strict):

@@ -24,6 +24,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.audit import editable
+from tillbook.currency import rates
 from tillbook.errors import duplicate, invalid
 from tillbook.kit import xid
 from tillbook.kit.pagination import Page
@@ -42,6 +43,8 @@ def mode_view(mode: PaymentMode, account: Account) -> dict[str, Any]:
         "account_name": account.name,
         "version": mode.version,
         "archived_at": editable.iso(mode.archived_at),
+        # Additive: the foreign currency its drawer or account holds, None: the base.
+        "currency": mode.currency,
     }
 
 
@@ -176,9 +179,14 @@ async def add_payment_mode(
     name: str,
     account_code: str | None,
     create_account: bool,
+    currency: str | None = None,
 ) -> tuple[PaymentMode, Account]:
     """Codes are unique among all the company's modes, archived ones too: a payment
-    names its mode by code, and a code must keep meaning one mode."""
+    names its mode by code, and a code must keep meaning one mode.
+
+    ``currency``: a mode of foreign money (DESIGN §16), which gets an account of its
+    own (``create_account``): an account holds one currency, so its balance in that
+    currency is the sum of its lines' foreign amounts and can be revalued."""
     await reference_changed(session, company_id)
     if await editable.taken(
         session, PaymentMode, company_id, PaymentMode.code, code, archived_too=True
@@ -186,10 +194,13 @@ async def add_payment_mode(
         raise duplicate("code", f"a payment mode with code {code!r} already exists")
     if await editable.taken(session, PaymentMode, company_id, PaymentMode.name, name):
         raise duplicate("name", f"a payment mode named {name!r} already exists")
+    held = await _foreign_currency(session, company_id, currency, create_account)
     account = await _mode_account(session, company_id, account_code, create_account, name)
     if account is None:
         raise invalid("account_code", "name a cash or bank account, or set create_account")
-    mode = PaymentMode(company_id=company_id, code=code, name=name, account_id=account.id)
+    mode = PaymentMode(
+        company_id=company_id, code=code, name=name, account_id=account.id, currency=held
+    )
     session.add(mode)
     await session.flush()
     await editable.created(
@@ -200,6 +211,25 @@ async def add_payment_mode(
         fields=_fields(mode_view(mode, account)),
     )
     return mode, account
+
+
+async def _foreign_currency(
+    session: AsyncSession, company_id: int, currency: str | None, create_account: bool
+) -> str | None:
+    """The currency a new mode holds: None for the base; an enabled foreign one, with
+    an account made for it."""
+    if currency is None or not currency.strip():
+        return None
+    code = rates.check_code("currency", currency)
+    if code == (await rates.company(session, company_id)).base_currency:
+        return None
+    if not await rates.is_enabled(session, company_id, code):
+        raise invalid("currency", f"{code} is not enabled for this company")
+    if not create_account:
+        raise invalid(
+            "create_account", f"a mode holding {code} needs an account of its own: create one"
+        )
+    return code
 
 
 async def edit_payment_mode(
@@ -230,6 +260,10 @@ async def edit_payment_mode(
         name,
     )
     wanted: dict[str, Any] = {"name": name}
+    if new_account is not None and mode.currency is not None:
+        raise invalid(
+            "account_code", f"a mode holding {mode.currency} keeps the account made for it"
+        )
     if new_account is not None:
         wanted["account_id"] = new_account.id
         account = new_account

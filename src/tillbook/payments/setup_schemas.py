@@ -13,6 +13,7 @@ from typing import Annotated
 from pydantic import Field, StrictBool, StrictStr
 
 from tillbook.fields import Name100, Strict, Version
+from tillbook.kit.bounds import Clean
 
 ModeCode = Annotated[StrictStr, Field(min_length=1, max_length=50, pattern=r"^[a-z][a-z0-9_-]*$")]
 AccountCode = Annotated[StrictStr, Field(min_length=1, max_length=10, pattern=r"^[0-9]+$")]
@@ -23,6 +24,11 @@ class PaymentModeIn(Strict):
     name: Name100
     account_code: AccountCode | None = None
     create_account: StrictBool = False
+    currency: Annotated[StrictStr, Field(min_length=1, max_length=8), Clean] | None = Field(
+        default=None,
+        description="a foreign currency the mode's drawer or account holds (enabled for "
+        "the company; with create_account); default the base currency",
+    )
 
 
 class PaymentModePatch(Strict):

@@ -32,15 +32,19 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.audit.editable import iso
 from tillbook.auth.context import AuthContext
+from tillbook.currency import rates
 from tillbook.errors import Conflict, NotFound, invalid
 from tillbook.kit.bounds import MONEY, exceeds
 from tillbook.kit.money import ZERO, money_str, number
 from tillbook.kit.problems import Problems
 from tillbook.kit.refs import ref_to_id
-from tillbook.ledger.service import post
+from tillbook.ledger import chart
+from tillbook.ledger.fx import Held, to_base
+from tillbook.ledger.service import Pair, post
 from tillbook.models import (
     Account,
     Expense,
+    JournalLine,
     Order,
     OrderItem,
     Payment,
@@ -290,8 +294,9 @@ async def close_shift(
         raise invalid("counted", "count the drawer's cash (its payment mode) to close the shift")
 
     expected = await _expected(session, shift)
-    differences: list[tuple[str, Decimal]] = []
+    differences: list[Pair] = []
     counts = []
+    today = dt.date.today()
     for f, count in zip(fields, body.counted, strict=True):
         mode = modes[f]
         want = expected.get(mode.id, ZERO)
@@ -300,9 +305,29 @@ async def close_shift(
                 shift_id=shift.id, payment_mode_id=mode.id, expected=want, counted=count.amount
             )
         )
-        if count.amount != want:
+        if count.amount == want:
+            continue
+        if mode.currency is None:
             differences.append((mode.account_code, count.amount - want))
-    total = sum((d for _, d in differences), ZERO)
+            continue
+        # A foreign drawer is counted in its currency; the difference is booked at
+        # today's rate, and the line keeps the foreign amount.
+        found = await rates.rate_on(session, key.company_id, mode.currency, today)
+        if found is None:
+            raise invalid(
+                f.replace("payment_mode_id", "amount"),
+                f"there is no {mode.currency} rate on or before {today} to book the difference",
+            )
+        gap = count.amount - want
+        worth = to_base(abs(gap), found[1])
+        differences.append(
+            (
+                mode.account_code,
+                worth if gap > 0 else -worth,
+                Held(mode.currency, abs(gap), found[1]),
+            )
+        )
+    total = sum((d[1] for d in differences), ZERO)
     shift.journal_entry_id = await post(
         uow,
         company_id=key.company_id,
@@ -376,16 +401,38 @@ async def _flows(
             Payment.payment_mode_id,
             Payment.payment_type,
             User.user_type,
-            func.sum(Payment.amount),
+            Payment.amount,
+            Payment.amount_foreign,
+            Payment.currency,
+            Payment.exchange_rate,
+            PaymentMode.currency,
         )
         .join(User, User.id == Payment.user_id)
+        .join(PaymentMode, PaymentMode.id == Payment.payment_mode_id)
         .where(Payment.shift_id == shift.id)
-        .group_by(Payment.payment_mode_id, Payment.payment_type, User.user_type)
     )
-    for mode_id, kind, party, amount in rows:
+    for mode_id, kind, party, amount, foreign, currency, rate, held in rows:
         slot = 0 if kind == "in" else (2 if party == "supplier" else 1)
-        out[mode_id][slot] += Decimal(amount or 0)
+        out[mode_id][slot] += in_drawer(amount, foreign, currency, rate, held)
     return {m: (v[0], v[1], v[2]) for m, v in out.items()}
+
+
+def in_drawer(
+    amount: Decimal,
+    foreign: Decimal | None,
+    currency: str | None,
+    rate: Decimal | None,
+    held: str | None,
+) -> Decimal:
+    """What a payment put into (or took out of) its mode's drawer, in the money the
+    drawer holds (DESIGN §16): foreign cash taken on a base sale counts as that cash;
+    a foreign document's payment into a base drawer at its worth in the base; a
+    drawer of the document's own currency, its amount."""
+    if foreign is not None:
+        return foreign
+    if currency is not None and held is None and rate is not None:
+        return to_base(amount, rate)
+    return amount
 
 
 async def _tenders(session: AsyncSession, shift: Shift) -> dict[int, tuple[Decimal, Decimal]]:
@@ -407,11 +454,31 @@ async def _expected(session: AsyncSession, shift: Shift) -> dict[int, Decimal]:
     """What the drawer should hold per payment mode: tenders taken less refunds given,
     and for the drawer's own mode the opening float and the cash put in less taken out."""
     expected = {m: taken - given for m, (taken, given) in (await _tenders(session, shift)).items()}
-    cash = shift.opening_float
+    # Change handed back in the base for foreign cash came out of the drawer's cash.
+    change = await session.scalar(
+        select(func.coalesce(func.sum(Payment.change_given), 0)).where(Payment.shift_id == shift.id)
+    )
+    cash = shift.opening_float - Decimal(change or 0)
     for movement in await _cash(session, shift):
         cash += movement.amount if movement.direction == "in" else -movement.amount
     expected[shift.cash_mode_id] = expected.get(shift.cash_mode_id, ZERO) + cash
     return expected
+
+
+async def _over_short(session: AsyncSession, shift: Shift) -> Decimal:
+    """In the base, as the close booked it on 52500 (an over credits it): foreign
+    drawers' differences were valued at the day's rate."""
+    if shift.journal_entry_id is None:
+        return ZERO
+    found = await session.scalar(
+        select(func.coalesce(func.sum(JournalLine.credit - JournalLine.debit), 0))
+        .join(Account, Account.id == JournalLine.account_id)
+        .where(
+            JournalLine.entry_id == shift.journal_entry_id,
+            Account.code == chart.CASH_OVER_SHORT,
+        )
+    )
+    return Decimal(found or 0)
 
 
 async def shift_branch(
@@ -490,7 +557,7 @@ async def report(session: AsyncSession, shift: Shift) -> dict[str, Any]:
             by_rate[key][0] += sign * Decimal(net or 0)
             by_rate[key][1] += sign * Decimal(tax or 0)
     modes = {
-        m.id: (m.code, m.name)
+        m.id: (m.code, m.name, m.currency)
         for m in (
             await session.execute(
                 select(PaymentMode).where(PaymentMode.company_id == shift.company_id)
@@ -506,11 +573,14 @@ async def report(session: AsyncSession, shift: Shift) -> dict[str, Any]:
         ).scalars()
     }
     closed = shift.status == "closed"
-    over_short = sum((c.counted - c.expected for c in counted.values()), ZERO)
+    over_short = await _over_short(session, shift)
 
     def mode_row(mode_id: int) -> dict[str, Any]:
-        code, name = modes.get(mode_id, ("", ""))
-        return {"payment_mode_id": mode_id, "code": code, "name": name}
+        code, name, currency = modes.get(mode_id, ("", "", None))
+        row: dict[str, Any] = {"payment_mode_id": mode_id, "code": code, "name": name}
+        if currency is not None:  # a foreign drawer: its figures are in that currency
+            row["currency"] = currency
+        return row
 
     expected_rows = []
     for mode_id in sorted(set(expected) | set(counted)):

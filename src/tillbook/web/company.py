@@ -161,6 +161,7 @@ async def mode_create(request: Request, ctx: Setter, db: DB) -> Response:
                 name=body.name,
                 account_code=body.account_code,
                 create_account=body.create_account,
+                currency=body.currency,
             )
             return setup.mode_view(mode, account)
 

@@ -21,6 +21,7 @@ async def _create(uow: UnitOfWork, ctx: AdminContext, body: PaymentModeIn) -> di
         name=body.name,
         account_code=body.account_code,
         create_account=body.create_account,
+        currency=body.currency,
     )
     return setup.mode_view(mode, account)
 
