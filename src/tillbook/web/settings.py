@@ -40,8 +40,7 @@ from tillbook.tenancy import service as tenancy
 from tillbook.tenancy import staff as staff_service
 from tillbook.unit import UnitOfWork
 from tillbook.web.charts import bar_chart
-from tillbook.web.forms import submit, text, upload, values
-from tillbook.web.pages import branches, id_field, query_id, see_other
+from tillbook.web.forms import branches, id_field, query_id, see_other, submit, text, upload, values
 from tillbook.web.render import render
 from tillbook.web.session import Page, read_form
 
