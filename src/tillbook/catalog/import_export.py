@@ -37,17 +37,16 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.audit.service import Change, record_many
-from tillbook.catalog import reference
+from tillbook.catalog import queries, reference, rules
 from tillbook.catalog.prices import product_updated, record_price_change
 from tillbook.catalog.schemas import Barcode, ItemCode, Name
-from tillbook.catalog.service import slugify
 from tillbook.events.outbox import emit
 from tillbook.fields import Strict
 from tillbook.imports import Counts, Layout, Problems, Progress, Row, check_rows, read_rows
 from tillbook.imports import write_csv as csv_text
 from tillbook.inventory import repository as stock
 from tillbook.kit import bounds, xid
-from tillbook.kit.bounds import MONEY, QTY, AsciiNumber, Clean, UnitPrice, stored_length
+from tillbook.kit.bounds import MONEY, AsciiNumber, Clean, UnitPrice, stored_length
 from tillbook.kit.money import ZERO, money, number, price4
 from tillbook.kit.text import quoted
 from tillbook.ledger.service import post
@@ -118,9 +117,9 @@ class ProductRow(Strict):
         codes = [c.strip() for c in value.split("|")]
         for code in codes:
             _BARCODE.validate_python(code)
-        if len(codes) > 20:
-            raise ValueError("at most 20 barcodes, separated by |")
-        if len(set(codes)) != len(codes):
+        if len(codes) > rules.MAX_BARCODES:
+            raise ValueError(f"at most {rules.MAX_BARCODES} barcodes, separated by |")
+        if rules.repeated(codes):
             raise ValueError("a barcode is listed twice")
         return "|".join(codes)
 
@@ -373,21 +372,6 @@ async def _barcodes_by_product(
     return out
 
 
-async def _barcodes_of(
-    session: AsyncSession, company_id: int, codes: Sequence[str]
-) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for start in range(0, len(codes), CHUNK):
-        rows = await session.execute(
-            select(ProductBarcode.barcode, ProductBarcode.product_id).where(
-                ProductBarcode.company_id == company_id,
-                ProductBarcode.barcode.in_(codes[start : start + CHUNK]),
-            )
-        )
-        out.update({code: pid for code, pid in rows.all()})
-    return out
-
-
 async def _check_barcodes(
     session: AsyncSession,
     company_id: int,
@@ -404,7 +388,7 @@ async def _check_barcodes(
                 problems.add(
                     want.line, "barcode", f"{quoted(code)} is also item code {quoted(other)}'s"
                 )
-    owners = await _barcodes_of(session, company_id, list(in_file))
+    owners = await queries.barcode_owners(session, company_id, list(in_file))
     for code, item_code in in_file.items():
         owner = owners.get(code)
         mine = existing.get(item_code)
@@ -451,7 +435,7 @@ def _plan(
                 plan.count("created")
                 continue
             changes = _listing_changes(listing, item)
-            problem = _price_problem(
+            problem = rules.price_problem(
                 changes.get("sales_price", listing.sales_price), changes.get("mrp", listing.mrp)
             )
             if problem is not None:
@@ -463,29 +447,15 @@ def _plan(
     return plan
 
 
-def _price_problem(sales: Decimal | None, mrp: Decimal | None) -> str | None:
-    if sales is not None and mrp is not None and sales > mrp:
-        return f"{sales} is above the MRP {mrp}"
-    return None
-
-
 def _check_new_listing(row: Row, item: ProductRow, problems: Problems) -> None:
     if item.sales_price is None:
         problems.add(row.line, "sales_price", "is required to list the product in a warehouse")
-    problem = _price_problem(item.sales_price, item.mrp)
+    problem = rules.price_problem(item.sales_price, item.mrp)
     if problem is not None:
         problems.add(row.line, "sales_price", problem)
-    quantity = item.opening_stock or ZERO
-    if quantity < 0:
-        problems.add(row.line, "opening_stock", "must be 0 or more for a new listing")
-    elif quantity > 0:
-        cost = _opening_cost(item)
-        value = quantity * cost
-        problem = bounds.exceeds(quantity, QTY, "the opening stock") or bounds.exceeds(
-            value, MONEY, "the opening stock's value"
-        )
-        if problem is not None:
-            problems.add(row.line, "opening_stock", problem)
+    problem = rules.opening_stock_problem(item.opening_stock or ZERO, _opening_cost(item))
+    if problem is not None:
+        problems.add(row.line, "opening_stock", problem)
 
 
 def _opening_cost(item: ProductRow) -> Decimal:
@@ -574,7 +544,7 @@ async def _insert_products(
             {
                 "company_id": company_id,
                 "name": w.fields["name"],
-                "slug": slugify(w.fields["name"]),
+                "slug": rules.slugify(w.fields["name"]),
                 "item_code": w.item_code,
                 "barcode": next(iter(_split(w.fields.get("barcode"))), None),
                 "product_type": "single",
@@ -617,7 +587,7 @@ async def _update_product(
     before = _product_fields(product)
     if "name" in changes:
         product.name = changes["name"]
-        product.slug = slugify(changes["name"])
+        product.slug = rules.slugify(changes["name"])
     for kind in ("category", "brand", "unit", "tax"):
         if f"{kind}_id" in changes:
             setattr(product, f"{kind}_id", _ref(ids, kind, changes[f"{kind}_id"]))

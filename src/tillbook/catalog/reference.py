@@ -43,7 +43,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.audit import setup_records
 from tillbook.catalog import reference_repository as repo
-from tillbook.catalog.service import slugify
+from tillbook.catalog.rules import slugify
 from tillbook.errors import Conflict, duplicate, invalid
 from tillbook.events.outbox import emit
 from tillbook.kit import xid
