@@ -21,7 +21,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.audit.service import record
 from tillbook.catalog import queries, reference, rows, rules
-from tillbook.catalog.prices import product_updated, record_price_change
+from tillbook.catalog.announcements import announce, announce_everywhere
+from tillbook.catalog.prices import record_price_change
 from tillbook.catalog.reference import Kind
 from tillbook.catalog.schemas import (
     ListingIn,
@@ -32,7 +33,6 @@ from tillbook.catalog.schemas import (
     ProductUnitIn,
 )
 from tillbook.errors import NotFound, invalid
-from tillbook.events.outbox import emit
 from tillbook.inventory import service as inventory
 from tillbook.kit import xid
 from tillbook.kit.money import money, number, price4
@@ -293,24 +293,6 @@ async def _check_listings(
 # --- writing ------------------------------------------------------------------------
 
 
-async def _announce(uow: UnitOfWork, product: Product) -> None:
-    """``product.updated`` to every warehouse that lists the product."""
-    listings = (
-        await uow.session.execute(select(Listing).where(Listing.product_id == product.id))
-    ).scalars()
-    for listing in listings:
-        emit(
-            uow,
-            company_id=product.company_id,
-            warehouse_id=listing.warehouse_id,
-            types=["product.updated"],
-            data={
-                **product_updated(product, listing),
-                "active": product.archived_at is None and listing.active,
-            },
-        )
-
-
 async def _edited(
     uow: UnitOfWork,
     product: Product,
@@ -333,7 +315,7 @@ async def _edited(
         before=before,
         after=after,
     )
-    await _announce(uow, product)
+    await announce_everywhere(uow, product)
     return after
 
 
@@ -411,7 +393,7 @@ async def create(
         entity_id=product.id,
         after=shown,
     )
-    await _announce(uow, product)
+    await announce_everywhere(uow, product)
     return shown
 
 
@@ -544,13 +526,7 @@ async def add_listing(
         entity_id=listing.id,
         after={"product_id": product.id, **after},
     )
-    emit(
-        uow,
-        company_id=company_id,
-        warehouse_id=listing.warehouse_id,
-        types=["product.updated"],
-        data={**product_updated(product, listing), "active": listing.active},
-    )
+    announce(uow, company_id, product, listing)
     return after
 
 
@@ -614,13 +590,7 @@ async def update_listing(
         before={"product_id": product.id, **before},
         after={"product_id": product.id, **after},
     )
-    emit(
-        uow,
-        company_id=company_id,
-        warehouse_id=warehouse_id,
-        types=["product.updated"],
-        data={**product_updated(product, listing), "active": listing.active},
-    )
+    announce(uow, company_id, product, listing)
     return after
 
 

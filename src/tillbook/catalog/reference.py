@@ -43,9 +43,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.audit import setup_records
 from tillbook.catalog import reference_repository as repo
+from tillbook.catalog.announcements import announce_reference_change
 from tillbook.catalog.rules import slugify
 from tillbook.errors import Conflict, duplicate, invalid
-from tillbook.events.outbox import emit
 from tillbook.kit import xid
 from tillbook.kit.money import number
 from tillbook.kit.pagination import Page
@@ -354,33 +354,6 @@ async def _free_slug(
     return slug
 
 
-def _announce(
-    uow: UnitOfWork,
-    company_id: int,
-    kind: Literal["category", "brand"],
-    view: dict[str, Any],
-    changed: Sequence[str],
-    product_ids: list[int],
-    reason: str,
-) -> None:
-    """One ``product.updated`` for a change of a category or brand (see the module
-    docstring for why one per change)."""
-    thing = {k: v for k, v in view.items() if k not in ("version", "archived_at")}
-    thing["archived"] = view["archived_at"] is not None
-    emit(
-        uow,
-        company_id=company_id,
-        warehouse_id=None,
-        types=["product.updated"],
-        data={
-            "reason": f"{kind}.{reason}",
-            kind: thing,
-            "changed": sorted(changed),
-            "product_ids": product_ids,
-        },
-    )
-
-
 async def add_category(
     session: AsyncSession,
     company_id: int,
@@ -453,7 +426,7 @@ async def edit_category(
         )
         changed = [k for k in after if after[k] != before[k]]
         products = await repo.products_in_category(session, company_id, category.id)
-        _announce(
+        announce_reference_change(
             uow, company_id, "category", category_view(category), changed, products, "updated"
         )
     return category
@@ -489,7 +462,7 @@ async def archive_category(
         entity_type="category",
     )
     products = await repo.products_in_category(session, company_id, category.id)
-    _announce(
+    announce_reference_change(
         uow, company_id, "category", category_view(category), ["archived_at"], products, "archived"
     )
     return category
@@ -556,7 +529,9 @@ async def edit_brand(
         )
         changed = [k for k in after if after[k] != before[k]]
         products = await repo.products_of_brand(session, company_id, brand.id)
-        _announce(uow, company_id, "brand", brand_view(brand), changed, products, "updated")
+        announce_reference_change(
+            uow, company_id, "brand", brand_view(brand), changed, products, "updated"
+        )
     return brand
 
 
@@ -579,7 +554,9 @@ async def archive_brand(
         entity_type="brand",
     )
     products = await repo.products_of_brand(session, company_id, brand.id)
-    _announce(uow, company_id, "brand", brand_view(brand), ["archived_at"], products, "archived")
+    announce_reference_change(
+        uow, company_id, "brand", brand_view(brand), ["archived_at"], products, "archived"
+    )
     return brand
 
 
