@@ -84,7 +84,7 @@ def dsn(url: str) -> str:
 async def seed(url: str, history: int, products: int) -> dict[str, Any]:
     import asyncpg
 
-    from tillbook.catalog.service import create_product
+    from tillbook.catalog.seeding import create_product
     from tillbook.db import Database
     from tillbook.tenancy import service as tenancy
     from tillbook.unit import UnitOfWork

@@ -135,7 +135,7 @@ def main() -> None:
 async def _tax(url: str, company: int) -> None:
     from decimal import Decimal
 
-    from tillbook.catalog import service as catalog
+    from tillbook.catalog import seeding as catalog
     from tillbook.db import Database
 
     db = Database(url)

@@ -27,7 +27,7 @@ from typing import Any
 
 import asyncpg
 
-from tillbook.catalog import service as catalog
+from tillbook.catalog import seeding as catalog
 from tillbook.db import Database
 from tillbook.kit import xid
 from tillbook.ledger import chart

@@ -10,7 +10,8 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tillbook.catalog import service as catalog
+from tillbook.catalog import rows as catalog_rows
+from tillbook.catalog import seeding as catalog
 from tillbook.db import Database
 from tillbook.kit import xid
 from tillbook.tenancy import service as tenancy
@@ -129,7 +130,7 @@ async def make_shop(
             opening_batches=[(D("100"), D("0.3333"))],
         )
         products["water"] = water.id
-        await catalog.add_product_unit(session, water, box.id, D("12"), D("10.00"))
+        await catalog_rows.add_product_unit(session, water, box.id, D("12"), D("10.00"))
         empty = await catalog.create_product(
             uow,
             company_id=cid,

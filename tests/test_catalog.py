@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tests.factories import Key, Shop, make_shop
 from tests.invariants import check_books
-from tillbook.catalog import service as catalog
+from tillbook.catalog import seeding as catalog
 from tillbook.db import Database
 from tillbook.inventory import service as inventory
 from tillbook.kit import xid

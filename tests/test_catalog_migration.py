@@ -24,7 +24,7 @@ from tests.conftest import PG_URL, _create_pg_database, _drop_pg_database
 from tests.factories import Shop, make_shop
 from tests.invariants import check_books
 from tillbook.app import create_app
-from tillbook.catalog import service as catalog
+from tillbook.catalog import rows as catalog_rows
 from tillbook.config import Settings
 from tillbook.db import Database
 from tillbook.migrate import alembic_config
@@ -60,7 +60,7 @@ async def _history(db: Database) -> tuple[Shop, list[int]]:
     async def list_apple_at_harbour(uow: UnitOfWork) -> None:
         product = await uow.session.get(Product, shop.products["apple"])
         assert product is not None
-        await catalog.list_product(
+        await catalog_rows.list_product(
             uow,
             product,
             warehouse_id=shop.other_warehouse_id,

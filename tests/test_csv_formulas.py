@@ -20,10 +20,10 @@ from tests.invariants import check_books
 from tests.test_admin_api import ADMIN, login
 from tests.test_web import web  # noqa: F401 (fixture)
 from tests.web_helpers import OWNER_PASSWORD, owner_email, sign_in
-from tillbook.catalog.transfer import COLUMNS as PRODUCT_COLUMNS
+from tillbook.catalog.import_export import COLUMNS as PRODUCT_COLUMNS
 from tillbook.db import Database
 from tillbook.kit.csvcells import neutral, restore
-from tillbook.parties.transfer import COLUMNS as PARTY_COLUMNS
+from tillbook.parties.import_export import COLUMNS as PARTY_COLUMNS
 from tillbook.reports.ledgers import CSV_COLUMNS, csv_rows
 
 # Names a till or a cashier may type, each one a formula in a spreadsheet (or a

@@ -17,7 +17,7 @@ from tests.factories import Shop, make_shop
 from tests.invariants import check_books, gl_balance
 from tests.test_products_admin import ADMIN, login
 from tillbook.catalog import reference
-from tillbook.catalog.transfer import COLUMNS, export_products, import_products
+from tillbook.catalog.import_export import COLUMNS, export_products, import_products
 from tillbook.db import Database
 from tillbook.imports import ImportRejected
 from tillbook.models import (
@@ -332,9 +332,9 @@ async def test_large_files_go_in_chunks(
 ) -> None:
     """Bulk statements take CHUNK rows at a time (2,000 in the service): the same file
     in chunks of two writes the same catalog and books."""
-    from tillbook.catalog import transfer
+    from tillbook.catalog import import_export
 
-    monkeypatch.setattr(transfer, "CHUNK", 2)
+    monkeypatch.setattr(import_export, "CHUNK", 2)
     main, harbour = await names(db, shop)
     rows = [HEADER] + [
         f"CH-{i},Chunked {i},77{i:04d},Bulk,,Piece,,1.{i:02d},0.50,,{wh},{i + 1},,"

@@ -134,6 +134,96 @@ def test_every_event_is_in_the_webhooks_section(doc: dict[str, Any]) -> None:
         assert {"X-Service-Signature", "Authorization", "X-Service-Event"} <= headers
 
 
+async def test_product_updated_is_sent_as_documented_from_every_door(client, db, shop, doc) -> None:
+    """``product.updated`` from each door that changes what a till lists (a product
+    made, edited, listed, repriced, deactivated or archived through the admin API; a
+    till's price adjustment; a CSV import creating and changing products and
+    listings; a category or brand change) matches the documented event, whose
+    listing form has every field required: one payload, whatever the door."""
+    import json
+
+    from sqlalchemy import select
+
+    from tillbook.models import OutboxEvent
+
+    h = await login(client, db, shop)
+    wh, wh2 = shop.warehouse_id, shop.other_warehouse_id
+    listing = {"warehouse_id": wh, "sales_price": "3.00", "purchase_price": "1.50", "mrp": "4"}
+    body = {"name": "Door product", "item_code": "DOOR-1", "barcodes": ["990001"],
+            "listings": [listing]}  # fmt: skip
+    made = await client.post(f"{ADMIN}/products", json=body, headers=h)
+    assert made.status_code in (200, 201), made.text
+    pid = made.json()["data"]["id"]
+    steps = [
+        await client.patch(
+            f"{ADMIN}/products/{pid}", json={"name": "Door product 2", "version": 1}, headers=h
+        ),
+        await client.post(
+            f"{ADMIN}/products/{pid}/listings",
+            json={"warehouse_id": wh2, "sales_price": "3.10", "purchase_price": "1.50"},
+            headers=h,
+        ),
+        await client.patch(
+            f"{ADMIN}/products/{pid}/listings/{wh}",
+            json={"sales_price": "3.20", "active": False, "version": 1},
+            headers=h,
+        ),
+        await client.post(
+            "/price-adjustments",
+            json={"product_id": shop.products["apple"], "new_sales_price": "4.10"},
+            headers=shop.headers,
+        ),
+        await client.post(
+            f"{ADMIN}/import/products",
+            files={
+                "file": (
+                    "p.csv",
+                    b"item_code,name,sales_price,warehouse\n"
+                    + f"DOOR-2,Imported door,5.00,{wh}\n".encode()
+                    + f"DOOR-1,Door product 3,3.30,{wh2}\n".encode(),
+                    "text/csv",
+                )
+            },
+            headers=h,
+        ),
+        await client.post(f"{ADMIN}/products/{pid}/archive", headers={**h, "If-Match": '"3"'}),
+        await client.patch(
+            f"{ADMIN}/categories/{shop.child_category_id}",
+            json={"name": "Door juice", "version": 1},
+            headers=h,
+        ),
+    ]
+    for r in steps:
+        assert r.status_code in (200, 201), r.text
+    rows = await db.read(
+        lambda s: s.execute(
+            select(OutboxEvent.payload)
+            .where(OutboxEvent.company_id == shop.company_id, OutboxEvent.type == "product.updated")
+            .order_by(OutboxEvent.id)
+        )
+    )
+    events = [json.loads(payload) for (payload,) in rows.all()]
+    check = validator(doc, {"$ref": "#/components/schemas/Event_product_updated"})
+    bad = [f"{e['data']}: {err.message}" for e in events for err in check.iter_errors(e)]
+    assert not bad, "\n".join(bad)
+    required = set(doc["components"]["schemas"]["ProductListingEventData"]["required"])
+    assert {"id", "name", "item_code", "sales_price", "current_stock", "active"} <= required
+    listed = [e["data"] for e in events if "id" in e["data"]]
+    assert all(set(d) == required for d in listed)
+    mine = [d for d in listed if d["id"] == pid]
+    # created (1), renamed (1), listed in wh2 (1), repriced and deactivated (1),
+    # imported change of name (2 listings) and new wh2 price (1), archived (2)
+    assert len(mine) == 9, mine
+    assert [d["active"] for d in mine[-2:]] == [False, False]  # archived: sold nowhere
+    assert mine[3]["sales_price"] == 3.2 and mine[3]["active"] is False
+    assert mine[0]["barcode"] == "990001" and mine[0]["mrp"] == 4
+    imported = [d for d in listed if d["item_code"] == "DOOR-2"]
+    assert len(imported) == 1 and imported[0]["sales_price"] == 5 and imported[0]["active"]
+    apple = [d for d in listed if d["id"] == shop.products["apple"]]
+    assert apple and apple[-1]["sales_price"] == 4.1
+    assert any(e["data"].get("reason") == "category.updated" for e in events)
+
+
 def test_signing_worked_examples_recompute(doc: dict[str, Any]) -> None:
     """The canonical strings and signatures the document shows, recomputed here with
     hmac alone from the secret it shows."""

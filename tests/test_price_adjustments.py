@@ -112,14 +112,22 @@ async def test_price_change_numbers_batches_and_keeps_history(client, shop, db):
     )
     data = [json.loads(p)["data"] for p in events]
     assert [d["sales_price"] for d in data] == [3.75, 4]
+    # The one payload of every door (catalog/announcements.py), every field present.
     assert data[0] == {
         "id": shop.products["apple"],
         "xid": shop.xid("apple"),
         "name": "Apple juice",
         "item_code": data[0]["item_code"],
+        "barcode": "400" + data[0]["item_code"].removeprefix("AJ-"),
+        "unit_id": shop.piece_unit_id,
+        "category_id": shop.child_category_id,
+        "brand_id": shop.brand_id,
+        "tax_id": None,
         "sales_price": 3.75,
         "purchase_price": 2,
+        "mrp": None,
         "current_stock": 20,
+        "active": True,
     }
     await check_books(db, shop.company_id)
 

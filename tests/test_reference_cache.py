@@ -8,7 +8,7 @@ from decimal import Decimal
 
 from tests.factories import make_shop
 from tests.invariants import check_books
-from tillbook.catalog import service as catalog
+from tillbook.catalog import seeding as catalog
 from tillbook.ledger.service import account_ids
 from tillbook.models import PaymentMode
 

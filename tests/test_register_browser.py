@@ -26,7 +26,7 @@ from sqlalchemy import select
 from tests.factories import Shop, make_shop
 from tests.invariants import check_books
 from tests.live_server import CHROMIUM
-from tillbook.catalog import service as catalog
+from tillbook.catalog import seeding as catalog
 from tillbook.db import Database
 from tillbook.models import Order, Product
 

@@ -74,7 +74,7 @@ async def test_a_shop_from_nothing(
     # the tax the catalog names, through the back office's own service
     from decimal import Decimal
 
-    from tillbook.catalog import service as catalog_service
+    from tillbook.catalog import seeding as catalog_service
 
     await db.write(lambda s: catalog_service.create_tax(s, int(cid), "VAT 10%", Decimal("10")))
     files = {

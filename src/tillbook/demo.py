@@ -26,7 +26,8 @@ from typing import Any
 from sqlalchemy import select
 
 from tillbook.auth.context import AuthContext, acting_for
-from tillbook.catalog import service as catalog
+from tillbook.catalog import rows as catalog_rows
+from tillbook.catalog import seeding as catalog
 from tillbook.inventory.service import Listed
 from tillbook.kit import xid
 from tillbook.kit.money import number
@@ -363,7 +364,7 @@ async def _build_product(
     session = uow.session
     product = built.products.get(spec.item_code)
     if product is None:
-        product = await catalog.define_product(
+        product = await catalog_rows.define_product(
             session,
             company_id=company_id,
             name=spec.name,
@@ -375,10 +376,10 @@ async def _build_product(
         )
         built.products[spec.item_code] = product
         if spec.box_of is not None and spec.box_price is not None:
-            await catalog.add_product_unit(
+            await catalog_rows.add_product_unit(
                 session, product, built.units["box"], D(spec.box_of), D(spec.box_price)
             )
-    return await catalog.list_product(
+    return await catalog_rows.list_product(
         uow,
         product,
         warehouse_id=warehouse_id,

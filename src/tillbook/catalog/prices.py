@@ -16,8 +16,8 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.auth.context import AuthContext
+from tillbook.catalog import announcements
 from tillbook.catalog.schemas import PriceAdjustmentIn
-from tillbook.events.outbox import emit
 from tillbook.kit import xid
 from tillbook.kit.money import number
 from tillbook.kit.pagination import envelope, parse_page
@@ -27,19 +27,6 @@ from tillbook.ledger import periods
 from tillbook.models import Listing, PriceAdjustmentBatch, PriceHistory, Product, User
 from tillbook.orders import numbering
 from tillbook.unit import UnitOfWork
-
-
-def product_updated(product: Product, listing: Listing) -> dict[str, Any]:
-    """The ``data`` of a ``product.updated`` event for one warehouse's listing."""
-    return {
-        "id": product.id,
-        "xid": xid.encode(product.id),
-        "name": product.name,
-        "item_code": product.item_code,
-        "sales_price": number(listing.sales_price),
-        "purchase_price": number(listing.purchase_price),
-        "current_stock": number(listing.current_stock),
-    }
 
 
 async def open_batch(
@@ -102,13 +89,7 @@ async def record_price_change(
     listing.version += 1
     await session.flush()
     if announce:
-        emit(
-            uow,
-            company_id=listing.company_id,
-            warehouse_id=listing.warehouse_id,
-            types=["product.updated"],
-            data=product_updated(product, listing),
-        )
+        announcements.announce(uow, listing.company_id, product, listing)
     return batch
 
 

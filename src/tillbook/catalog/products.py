@@ -20,9 +20,9 @@ from sqlalchemy import ColumnElement, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.audit.service import record
-from tillbook.catalog import reference
-from tillbook.catalog import service as catalog
-from tillbook.catalog.prices import product_updated, record_price_change
+from tillbook.catalog import queries, reference, rows, rules
+from tillbook.catalog.announcements import announce, announce_everywhere
+from tillbook.catalog.prices import record_price_change
 from tillbook.catalog.reference import Kind
 from tillbook.catalog.schemas import (
     ListingIn,
@@ -33,7 +33,6 @@ from tillbook.catalog.schemas import (
     ProductUnitIn,
 )
 from tillbook.errors import NotFound, invalid
-from tillbook.events.outbox import emit
 from tillbook.inventory import service as inventory
 from tillbook.kit import xid
 from tillbook.kit.money import money, number, price4
@@ -244,32 +243,22 @@ async def _check_barcodes(
     field: str = "barcodes",
     product_id: int | None = None,
 ) -> None:
-    seen: set[str] = set()
-    for i, code in enumerate(barcodes):
-        if code in seen:
-            problems.add(f"{field}.{i}", f"barcode {code!r} is listed twice")
-        seen.add(code)
+    for i in rules.repeated(barcodes):
+        problems.add(f"{field}.{i}", f"barcode {barcodes[i]!r} is listed twice")
     if not barcodes:
         return
-    taken = await session.execute(
-        select(ProductBarcode.barcode, ProductBarcode.product_id).where(
-            ProductBarcode.company_id == company_id,
-            ProductBarcode.barcode.in_(list(seen)),
-            ProductBarcode.product_id != (product_id or 0),
-        )
-    )
-    owner = {code: pid for code, pid in taken.all()}
+    owner = await queries.barcode_owners(session, company_id, barcodes)
     for i, code in enumerate(barcodes):
-        if code in owner:
+        if code in owner and owner[code] != product_id:
             problems.add(f"{field}.{i}", f"barcode {code!r} is already product {owner[code]}'s")
 
 
 def _check_prices(
     prefix: str, sales: Decimal | None, mrp: Decimal | None, problems: Problems
 ) -> None:
-    """The MRP is the most a shop may charge: a sales price above it is refused."""
-    if sales is not None and mrp is not None and sales > mrp:
-        problems.add(f"{prefix}sales_price", f"{sales} is above the MRP {mrp}")
+    problem = rules.price_problem(sales, mrp)
+    if problem is not None:
+        problems.add(f"{prefix}sales_price", problem)
 
 
 async def _check_units(
@@ -279,17 +268,11 @@ async def _check_units(
     base_unit: int | None,
     problems: Problems,
 ) -> None:
-    seen: set[int] = set()
     for i, u in enumerate(units):
         field = f"additional_units.{i}.unit_id"
         await _check_references(session, company_id, [(field, u.unit_id)], problems)
-        if base_unit is None:
-            problems.add(field, "the product has no base unit (unit_id) to count it in")
-        elif u.unit_id == base_unit:
-            problems.add(field, "is the product's base unit")
-        if u.unit_id in seen:
-            problems.add(field, f"unit {u.unit_id} is given twice")
-        seen.add(u.unit_id)
+    for i, problem in rules.unit_problems([u.unit_id for u in units], base_unit):
+        problems.add(f"additional_units.{i}.unit_id", problem)
 
 
 async def _check_listings(
@@ -308,24 +291,6 @@ async def _check_listings(
 
 
 # --- writing ------------------------------------------------------------------------
-
-
-async def _announce(uow: UnitOfWork, product: Product) -> None:
-    """``product.updated`` to every warehouse that lists the product."""
-    listings = (
-        await uow.session.execute(select(Listing).where(Listing.product_id == product.id))
-    ).scalars()
-    for listing in listings:
-        emit(
-            uow,
-            company_id=product.company_id,
-            warehouse_id=listing.warehouse_id,
-            types=["product.updated"],
-            data={
-                **product_updated(product, listing),
-                "active": product.archived_at is None and listing.active,
-            },
-        )
 
 
 async def _edited(
@@ -350,7 +315,7 @@ async def _edited(
         before=before,
         after=after,
     )
-    await _announce(uow, product)
+    await announce_everywhere(uow, product)
     return after
 
 
@@ -366,7 +331,7 @@ async def _set_units(
         await session.delete(row)
     await session.flush()
     for u in units:
-        await catalog.add_product_unit(
+        await rows.add_product_unit(
             session, product, u.unit_id, u.operator_value, u.alternative_price
         )
 
@@ -399,7 +364,7 @@ async def create(
     await _check_units(session, company_id, body.additional_units, body.unit_id, problems)
     await _check_listings(session, company_id, body.listings, problems)
     problems.raise_if_any()
-    product = await catalog.define_product(
+    product = await rows.define_product(
         session,
         company_id=company_id,
         name=body.name,
@@ -413,7 +378,7 @@ async def create(
         image=body.image,
     )
     for u in body.additional_units:
-        await catalog.add_product_unit(
+        await rows.add_product_unit(
             session, product, u.unit_id, u.operator_value, u.alternative_price
         )
     for i, li in enumerate(body.listings):
@@ -428,7 +393,7 @@ async def create(
         entity_id=product.id,
         after=shown,
     )
-    await _announce(uow, product)
+    await announce_everywhere(uow, product)
     return shown
 
 
@@ -436,7 +401,7 @@ async def _list(
     uow: UnitOfWork, product: Product, li: ListingIn, *, actor_id: int | None, field: str
 ) -> None:
     opening = [(li.opening_stock.quantity, li.opening_stock.unit_cost)] if li.opening_stock else []
-    await catalog.list_product(
+    await rows.list_product(
         uow,
         product,
         warehouse_id=li.warehouse_id,
@@ -489,7 +454,7 @@ async def update(
         if field in sent:
             setattr(product, field, getattr(body, field))
     if "name" in sent and body.name is not None:
-        product.slug = catalog.slugify(body.name)
+        product.slug = rules.slugify(body.name)
     if body.description is not None:
         product.description = body.description
     if body.barcodes is not None:
@@ -561,13 +526,7 @@ async def add_listing(
         entity_id=listing.id,
         after={"product_id": product.id, **after},
     )
-    emit(
-        uow,
-        company_id=company_id,
-        warehouse_id=listing.warehouse_id,
-        types=["product.updated"],
-        data={**product_updated(product, listing), "active": listing.active},
-    )
+    announce(uow, company_id, product, listing)
     return after
 
 
@@ -631,13 +590,7 @@ async def update_listing(
         before={"product_id": product.id, **before},
         after={"product_id": product.id, **after},
     )
-    emit(
-        uow,
-        company_id=company_id,
-        warehouse_id=warehouse_id,
-        types=["product.updated"],
-        data={**product_updated(product, listing), "active": listing.active},
-    )
+    announce(uow, company_id, product, listing)
     return after
 
 

@@ -4,7 +4,7 @@ tree), brands and taxes — created, edited and archived, never deleted.
 Every write takes the company's reference lock first
 (``orders.lookup.reference_changed``), which also tells every process's tax cache
 that its copy is stale; then the record, its version check, the change and its
-audit record (``audit/editable.py``). Names are unique where a shop expects them
+audit record (``audit/setup_records.py``). Names are unique where a shop expects them
 (409 naming the field): a unit's name and short name, a brand's name and slug, a
 category's slug, and its name among its siblings, a tax's name — compared without
 regard to case, among records that are not archived (an archived name is free
@@ -41,11 +41,11 @@ from typing import Any, Literal, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tillbook.audit import editable
+from tillbook.audit import setup_records
 from tillbook.catalog import reference_repository as repo
-from tillbook.catalog.service import slugify
+from tillbook.catalog.announcements import announce_reference_change
+from tillbook.catalog.rules import slugify
 from tillbook.errors import Conflict, duplicate, invalid
-from tillbook.events.outbox import emit
 from tillbook.kit import xid
 from tillbook.kit.money import number
 from tillbook.kit.pagination import Page
@@ -126,7 +126,7 @@ def unit_view(u: Unit) -> dict[str, Any]:
         "name": u.name,
         "short_name": u.short_name,
         "version": u.version,
-        "archived_at": editable.iso(u.archived_at),
+        "archived_at": setup_records.iso(u.archived_at),
     }
 
 
@@ -139,7 +139,7 @@ def category_view(c: Category) -> dict[str, Any]:
         "parent_id": c.parent_id,
         "image": c.image,
         "version": c.version,
-        "archived_at": editable.iso(c.archived_at),
+        "archived_at": setup_records.iso(c.archived_at),
     }
 
 
@@ -151,7 +151,7 @@ def brand_view(b: Brand) -> dict[str, Any]:
         "slug": b.slug,
         "image": b.image,
         "version": b.version,
-        "archived_at": editable.iso(b.archived_at),
+        "archived_at": setup_records.iso(b.archived_at),
     }
 
 
@@ -163,7 +163,7 @@ def tax_view(t: Tax) -> dict[str, Any]:
         "rate": number(Decimal(t.rate)),
         "inclusive": t.inclusive,
         "version": t.version,
-        "archived_at": editable.iso(t.archived_at),
+        "archived_at": setup_records.iso(t.archived_at),
     }
 
 
@@ -180,7 +180,7 @@ async def page_of(
 ) -> tuple[int, list[dict[str, Any]]]:
     """One page of the company's units, categories, brands or taxes, by name."""
     model, view, order = _VIEWS[kind]
-    total, rows = await editable.page_of(
+    total, rows = await setup_records.page_of(
         session, model, company_id, page, include_archived=include_archived, order_by=order
     )
     return total, [view(r) for r in rows]
@@ -188,7 +188,7 @@ async def page_of(
 
 async def one_of(session: AsyncSession, kind: Kind, company_id: int, id_: int) -> dict[str, Any]:
     model, view, _order = _VIEWS[kind]
-    row = await editable.find(session, model, company_id, id_, NOUNS[kind], lock=False)
+    row = await setup_records.find(session, model, company_id, id_, NOUNS[kind], lock=False)
     result: dict[str, Any] = view(row)
     return result
 
@@ -210,9 +210,9 @@ def _required(changes: Mapping[str, Any], *names: str) -> None:
 async def _unit_names_free(
     session: AsyncSession, company_id: int, name: str, short_name: str, exclude: int | None
 ) -> None:
-    if await editable.taken(session, Unit, company_id, Unit.name, name, exclude_id=exclude):
+    if await setup_records.taken(session, Unit, company_id, Unit.name, name, exclude_id=exclude):
         raise duplicate("name", f"a unit named {name!r} already exists")
-    if await editable.taken(
+    if await setup_records.taken(
         session, Unit, company_id, Unit.short_name, short_name, exclude_id=exclude
     ):
         raise duplicate("short_name", f"a unit with short name {short_name!r} already exists")
@@ -226,7 +226,7 @@ async def add_unit(
     unit = Unit(company_id=company_id, name=name, short_name=short_name)
     session.add(unit)
     await session.flush()
-    await editable.created(
+    await setup_records.created(
         session, unit, actor_id=actor_id, entity_type="unit", fields=_fields(unit_view(unit))
     )
     return unit
@@ -241,8 +241,8 @@ async def edit_unit(
     changes: Mapping[str, Any],
 ) -> Unit:
     await reference_changed(session, company_id)
-    unit = await editable.find(session, Unit, company_id, unit_id, "unit", lock=True)
-    editable.check_version(unit, expected_version, f"unit {unit.id}")
+    unit = await setup_records.find(session, Unit, company_id, unit_id, "unit", lock=True)
+    setup_records.check_version(unit, expected_version, f"unit {unit.id}")
     _required(changes, "name", "short_name")
     before = _fields(unit_view(unit))
     await _unit_names_free(
@@ -252,8 +252,8 @@ async def edit_unit(
         changes.get("short_name", unit.short_name),
         unit.id,
     )
-    if editable.apply(unit, changes):
-        await editable.updated(
+    if setup_records.apply(unit, changes):
+        await setup_records.updated(
             session,
             unit,
             actor_id=actor_id,
@@ -274,8 +274,8 @@ async def archive_unit(
     """An archived unit stays on the products and order lines that name it; it can
     no longer be assigned (``usable``)."""
     await reference_changed(session, company_id)
-    unit = await editable.find(session, Unit, company_id, unit_id, "unit", lock=True)
-    await editable.archive(
+    unit = await setup_records.find(session, Unit, company_id, unit_id, "unit", lock=True)
+    await setup_records.archive(
         session,
         unit,
         expected_version=expected_version,
@@ -310,7 +310,9 @@ async def _parent(
                 raise invalid("parent_id", f"category {moving} cannot be moved under {what}")
             seen.add(node)
             node = parents.get(node)
-    parent = await editable.find(session, Category, company_id, parent_id, "category", lock=False)
+    parent = await setup_records.find(
+        session, Category, company_id, parent_id, "category", lock=False
+    )
     if parent.archived_at is not None:
         raise invalid("parent_id", f"category {parent_id} is archived and takes no new children")
     return parent_id
@@ -325,12 +327,14 @@ async def _category_names_free(
     exclude: int | None,
 ) -> None:
     sibling = Category.parent_id.is_(None) if parent_id is None else Category.parent_id == parent_id
-    if await editable.taken(
+    if await setup_records.taken(
         session, Category, company_id, Category.name, name, exclude_id=exclude, where=[sibling]
     ):
         where = "at the top" if parent_id is None else f"under category {parent_id}"
         raise duplicate("name", f"a category named {name!r} already exists {where}")
-    if await editable.taken(session, Category, company_id, Category.slug, slug, exclude_id=exclude):
+    if await setup_records.taken(
+        session, Category, company_id, Category.slug, slug, exclude_id=exclude
+    ):
         raise duplicate("slug", f"a category with slug {slug!r} already exists")
 
 
@@ -344,37 +348,10 @@ async def _free_slug(
     named no slug: one it names and is taken is a 409)."""
     base = slugify(name)[:190].strip("-") or "item"
     slug, n = base, 1
-    while await editable.taken(session, model, company_id, model.slug, slug):
+    while await setup_records.taken(session, model, company_id, model.slug, slug):
         n += 1
         slug = f"{base}-{n}"
     return slug
-
-
-def _announce(
-    uow: UnitOfWork,
-    company_id: int,
-    kind: Literal["category", "brand"],
-    view: dict[str, Any],
-    changed: Sequence[str],
-    product_ids: list[int],
-    reason: str,
-) -> None:
-    """One ``product.updated`` for a change of a category or brand (see the module
-    docstring for why one per change)."""
-    thing = {k: v for k, v in view.items() if k not in ("version", "archived_at")}
-    thing["archived"] = view["archived_at"] is not None
-    emit(
-        uow,
-        company_id=company_id,
-        warehouse_id=None,
-        types=["product.updated"],
-        data={
-            "reason": f"{kind}.{reason}",
-            kind: thing,
-            "changed": sorted(changed),
-            "product_ids": product_ids,
-        },
-    )
 
 
 async def add_category(
@@ -398,7 +375,7 @@ async def add_category(
     )
     session.add(category)
     await session.flush()
-    await editable.created(
+    await setup_records.created(
         session,
         category,
         actor_id=actor_id,
@@ -420,10 +397,10 @@ async def edit_category(
     slug stays as it was unless the edit names one: links to it keep working."""
     session = uow.session
     await reference_changed(session, company_id)
-    category = await editable.find(
+    category = await setup_records.find(
         session, Category, company_id, category_id, "category", lock=True
     )
-    editable.check_version(category, expected_version, f"category {category.id}")
+    setup_records.check_version(category, expected_version, f"category {category.id}")
     _required(changes, "name", "slug")
     wanted = dict(changes)
     if "parent_id" in wanted:
@@ -437,9 +414,9 @@ async def edit_category(
         wanted.get("parent_id", category.parent_id),
         category.id,
     )
-    if editable.apply(category, wanted):
+    if setup_records.apply(category, wanted):
         after = _fields(category_view(category))
-        await editable.updated(
+        await setup_records.updated(
             session,
             category,
             actor_id=actor_id,
@@ -449,7 +426,7 @@ async def edit_category(
         )
         changed = [k for k in after if after[k] != before[k]]
         products = await repo.products_in_category(session, company_id, category.id)
-        _announce(
+        announce_reference_change(
             uow, company_id, "category", category_view(category), changed, products, "updated"
         )
     return category
@@ -466,17 +443,17 @@ async def archive_category(
     leave its children under a category no picker shows. Its products keep it."""
     session = uow.session
     await reference_changed(session, company_id)
-    category = await editable.find(
+    category = await setup_records.find(
         session, Category, company_id, category_id, "category", lock=True
     )
-    editable.check_version(category, expected_version, f"category {category.id}")
+    setup_records.check_version(category, expected_version, f"category {category.id}")
     children = await repo.live_children(session, company_id, category.id)
     if children and category.archived_at is None:
         raise Conflict(
             f"category {category.id} has {children} categories under it that are not "
             "archived; move or archive them first"
         )
-    await editable.archive(
+    await setup_records.archive(
         session,
         category,
         expected_version=expected_version,
@@ -485,7 +462,7 @@ async def archive_category(
         entity_type="category",
     )
     products = await repo.products_in_category(session, company_id, category.id)
-    _announce(
+    announce_reference_change(
         uow, company_id, "category", category_view(category), ["archived_at"], products, "archived"
     )
     return category
@@ -497,9 +474,9 @@ async def archive_category(
 async def _brand_names_free(
     session: AsyncSession, company_id: int, name: str, slug: str, exclude: int | None
 ) -> None:
-    if await editable.taken(session, Brand, company_id, Brand.name, name, exclude_id=exclude):
+    if await setup_records.taken(session, Brand, company_id, Brand.name, name, exclude_id=exclude):
         raise duplicate("name", f"a brand named {name!r} already exists")
-    if await editable.taken(session, Brand, company_id, Brand.slug, slug, exclude_id=exclude):
+    if await setup_records.taken(session, Brand, company_id, Brand.slug, slug, exclude_id=exclude):
         raise duplicate("slug", f"a brand with slug {slug!r} already exists")
 
 
@@ -518,7 +495,7 @@ async def add_brand(
     brand = Brand(company_id=company_id, name=name, slug=chosen, image=image)
     session.add(brand)
     await session.flush()
-    await editable.created(
+    await setup_records.created(
         session, brand, actor_id=actor_id, entity_type="brand", fields=_fields(brand_view(brand))
     )
     return brand
@@ -534,8 +511,8 @@ async def edit_brand(
 ) -> Brand:
     session = uow.session
     await reference_changed(session, company_id)
-    brand = await editable.find(session, Brand, company_id, brand_id, "brand", lock=True)
-    editable.check_version(brand, expected_version, f"brand {brand.id}")
+    brand = await setup_records.find(session, Brand, company_id, brand_id, "brand", lock=True)
+    setup_records.check_version(brand, expected_version, f"brand {brand.id}")
     _required(changes, "name", "slug")
     before = _fields(brand_view(brand))
     await _brand_names_free(
@@ -545,14 +522,16 @@ async def edit_brand(
         changes.get("slug", brand.slug),
         brand.id,
     )
-    if editable.apply(brand, changes):
+    if setup_records.apply(brand, changes):
         after = _fields(brand_view(brand))
-        await editable.updated(
+        await setup_records.updated(
             session, brand, actor_id=actor_id, entity_type="brand", before=before, after=after
         )
         changed = [k for k in after if after[k] != before[k]]
         products = await repo.products_of_brand(session, company_id, brand.id)
-        _announce(uow, company_id, "brand", brand_view(brand), changed, products, "updated")
+        announce_reference_change(
+            uow, company_id, "brand", brand_view(brand), changed, products, "updated"
+        )
     return brand
 
 
@@ -565,8 +544,8 @@ async def archive_brand(
 ) -> Brand:
     session = uow.session
     await reference_changed(session, company_id)
-    brand = await editable.find(session, Brand, company_id, brand_id, "brand", lock=True)
-    await editable.archive(
+    brand = await setup_records.find(session, Brand, company_id, brand_id, "brand", lock=True)
+    await setup_records.archive(
         session,
         brand,
         expected_version=expected_version,
@@ -575,7 +554,9 @@ async def archive_brand(
         entity_type="brand",
     )
     products = await repo.products_of_brand(session, company_id, brand.id)
-    _announce(uow, company_id, "brand", brand_view(brand), ["archived_at"], products, "archived")
+    announce_reference_change(
+        uow, company_id, "brand", brand_view(brand), ["archived_at"], products, "archived"
+    )
     return brand
 
 
@@ -592,12 +573,12 @@ async def add_tax(
     inclusive: bool,
 ) -> Tax:
     await reference_changed(session, company_id)
-    if await editable.taken(session, Tax, company_id, Tax.name, name):
+    if await setup_records.taken(session, Tax, company_id, Tax.name, name):
         raise duplicate("name", f"a tax named {name!r} already exists")
     tax = Tax(company_id=company_id, name=name, rate=rate, inclusive=inclusive)
     session.add(tax)
     await session.flush()
-    await editable.created(
+    await setup_records.created(
         session, tax, actor_id=actor_id, entity_type="tax", fields=_fields(tax_view(tax))
     )
     return tax
@@ -615,12 +596,12 @@ async def edit_tax(
     (the reference version the key lookup reads moves with it); orders before keep
     the rate on their lines."""
     await reference_changed(session, company_id)
-    tax = await editable.find(session, Tax, company_id, tax_id, "tax", lock=True)
-    editable.check_version(tax, expected_version, f"tax {tax.id}")
+    tax = await setup_records.find(session, Tax, company_id, tax_id, "tax", lock=True)
+    setup_records.check_version(tax, expected_version, f"tax {tax.id}")
     _required(changes, "name", "rate", "inclusive")
     before = _fields(tax_view(tax))
     name = changes.get("name", tax.name)
-    if await editable.taken(session, Tax, company_id, Tax.name, name, exclude_id=tax.id):
+    if await setup_records.taken(session, Tax, company_id, Tax.name, name, exclude_id=tax.id):
         raise duplicate("name", f"a tax named {name!r} already exists")
     if (
         "inclusive" in changes
@@ -632,8 +613,8 @@ async def edit_tax(
             f"tax {tax.id} has been charged on orders, whose returns follow its inclusive "
             "flag; create a new tax instead",
         )
-    if editable.apply(tax, changes):
-        await editable.updated(
+    if setup_records.apply(tax, changes):
+        await setup_records.updated(
             session,
             tax,
             actor_id=actor_id,
@@ -654,8 +635,8 @@ async def archive_tax(
     """An archived tax prices no new order line and cannot be assigned to a product;
     returns of orders charged it still read it."""
     await reference_changed(session, company_id)
-    tax = await editable.find(session, Tax, company_id, tax_id, "tax", lock=True)
-    await editable.archive(
+    tax = await setup_records.find(session, Tax, company_id, tax_id, "tax", lock=True)
+    await setup_records.archive(
         session,
         tax,
         expected_version=expected_version,

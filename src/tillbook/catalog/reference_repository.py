@@ -1,5 +1,5 @@
 """SQL of the catalog's reference data beyond the steps every edit shares
-(``audit/editable.py``): the category tree, the products a category or brand change
+(``audit/setup_records.py``): the category tree, the products a category or brand change
 touches, whether a tax has been charged, which references are still usable."""
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from tillbook.auth.actor import COMMAND_LINE
 from tillbook.cli.common import JsonFlag, every_problem, out, parse_date, print_json
 from tillbook.cli.common import read as read_db
 from tillbook.cli.common import write as write_db
-from tillbook.cli.transfer import read_file
+from tillbook.cli.import_export import read_file
 from tillbook.currency import rates
 from tillbook.errors import TillbookError
 from tillbook.kit import numerals

@@ -21,12 +21,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.api.body import errors_of
 from tillbook.cli.common import JsonFlag, out, print_json, read, run
+from tillbook.cli.import_export import run_import
 from tillbook.cli.reports import export_app
-from tillbook.cli.transfer import run_import
 from tillbook.db import Database
 from tillbook.imports import MAX_BYTES, Counts
 from tillbook.imports.csvfile import Progress as ProgressFn
-from tillbook.parties import service, transfer
+from tillbook.parties import import_export, service
 from tillbook.parties.schemas import PartyIn
 from tillbook.reports.common import check_scope
 from tillbook.unit import UnitOfWork
@@ -177,15 +177,17 @@ _commands(supplier_app, "supplier")
 
 def _import(kind: str, path: Path, company: int, json_: bool) -> None:
     def importer(uow: UnitOfWork, data: bytes, progress: ProgressFn | None) -> Awaitable[Counts]:
-        return transfer.import_parties(uow, company, kind, data, actor_id=None, progress=progress)
+        return import_export.import_parties(
+            uow, company, kind, data, actor_id=None, progress=progress
+        )
 
     run_import(f"{kind}s", path, company, json_, importer, MAX_BYTES)
 
 
 def _export(kind: str, company: int) -> None:
-    async def work(session: AsyncSession) -> transfer.Export:
+    async def work(session: AsyncSession) -> import_export.Export:
         await check_scope(session, company)
-        return await transfer.export_parties(session, company, kind)
+        return await import_export.export_parties(session, company, kind)
 
     found = read(work)
     sys.stdout.write(found.csv)

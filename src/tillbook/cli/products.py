@@ -19,9 +19,9 @@ from rich.table import Table
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.cli.common import JsonFlag, out, print_json, read, run
+from tillbook.cli.import_export import run_import
 from tillbook.cli.parties import import_app
 from tillbook.cli.reports import export_app
-from tillbook.cli.transfer import run_import
 from tillbook.db import Database
 from tillbook.imports import Counts
 from tillbook.imports.csvfile import Progress as ProgressFn
@@ -194,23 +194,23 @@ ProductFile = Annotated[
 @import_app.command("products")
 def import_products(file: ProductFile, company: CompanyOpt, json_: JsonFlag = False) -> None:
     """Create or update products and their listings from a CSV file, all or nothing."""
-    from tillbook.catalog import transfer
+    from tillbook.catalog import import_export
 
     def importer(uow: UnitOfWork, data: bytes, progress: ProgressFn | None) -> Awaitable[Counts]:
-        return transfer.import_products(uow, company, data, actor_id=None, progress=progress)
+        return import_export.import_products(uow, company, data, actor_id=None, progress=progress)
 
-    run_import("products", file, company, json_, importer, transfer.MAX_BYTES)
+    run_import("products", file, company, json_, importer, import_export.MAX_BYTES)
 
 
 @export_app.command("products")
 def export_products(company: CompanyOpt) -> None:
     """The company's products as CSV on stdout (the import's columns, a row per
     listing, the stock on hand as opening stock)."""
-    from tillbook.catalog import transfer
+    from tillbook.catalog import import_export
 
     async def work(session: AsyncSession) -> str:
         await check_scope(session, company)
-        return await transfer.export_products(session, company)
+        return await import_export.export_products(session, company)
 
     sys.stdout.write(read(work))
     sys.stdout.flush()

@@ -23,7 +23,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tillbook.audit import editable
+from tillbook.audit import setup_records
 from tillbook.currency import rates
 from tillbook.errors import duplicate, invalid
 from tillbook.kit import xid
@@ -42,7 +42,7 @@ def mode_view(mode: PaymentMode, account: Account) -> dict[str, Any]:
         "account_code": account.code,
         "account_name": account.name,
         "version": mode.version,
-        "archived_at": editable.iso(mode.archived_at),
+        "archived_at": setup_records.iso(mode.archived_at),
         # Additive: the foreign currency its drawer or account holds, None: the base.
         "currency": mode.currency,
     }
@@ -56,14 +56,14 @@ def expense_category_view(cat: ExpenseCategory, account: Account) -> dict[str, A
         "account_code": account.code,
         "account_name": account.name,
         "version": cat.version,
-        "archived_at": editable.iso(cat.archived_at),
+        "archived_at": setup_records.iso(cat.archived_at),
     }
 
 
 async def modes_page(
     session: AsyncSession, company_id: int, page: Page, *, include_archived: bool
 ) -> tuple[int, list[dict[str, Any]]]:
-    total, rows = await editable.page_of(
+    total, rows = await setup_records.page_of(
         session,
         PaymentMode,
         company_id,
@@ -77,7 +77,7 @@ async def modes_page(
 
 
 async def mode_one(session: AsyncSession, company_id: int, mode_id: int) -> dict[str, Any]:
-    mode = await editable.find(
+    mode = await setup_records.find(
         session, PaymentMode, company_id, mode_id, "payment mode", lock=False
     )
     return mode_view(mode, await account_of(session, company_id, mode.account_id))
@@ -86,7 +86,7 @@ async def mode_one(session: AsyncSession, company_id: int, mode_id: int) -> dict
 async def expense_categories_page(
     session: AsyncSession, company_id: int, page: Page, *, include_archived: bool
 ) -> tuple[int, list[dict[str, Any]]]:
-    total, rows = await editable.page_of(
+    total, rows = await setup_records.page_of(
         session,
         ExpenseCategory,
         company_id,
@@ -102,7 +102,7 @@ async def expense_categories_page(
 async def expense_category_one(
     session: AsyncSession, company_id: int, category_id: int
 ) -> dict[str, Any]:
-    cat = await editable.find(
+    cat = await setup_records.find(
         session, ExpenseCategory, company_id, category_id, "expense category", lock=False
     )
     return expense_category_view(cat, await account_of(session, company_id, cat.account_id))
@@ -188,11 +188,11 @@ async def add_payment_mode(
     own (``create_account``): an account holds one currency, so its balance in that
     currency is the sum of its lines' foreign amounts and can be revalued."""
     await reference_changed(session, company_id)
-    if await editable.taken(
+    if await setup_records.taken(
         session, PaymentMode, company_id, PaymentMode.code, code, archived_too=True
     ):
         raise duplicate("code", f"a payment mode with code {code!r} already exists")
-    if await editable.taken(session, PaymentMode, company_id, PaymentMode.name, name):
+    if await setup_records.taken(session, PaymentMode, company_id, PaymentMode.name, name):
         raise duplicate("name", f"a payment mode named {name!r} already exists")
     held = await _foreign_currency(session, company_id, currency, create_account)
     account = await _mode_account(session, company_id, account_code, create_account, name)
@@ -203,7 +203,7 @@ async def add_payment_mode(
     )
     session.add(mode)
     await session.flush()
-    await editable.created(
+    await setup_records.created(
         session,
         mode,
         actor_id=actor_id,
@@ -241,14 +241,16 @@ async def edit_payment_mode(
     changes: Mapping[str, Any],
 ) -> tuple[PaymentMode, Account]:
     await reference_changed(session, company_id)
-    mode = await editable.find(session, PaymentMode, company_id, mode_id, "payment mode", lock=True)
-    editable.check_version(mode, expected_version, f"payment mode {mode.id}")
+    mode = await setup_records.find(
+        session, PaymentMode, company_id, mode_id, "payment mode", lock=True
+    )
+    setup_records.check_version(mode, expected_version, f"payment mode {mode.id}")
     if "name" in changes and changes["name"] is None:
         raise invalid("name", "must not be null")
     account = await account_of(session, company_id, mode.account_id)
     before = _fields(mode_view(mode, account))
     name = changes.get("name") or mode.name
-    if await editable.taken(
+    if await setup_records.taken(
         session, PaymentMode, company_id, PaymentMode.name, name, exclude_id=mode.id
     ):
         raise duplicate("name", f"a payment mode named {name!r} already exists")
@@ -267,8 +269,8 @@ async def edit_payment_mode(
     if new_account is not None:
         wanted["account_id"] = new_account.id
         account = new_account
-    if editable.apply(mode, wanted):
-        await editable.updated(
+    if setup_records.apply(mode, wanted):
+        await setup_records.updated(
             session,
             mode,
             actor_id=actor_id,
@@ -287,8 +289,10 @@ async def archive_payment_mode(
     expected_version: int | None,
 ) -> tuple[PaymentMode, Account]:
     await reference_changed(session, company_id)
-    mode = await editable.find(session, PaymentMode, company_id, mode_id, "payment mode", lock=True)
-    await editable.archive(
+    mode = await setup_records.find(
+        session, PaymentMode, company_id, mode_id, "payment mode", lock=True
+    )
+    await setup_records.archive(
         session,
         mode,
         expected_version=expected_version,
@@ -312,7 +316,7 @@ async def add_expense_category(
     create_account: bool,
 ) -> tuple[ExpenseCategory, Account]:
     await reference_changed(session, company_id)
-    if await editable.taken(session, ExpenseCategory, company_id, ExpenseCategory.name, name):
+    if await setup_records.taken(session, ExpenseCategory, company_id, ExpenseCategory.name, name):
         raise duplicate("name", f"an expense category named {name!r} already exists")
     account = await _expense_account(session, company_id, account_code, create_account, name)
     if account is None:
@@ -320,7 +324,7 @@ async def add_expense_category(
     cat = ExpenseCategory(company_id=company_id, name=name, account_id=account.id)
     session.add(cat)
     await session.flush()
-    await editable.created(
+    await setup_records.created(
         session,
         cat,
         actor_id=actor_id,
@@ -339,16 +343,16 @@ async def edit_expense_category(
     changes: Mapping[str, Any],
 ) -> tuple[ExpenseCategory, Account]:
     await reference_changed(session, company_id)
-    cat = await editable.find(
+    cat = await setup_records.find(
         session, ExpenseCategory, company_id, category_id, "expense category", lock=True
     )
-    editable.check_version(cat, expected_version, f"expense category {cat.id}")
+    setup_records.check_version(cat, expected_version, f"expense category {cat.id}")
     if "name" in changes and changes["name"] is None:
         raise invalid("name", "must not be null")
     account = await account_of(session, company_id, cat.account_id)
     before = _fields(expense_category_view(cat, account))
     name = changes.get("name") or cat.name
-    if await editable.taken(
+    if await setup_records.taken(
         session, ExpenseCategory, company_id, ExpenseCategory.name, name, exclude_id=cat.id
     ):
         raise duplicate("name", f"an expense category named {name!r} already exists")
@@ -363,8 +367,8 @@ async def edit_expense_category(
     if new_account is not None:
         wanted["account_id"] = new_account.id
         account = new_account
-    if editable.apply(cat, wanted):
-        await editable.updated(
+    if setup_records.apply(cat, wanted):
+        await setup_records.updated(
             session,
             cat,
             actor_id=actor_id,
@@ -383,10 +387,10 @@ async def archive_expense_category(
     expected_version: int | None,
 ) -> tuple[ExpenseCategory, Account]:
     await reference_changed(session, company_id)
-    cat = await editable.find(
+    cat = await setup_records.find(
         session, ExpenseCategory, company_id, category_id, "expense category", lock=True
     )
-    await editable.archive(
+    await setup_records.archive(
         session,
         cat,
         expected_version=expected_version,

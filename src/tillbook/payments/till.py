@@ -30,7 +30,7 @@ from typing import Any
 from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tillbook.audit.editable import iso
+from tillbook.audit.setup_records import iso
 from tillbook.auth.context import AuthContext
 from tillbook.currency import rates
 from tillbook.errors import Conflict, NotFound, invalid

@@ -18,7 +18,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tillbook.audit import editable
+from tillbook.audit import setup_records
 from tillbook.errors import Conflict, duplicate, invalid
 from tillbook.kit import xid
 from tillbook.kit.pagination import Page
@@ -40,14 +40,14 @@ def warehouse_view(w: Warehouse) -> dict[str, Any]:
         "receipt_footer": w.receipt_footer,
         "timezone": w.timezone,
         "version": w.version,
-        "archived_at": editable.iso(w.archived_at),
+        "archived_at": setup_records.iso(w.archived_at),
     }
 
 
 async def warehouses_page(
     session: AsyncSession, company_id: int, page: Page, *, include_archived: bool
 ) -> tuple[int, list[dict[str, Any]]]:
-    total, rows = await editable.page_of(
+    total, rows = await setup_records.page_of(
         session,
         Warehouse,
         company_id,
@@ -62,7 +62,9 @@ async def warehouse_one(
     session: AsyncSession, company_id: int, warehouse_id: int
 ) -> dict[str, Any]:
     return warehouse_view(
-        await editable.find(session, Warehouse, company_id, warehouse_id, "warehouse", lock=False)
+        await setup_records.find(
+            session, Warehouse, company_id, warehouse_id, "warehouse", lock=False
+        )
     )
 
 
@@ -73,7 +75,7 @@ def _fields(view: dict[str, Any]) -> dict[str, Any]:
 async def _name_free(
     session: AsyncSession, company_id: int, name: str, exclude: int | None
 ) -> None:
-    if await editable.taken(
+    if await setup_records.taken(
         session, Warehouse, company_id, Warehouse.name, name, exclude_id=exclude
     ):
         raise duplicate("name", f"a warehouse named {name!r} already exists")
@@ -98,7 +100,7 @@ async def add_warehouse(
         setattr(warehouse, column, fields.get(column))
     warehouse.require_shift = bool(fields.get("require_shift", False))
     warehouse.timezone = fields.get("timezone") or "UTC"
-    await editable.created(
+    await setup_records.created(
         session,
         warehouse,
         actor_id=actor_id,
@@ -118,17 +120,17 @@ async def edit_warehouse(
 ) -> Warehouse:
     """``address``, ``phone`` and the receipt texts may be cleared with null."""
     await reference_changed(session, company_id)
-    warehouse = await editable.find(
+    warehouse = await setup_records.find(
         session, Warehouse, company_id, warehouse_id, "warehouse", lock=True
     )
-    editable.check_version(warehouse, expected_version, f"warehouse {warehouse.id}")
+    setup_records.check_version(warehouse, expected_version, f"warehouse {warehouse.id}")
     for required in ("name", "allow_negative_stock", "require_shift", "timezone"):
         if required in changes and changes[required] is None:
             raise invalid(required, "must not be null")
     before = _fields(warehouse_view(warehouse))
     await _name_free(session, company_id, changes.get("name", warehouse.name), warehouse.id)
-    if editable.apply(warehouse, changes):
-        await editable.updated(
+    if setup_records.apply(warehouse, changes):
+        await setup_records.updated(
             session,
             warehouse,
             actor_id=actor_id,
@@ -147,10 +149,10 @@ async def archive_warehouse(
     expected_version: int | None,
 ) -> Warehouse:
     await reference_changed(session, company_id)
-    warehouse = await editable.find(
+    warehouse = await setup_records.find(
         session, Warehouse, company_id, warehouse_id, "warehouse", lock=True
     )
-    editable.check_version(warehouse, expected_version, f"warehouse {warehouse.id}")
+    setup_records.check_version(warehouse, expected_version, f"warehouse {warehouse.id}")
     open_keys = list(
         (
             await session.execute(
@@ -166,7 +168,7 @@ async def archive_warehouse(
             f"warehouse {warehouse.id} still has {len(open_keys)} active API key(s) "
             f"({names}); a till could keep selling there: revoke them first"
         )
-    await editable.archive(
+    await setup_records.archive(
         session,
         warehouse,
         expected_version=expected_version,

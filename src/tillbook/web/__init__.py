@@ -12,18 +12,22 @@ from fastapi.staticfiles import StaticFiles
 
 from tillbook.errors import TillbookError
 from tillbook.web import (
+    account,
     books,
     buying,
     cashbook,
     company,
     currencies,
+    dashboard,
     hooks,
     listings,
     money,
-    pages,
+    orders,
     parties,
     prices,
+    products,
     purchase_orders,
+    reference,
     register,
     registers,
     returns,
@@ -53,8 +57,9 @@ def error_page(request: Request, exc: TillbookError, status: int | None = None) 
     return response
 
 
-# Every page's router, in the order they are matched (``pages`` last: its routes
-# are the most general); tests walk these to reach every page.
+# Every page's router, in the order they are matched (the sign-in, dashboard,
+# catalog, reference and order pages last: their routes are the most general);
+# tests walk these to reach every page.
 ROUTERS = (
     start.router,
     register.router,
@@ -76,7 +81,11 @@ ROUTERS = (
     stocktake.router,
     stock.router,
     till.router,
-    pages.router,
+    account.router,
+    dashboard.router,
+    products.router,
+    reference.router,
+    orders.router,
 )
 
 

@@ -26,8 +26,7 @@ from tillbook.reports import periods
 from tillbook.reports.ledgers import CSV_PAGE, account_ledger_page, csv_rows
 from tillbook.reports.schemas import PeriodCloseIn, PeriodReopenIn
 from tillbook.unit import UnitOfWork
-from tillbook.web.forms import submit, text
-from tillbook.web.pages import branches, parse_model, query_id, see_other
+from tillbook.web.forms import branches, parse_model, query_id, see_other, submit, text
 from tillbook.web.render import render
 from tillbook.web.session import Page, read_form
 

@@ -16,7 +16,7 @@ from tillbook.errors import ValidationFailed
 from tillbook.kit.bounds import query_text
 from tillbook.kit.pagination import parse_page
 from tillbook.payments import queries
-from tillbook.web.pages import _day, branches
+from tillbook.web.forms import branches, query_date
 from tillbook.web.render import render
 from tillbook.web.session import Page
 
@@ -41,7 +41,7 @@ async def _list(
     errors: dict[str, list[str]] = {}
     start = end = None
     try:
-        start, end = _day(date_from, "date_from"), _day(date_to, "date_to")
+        start, end = query_date(date_from, "date_from"), query_date(date_to, "date_to")
     except ValidationFailed as exc:
         errors = exc.errors
     search = query_text("reference", reference, 100)

@@ -36,8 +36,7 @@ from tillbook.tenancy import company as company_settings
 from tillbook.tenancy import warehouses
 from tillbook.tenancy.schemas import CompanySettingsIn, WarehouseIn, WarehousePatch
 from tillbook.unit import UnitOfWork
-from tillbook.web.forms import submit, text, values
-from tillbook.web.pages import id_field, parse_model, see_other
+from tillbook.web.forms import id_field, parse_model, see_other, submit, text, values
 from tillbook.web.render import render
 from tillbook.web.session import Page, read_form
 

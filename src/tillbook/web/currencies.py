@@ -25,8 +25,7 @@ from tillbook.currency import rates
 from tillbook.currency.schemas import ExchangeRateIn
 from tillbook.errors import ValidationFailed, invalid
 from tillbook.unit import UnitOfWork
-from tillbook.web.forms import submit, text, upload, values
-from tillbook.web.pages import parse_model, see_other
+from tillbook.web.forms import parse_model, see_other, submit, text, upload, values
 from tillbook.web.render import render
 from tillbook.web.session import Page, read_form
 

@@ -11,8 +11,7 @@ from starlette.datastructures import FormData
 
 from tillbook.currency import rates
 from tillbook.db import Database
-from tillbook.web.forms import text
-from tillbook.web.pages import decimal_field
+from tillbook.web.forms import decimal_field, text
 
 
 async def choices(db: Database, company_id: int) -> list[tuple[str, str]]:

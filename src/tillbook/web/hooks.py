@@ -29,8 +29,7 @@ from tillbook.events import webhook_service as service
 from tillbook.events.outbox import EVENT_TYPES
 from tillbook.events.urlpolicy import UrlPolicy
 from tillbook.unit import UnitOfWork
-from tillbook.web.forms import submit, text, values
-from tillbook.web.pages import parse_model, see_other
+from tillbook.web.forms import parse_model, see_other, submit, text, values
 from tillbook.web.render import render
 from tillbook.web.session import Page, read_form
 

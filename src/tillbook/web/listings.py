@@ -25,8 +25,8 @@ from tillbook.catalog import products as product_service
 from tillbook.catalog.schemas import ListingIn, ListingPatch
 from tillbook.errors import PreconditionFailed, ValidationFailed
 from tillbook.unit import UnitOfWork
-from tillbook.web.forms import submit, values
-from tillbook.web.pages import decimal_field, id_field, parse_model, product_page, see_other
+from tillbook.web.forms import decimal_field, id_field, parse_model, see_other, submit, values
+from tillbook.web.products import product_page
 from tillbook.web.session import Page, read_form
 
 router = APIRouter(include_in_schema=False)

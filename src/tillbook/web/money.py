@@ -37,8 +37,16 @@ from tillbook.payments import service as payment_service
 from tillbook.payments.schemas import AccountMoveIn, ExpenseIn, ExpensePaymentIn, PaymentIn
 from tillbook.unit import UnitOfWork
 from tillbook.web import document_currency
-from tillbook.web.forms import submit, text, values
-from tillbook.web.pages import branches, decimal_field, id_field, parse_model, see_other
+from tillbook.web.forms import (
+    branches,
+    decimal_field,
+    id_field,
+    parse_model,
+    see_other,
+    submit,
+    text,
+    values,
+)
 from tillbook.web.render import render
 from tillbook.web.session import Page, read_form
 

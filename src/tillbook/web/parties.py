@@ -29,16 +29,18 @@ from tillbook.parties import service
 from tillbook.parties.schemas import PartyIn, PartyPatch
 from tillbook.reports.ledgers import CSV_PAGE, csv_rows, party_statement_page
 from tillbook.unit import UnitOfWork
-from tillbook.web.forms import submit, text, values
-from tillbook.web.money import PAYMENT_OF
-from tillbook.web.pages import (
+from tillbook.web.forms import (
     branches,
     decimal_field,
     id_field,
     parse_model,
     query_id,
     see_other,
+    submit,
+    text,
+    values,
 )
+from tillbook.web.money import PAYMENT_OF
 from tillbook.web.render import render
 from tillbook.web.session import Page, read_form
 

@@ -25,8 +25,8 @@ from tillbook.kit import numerals
 from tillbook.kit.money import PRICE_STEPS
 from tillbook.kit.pagination import parse_page
 from tillbook.unit import UnitOfWork
-from tillbook.web.forms import submit, text, values
-from tillbook.web.pages import _reference_choices, branches, id_field, see_other
+from tillbook.web.forms import branches, id_field, see_other, submit, text, values
+from tillbook.web.reference import reference_choices
 from tillbook.web.render import render
 from tillbook.web.session import Page, read_form
 
@@ -97,7 +97,7 @@ async def _page(
     preview: batch_prices.Plan | None = None,
 ) -> Response:
     shops = [(i, n) for i, n in await branches(db, ctx) if ctx.can("prices.write", i)]
-    categories = (await _reference_choices(db, ctx))["category"]
+    categories = (await reference_choices(db, ctx))["category"]
     paging = parse_page(request.query_params.get("page"), "20")
     history = await db.read(
         lambda s: batch_prices.history_page(s, ctx.company_id, ctx.warehouse_id, paging)

@@ -42,14 +42,16 @@ from tillbook.orders.schemas import (
 from tillbook.parties import service as parties
 from tillbook.payments import setup as payment_setup
 from tillbook.unit import UnitOfWork
-from tillbook.web.forms import submit, text, values
-from tillbook.web.pages import (
+from tillbook.web.forms import (
     branches,
     decimal_field,
     id_field,
     parse_model,
     see_other,
+    submit,
     tax_choices,
+    text,
+    values,
 )
 from tillbook.web.render import render
 from tillbook.web.session import Page, read_form

@@ -18,8 +18,7 @@ from tillbook.api.deps import DB
 from tillbook.auth.admin import AdminContext
 from tillbook.registers import service
 from tillbook.unit import UnitOfWork
-from tillbook.web.forms import submit
-from tillbook.web.pages import see_other
+from tillbook.web.forms import see_other, submit
 from tillbook.web.render import render
 from tillbook.web.session import Page
 

@@ -29,8 +29,7 @@ from tillbook.orders.returns import return_as_staff
 from tillbook.orders.schemas import ReturnIn
 from tillbook.payments import setup
 from tillbook.unit import UnitOfWork
-from tillbook.web.forms import submit, text, values
-from tillbook.web.pages import decimal_field, id_field, parse_model, see_other
+from tillbook.web.forms import decimal_field, id_field, parse_model, see_other, submit, text, values
 from tillbook.web.render import render
 from tillbook.web.session import Page, read_form
 

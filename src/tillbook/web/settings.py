@@ -20,14 +20,14 @@ from tillbook.api.admin.deps import path_id
 from tillbook.api.deps import DB
 from tillbook.auth import admin
 from tillbook.auth.admin import AdminContext
-from tillbook.catalog import transfer as catalog_transfer
+from tillbook.catalog import import_export as catalog_import_export
 from tillbook.errors import RateLimited, Unauthorized, ValidationFailed, invalid
 from tillbook.imports import ImportRejected
 from tillbook.kit import csvcells
 from tillbook.kit.changes import utc
 from tillbook.kit.pagination import Page as Paging
 from tillbook.kit.pagination import parse_page
-from tillbook.parties import transfer as party_transfer
+from tillbook.parties import import_export as party_import_export
 from tillbook.reports import (
     balance_sheet,
     profit_loss,
@@ -40,8 +40,7 @@ from tillbook.tenancy import service as tenancy
 from tillbook.tenancy import staff as staff_service
 from tillbook.unit import UnitOfWork
 from tillbook.web.charts import bar_chart
-from tillbook.web.forms import submit, text, upload, values
-from tillbook.web.pages import branches, id_field, query_id, see_other
+from tillbook.web.forms import branches, id_field, query_id, see_other, submit, text, upload, values
 from tillbook.web.render import render
 from tillbook.web.session import Page, read_form
 
@@ -297,18 +296,18 @@ async def import_file(request: Request, ctx: Importer) -> Response:
         if kind != "products":
             # A party file may carry opening balances: the same permission as the API's.
             ctx.require("parties.credit")
-        data = await upload(form, "file", catalog_transfer.MAX_BYTES)
+        data = await upload(form, "file", catalog_import_export.MAX_BYTES)
         if not data:
             raise invalid("file", "choose a CSV file")
         file_bytes = data
 
         async def work(uow: UnitOfWork) -> dict[str, Any]:
             if kind == "products":
-                done = await catalog_transfer.import_products(
+                done = await catalog_import_export.import_products(
                     uow, ctx.company_id, file_bytes, actor_id=ctx.user_id
                 )
             else:
-                done = await party_transfer.import_parties(
+                done = await party_import_export.import_parties(
                     uow,
                     ctx.company_id,
                     kind.rstrip("s"),

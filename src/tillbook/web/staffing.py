@@ -24,8 +24,7 @@ from tillbook.errors import Conflict, PreconditionFailed, Unprocessable, Validat
 from tillbook.kit.pagination import envelope, parse_page
 from tillbook.tenancy import staff as staff_service
 from tillbook.unit import UnitOfWork
-from tillbook.web.forms import submit, text, values
-from tillbook.web.pages import branches, id_field, see_other
+from tillbook.web.forms import branches, id_field, see_other, submit, text, values
 from tillbook.web.render import render
 from tillbook.web.session import Page, read_form
 

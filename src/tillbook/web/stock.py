@@ -26,14 +26,16 @@ from tillbook.kit import bounds
 from tillbook.kit.pagination import parse_page
 from tillbook.reports import dashboard
 from tillbook.unit import UnitOfWork
-from tillbook.web.forms import submit, text, values
-from tillbook.web.pages import (
+from tillbook.web.forms import (
     branches,
     decimal_field,
     id_field,
     parse_model,
     query_id,
     see_other,
+    submit,
+    text,
+    values,
 )
 from tillbook.web.render import render
 from tillbook.web.session import Page, read_form

@@ -23,8 +23,8 @@ from tillbook.inventory.schemas import StockCountEntriesIn, StockCountIn
 from tillbook.kit import bounds, numerals
 from tillbook.kit.pagination import parse_page
 from tillbook.unit import UnitOfWork
-from tillbook.web.forms import submit, text, values
-from tillbook.web.pages import _reference_choices, branches, id_field, parse_model, see_other
+from tillbook.web.forms import branches, id_field, parse_model, see_other, submit, text, values
+from tillbook.web.reference import reference_choices
 from tillbook.web.render import render
 from tillbook.web.session import Page, read_form
 from tillbook.web.till import _item_errors, _qty_rows, _quantities
@@ -74,7 +74,7 @@ async def _list_page(
     state = bounds.query_value("status", params.get("status"))
     paging = parse_page(params.get("page"), "25")
     data = await db.read(lambda s: counts.counts_page(s, ctx.company_id, chosen, paging, state))
-    categories = (await _reference_choices(db, ctx))["category"] if counters else []
+    categories = (await reference_choices(db, ctx))["category"] if counters else []
     return render(
         request,
         "stock_counts.html",

@@ -38,14 +38,16 @@ from tillbook.orders.voids import void_sale
 from tillbook.payments import till
 from tillbook.reports import dashboard
 from tillbook.unit import UnitOfWork
-from tillbook.web.forms import submit, text, values
-from tillbook.web.pages import (
+from tillbook.web.forms import (
     branches,
     decimal_field,
     id_field,
     parse_model,
     query_id,
     see_other,
+    submit,
+    text,
+    values,
 )
 from tillbook.web.render import render
 from tillbook.web.session import Page, read_form

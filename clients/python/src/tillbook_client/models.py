@@ -380,14 +380,25 @@ class ExpenseCreated(Model):
 
 
 class ProductUpdated(Model):
+    """A listing's change (``id`` set, every listing field present) or a category's
+    or brand's change (``reason``, ``changed`` and ``product_ids`` set, no ``id``)."""
+
     id: int | None = None
     xid: str | None = None
     name: str | None = None
     item_code: str | None = None
+    barcode: str | None = None
+    unit_id: int | None = None
+    category_id: int | None = None
+    brand_id: int | None = None
+    tax_id: int | None = None
     sales_price: Decimal | None = None
     purchase_price: Decimal | None = None
+    mrp: Decimal | None = None
     current_stock: Decimal | None = None
+    active: bool | None = None
     reason: str | None = None
+    changed: list[str] | None = None
     product_ids: list[int] | None = None
 
 

@@ -13,7 +13,7 @@ from fastapi import APIRouter
 from tillbook.api.admin import (
     audit,
     brands,
-    catalog_transfer,
+    catalog_import_export,
     categories,
     currencies,
     expense_categories,
@@ -46,7 +46,7 @@ router.include_router(audit.router)
 router.include_router(ledgers.router)
 router.include_router(periods.router)
 router.include_router(products.router)
-router.include_router(catalog_transfer.router)
+router.include_router(catalog_import_export.router)
 router.include_router(parties.router)
 router.include_router(money.router)
 router.include_router(stock_counts.router)

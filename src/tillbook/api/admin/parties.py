@@ -40,7 +40,7 @@ from tillbook.kit.refs import ref_to_id
 from tillbook.kit.text import quoted
 from tillbook.kit.versions import etag, parse_if_match
 from tillbook.models import User
-from tillbook.parties import service, transfer
+from tillbook.parties import import_export, service
 from tillbook.parties.schemas import PartyIn, PartyPatch
 from tillbook.unit import UnitOfWork
 
@@ -198,7 +198,7 @@ def _routes(segment: str) -> None:
         data = await uploaded_file(request, MAX_BYTES)
 
         async def work(uow: UnitOfWork) -> dict[str, Any]:
-            counts = await transfer.import_parties(
+            counts = await import_export.import_parties(
                 uow,
                 ctx.company_id,
                 kind,
@@ -217,7 +217,7 @@ def _routes(segment: str) -> None:
         responses={200: {"content": {"text/csv": {}}, "description": "the CSV file"}},
     )
     async def export_parties(db: DB, ctx: AdminContext = Allowed("parties.read")) -> Response:
-        found = await db.read(lambda s: transfer.export_parties(s, ctx.company_id, kind))
+        found = await db.read(lambda s: import_export.export_parties(s, ctx.company_id, kind))
         return Response(
             found.csv.encode(),
             media_type="text/csv; charset=utf-8",

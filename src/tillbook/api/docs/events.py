@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, RootModel
 
 from tillbook.api.public.openapi import (
     Allocation,
@@ -43,25 +43,53 @@ class PaymentEventData(_Shape):
     allocations: list[Allocation]
 
 
-class ProductEventData(_Shape):
-    """``product.updated`` for one warehouse's listing (a price change, a product or
-    listing edit): the warehouse's prices and stock. The other form, for a category
-    or brand change, carries ``reason``, the ``category`` or ``brand``, the
-    ``changed`` fields and the ``product_ids`` touched instead."""
+class ProductListingEventData(_Shape):
+    """``product.updated`` for one warehouse's listing (a product or listing edit, a
+    price change, an import): the product as that warehouse lists it, built in one
+    place (``catalog/announcements.py``) whatever the door, so every field is always
+    there."""
 
-    id: int | None = None
-    xid: str | None = None
-    name: str | None = None
-    item_code: str | None = None
-    sales_price: float | None = None
-    purchase_price: float | None = None
-    current_stock: float | None = None
-    active: bool | None = None
-    reason: str | None = None
-    category: dict[str, Any] | None = None
-    brand: dict[str, Any] | None = None
-    changed: list[str] | None = None
-    product_ids: list[int] | None = None
+    id: int
+    xid: str
+    name: str
+    item_code: str
+    barcode: str | None
+    unit_id: int | None
+    category_id: int | None
+    brand_id: int | None
+    tax_id: int | None
+    sales_price: float
+    purchase_price: float
+    mrp: float | None
+    current_stock: float
+    active: bool
+
+
+class CategoryChangeEventData(_Shape):
+    """``product.updated`` for a change of a category (company-wide,
+    ``warehouse_id`` null): one event per change, not one per product."""
+
+    reason: Literal["category.updated", "category.archived"]
+    category: dict[str, Any]
+    changed: list[str]
+    product_ids: list[int]
+
+
+class BrandChangeEventData(_Shape):
+    """``product.updated`` for a change of a brand (company-wide, ``warehouse_id``
+    null): one event per change, not one per product."""
+
+    reason: Literal["brand.updated", "brand.archived"]
+    brand: dict[str, Any]
+    changed: list[str]
+    product_ids: list[int]
+
+
+class ProductEventData(
+    RootModel[ProductListingEventData | CategoryChangeEventData | BrandChangeEventData]
+):
+    """``product.updated``: a listing's form (it has an ``id``) or a category's or
+    brand's change (it has a ``reason`` and no ``id``)."""
 
 
 class DiscrepancyEventData(_Shape):

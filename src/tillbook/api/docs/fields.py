@@ -427,7 +427,17 @@ OVERRIDES: dict[tuple[str, str], str] = {
     ("TransferReceiptIn", "reason"): "why less than was sent is received (broken, missing)",
     ("TransferCancelIn", "reason"): "why the transfer is cancelled",
     ("CallbackIn", "status"): "`confirmed` (the terminal took the money) or `failed`",
-    ("ProductEventData", "reason"): "what changed (`category.edited`, `brand.archived`…)",
+    ("CategoryChangeEventData", "reason"): "`category.updated` (renamed, moved, re-imaged) "
+    "or `category.archived`",
+    ("CategoryChangeEventData", "category"): "the category after the change, as the admin "
+    "API shows it, with `archived`",
+    ("BrandChangeEventData", "reason"): "`brand.updated` or `brand.archived`",
+    ("BrandChangeEventData", "brand"): "the brand after the change, as the admin API shows "
+    "it, with `archived`",
+    ("ProductListingEventData", "active"): "whether the product can be sold in this "
+    "warehouse now: not archived, and its listing here active",
+    ("ProductListingEventData", "current_stock"): "the stock on hand in this warehouse, in "
+    "the product's base unit",
     ("ShiftIn", "register"): "the till (register) to open the shift on (default `main`)",
     ("ShiftReport", "report"): "`X` (mid-shift, while open) or `Z` (closed)",
     ("ShiftReport", "sales"): "the sales made in the shift",

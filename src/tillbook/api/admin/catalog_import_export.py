@@ -20,7 +20,7 @@ from tillbook.api.deps import DB
 from tillbook.api.idempotent import run_admin_unit
 from tillbook.api.responses import JSON
 from tillbook.auth.admin import AdminContext
-from tillbook.catalog import transfer
+from tillbook.catalog import import_export
 from tillbook.unit import UnitOfWork
 
 router = APIRouter(tags=["admin: catalog"])
@@ -32,10 +32,12 @@ async def import_products(
 ) -> JSON:
     """``catalog.write`` company-wide: a file defines products for every branch,
     and sets prices and opening stock."""
-    data = await uploaded_file(request, transfer.MAX_BYTES)
+    data = await uploaded_file(request, import_export.MAX_BYTES)
 
     async def work(uow: UnitOfWork) -> dict[str, Any]:
-        counts = await transfer.import_products(uow, ctx.company_id, data, actor_id=ctx.user_id)
+        counts = await import_export.import_products(
+            uow, ctx.company_id, data, actor_id=ctx.user_id
+        )
         return {"status": "success", "data": counts.as_dict()}
 
     return await run_admin_unit(request, ctx, work, content=data)
@@ -49,7 +51,7 @@ async def import_products(
 async def export_products(
     ctx: Annotated[AdminContext, Allowed("catalog.read")], db: DB
 ) -> Response:
-    text = await db.read(lambda s: transfer.export_products(s, ctx.company_id))
+    text = await db.read(lambda s: import_export.export_products(s, ctx.company_id))
     return Response(
         text.encode(),
         media_type="text/csv; charset=utf-8",

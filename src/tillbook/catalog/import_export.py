@@ -37,18 +37,23 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.audit.service import Change, record_many
-from tillbook.catalog import reference
-from tillbook.catalog.prices import product_updated, record_price_change
+from tillbook.catalog import queries, reference, rules
+from tillbook.catalog.announcements import (
+    NewListing,
+    NewProduct,
+    ProductFacts,
+    announce,
+    announce_everywhere,
+)
+from tillbook.catalog.prices import record_price_change
 from tillbook.catalog.schemas import Barcode, ItemCode, Name
-from tillbook.catalog.service import slugify
-from tillbook.events.outbox import emit
 from tillbook.fields import Strict
 from tillbook.imports import Counts, Layout, Problems, Progress, Row, check_rows, read_rows
 from tillbook.imports import write_csv as csv_text
 from tillbook.inventory import repository as stock
-from tillbook.kit import bounds, xid
-from tillbook.kit.bounds import MONEY, QTY, AsciiNumber, Clean, UnitPrice, stored_length
-from tillbook.kit.money import ZERO, money, number, price4
+from tillbook.kit import bounds
+from tillbook.kit.bounds import MONEY, AsciiNumber, Clean, UnitPrice, stored_length
+from tillbook.kit.money import ZERO, money, price4
 from tillbook.kit.text import quoted
 from tillbook.ledger.service import post
 from tillbook.models import (
@@ -118,9 +123,9 @@ class ProductRow(Strict):
         codes = [c.strip() for c in value.split("|")]
         for code in codes:
             _BARCODE.validate_python(code)
-        if len(codes) > 20:
-            raise ValueError("at most 20 barcodes, separated by |")
-        if len(set(codes)) != len(codes):
+        if len(codes) > rules.MAX_BARCODES:
+            raise ValueError(f"at most {rules.MAX_BARCODES} barcodes, separated by |")
+        if rules.repeated(codes):
             raise ValueError("a barcode is listed twice")
         return "|".join(codes)
 
@@ -314,17 +319,13 @@ async def import_products(
         if progress is not None and total:
             progress(done, total)
 
-    product_ids = {code: p.id for code, p in existing.items()}
-    product_ids.update(await _insert_products(uow, company_id, plan.new_products, ids, actor_id))
+    products: dict[str, ProductFacts] = dict(existing)
+    products.update(await _insert_products(uow, company_id, plan.new_products, ids, actor_id))
     step(len(plan.new_products))
     for want, product, changes in plan.changed_products:
         await _update_product(uow, product, want, changes, ids, actor_id)
     step(len(plan.changed_products))
-    names_of = {code: p.name for code, p in existing.items()}
-    names_of.update({w.item_code: w.fields["name"] for w in plan.new_products})
-    await _insert_listings(
-        uow, company_id, plan.new_listings, product_ids, names_of, actor_id, step
-    )
+    await _insert_listings(uow, company_id, plan.new_listings, products, actor_id, step)
     for product, listing, item, changes in plan.changed_listings:
         await _update_listing(uow, product, listing, item, changes, actor_id)
     step(len(plan.changed_listings))
@@ -373,21 +374,6 @@ async def _barcodes_by_product(
     return out
 
 
-async def _barcodes_of(
-    session: AsyncSession, company_id: int, codes: Sequence[str]
-) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for start in range(0, len(codes), CHUNK):
-        rows = await session.execute(
-            select(ProductBarcode.barcode, ProductBarcode.product_id).where(
-                ProductBarcode.company_id == company_id,
-                ProductBarcode.barcode.in_(codes[start : start + CHUNK]),
-            )
-        )
-        out.update({code: pid for code, pid in rows.all()})
-    return out
-
-
 async def _check_barcodes(
     session: AsyncSession,
     company_id: int,
@@ -404,7 +390,7 @@ async def _check_barcodes(
                 problems.add(
                     want.line, "barcode", f"{quoted(code)} is also item code {quoted(other)}'s"
                 )
-    owners = await _barcodes_of(session, company_id, list(in_file))
+    owners = await queries.barcode_owners(session, company_id, list(in_file))
     for code, item_code in in_file.items():
         owner = owners.get(code)
         mine = existing.get(item_code)
@@ -451,7 +437,7 @@ def _plan(
                 plan.count("created")
                 continue
             changes = _listing_changes(listing, item)
-            problem = _price_problem(
+            problem = rules.price_problem(
                 changes.get("sales_price", listing.sales_price), changes.get("mrp", listing.mrp)
             )
             if problem is not None:
@@ -463,29 +449,15 @@ def _plan(
     return plan
 
 
-def _price_problem(sales: Decimal | None, mrp: Decimal | None) -> str | None:
-    if sales is not None and mrp is not None and sales > mrp:
-        return f"{sales} is above the MRP {mrp}"
-    return None
-
-
 def _check_new_listing(row: Row, item: ProductRow, problems: Problems) -> None:
     if item.sales_price is None:
         problems.add(row.line, "sales_price", "is required to list the product in a warehouse")
-    problem = _price_problem(item.sales_price, item.mrp)
+    problem = rules.price_problem(item.sales_price, item.mrp)
     if problem is not None:
         problems.add(row.line, "sales_price", problem)
-    quantity = item.opening_stock or ZERO
-    if quantity < 0:
-        problems.add(row.line, "opening_stock", "must be 0 or more for a new listing")
-    elif quantity > 0:
-        cost = _opening_cost(item)
-        value = quantity * cost
-        problem = bounds.exceeds(quantity, QTY, "the opening stock") or bounds.exceeds(
-            value, MONEY, "the opening stock's value"
-        )
-        if problem is not None:
-            problems.add(row.line, "opening_stock", problem)
+    problem = rules.opening_stock_problem(item.opening_stock or ZERO, _opening_cost(item))
+    if problem is not None:
+        problems.add(row.line, "opening_stock", problem)
 
 
 def _opening_cost(item: ProductRow) -> Decimal:
@@ -562,9 +534,10 @@ async def _insert_products(
     wants: Sequence[Want],
     ids: Mapping[str, Mapping[str, int]],
     actor_id: int | None,
-) -> dict[str, int]:
-    """New products in a few statements: rows, barcodes, audit records."""
-    out: dict[str, int] = {}
+) -> dict[str, NewProduct]:
+    """New products in a few statements: rows, barcodes, audit records; what the
+    events of their new listings say of each."""
+    out: dict[str, NewProduct] = {}
     products = table_of(Product)
     barcodes: list[dict[str, Any]] = []
     audits: list[Change] = []
@@ -574,7 +547,7 @@ async def _insert_products(
             {
                 "company_id": company_id,
                 "name": w.fields["name"],
-                "slug": slugify(w.fields["name"]),
+                "slug": rules.slugify(w.fields["name"]),
                 "item_code": w.item_code,
                 "barcode": next(iter(_split(w.fields.get("barcode"))), None),
                 "product_type": "single",
@@ -593,7 +566,16 @@ async def _insert_products(
         ]
         new_ids = await uow.insert_returning_ids(products, rows)
         for want, row, pid in zip(chunk, rows, new_ids, strict=True):
-            out[want.item_code] = pid
+            out[want.item_code] = NewProduct(
+                id=pid,
+                name=row["name"],
+                item_code=want.item_code,
+                barcode=row["barcode"],
+                unit_id=row["unit_id"],
+                category_id=row["category_id"],
+                brand_id=row["brand_id"],
+                tax_id=row["tax_id"],
+            )
             codes = _split(want.fields.get("barcode"))
             barcodes += [{"company_id": company_id, "product_id": pid, "barcode": c} for c in codes]
             shown = {k: v for k, v in row.items() if k not in ("company_id", "product_type")}
@@ -617,7 +599,7 @@ async def _update_product(
     before = _product_fields(product)
     if "name" in changes:
         product.name = changes["name"]
-        product.slug = slugify(changes["name"])
+        product.slug = rules.slugify(changes["name"])
     for kind in ("category", "brand", "unit", "tax"):
         if f"{kind}_id" in changes:
             setattr(product, f"{kind}_id", _ref(ids, kind, changes[f"{kind}_id"]))
@@ -648,17 +630,7 @@ async def _update_product(
         actor_id=actor_id,
         changes=[Change("imported", "product", product.id, after, before)],
     )
-    listings = (
-        await session.execute(select(Listing).where(Listing.product_id == product.id))
-    ).scalars()
-    for listing in listings:
-        emit(
-            uow,
-            company_id=product.company_id,
-            warehouse_id=listing.warehouse_id,
-            types=["product.updated"],
-            data=product_updated(product, listing),
-        )
+    await announce_everywhere(uow, product)
 
 
 def _product_fields(product: Product) -> dict[str, Any]:
@@ -676,8 +648,7 @@ async def _insert_listings(
     uow: UnitOfWork,
     company_id: int,
     new: Sequence[tuple[Want, int, Row, ProductRow]],
-    product_ids: Mapping[str, int],
-    names_of: Mapping[str, str],
+    products: Mapping[str, ProductFacts],
     actor_id: int | None,
     step: Callable[[int], None],
 ) -> None:
@@ -695,7 +666,7 @@ async def _insert_listings(
                 {
                     "company_id": company_id,
                     "warehouse_id": wh_id,
-                    "product_id": product_ids[want.item_code],
+                    "product_id": products[want.item_code].id,
                     "sales_price": item.sales_price,
                     "purchase_price": item.purchase_price or ZERO,
                     "mrp": item.mrp,
@@ -715,21 +686,14 @@ async def _insert_listings(
             pid = row["product_id"]
             shown = {k: v for k, v in row.items() if k not in ("company_id", "version")}
             audits.append(Change("imported", "listing", listing_id, shown))
-            emit(
-                uow,
-                company_id=company_id,
+            listed = NewListing(
                 warehouse_id=wh_id,
-                types=["product.updated"],
-                data={
-                    "id": pid,
-                    "xid": xid.encode(pid),
-                    "name": names_of[want.item_code],
-                    "item_code": want.item_code,
-                    "sales_price": number(item.sales_price or ZERO),
-                    "purchase_price": number(item.purchase_price or ZERO),
-                    "current_stock": number(item.opening_stock or ZERO),
-                },
+                sales_price=item.sales_price or ZERO,
+                purchase_price=item.purchase_price or ZERO,
+                mrp=item.mrp,
+                current_stock=item.opening_stock or ZERO,
             )
+            announce(uow, company_id, products[want.item_code], listed)
             quantity = item.opening_stock or ZERO
             if quantity <= 0:
                 continue
@@ -830,13 +794,7 @@ async def _update_listing(
             )
         ],
     )
-    emit(
-        uow,
-        company_id=product.company_id,
-        warehouse_id=listing.warehouse_id,
-        types=["product.updated"],
-        data=product_updated(product, listing),
-    )
+    announce(uow, product.company_id, product, listing)
 
 
 # --- export ----------------------------------------------------------------------------
