@@ -115,3 +115,37 @@ async def test_a_euro_delivery_paid_later_and_a_euro_expense(
     )
     assert expense == D("48.00")
     await check_books(db, shop.company_id)
+
+
+async def test_a_payment_mode_of_euro_notes_from_settings(
+    web: httpx.AsyncClient, db: Database, shop: Shop
+) -> None:
+    await set_up(db, shop, ("2026-10-01", "1.10"))
+    await as_owner(web, db, shop)
+    page = await web.get("/settings/payment-modes")
+    assert 'name="currency"' in page.text
+    refused = await web.post(
+        "/settings/payment-modes",
+        data={
+            **tokens(page.text),
+            "code": "eur",
+            "name": "Euro notes",
+            "currency": "EUR",
+            "account_code": "11101",
+        },
+    )
+    assert refused.status_code == 422 and "create_account" in refused.text
+    page = await web.get("/settings/payment-modes")
+    made = await web.post(
+        "/settings/payment-modes",
+        data={
+            **tokens(page.text),
+            "code": "eur",
+            "name": "Euro notes",
+            "currency": "EUR",
+            "create_account": "1",
+        },
+    )
+    assert made.status_code == 303, made.text
+    listing = await web.get("/settings/payment-modes")
+    assert "Euro notes" in listing.text and "(EUR)" in listing.text

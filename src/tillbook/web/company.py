@@ -36,6 +36,7 @@ from tillbook.tenancy import company as company_settings
 from tillbook.tenancy import warehouses
 from tillbook.tenancy.schemas import CompanySettingsIn, WarehouseIn, WarehousePatch
 from tillbook.unit import UnitOfWork
+from tillbook.web import document_currency
 from tillbook.web.forms import id_field, parse_model, see_other, submit, text, values
 from tillbook.web.render import render
 from tillbook.web.session import Page, read_form
@@ -118,6 +119,9 @@ async def _list_page(
         title=spec.title,
         rows=rows,
         pages=envelope(paging, total, []),
+        currencies=(
+            await document_currency.choices(db, ctx.company_id) if kind == "payment-modes" else []
+        ),
         errors=errors or {},
         values=form_values or {},
     )
@@ -148,7 +152,12 @@ async def mode_create(request: Request, ctx: Setter, db: DB) -> Response:
     try:
         body = parse_model(
             PaymentModeIn,
-            {"code": text(form, "code"), "name": text(form, "name"), **_account_fields(form)},
+            {
+                "code": text(form, "code"),
+                "name": text(form, "name"),
+                "currency": text(form, "currency") or None,
+                **_account_fields(form),
+            },
         )
 
         async def work(uow: UnitOfWork) -> dict[str, Any]:
