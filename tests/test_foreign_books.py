@@ -2,7 +2,9 @@
 item 7): after every step the books of DESIGN §5 hold (``check_books``, with its
 foreign-currency checks), and every party's balance in the base is exactly what its
 open invoices carry: the base due of a base invoice, the carried ``base_due`` of a
-foreign one. So whatever the rates did between an invoice and its payments, the
+foreign one; a period closed and reopened in between leaves its revaluation and
+the revaluation's reversal, which cancel. So whatever the rates did between an
+invoice and its payments, the
 receivable or payable is cleared to the cent when the invoice is, and the whole
 difference is on 71100/71200: realised gains and losses explain every change of a
 foreign invoice's base value.
@@ -38,6 +40,7 @@ from tillbook.auth.actor import Actor
 from tillbook.currency import rates
 from tillbook.db import Database
 from tillbook.models import Order, User
+from tillbook.reports import periods
 
 D = Decimal
 T = TypeVar("T")
@@ -179,6 +182,15 @@ class ForeignBooks(RuleBasedStateMachine):
                 body["exchange_rate"] = str(rate)
         r = self.post("/payments", body)
         assert r.status_code == 200, r.text
+
+    @rule(on=st.integers(0, DAYS))
+    def close_and_reopen(self, on: int) -> None:
+        """Closing revalues the open foreign invoices at that day's rate and reverses
+        it the next day; reopening keeps both entries. The balances after it (and the
+        invariant's carried values) must not move."""
+        through = FIRST + dt.timedelta(days=on)
+        self.env.run(periods.close(self.env.db, self.s.company_id, through))
+        self.env.run(periods.reopen(self.env.db, self.s.company_id, None))
 
     @invariant()
     def books_hold(self) -> None:
