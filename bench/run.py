@@ -17,6 +17,11 @@ with ``--clients`` concurrent clients (asyncio and the lean HTTP/1.1 client of
     product     GET /products/{id}
     sale_get    GET /sales/{id}
     payments    POST /payments: in, allocated to one of the client's credit sales
+    reads       four phases back to back, the yardstick first: GET /health (no key,
+                no database), GET /products/{id}, GET /sales/{id}, and a page of 100
+                of the products' change feed (a till's first sync, cursor after
+                cursor); each read's ok/s is reported as a share of /health's in
+                the same run (issue 27: at least a quarter)
 
 with VACUUM ANALYZE between phases (autovacuum is off on the development
 machines' PostgreSQL); then stops the server and runs the floor (``bench/floor.py``):
@@ -57,7 +62,13 @@ sys.path.insert(0, str(HERE))
 
 DEFAULT_URL = "postgresql://postgres@127.0.0.1:5432/tillbook_bench"
 STATE = Path(os.environ.get("TMPDIR", "/tmp")) / "tillbook-bench"  # server log, --reuse state
-PHASES = ("sales", "hot", "search", "product", "sale_get", "payments")
+PHASES = ("sales", "hot", "search", "product", "sale_get", "payments", "reads")
+# The ``reads`` phase: what a read costs beside a request that costs nothing. Each
+# runs ``--duration`` seconds; /health (no key, no database, a constant answer)
+# first, as the yardstick the others are divided by.
+READS = ("reads_health", "reads_product", "reads_sale", "reads_feed")
+READS_TARGET = 0.25  # issue 27: a read by id and a feed page ≥ 1/4 of /health
+FEED_PAGE = 100
 # The hot-item phase: every sale of one warehouse holds the same products, as a
 # carrier bag or milk sits in most baskets of a shop, or every buyer of a web-store
 # sale hits one item. Topped up before the phase so that it never runs out, which
@@ -223,7 +234,8 @@ class Server:
         self.proc = subprocess.Popen(
             cmd, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True
         )
-        self.base = f"http://127.0.0.1:{self.port}/api/v1/public"
+        self.root = f"http://127.0.0.1:{self.port}"
+        self.base = f"{self.root}/api/v1/public"
 
     async def wait_ready(self, headers: dict[str, str], timeout: float = 60) -> None:
         from loadclient import Client, TransportError
@@ -420,6 +432,7 @@ async def run_phase(
     duration: float,
     request: Request,
     started: Callable[[], Awaitable[None]] | None = None,
+    opener: str = "/warehouses",
 ) -> Recorder:
     """``clients`` loops, each with its own keep-alive connection, calling ``request``
     until time is up. Only 200s count as done; other statuses are tallied.
@@ -433,7 +446,8 @@ async def run_phase(
     and 6 : 10 splits of 16, the busier worker then capping the run while the
     machine sat idle), while a connection that arrives under load goes to the
     worker that is waiting, the less busy one. ``server_cpu_s_per_process`` in the
-    JSON shows the split of every phase."""
+    JSON shows the split of every phase. ``opener`` is the request that opens each
+    connection (under ``base``), not measured."""
     from loadclient import Client, TransportError
 
     rec = Recorder()
@@ -449,7 +463,7 @@ async def run_phase(
         async with Client(base, key, timeout=60) as client:
             await asyncio.sleep(i * CONNECT_GAP_S)
             with contextlib.suppress(TransportError):
-                await client.get("/warehouses")  # opens the connection; not measured
+                await client.get(opener)  # opens the connection; not measured
             connected += 1
             if connected == clients:
                 if started is not None:
@@ -495,6 +509,7 @@ class Workload:
         self.customers = info["customer_ids"]
         self.sale_ids: list[list[int]] = [[] for _ in self.warehouses]
         self.credit: dict[int, tuple[int, int]] = {}  # client -> (order id, customer id)
+        self.feed_cursor: dict[int, str | None] = {}  # client -> where its walk is
         self.today = dt.date.today().isoformat()
 
     def wi(self, client: int) -> int:
@@ -590,6 +605,28 @@ class Workload:
     async def product(self, client: Any, i: int, rng: random.Random) -> tuple[int, Any]:
         _, xid, _ = rng.choice(self.products[self.wi(i)])
         r = await client.get(f"/products/{xid}")
+        return r.status_code, None
+
+    async def health(self, client: Any, i: int, rng: random.Random) -> tuple[int, Any]:
+        """The yardstick: ``client`` is on the server's root (``Server.root``)."""
+        r = await client.get("/health")
+        return r.status_code, None
+
+    async def feed(self, client: Any, i: int, rng: random.Random) -> tuple[int, Any]:
+        """One page of ``FEED_PAGE`` products of the change feed, as a till's first
+        sync walks it: from the epoch, then cursor after cursor; at the end (the
+        warehouse's 10,000 products are 100 pages) the walk starts again."""
+        cursor = self.feed_cursor.get(i)
+        if cursor is None:
+            params = {"updated_since": "1970-01-01T00:00:00Z", "limit": FEED_PAGE}
+        else:
+            params = {"cursor": cursor, "limit": FEED_PAGE}
+        r = await client.get("/products", params=params)
+        if r.status_code == 200:
+            page = r.json()["data"]
+            if len(page["data"]) != FEED_PAGE and page["next_cursor"] is not None:
+                raise RuntimeError(f"feed page of {len(page['data'])} products, not {FEED_PAGE}")
+            self.feed_cursor[i] = page["next_cursor"]
         return r.status_code, None
 
     def some_sale_id(self, i: int, rng: random.Random) -> int:
@@ -767,10 +804,38 @@ def targets(results: dict[str, Any]) -> list[str]:
             f"GET /products?search= p50 ÷ GET /products/{{id}} p50: {s['p50_ms']} / "
             f"{p['p50_ms']} = {k:.1f}×  (target ≤ 2×) {'OK' if k <= 2 else 'MISSED'}"
         )
+    out += reads_targets(results)
     out.append(
         "history: compare POST /sales ok/s of a run with --history 1000000 against one "
         "without (target: within 15%)"
     )
+    return out
+
+
+def reads_targets(results: dict[str, Any]) -> list[str]:
+    """Each read of the ``reads`` phase as a share of /health's ok/s in the same
+    run (throughput moves with the machine's neighbours; the ratio much less), and
+    its server CPU per request beside /health's."""
+    phases = results["phases"]
+    health = phases.get("reads_health")
+    if not health or not health["per_second"]:
+        return []
+    out, ratios = [], {}
+    for name, label in (("reads_product", "GET /products/{id}"),
+                        ("reads_sale", "GET /sales/{id}"),
+                        ("reads_feed", f"GET /products feed page of {FEED_PAGE}")):  # fmt: skip
+        r = phases.get(name)
+        if not r:
+            continue
+        k = r["per_second"] / health["per_second"]
+        ratios[name] = round(k, 3)
+        out.append(
+            f"{label} ÷ GET /health: {r['per_second']} / {health['per_second']} = {k:.0%}  "
+            f"(target ≥ {READS_TARGET:.0%}) {'OK' if k >= READS_TARGET else 'MISSED'}; "
+            f"server CPU {r['server_cpu_ms_per_ok']} ms per request "
+            f"(/health {health['server_cpu_ms_per_ok']})"
+        )
+    results["reads_over_health"] = ratios
     return out
 
 
@@ -840,7 +905,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     results["database"] = await database_facts(url)
     work = Workload(info)
 
-    phases = [p for p in args.phases.split(",") if p]
+    phases = [q for p in args.phases.split(",") if p for q in (READS if p == "reads" else [p])]
     if phases:
         server = Server(url, os.environ["TILLBOOK_MASTER_KEY"], args.workers, args.pool_size)
         try:
@@ -857,12 +922,16 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
                 "product": work.product,
                 "sale_get": work.sale_get,
                 "payments": work.payment,
+                "reads_health": work.health,
+                "reads_product": work.product,
+                "reads_sale": work.sale_get,
+                "reads_feed": work.feed,
             }
             results["maintenance_seconds"] = [round(await maintain(url), 1)]
             for name in phases:
                 if name == "payments":
                     await work.setup_payments(server.base, args.clients)
-                if name == "sale_get":
+                if name in ("sale_get", "reads_sale"):
                     await work.ensure_sales(server.base)
                 if name == "hot":
                     await work.top_up_hot(server.base)
@@ -880,14 +949,16 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
                     await meter.start()  # noqa: B023 (awaited within this iteration)
                     waits.start()  # noqa: B023
 
+                health = name == "reads_health"
                 rec = await run_phase(
                     name,
-                    server.base,
+                    server.root if health else server.base,
                     work.keys[:1] if name == "hot" else work.keys,
                     args.clients,
                     args.duration,
                     requests[name],
                     started=measure,
+                    opener="/health" if health else "/warehouses",
                 )
                 sessions = await waits.stop()
                 cpu = await meter.stop(len(rec.latencies))

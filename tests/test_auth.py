@@ -31,7 +31,7 @@ from tillbook.config import Settings
 from tillbook.db import Database
 from tillbook.errors import Conflict
 from tillbook.kit import crypto
-from tillbook.models import Company, User
+from tillbook.models import ApiKey, Company, User
 from tillbook.tenancy import service as tenancy
 
 BOTH_REQUIRED = "authentication failed; both key headers are required"
@@ -91,6 +91,27 @@ async def test_revoked_key(client: httpx.AsyncClient, db: Database) -> None:
     error(await client.get("/products", headers=shop.headers), 401, INVALID_PUBLIC)
     # The same warehouse's other keys are untouched.
     assert (await client.get("/products", headers=shop.other_key.headers)).status_code == 200
+
+
+async def test_a_key_revoked_elsewhere_stops_reads_within_the_cache_time(
+    client: httpx.AsyncClient, db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A GET remembers its key's lookup for ``KEY_CACHE_S`` (auth.service); a
+    revocation committed by another process (written here past ``Database``, which
+    would make this process forget) stops GETs once that time has passed, and a
+    write at once."""
+    shop = await make_shop(db)
+    assert (await client.get("/products", headers=shop.headers)).status_code == 200
+    async with db.engine.begin() as connection:
+        await connection.execute(
+            update(ApiKey).where(ApiKey.public_key == shop.key.public_key).values(status=0)
+        )
+    # still remembered: at most KEY_CACHE_S old
+    assert (await client.get("/products", headers=shop.headers)).status_code == 200
+    # a write always reads the key
+    error(await client.post("/customers", headers=shop.headers, json={}), 401, INVALID_PUBLIC)
+    monkeypatch.setattr(signing, "KEY_CACHE_S", 0.0)
+    error(await client.get("/products", headers=shop.headers), 401, INVALID_PUBLIC)
 
 
 async def test_revoking_twice_keeps_the_first_revoked_at(db: Database) -> None:

@@ -56,6 +56,17 @@ from tillbook.unit import (
 log = logging.getLogger("tillbook.db")
 T = TypeVar("T")
 
+# Called after every committed write of this process (``Database.unit``,
+# ``standalone``): what a process remembers of the database's rows, such as the
+# verified key lookups of ``auth.service``, is forgotten when it writes.
+commit_observers: list[Callable[[], None]] = []
+
+
+def _committed() -> None:
+    for observe in commit_observers:
+        observe()
+
+
 # admin shutdown, crash shutdown, cannot connect now (starting up or shutting down),
 # too many connections; and every code of class 08, connection exception
 UNAVAILABLE_PG_CODES = {"57P01", "57P02", "57P03", "53300"}
@@ -280,6 +291,7 @@ class Database:
                     result = await fn(uow)
                     await uow.finish()
                     in_unit = False
+                _committed()
                 return result
             except Exception as exc:
                 if in_unit and _connection_lost(exc):
@@ -294,8 +306,11 @@ class Database:
 
     async def standalone(self, fn: Callable[[AsyncSession], Awaitable[T]]) -> T:
         """A separate short transaction (failed-transaction records, audit)."""
-        async with self._writer() as session, session.begin():
-            return await fn(session)
+        async with self._writer() as session:
+            async with session.begin():
+                result = await fn(session)
+            _committed()
+            return result
 
     @staticmethod
     def _unavailable(exc: Exception) -> Exception:

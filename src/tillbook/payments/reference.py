@@ -55,7 +55,8 @@ async def payment_mode_changes(
 
 
 async def _modes(rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
-    return [_mode(m, code) for m, code in rows]
+    # a feed's rows carry its three columns after the statement's own (kit.changes)
+    return [_mode(row[0], row[1]) for row in rows]
 
 
 async def expense_categories(session: AsyncSession, key: AuthContext) -> list[dict[str, Any]]:
