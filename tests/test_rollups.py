@@ -459,3 +459,24 @@ async def test_a_build_and_a_back_dated_write_at_once_count_it_once(client, db, 
             str(v) for v in truth.get(a["code"], (D("0.00"), D("0.00")))
         ), a
     # (no check_books: the late entries are bare journal entries, with no stock)
+
+
+async def test_the_background_step_rolls_up_the_companies_behind(client, db, shop):
+    """``tillbook serve``'s step rolls up a company nobody closed before any report
+    asks, and stops when told."""
+    cid = shop.company_id
+    await sale(client, shop, "2024-01-05", 1)
+    await sale(client, shop, "2024-02-05", 1, paid="3.50")
+    due = str(rollups.due_through(dt.date.today()))
+    stop = asyncio.Event()
+    task = asyncio.create_task(rollups.keep_rolled_up(db, stop, 3600))
+    for _ in range(400):
+        status = await db.read(lambda s: periods.status(s, cid))
+        if status["rolled_up_through"] == due:
+            break
+        await asyncio.sleep(0.05)
+    stop.set()
+    await asyncio.wait_for(task, 30)
+    assert status["rolled_up_through"] == due and status["closed_through"] is None
+    check = await periods.check(db, cid)
+    assert check["ok"] and check["rollups"] > 0 and check["party_rollups"] > 0, check
