@@ -409,7 +409,8 @@ async def test_a_build_and_a_back_dated_write_at_once_count_it_once(client, db, 
     release = asyncio.Event()
 
     async def slow_build(session):
-        step = await rollups.build(session, cid, months=1)
+        # as if on 2 February 2024: January is due, the first build
+        step = await rollups.build(session, cid, today=dt.date(2024, 2, 2))
         built.set()
         await release.wait()
         return step
@@ -442,7 +443,9 @@ async def test_a_build_and_a_back_dated_write_at_once_count_it_once(client, db, 
     await entered.wait()
     skipped = await db.write(lambda s: rollups.build(s, cid, months=1, skip_locked=True))
     assert skipped.rolled_up_through == dt.date(2024, 1, 31)
-    builder = asyncio.create_task(db.write(lambda s: rollups.build(s, cid, months=1), attempts=1))
+    builder = asyncio.create_task(
+        db.write(lambda s: rollups.build(s, cid, months=1, today=dt.date(2024, 3, 2)), attempts=1)
+    )
     await asyncio.sleep(0.3)
     assert not builder.done()
     done.set()

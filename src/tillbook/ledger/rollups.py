@@ -370,16 +370,16 @@ def _party_groups(session: AsyncSession, company_id: int, after: Any, through: A
             func.sum(JournalLine.credit).label("credit"),
         )
         .join(JournalEntry, JournalEntry.id == JournalLine.entry_id)
-        .where(
-            JournalEntry.company_id == company_id,
-            JournalEntry.entry_date <= through,
-            JournalLine.party_id.is_not(None),
-        )
+        .where(JournalEntry.company_id == company_id, JournalEntry.entry_date <= through)
         .group_by(JournalLine.party_id, month, JournalLine.account_id, wh)
     )
-    if after is not None:
-        query = query.where(JournalEntry.entry_date > after)
-    return query
+    if after is None:
+        return query.where(JournalLine.party_id.is_not(None))
+    # A few months: read from the entries of those days, not through the party
+    # index, which holds every party line of history (a month's build would read
+    # them all: 0.75 s a month at 1,000,000 sales, against 0.16 s). The index cannot serve
+    # a test on an expression.
+    return query.where(JournalEntry.entry_date > after, func.coalesce(JournalLine.party_id, 0) != 0)
 
 
 @dataclass(frozen=True)
@@ -401,8 +401,9 @@ async def build(
 ) -> Step:
     """Roll up, in the caller's transaction, the whole months that are due (and
     every whole month closed) not yet rolled up, at most ``months`` of them
-    (None: all). ``skip_locked``: when another build, a close or a back-dated
-    write holds the company's period row, build nothing now rather than wait."""
+    (None: all; the first build takes all). ``skip_locked``: when another
+    build, a close or a back-dated write holds the company's period row, build
+    nothing now rather than wait. ``today``: the clock's day (tests)."""
     row = await _locked_period(session, company_id, skip_locked)
     if row is None:
         return Step(await rolled_up_through(session, company_id))
@@ -424,7 +425,10 @@ async def build(
     else:
         first_month = next_month(done)
     through = target
-    if months is not None and first_month is not None:
+    # The first build reads the whole history in one pass (one hash join: a
+    # month at a time would probe the lines' index month after month, several
+    # times slower); later ones are a month or two.
+    if months is not None and first_month is not None and done is not None:
         last = first_month
         for _ in range(months - 1):
             last = next_month(last)
@@ -545,9 +549,10 @@ async def _insert_groups(
 
 
 async def roll_up(db: Database, company_id: int, *, skip_locked: bool = True) -> dt.date | None:
-    """Roll up every due month, one month per transaction (a back-dated write
-    waits on the company's period row for one month's build at most): the day
-    rolled up through."""
+    """Roll up every due month, one month per transaction after the first build
+    (a back-dated write waits on the company's period row for one month's build
+    at most; the first build, of the whole history, in one): the day rolled up
+    through."""
     while True:
         step = await db.write(
             lambda s: build(s, company_id, months=1, skip_locked=skip_locked), attempts=2
