@@ -5,6 +5,8 @@ CLI's start, timed on a PostgreSQL database holding many past sales.
 python bench/books.py --history 200000 --json books-200k.json
 python bench/books.py --history 50000 \
     --database-url postgresql://postgres@127.0.0.1:5432/tillbook_bench_books_50k
+python bench/books.py --never-closed --history 1000000 --no-export-all \
+    --database-url postgresql://postgres@127.0.0.1:5432/tillbook_bench_books_never_1m
 ```
 
 1. **Seed** (unless ``--reuse``): a fresh database (its name must contain
@@ -20,7 +22,12 @@ python bench/books.py --history 50000 \
    seeder does not depend on the catalog's shape, which ``seed.py`` follows).
 2. **Close** the books through the end of last month as an accountant would
    (``reports.periods.close``: closing entries for each year end passed, the
-   roll-ups of every closed month), timed.
+   roll-ups of every closed month), timed. With ``--never-closed`` (issue 27) the
+   close is skipped, as in most shops: the company's roll-ups are forgotten first
+   (so every run starts from a database nobody closed and nothing rolled up, and
+   the same database measures the code before and after), the first report is
+   timed on its own (it rolls up the months due, ``ledger.rollups.current``), and
+   the reports after it are the ones measured.
 3. **Reports**, each run ``--repeat`` times in-process (server time, the median
    reported): trial balance, profit and loss, balance sheet and stock valuation
    for the whole company and for one month (last month, closed; and the open
@@ -256,7 +263,34 @@ def child(args: list[str], env: dict[str, str]) -> dict[str, Any]:
     return {"seconds": round(seconds, 2), "peak_rss_mb": round(rss_kb / 1024, 1)}
 
 
-async def measure(url: str, info: dict[str, Any], repeat: int) -> dict[str, Any]:
+async def forget_rollups(url: str, company_id: int) -> None:
+    """The company as if nobody had ever closed or rolled up anything: refused on a
+    database that was closed (its closing entries cannot be taken back)."""
+    import asyncpg
+
+    conn = await asyncpg.connect(dsn(url))
+    try:
+        closed = await conn.fetchval(
+            "SELECT count(*) FROM journal_entries WHERE company_id = $1 "
+            "AND source_type = 'year_end_close'",
+            company_id,
+        )
+        if closed:
+            raise SystemExit("--never-closed needs a database that was never closed: seed one")
+        async with conn.transaction():
+            for table in ("ledger_party_rollups", "ledger_rollups", "ledger_periods"):
+                await conn.execute(f"DELETE FROM {table} WHERE company_id = $1", company_id)
+    finally:
+        await conn.close()
+
+
+async def measure(
+    url: str,
+    info: dict[str, Any],
+    repeat: int,
+    never_closed: bool = False,
+    export_all: bool = True,
+) -> dict[str, Any]:
     from tillbook.db import Database
     from tillbook.ledger.parties import warehouse_balances
     from tillbook.reports import (
@@ -276,12 +310,22 @@ async def measure(url: str, info: dict[str, Any], repeat: int) -> dict[str, Any]
     out: dict[str, Any] = {}
     db = Database(url, pool_size=2)
     try:
-        t0 = time.perf_counter()
-        closed = await periods.close(db, cid, last_end)
-        out["close_seconds"] = round(time.perf_counter() - t0, 2)
-        out["closed"] = closed
-        print(f"  closed through {last_end}: {out['close_seconds']} s "
-              f"(closing entries {closed['closing_entries']})")  # fmt: skip
+        if never_closed:
+            await forget_rollups(url, cid)
+            t0 = time.perf_counter()
+            await db.read(lambda s: trial_balance(s, cid))
+            out["first_report_seconds"] = round(time.perf_counter() - t0, 2)
+            status = await db.read(lambda s: periods.status(s, cid))
+            out["status_after_first_report"] = status
+            print(f"  never closed; the first report: {out['first_report_seconds']} s "
+                  f"(rolled up through {status['rolled_up_through']})")  # fmt: skip
+        else:
+            t0 = time.perf_counter()
+            closed = await periods.close(db, cid, last_end)
+            out["close_seconds"] = round(time.perf_counter() - t0, 2)
+            out["closed"] = closed
+            print(f"  closed through {last_end}: {out['close_seconds']} s "
+                  f"(closing entries {closed['closing_entries']})")  # fmt: skip
         r: dict[str, Any] = {}
         out["reports"] = r
         await timed(db, "trial_balance_all", lambda s: trial_balance(s, cid), repeat, r)
@@ -395,9 +439,10 @@ async def measure(url: str, info: dict[str, Any], repeat: int) -> dict[str, Any]
         ["export", "journal", "--company", str(cid), "--format", "beancount", "--from",
          last_start.isoformat(), "--to", last_end.isoformat()], env,
     )  # fmt: skip
-    cli["export_all"] = child(
-        ["export", "journal", "--company", str(cid), "--format", "beancount"], env
-    )
+    if export_all:
+        cli["export_all"] = child(
+            ["export", "journal", "--company", str(cid), "--format", "beancount"], env
+        )
     for name, value in cli.items():
         print(f"  cli {name}: {value}")
     return out
@@ -446,7 +491,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         await conn.close()
     print(f"  {results['database']}")
     results["info"] = {k: v for k, v in info.items() if k != "customers"}
-    results.update(await measure(url, info, args.repeat))
+    results.update(await measure(url, info, args.repeat, args.never_closed, not args.no_export_all))
     return results
 
 
@@ -457,6 +502,16 @@ def main() -> None:
     parser.add_argument("--products", type=int, default=100, help="per warehouse")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--reuse", action="store_true", help="skip seeding if seeded")
+    parser.add_argument(
+        "--never-closed",
+        action="store_true",
+        help="no close: forget the roll-ups, time the first report, then the reports",
+    )
+    parser.add_argument(
+        "--no-export-all",
+        action="store_true",
+        help="leave out the export of the whole journal (minutes at 1,000,000 sales)",
+    )
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     os.environ.setdefault("TILLBOOK_MASTER_KEY", "Ym9va3MtYmVuY2gtbWFzdGVyLWtleS0zMi1ieXRlcyE=")

@@ -13,9 +13,10 @@ from sqlalchemy import func, select
 from tests.factories import Shop
 from tests.invariants import check_books
 from tests.test_admin_api import ADMIN, login
-from tests.test_rollups import from_lines, sale
+from tests.test_rollups import from_lines, late_entry, sale
 from tillbook.db import Database
 from tillbook.errors import Conflict, ValidationFailed
+from tillbook.ledger import rollups
 from tillbook.ledger.service import post
 from tillbook.models import (
     AuditEvent,
@@ -226,15 +227,17 @@ async def test_close_twice_out_of_order_in_the_future_and_reopen(client, db, sho
         r = await client.post(f"{ADMIN}/periods/reopen", json={"through": bad}, headers=auth)
         assert r.status_code == 409, r.text
     assert snapshot(await state()) == kept
-    # reopen February: its roll-ups go, January's stay; the reopening is audited
+    # reopen February: the roll-ups stay (they do not depend on the close), and a
+    # sale dated into reopened February adds itself to them; the reopening is audited
     r = await client.post(f"{ADMIN}/periods/reopen", json={"through": "2024-01-31"}, headers=auth)
     assert r.status_code == 200, r.text
     row = await state()
     assert (row.closed_through, row.rolled_up_through) == (
         dt.date(2024, 1, 31),
-        dt.date(2024, 1, 31),
+        rollups.due_through(dt.date.today()),
     )
     await sale(client, shop, "2024-02-20", 1)
+    assert (await periods.check(db, cid))["ok"]
     refused(
         await client.post(
             "/sales",
@@ -331,18 +334,7 @@ async def test_a_close_waits_for_a_write_already_past_its_entry(db, shop):
     release = asyncio.Event()
 
     async def slow_write(uow: UnitOfWork):
-        await post(
-            uow,
-            company_id=shop.company_id,
-            warehouse_id=shop.warehouse_id,
-            rule="opening_stock",
-            figures={"cost": D("5.00")},
-            narration="late",
-            field="quantity",
-            source_type="opening",
-            source_id=None,
-            entry_date=dt.date(2024, 5, 10),
-        )
+        await late_entry(uow, shop, dt.date(2024, 5, 10))
         entered.set()
         await release.wait()
 
@@ -354,6 +346,6 @@ async def test_a_close_waits_for_a_write_already_past_its_entry(db, shop):
     release.set()
     await writer
     result = await closer
-    assert result["rolled_up_through"] == "2024-05-31"
+    assert result["rolled_up_through"] == str(rollups.due_through(dt.date.today()))
     check = await periods.check(db, shop.company_id)
     assert check["ok"] and check["rollups"] > 0, check

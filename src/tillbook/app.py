@@ -36,6 +36,7 @@ from tillbook.db import Database
 from tillbook.errors import TillbookError, ValidationFailed
 from tillbook.events.worker import DeliveryWorker
 from tillbook.kit.text import shorten
+from tillbook.ledger import rollups
 
 log = logging.getLogger("tillbook.app")
 
@@ -171,16 +172,22 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
         app.state.ratelimiter = RateLimiter(settings.redis_url)
         app.state.settings = settings
         stop = asyncio.Event()
-        worker_task = None
+        tasks = []
         if settings.run_worker:
             worker = DeliveryWorker(app.state.db, settings)
-            worker_task = asyncio.create_task(worker.run_forever(stop))
+            tasks.append(asyncio.create_task(worker.run_forever(stop)))
+        if settings.run_rollups:
+            tasks.append(
+                asyncio.create_task(
+                    rollups.keep_rolled_up(app.state.db, stop, settings.rollup_every_s)
+                )
+            )
         try:
             yield
         finally:
             stop.set()
-            if worker_task is not None:
-                await worker_task
+            for task in tasks:
+                await task
             if owned:
                 await app.state.db.dispose()
 

@@ -44,6 +44,11 @@ class Settings(BaseSettings):
     # Run the webhook delivery worker inside the API process (``tillbook serve``
     # sets it unless --no-worker; ``tillbook worker`` runs it alone).
     run_worker: bool = False
+    # Roll up the months behind every company in the background (``tillbook serve``
+    # sets it), every this many seconds and at the start (``ledger/rollups.py``);
+    # without it the first report that needs a month rolls it up.
+    run_rollups: bool = False
+    rollup_every_s: float = Field(default=3600.0, gt=0)
     # Request bodies above this many bytes are refused with 413 while they are read,
     # before any key or token is checked (``api/limits.py``, DESIGN.md §12).
     max_body_bytes: int = Field(default=1024 * 1024, ge=1)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
@@ -65,6 +66,18 @@ commit_observers: list[Callable[[], None]] = []
 def _committed() -> None:
     for observe in commit_observers:
         observe()
+
+
+# A read session's ``info`` names its Database under this key: a report that finds
+# work to do first (``ledger.rollups.current``) runs it in transactions of its own.
+DATABASE = "tillbook.database"
+_IN_UNIT: contextvars.ContextVar[bool] = contextvars.ContextVar("tillbook_in_unit", default=False)
+
+
+def in_write_unit() -> bool:
+    """Whether this task runs inside a write unit: a write of its own would wait
+    for the unit's locks (SQLite's one write connection, PostgreSQL's rows)."""
+    return _IN_UNIT.get()
 
 
 # admin shutdown, crash shutdown, cannot connect now (starting up or shutting down),
@@ -129,7 +142,9 @@ class Database:
                 connect_args={"server_settings": {"lock_timeout": str(int(lock_timeout_s * 1000))}},
             )
             self.write_engine = self.engine
-        self._reader = async_sessionmaker(self.engine, expire_on_commit=False, autoflush=False)
+        self._reader = async_sessionmaker(
+            self.engine, expire_on_commit=False, autoflush=False, info={DATABASE: self}
+        )
         self._writer = async_sessionmaker(
             self.write_engine, expire_on_commit=False, autoflush=False
         )
@@ -288,7 +303,11 @@ class Database:
                         lock_timeout_s=lock_timeout_s,
                     )
                     in_unit = True
-                    result = await fn(uow)
+                    token = _IN_UNIT.set(True)
+                    try:
+                        result = await fn(uow)
+                    finally:
+                        _IN_UNIT.reset(token)
                     await uow.finish()
                     in_unit = False
                 _committed()

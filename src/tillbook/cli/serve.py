@@ -37,6 +37,7 @@ def serve(
     import uvicorn
 
     os.environ["TILLBOOK_RUN_WORKER"] = "false" if no_worker else "true"
+    os.environ["TILLBOOK_RUN_ROLLUPS"] = "true"
     get_settings.cache_clear()
     settings = get_settings()
     prepare(settings)

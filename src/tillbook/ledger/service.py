@@ -6,6 +6,10 @@ pure balance check (which cannot be skipped: there is no other insert into
 balances in the same transaction. ``reverse`` is the only correction: a new entry
 with every line on the other side, naming the entry it reverses.
 
+It also keeps the monthly roll-ups exact: an entry dated into a month already
+rolled up adds its lines to that month's roll-ups in its own transaction
+(``ledger.rollups``); a sale dated this month never touches them.
+
 It is also the one place a write dated into a closed period is refused
 (``ledger.periods``): the database's refusal of the entry becomes a 422 naming the
 request's date field (``date_field``), and an operation that posts nothing is
@@ -26,7 +30,7 @@ from tillbook.kit import bounds
 from tillbook.kit.bounds import MONEY
 from tillbook.kit.money import ZERO
 from tillbook.kit.refcache import ReferenceCache
-from tillbook.ledger import chart, periods
+from tillbook.ledger import chart, periods, rollups
 from tillbook.ledger import repository as repo
 from tillbook.ledger.balance import Line, imbalance
 from tillbook.ledger.fx import Conversion, Held, convert
@@ -245,6 +249,26 @@ async def _write(
             ],
             narration,
         )
+    # A back-dated entry may land in a month already rolled up: its lines go into
+    # that month's roll-ups too (``ledger.rollups``), under the period row's lock,
+    # taken before the insert. A sale dated this month skips both.
+    rolled = (
+        await rollups.hold_for_entry(uow.session, company_id)
+        if rollups.may_be_rolled_up(entry_date)
+        else None
+    )
+    rows = [
+        {
+            "account_id": ids[line.account],
+            "party_id": line.party_id,
+            "debit": line.debit,
+            "credit": line.credit,
+            "currency": line.currency,
+            "amount_foreign": line.foreign,
+            "rate": line.rate,
+        }
+        for line in lines
+    ]
     try:
         entry_id = await repo.insert_entry(
             uow,
@@ -258,18 +282,7 @@ async def _write(
                 "reverses_entry_id": reverses_entry_id,
                 "created_by": created_by,
             },
-            [
-                {
-                    "account_id": ids[line.account],
-                    "party_id": line.party_id,
-                    "debit": line.debit,
-                    "credit": line.credit,
-                    "currency": line.currency,
-                    "amount_foreign": line.foreign,
-                    "rate": line.rate,
-                }
-                for line in lines
-            ],
+            rows,
         )
     except Exception as exc:
         if not periods.is_closed_refusal(exc):
@@ -280,6 +293,15 @@ async def _write(
         if closed is None and not uow.is_postgresql:
             closed = await periods.closed_through(uow.session, company_id)
         raise periods.refusal(date_field, entry_date, closed) from None
+    if rolled is not None and entry_date <= rolled:
+        await rollups.add_entry(
+            uow.session,
+            company_id,
+            warehouse_id=warehouse_id,
+            entry_date=entry_date,
+            source_type=source_type,
+            lines=rows,
+        )
     deltas = _party_deltas(lines)
     if deltas:
         await _refuse_unbounded_balances(uow, deltas, field)

@@ -111,8 +111,10 @@ class JournalLine(Base):
 class LedgerPeriod(Base):
     """A company's closed books: nothing can be dated on or before
     ``closed_through`` (a trigger on ``journal_entries`` refuses it, migration
-    ``b7c4d2e9f013``), and every whole month up to ``rolled_up_through`` has its
-    roll-ups. One row per company, created at the first close."""
+    ``b7c4d2e9f013``); and every whole month up to ``rolled_up_through`` has its
+    roll-ups, closed or not (``ledger/rollups.py``). One row per company, created
+    at the first close, roll-up or back-dated entry; a roll-up build locks it
+    ``FOR UPDATE`` and a back-dated entry ``FOR SHARE``."""
 
     __tablename__ = "ledger_periods"
 
@@ -127,9 +129,9 @@ class LedgerPeriod(Base):
 
 class LedgerRollup(Base):
     """Σ debit and Σ credit of one account's lines in one warehouse (0: lines with
-    none) for one closed month (``period``: its first day). ``closing`` separates
+    none) for one past month (``period``: its first day). ``closing`` separates
     year-end closing entries, which profit and loss leaves out. Built from the
-    lines once the month is closed, and final from then on."""
+    lines once the month is due, then moved by every entry dated into it."""
 
     __tablename__ = "ledger_rollups"
 
@@ -145,7 +147,7 @@ class LedgerRollup(Base):
 
 class PartyRollup(Base):
     """A party's lines summed like ``LedgerRollup``, per account, warehouse and
-    closed month: a party's balance and statement without its whole history."""
+    past month: a party's balance and statement without its whole history."""
 
     __tablename__ = "ledger_party_rollups"
 

@@ -9,14 +9,16 @@ A close through day *D*:
    and holds new entries back until this commit, after which the insert trigger
    refuses them on or before *D*; posts each year-end closing entry the close
    passes (``ledger.periods``); records the new closed day and an audit event;
-2. then rolls up every whole closed month (``ledger.rollups.build``), in its own
-   transaction, without holding back sales: the months' lines can no longer
-   change. If that step does not run (a crash), reports read those months from
-   their lines until the next close or ``report check-rollups --build``.
+2. then rolls up every whole month closed or due (``ledger.rollups.roll_up``),
+   in transactions of its own, without holding back sales. If that step does not
+   run (a crash), the next report, ``tillbook serve``'s background step or
+   ``report check-rollups --build`` does it; reports read those months from their
+   lines until then.
 
 Reopening moves the closed day back (an audited act, meant for the owner: the
-lead wires the role check), forgets the roll-ups of the months it reopens, and
-keeps the closing entries already posted: closing again posts what changed since.
+lead wires the role check) and keeps the closing entries already posted: closing
+again posts what changed since. The roll-ups stay: they no longer depend on the
+close (a write dated into a rolled-up month adds itself to them, ``ledger.service``).
 """
 
 from __future__ import annotations
@@ -220,8 +222,8 @@ async def close_in(
 
 
 async def roll_up(db: Database, company_id: int) -> str | None:
-    """Roll up the whole months closed so far: the day rolled up through."""
-    return _iso(await db.write(lambda s: rollups.build(s, company_id)))
+    """Roll up the whole months closed or due so far: the day rolled up through."""
+    return _iso(await rollups.roll_up(db, company_id, skip_locked=False))
 
 
 async def _reopen(
@@ -239,7 +241,6 @@ async def _reopen(
         )
     if through is not None and through < EARLIEST:
         raise invalid("through", f"must be {EARLIEST} or later")
-    await rollups.drop_after(session, company_id, through)
     row.closed_through = through
     await session.flush()
     await record(
@@ -275,10 +276,10 @@ async def reopen_in(
 
 
 async def check(db: Database, company_id: int, *, build: bool = False) -> dict[str, Any]:
-    """The roll-ups compared with the lines; ``build`` first rolls up any closed
-    month still missing (a close whose second step did not run)."""
+    """The roll-ups compared with the lines; ``build`` first rolls up any month
+    closed or due and still missing."""
     if build:
-        await db.write(lambda s: rollups.build(s, company_id))
+        await rollups.roll_up(db, company_id, skip_locked=False)
 
     async def compare(session: AsyncSession) -> dict[str, Any]:
         await check_scope(session, company_id)
