@@ -13,12 +13,14 @@ import httpx
 import pytest
 from sqlalchemy import select
 
+from tests.cli_run import Run, cli_run  # noqa: F401  (the fixture)
 from tests.factories import make_shop
 from tests.invariants import check_books, gl_balance
+from tests.test_admin_api import ADMIN, login
 from tillbook.db import Database
 from tillbook.giftcards import codes
 from tillbook.giftcards import service as giftcards
-from tillbook.models import GiftCardMovement, Payment
+from tillbook.models import AuditEvent, GiftCardMovement, Payment
 
 D = Decimal
 
@@ -369,4 +371,68 @@ async def test_concurrent_sales_cannot_overspend_one_card(client, db, backend):
         )
     )
     assert moves == D("1.00")
+    await check_books(db, shop.company_id)
+
+
+async def test_cli_expires_cards(client, shop, db, cli_run: Run):  # noqa: F811
+    tomorrow = dt.date.today() + dt.timedelta(days=1)
+    await sell(client, shop, "4.25", expires_on=tomorrow.isoformat())
+    later = (tomorrow + dt.timedelta(days=1)).isoformat()
+    args = ("giftcards", "expire", "--company", str(shop.company_id), "--today", later, "--json")
+    ran = await asyncio.to_thread(cli_run, *args)
+    assert ran.json()["breakage"] == "4.25" and len(ran.json()["expired"]) == 1
+    again = await asyncio.to_thread(cli_run, *args)
+    assert again.json()["expired"] == []
+    assert await db.read(lambda s: gl_balance(s, shop.company_id, "41500")) == D("-4.2500")
+    await check_books(db, shop.company_id)
+
+
+async def test_admin_sells_lists_and_reads_a_statement(client, shop, db):
+    owner = await login(client, db, shop)
+    body = {
+        "warehouse_id": shop.warehouse_id,
+        "amount": "30.00",
+        "user_id": shop.customer_id,
+        "all_payments": [{"amount": "30.00", "payment_mode_id": "card"}],
+    }
+    headers = {**owner, "Idempotency-Key": "admin-gift-1"}
+    r = await client.post(f"{ADMIN}/gift-cards", json=body, headers=headers)
+    assert r.status_code == 201, r.text
+    code = r.json()["data"]["code"]
+    assert r.json()["data"]["code_in_full"] is True
+    replay = await client.post(f"{ADMIN}/gift-cards", json=body, headers=headers)
+    assert replay.status_code == 201 and code not in replay.text
+    card_id = r.json()["data"]["id"]
+    tender = {"amount": "12.00", "payment_mode_id": "gift-card", "gift_card_code": code}
+    sold = await client.post("/sales", json=sale(shop, "4.00", [tender], 3), headers=shop.headers)
+    assert sold.status_code == 200, sold.text
+
+    listed = await client.get(f"{ADMIN}/gift-cards", headers=owner)
+    assert listed.status_code == 200, listed.text
+    rows = listed.json()["data"]["data"]
+    assert [(c["id"], c["balance"], c["customer_name"]) for c in rows] == [
+        (card_id, "18.00", "Ada Customer")
+    ]
+    assert code not in listed.text and rows[0]["code"].endswith(code[-4:])
+    statement = await client.get(f"{ADMIN}/gift-cards/{card_id}", headers=owner)
+    moves = statement.json()["data"]["movements"]
+    assert [(m["kind"], m["amount"], m["balance_after"]) for m in moves] == [
+        ("issue", "30.00", "30.00"),
+        ("spend", "-12.00", "18.00"),
+    ]
+    assert moves[1]["order_id"] == sold.json()["order_id"]
+    audited = await db.read(
+        lambda s: s.scalar(
+            select(AuditEvent.after).where(
+                AuditEvent.company_id == shop.company_id, AuditEvent.action == "gift_card.sold"
+            )
+        )
+    )
+    assert audited is not None and code not in str(audited)
+    # Another company's card is a 404, a bad filter a 422.
+    other = await make_shop(db)
+    theirs = await login(client, db, other)
+    assert (await client.get(f"{ADMIN}/gift-cards/{card_id}", headers=theirs)).status_code == 404
+    bad = await client.get(f"{ADMIN}/gift-cards?kind=coupon", headers=owner)
+    assert bad.status_code == 422 and "kind" in bad.json()["errors"]
     await check_books(db, shop.company_id)
