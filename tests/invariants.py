@@ -12,6 +12,8 @@ from tillbook.db import Database
 from tillbook.models import (
     Account,
     Expense,
+    GiftCard,
+    GiftCardMovement,
     JournalEntry,
     JournalLine,
     Listing,
@@ -204,6 +206,36 @@ async def check_books(db: Database, company_id: int) -> None:
             lines = q(party_lines.get(pid))
             expected = lines if kind == "customer" else -lines
             assert q(balance) == expected, f"party {pid} balance {balance} != lines {expected}"
+
+        # 4a. gift cards and store credit (DESIGN §18): GL 21300 = Σ balances, and
+        # each balance = Σ its movements
+        card_total = (
+            await session.execute(
+                select(func.coalesce(func.sum(GiftCard.balance), 0)).where(
+                    GiftCard.company_id == company_id
+                )
+            )
+        ).scalar_one()
+        owed_on_cards = -(await gl_balance(session, company_id, "21300"))
+        assert owed_on_cards == q(card_total), f"GL 21300 {owed_on_cards} != cards {card_total}"
+        moved = dict(
+            (
+                await session.execute(
+                    select(GiftCardMovement.card_id, func.sum(GiftCardMovement.amount))
+                    .where(GiftCardMovement.company_id == company_id)
+                    .group_by(GiftCardMovement.card_id)
+                )
+            ).all()
+        )
+        for card_id, balance in (
+            await session.execute(
+                select(GiftCard.id, GiftCard.balance).where(GiftCard.company_id == company_id)
+            )
+        ).all():
+            assert q(balance) >= 0, f"gift card {card_id} below zero: {balance}"
+            assert q(balance) == q(moved.get(card_id)), (
+                f"gift card {card_id}: balance {balance} != movements {moved.get(card_id)}"
+            )
 
         # 4b. input tax: GL 11800 = Σ tax of purchases − Σ tax of purchase returns, per
         # warehouse (nothing else posts to it), and each order's total = its lines'

@@ -243,6 +243,16 @@ def full_bodies(w: World) -> dict[tuple[str, str], Body]:
             "shift_id": w.shift_id,
         },
         ("POST", "/sales/{order_id}/void"): {"reason": "r", "unique_id": "u-1"},
+        ("POST", "/gift-cards"): {
+            "amount": "1.00",
+            "all_payments": [tender],
+            "code": "AAAA-BBBB-CCCC-DDDD",
+            "user_id": s.customer_id,
+            "expires_on": "2030-01-01",
+            "date": DAY,
+            "unique_id": "u-1",
+        },
+        ("POST", "/gift-cards/balance"): {"code": "AAAA-BBBB-CCCC-DDDD"},
         ("POST", "/shifts"): {
             "opening_float": "1.00",
             "register": "r",
@@ -356,6 +366,16 @@ def full_bodies(w: World) -> dict[tuple[str, str], Body]:
             "payment_mode_id": "cash",
             "date": DAY,
             "reference": "r-1",
+            "unique_id": "u-1",
+        },
+        ("POST", f"{AD}/gift-cards"): {
+            "warehouse_id": s.warehouse_id,
+            "amount": "1.00",
+            "all_payments": [tender],
+            "code": "AAAA-BBBB-CCCC-DDDD",
+            "user_id": s.customer_id,
+            "expires_on": "2030-01-01",
+            "date": DAY,
             "unique_id": "u-1",
         },
         ("POST", f"{AD}/money-moves"): {

@@ -30,6 +30,7 @@ async def test_reference_lists_and_archived_rows(client, db, shop):
         ("cash", "Cash", "11101"),
         ("card", "Card", "11105"),
         ("bank", "Bank", "11110"),
+        ("gift-card", "Gift card", "21300"),
     ]
     assert modes[0]["id"] == shop.cash_mode_id and modes[0]["xid"] == xid.encode(shop.cash_mode_id)
     taxes = await _data(client, shop, "/taxes")
@@ -67,7 +68,11 @@ async def test_reference_lists_and_archived_rows(client, db, shop):
     await db.write(archive)
     assert [t["id"] for t in await _data(client, shop, "/taxes")] == [shop.tax_incl_id]
     assert [u["id"] for u in await _data(client, shop, "/units")] == [shop.piece_unit_id]
-    assert [m["code"] for m in await _data(client, shop, "/payment-modes")] == ["cash", "bank"]
+    assert [m["code"] for m in await _data(client, shop, "/payment-modes")] == [
+        "cash",
+        "bank",
+        "gift-card",
+    ]
     assert len(await _data(client, shop, "/expense-categories")) == 2
     for path in ("/payment-modes", "/taxes", "/units", "/expense-categories", "/suppliers"):
         assert (await client.get(path)).status_code == 401

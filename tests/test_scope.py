@@ -88,6 +88,7 @@ SCOPE: dict[tuple[str, str], str] = {
     ("POST", "/api/v1/admin/expenses"): BRANCH,
     ("POST", "/api/v1/admin/expenses/{expense_id}/pay"): BRANCH,
     ("POST", "/api/v1/admin/money-moves"): BRANCH,
+    ("POST", "/api/v1/admin/gift-cards"): BRANCH,
     ("POST", "/api/v1/admin/registers"): BRANCH,
     ("POST", "/api/v1/admin/registers/{register_id}/revoke"): BRANCH,
     ("POST", "/api/v1/admin/stock-counts"): BRANCH,
@@ -757,6 +758,14 @@ BRANCH_CASES: dict[tuple[str, str], tuple[str, Setup | None, Request]] = {
             "POST", f"{ADMIN}/money-moves",
             json={**_home(w, m), "from_payment_mode_id": "cash",
                   "to_payment_mode_id": "bank", "amount": "8.00"}),
+    ),
+    # A gift card sold in the back office is money taken in a branch.
+    ("POST", f"{ADMIN}/gift-cards"): (
+        "payments.receive", None,
+        lambda c, w, m, _: c.member.call(
+            "POST", f"{ADMIN}/gift-cards",
+            json={**_home(w, m), "amount": "5.00",
+                  "all_payments": [{"amount": "5.00", "payment_mode_id": "cash"}]}),
     ),
     ("POST", "/customers/{party_id}/payment"): (
         "payments.receive", None, _party_payment("customers", lambda s: s.customer_id),

@@ -173,6 +173,14 @@ MATRIX: list[tuple[str, str, str, Any, set[str], str | None]] = [
      lambda i: {"warehouse_id": i["wa"], "user_id": i["payer"], "payment_type": "in",
                 "amount": "5.00", "payment_mode_id": "cash"},
      {O, M, C}, "payments.receive"),
+    # Gift cards: the list and a statement are the books'; selling one is taking
+    # a customer's money (a cashier's too).
+    ("GET", "/gift-cards", "/gift-cards", None, {O, M, A}, "books.read"),
+    ("GET", "/gift-cards/{card_id}", "/gift-cards/999999999", None, {O, M, A}, "books.read"),
+    ("POST", "/gift-cards", "/gift-cards",
+     lambda i: {"warehouse_id": i["wa"], "amount": "5.00",
+                "all_payments": [{"amount": "5.00", "payment_mode_id": "cash"}]},
+     {O, M, C}, "payments.receive"),
     ("POST", "/expenses", "/expenses",
      lambda i: {"warehouse_id": i["wa"], "expense_category_id": i["expense-categories"],
                 "amount": "3.00", "date": dt.date.today().isoformat(),

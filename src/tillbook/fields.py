@@ -14,6 +14,7 @@ from tillbook.kit.versions import MAX_VERSION
 from tillbook.models import Order, Payment
 
 __all__ = [
+    "GiftCardCode",
     "ImageUrl",
     "InCurrency",
     "InvoiceNo",
@@ -47,6 +48,10 @@ InvoiceNo = Annotated[
     Clean,
 ]
 Reference = Annotated[StrictStr, Field(max_length=stored_length(Payment.reference)), Clean]
+# As printed (groups of four with dashes) or typed (spaces, lower case): 16
+# base32 characters once those are dropped; a wrong shape is refused like an
+# unknown code (``giftcards.codes``), so only the length is limited here.
+GiftCardCode = Annotated[StrictStr, Field(min_length=1, max_length=40), Clean]
 
 
 class Strict(BaseModel):

@@ -145,7 +145,14 @@ async def run_write(
     raw: bytes,
     body_token: str | None,
     work: Work,
+    *,
+    reveal: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
 ) -> JSON:
+    """``work`` in one unit of work under the request's idempotency token.
+
+    ``reveal``: what only the first answer may show (a new gift card's code) is
+    added by it to the answer after the unit commits; the stored answer that a
+    replay returns is ``work``'s own, without it."""
     db: Database = request.app.state.db
     token = _token(request, body_token)
     digest = request_hash(request.method, request.url.path, raw) if token else ""
@@ -168,6 +175,8 @@ async def run_write(
     except LedgerImbalance as exc:
         await record_failed_transaction(db, key, exc)
         raise
+    if reveal is not None and not replayed:
+        body = reveal(body)
     return JSON(
         body, status_code=status, headers={"Idempotent-Replayed": "true"} if replayed else None
     )

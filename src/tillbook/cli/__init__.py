@@ -22,6 +22,7 @@ from tillbook.cli import (
     companies,
     currencies,
     demo,
+    giftcards,
     keys,
     parties,
     periods,
@@ -57,6 +58,7 @@ app.add_typer(parties.supplier_app, name="supplier")
 app.add_typer(parties.import_app, name="import")
 app.add_typer(reports.export_app, name="export")
 app.add_typer(periods.period_app, name="period")
+app.add_typer(giftcards.giftcards_app, name="giftcards")
 app.add_typer(webhooks.webhooks_app, name="webhooks")
 app.add_typer(terminals.terminals_app, name="terminals")
 

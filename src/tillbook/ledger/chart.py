@@ -23,12 +23,15 @@ GOODS_IN_TRANSIT = "11750"
 INPUT_TAX = "11800"
 PAYABLE = "21100"
 SALES_TAX = "21200"
+GIFT_CARDS = "21300"
+LOYALTY_POINTS = "21400"
 OPENING_EQUITY = "31100"
 RETAINED_EARNINGS = "31200"
 SALES_REVENUE = "41100"
 SALES_RETURNS = "41200"
 SALES_DISCOUNTS = "41300"
 SHIPPING_INCOME = "41400"
+BREAKAGE_INCOME = "41500"
 COGS = "51100"
 PURCHASE_RETURNS = "51200"
 FUEL_ENERGY = "52100"
@@ -49,12 +52,18 @@ STANDARD_CHART: tuple[AccountSpec, ...] = (
     AccountSpec(INPUT_TAX, "Input Tax Recoverable", "asset"),
     AccountSpec(PAYABLE, "Accounts Payable", "liability"),
     AccountSpec(SALES_TAX, "Sales Tax Payable", "liability"),
+    # Money the shop owes in goods (DESIGN §18): gift card and store-credit
+    # balances; loyalty points at their value.
+    AccountSpec(GIFT_CARDS, "Gift Cards and Store Credit", "liability"),
+    AccountSpec(LOYALTY_POINTS, "Loyalty Points", "liability"),
     AccountSpec(OPENING_EQUITY, "Opening Balance Equity", "equity"),
     AccountSpec(RETAINED_EARNINGS, "Retained Earnings", "equity"),
     AccountSpec(SALES_REVENUE, "Sales Revenue", "income"),
     AccountSpec(SALES_RETURNS, "Sales Returns", "contra-income"),
     AccountSpec(SALES_DISCOUNTS, "Sales Discounts", "contra-income"),
     AccountSpec(SHIPPING_INCOME, "Shipping Income", "income"),
+    # What expired gift cards held: the shop keeps it.
+    AccountSpec(BREAKAGE_INCOME, "Breakage Income", "income"),
     AccountSpec(COGS, "Cost of Goods Sold", "expense"),
     AccountSpec(PURCHASE_RETURNS, "Purchase Returns", "contra-expense"),
     AccountSpec(FUEL_ENERGY, "Fuel and Energy", "expense"),

@@ -49,6 +49,8 @@ RuleName = Literal[
     "transfer_receive",
     "transfer_cancel",
     "revaluation",
+    "gift_card_sale",
+    "gift_card_breakage",
 ]
 
 RULES: dict[RuleName, tuple[Leg, ...]] = {
@@ -188,6 +190,18 @@ RULES: dict[RuleName, tuple[Leg, ...]] = {
         Leg("cash", "debit", None),
         Leg("gain", "credit", c.EXCHANGE_GAIN),
         Leg("loss", "debit", c.EXCHANGE_LOSS),
+    ),
+    # A gift card sold or loaded (DESIGN §18): the money taken is owed back in goods,
+    # so it is a liability, not revenue, and carries no sales tax (tax is charged
+    # when the card is spent on taxed goods).
+    "gift_card_sale": (
+        Leg("tenders", "debit", None),
+        Leg("amount", "credit", c.GIFT_CARDS),
+    ),
+    # A card past its expiry: what it still held is no longer owed; the shop keeps it.
+    "gift_card_breakage": (
+        Leg("amount", "debit", c.GIFT_CARDS),
+        Leg("amount", "credit", c.BREAKAGE_INCOME),
     ),
     "year_end_close": (
         Leg("balances", "debit", None),

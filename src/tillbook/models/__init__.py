@@ -22,6 +22,7 @@ from tillbook.models.events import (
     Webhook,
     WebhookDelivery,
 )
+from tillbook.models.giftcards import GiftCard, GiftCardMovement
 from tillbook.models.inventory import (
     StockAdjustment,
     StockAlert,
@@ -71,6 +72,8 @@ __all__ = [
     "Expense",
     "ExpenseCategory",
     "FailedTransaction",
+    "GiftCard",
+    "GiftCardMovement",
     "IdempotencyRecord",
     "InvoiceCounter",
     "JournalEntry",

@@ -80,7 +80,12 @@ async def take_in(
         [(f, t.payment_mode_id) for f, t in zip(fields, body.all_payments, strict=True)],
         problems,
         version=key.reference_version,
+        gift_cards=party_type == "customer",
     )
+    if party_type != "customer":
+        for i, t in enumerate(body.all_payments):
+            if t.gift_card_code is not None:
+                problems.add(f"all_payments.{i}.gift_card_code", "gift cards pay for sales only")
     lines = await price_lines(
         session,
         key,

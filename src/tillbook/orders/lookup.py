@@ -18,6 +18,7 @@ from tillbook.errors import invalid
 from tillbook.kit.problems import Problems
 from tillbook.kit.refcache import ReferenceCache
 from tillbook.kit.refs import ref_to_id
+from tillbook.ledger.chart import GIFT_CARDS
 from tillbook.models import Account, Company, Order, PaymentMode, ProductUnit, Tax, User
 from tillbook.models.base import table_of
 from tillbook.unit import UnitOfWork
@@ -57,6 +58,12 @@ class Mode:
     archived: bool = False
     # A mode of foreign money (its drawer or account holds that currency only).
     currency: str | None = None
+
+    @property
+    def gift_cards(self) -> bool:
+        """A mode posting to 21300 spends (or, on a return, credits) gift cards and
+        store credit (DESIGN §18): its tenders move card balances beside the account."""
+        return self.account_code == GIFT_CARDS
 
 
 @dataclass(frozen=True)
@@ -216,12 +223,18 @@ async def payment_modes(
     problems: Problems,
     *,
     version: int | None = None,
+    gift_cards: bool = False,
 ) -> dict[str, Mode]:
     """field -> Mode; a mode is named by numeric id, xid or code (``cash``, ``card``).
 
     An archived mode takes no new tender: a 422 naming the field. ``version``: the
     company's ``reference_version`` from the request's key (``AuthContext``); without
-    it the modes are read from the database."""
+    it the modes are read from the database.
+
+    A gift-card mode (one posting to 21300) is taken only where the caller moves the
+    card balances with it (``gift_cards``: sales and sales returns); anywhere else
+    (a payment, an expense, a purchase, a drawer count) it would move 21300 with no
+    card, so it is a 422 naming the field."""
     if not refs:
         return {}
     found = _resolve_modes(await _COMPANY_MODES.get(session, company_id, version=version), refs)
@@ -235,6 +248,13 @@ async def payment_modes(
             problems.add(field, f"unknown payment mode {ref!r}")
         elif mode.archived:
             problems.add(field, f"payment mode {mode.code!r} is archived and takes no new payments")
+            del found[field]
+        elif mode.gift_cards and not gift_cards:
+            problems.add(
+                field,
+                f"payment mode {mode.code!r} spends gift cards and store credit: it is taken "
+                "on sales and refunded on sales returns only",
+            )
             del found[field]
     return found
 

@@ -55,6 +55,7 @@ the units of a taxed line take their tax back out of 11800 Input Tax Recoverable
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -68,6 +69,7 @@ from tillbook.audit.service import record
 from tillbook.auth.context import AuthContext, acting_for
 from tillbook.currency import documents, rates
 from tillbook.errors import ValidationFailed, invalid
+from tillbook.giftcards import service as giftcards
 from tillbook.inventory import service as inventory
 from tillbook.inventory.service import Listed
 from tillbook.kit import bounds
@@ -501,6 +503,38 @@ def _check_bounds(parts: Sequence[Part]) -> None:
         bounds.check(field, running, MONEY, "the return's total up to this line")
 
 
+async def _card_refunds(
+    uow: UnitOfWork,
+    key: AuthContext,
+    party: User,
+    body: ReturnIn,
+    modes: dict[str, lookup.Mode],
+    fx: Conversion | None,
+) -> list[giftcards.Draw]:
+    """Refund tenders in the gift-card mode: onto a card (``gift_card_code``) or the
+    customer's store credit, checked before anything is written (DESIGN §18)."""
+    problems = Problems()
+    draws = await giftcards.refunds(
+        uow.session,
+        key.company_id,
+        party,
+        [
+            giftcards.Ask(
+                i,
+                t.gift_card_code,
+                t.amount,
+                modes[f"all_payments.{i}.payment_mode_id"].gift_cards,
+            )
+            for i, t in enumerate(body.all_payments)
+        ],
+        today=dt.date.today(),
+        foreign=fx is not None,
+        problems=problems,
+    )
+    problems.raise_if_any()
+    return draws
+
+
 async def create_return(
     uow: UnitOfWork,
     key: AuthContext,
@@ -538,6 +572,7 @@ async def create_return(
         + ([("refund_mode", refund_mode)] if refund_mode is not None else []),
         problems,
         version=key.reference_version,
+        gift_cards=sales,
     )
     ids = [i for i in (ref_to_id(item.product_id) for item in body.items) if i is not None]
     products = await inventory.products(uow, key.warehouse_id, ids)
@@ -581,6 +616,7 @@ async def create_return(
                     ]
                 }
             )
+    card_refunds = await _card_refunds(uow, key, party, body, modes, fx)
     allocations = []
     taken: str | None = None
     if not sales:  # a purchase return takes stock out by FIFO
@@ -740,6 +776,15 @@ async def create_return(
             base_figures=("cost",),
             fixed=None if fx is None else {"credit_due": credit_base},
             balance_on=("value", "tax"),
+        )
+        await giftcards.give(
+            uow,
+            card_refunds,
+            company_id=key.company_id,
+            warehouse_id=key.warehouse_id,
+            order_id=order.id,
+            entry_id=order.journal_entry_id,
+            created_by=key.user_id,
         )
     else:
         # 51200 takes the difference in the base: the payable given up (at the

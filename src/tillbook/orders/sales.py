@@ -9,18 +9,21 @@ order's number. All of it commits together or not at all.
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
 from tillbook.auth.context import AuthContext
 from tillbook.currency import documents
 from tillbook.errors import ValidationFailed, invalid
+from tillbook.giftcards import service as giftcards
 from tillbook.inventory import service as inventory
 from tillbook.kit import bounds, xid
 from tillbook.kit.bounds import MONEY
 from tillbook.kit.money import ZERO, money_str, number, price_str
+from tillbook.kit.problems import Problems
 from tillbook.ledger.fx import Conversion
 from tillbook.ledger.parties import warehouse_balances
 from tillbook.ledger.service import post
@@ -114,6 +117,8 @@ class PricedSale:
     paid: Decimal
     # The sale's currency and rate (DESIGN §16); None: the base currency.
     fx: Conversion | None = None
+    # Tenders spending gift cards or store credit, checked (DESIGN §18).
+    draws: list[giftcards.Draw] = field(default_factory=list)
 
     def base(self, amount: Decimal) -> Decimal:
         """``amount`` of this sale in the base currency."""
@@ -150,7 +155,31 @@ async def price_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> PricedS
     fx = await documents.conversion(
         uow.session, key.company_id, body.currency, body.exchange_rate, body.order_date.date
     )
-    return PricedSale(intake, subtotal, tax_amount, total, paid, fx)
+    return PricedSale(
+        intake, subtotal, tax_amount, total, paid, fx, await card_draws(uow, key, intake, fx)
+    )
+
+
+async def card_draws(
+    uow: UnitOfWork, key: AuthContext, intake: Intake, fx: Conversion | None
+) -> list[giftcards.Draw]:
+    """The sale's gift-card and store-credit tenders, each checked against what its
+    card holds today (the preview refuses what the sale would)."""
+    problems = Problems()
+    draws = await giftcards.spends(
+        uow.session,
+        key.company_id,
+        intake.party,
+        [
+            giftcards.Ask(i, tender.gift_card_code, tender.amount, mode.gift_cards)
+            for i, (tender, mode) in enumerate(intake.tenders)
+        ],
+        today=dt.date.today(),
+        foreign=fx is not None,
+        problems=problems,
+    )
+    problems.raise_if_any()
+    return draws
 
 
 async def preview_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[str, Any]:
@@ -330,6 +359,15 @@ async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[s
         balance_on=("subtotal", "shipping", "tax"),
     )
     repo.number_order(uow, order.id, invoice_number, order.journal_entry_id)
+    await giftcards.take(
+        uow,
+        priced.draws,
+        company_id=key.company_id,
+        warehouse_id=key.warehouse_id,
+        order_id=order.id,
+        entry_id=order.journal_entry_id,
+        created_by=key.user_id,
+    )
     await inventory.take(
         uow,
         products,

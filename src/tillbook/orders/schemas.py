@@ -29,7 +29,7 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from tillbook.fields import InCurrency, InvoiceNo, Ref, Reference, Strict, UniqueId
+from tillbook.fields import GiftCardCode, InCurrency, InvoiceNo, Ref, Reference, Strict, UniqueId
 from tillbook.kit import bounds
 from tillbook.kit.bounds import (
     MONEY,
@@ -134,6 +134,12 @@ class Tender(Strict):
         description="foreign cash handed over, in the currency of a payment mode holding "
         "one (DESIGN §16): worth at least `amount` at the day's rate; the rest is change "
         "in the base currency (additive)",
+    )
+    gift_card_code: GiftCardCode | None = Field(
+        default=None,
+        description="with payment_mode_id gift-card: the gift card this tender spends "
+        "(a sale) or takes the refund (a sales return); without it a gift-card tender "
+        "spends or credits the customer's store credit (additive, DESIGN §18)",
     )
 
 

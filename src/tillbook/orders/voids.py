@@ -30,6 +30,7 @@ from tillbook.audit.service import record
 from tillbook.auth.context import AuthContext
 from tillbook.errors import Conflict, NotFound, invalid
 from tillbook.events.outbox import emit
+from tillbook.giftcards import service as giftcards
 from tillbook.inventory import service as inventory
 from tillbook.kit.money import ZERO, money_str
 from tillbook.ledger.service import reverse
@@ -150,6 +151,16 @@ async def void_sale(uow: UnitOfWork, key: AuthContext, ref: str, body: VoidIn) -
             entry_date=today,
             created_by=key.user_id,
         )
+    # Cards and store credit the sale spent get their money back, as the reversing
+    # entry credits 21300 (DESIGN §18).
+    await giftcards.give_back(
+        uow,
+        company_id=key.company_id,
+        warehouse_id=key.warehouse_id,
+        order_id=order.id,
+        entry_id=entry_id,
+        created_by=key.user_id,
+    )
     refunds = [
         Payment(
             company_id=key.company_id,

@@ -9,14 +9,16 @@ day after the server's UTC date); texts are storable and as long as their column
 
 from __future__ import annotations
 
+import datetime as dt
 from decimal import Decimal
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, StrictInt, StrictStr
 
-from tillbook.fields import InCurrency, Ref, Reference, Strict, UniqueId
+from tillbook.fields import GiftCardCode, InCurrency, Ref, Reference, Strict, UniqueId
 from tillbook.kit.bounds import BusinessDay, Clean, Money, Note, PositiveMoney, stored_length
 from tillbook.models import Expense
+from tillbook.orders.schemas import Tender
 
 
 class AllocationIn(Strict):
@@ -158,3 +160,36 @@ class ShiftCloseIn(Strict):
     counted: Annotated[list[CountIn], Field(min_length=1, max_length=20)]
     notes: Note | None = None
     unique_id: UniqueId | None = None
+
+
+class GiftCardIn(Strict):
+    """Selling a gift card, or loading more onto one (``code``): the amount goes onto
+    the card and the tenders pay for all of it (DESIGN §18)."""
+
+    amount: PositiveMoney
+    all_payments: Annotated[list[Tender], Field(min_length=1, max_length=20)]
+    code: GiftCardCode | None = Field(
+        default=None, description="an existing card to load; without it a new card is sold"
+    )
+    user_id: Ref | None = Field(
+        default=None,
+        description="the customer buying it (default: the walk-in customer); a new card "
+        "is listed under them",
+    )
+    expires_on: dt.date | None = Field(
+        default=None, description="a new card's last day (YYYY-MM-DD); default: never"
+    )
+    date: BusinessDay | None = None
+    unique_id: UniqueId | None = None
+
+
+class GiftCardCodeIn(Strict):
+    """A card named by its code: in a body, never in a URL (URLs are logged)."""
+
+    code: GiftCardCode
+
+
+class BranchGiftCardIn(GiftCardIn):
+    """A gift card sold in the back office, recorded in one branch."""
+
+    warehouse_id: BranchId | None = None

@@ -50,6 +50,9 @@ DEFAULT_PAYMENT_MODES = (
     # Rent, suppliers paid by transfer, takings paid in: money that moves through
     # the bank, not the till or the card terminal.
     ("bank", "Bank", chart.BANK_ACCOUNT),
+    # Spending a gift card or store credit, and refunding to them (DESIGN §18): the
+    # tender debits (a refund credits) what the shop owes on cards.
+    ("gift-card", "Gift card", chart.GIFT_CARDS),
 )
 DEFAULT_EXPENSE_CATEGORIES = (
     ("Fuel and Energy", chart.FUEL_ENERGY),

@@ -17,6 +17,7 @@ from tillbook.api.admin import (
     categories,
     currencies,
     expense_categories,
+    gift_cards,
     ledgers,
     money,
     parties,
@@ -53,5 +54,6 @@ router.include_router(stock_counts.router)
 router.include_router(purchase_orders.router)
 router.include_router(currencies.router)
 router.include_router(price_changes.router)
+router.include_router(gift_cards.router)
 for family in (units, categories, brands, taxes, payment_modes, expense_categories, warehouses):
     router.include_router(family.router)

@@ -74,6 +74,7 @@ class AdminPaymentMode(_Editable):
     name: str
     account_code: str
     account_name: str
+    currency: str | None = None
 
 
 class AdminExpenseCategory(_Editable):

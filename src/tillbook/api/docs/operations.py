@@ -273,6 +273,58 @@ OPERATIONS: dict[str, Op] = {
         request=_PAYMENT_REQUEST,
         response=_PAYMENT_RESPONSE,
     ),
+    f"POST {P}/gift-cards": op(
+        "Sell or load a gift card",
+        "A new card (no `code`; default: never expires, or `expires_on`) or more on an "
+        "existing one (`code`). The tenders pay the whole `amount`: Dr their accounts, "
+        "Cr 21300 Gift Cards and Store Credit, no tax (tax is charged when the card is "
+        "spent). Each tender is a payment in from `user_id` (default: the walk-in "
+        "customer), counted in the till's shift. A new card's code (16 characters, "
+        "`XXXX-XXXX-XXXX-XXXX`) is in this first answer only (`code_in_full` true): print "
+        "it on the receipt; the server keeps only a keyed hash and the last four, and a "
+        "replay answers the code masked. Spend it on `POST /sales` as a tender with "
+        "`payment_mode_id` `gift-card` and `gift_card_code`. A wrong code counts against "
+        "the key's gift card limit (429 when used up). " + _IDEMPOTENT,
+        request={
+            "amount": "25.00",
+            "all_payments": [{"amount": "25.00", "payment_mode_id": "cash"}],
+        },
+        response={
+            "status": "success",
+            "data": {
+                "id": 7,
+                "kind": "card",
+                "code": "K7QX-M2ZD-4PAE-R6TB",
+                "code_in_full": True,
+                "balance": "25.00",
+                "status": "active",
+                "expires_on": None,
+                "customer_id": None,
+                "customer_name": None,
+                "warehouse_id": 1,
+                "created_at": "2026-11-26T10:00:00+00:00",
+                "amount": "25.00",
+                "journal_entry_id": 88,
+            },
+        },
+    ),
+    f"POST {P}/gift-cards/balance": op(
+        "A gift card's balance",
+        "What the card with this `code` holds, sent in the body so that the code is in no "
+        "URL or log. An unknown code, an expired card and a spent one are the same 422 "
+        "naming `code`. Rate-limited per key (wrong codes) and per card (every lookup): "
+        "429 with `Retry-After`. Writes nothing.",
+        request={"code": "K7QX-M2ZD-4PAE-R6TB"},
+        response={
+            "status": "success",
+            "data": {
+                "code": "****-****-****-R6TB",
+                "balance": "12.40",
+                "expires_on": "2027-12-31",
+                "usable": True,
+            },
+        },
+    ),
     f"GET {P}/payments/user-invoices": op(
         "A party's open invoices",
         "The customer's or supplier's invoices with a due balance in the key's warehouse, "
@@ -419,6 +471,26 @@ OPERATIONS: dict[str, Op] = {
         "(`warehouse_id`), allocated to the invoices named; the rest stays on the party's "
         "account. The same checks and postings as the public `POST /payments`. "
         "`payments.receive` (a cashier too) or `payments.make` there.",
+    ),
+    f"GET {A}/gift-cards": op(
+        "Gift cards and store credit",
+        "The company's gift cards (`kind` card, code masked to its last four) and "
+        "customers' store-credit balances (`kind` credit), newest first, with balance, "
+        "status, expiry and customer; `customer_id` narrows to one customer. Σ balances "
+        "is what 21300 owes. `books.read`. " + _LIST,
+    ),
+    f"GET {A}/gift-cards/{{card_id}}": op(
+        "A gift card's statement",
+        "One card or store-credit balance with its movements, oldest first: `issue`, "
+        "`load`, `spend`, `refund`, `void` (a voided sale gives it back), `expire` (the "
+        "rest to 41500 Breakage Income); each with the balance after it, its order and "
+        "journal entry. Another company's card is a 404. `books.read`.",
+    ),
+    f"POST {A}/gift-cards": op(
+        "Sell a gift card",
+        "As the public `POST /gift-cards`, recorded in one branch (`warehouse_id`) and in "
+        "the audit trail (with the code masked). The code is in the first answer only. "
+        "`payments.receive` there (a cashier too).",
     ),
     f"POST {A}/expenses": op(
         "Record an expense",

@@ -5,6 +5,7 @@ from fastapi import APIRouter
 from tillbook.api.public import (
     adjustments,
     catalog,
+    gift_cards,
     parties,
     payments,
     purchases,
@@ -30,3 +31,4 @@ router.include_router(terminals.router)
 router.include_router(shifts.router)
 router.include_router(transfers.router)
 router.include_router(registers.router)
+router.include_router(gift_cards.router)

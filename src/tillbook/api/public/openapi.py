@@ -686,6 +686,42 @@ class PaymentCreated(Shape):
     allocations: list[Allocation]
 
 
+class GiftCardData(Shape):
+    id: int
+    kind: Literal["card", "credit"]
+    code: str | None = Field(
+        description="the new card's code in full (code_in_full true: this first answer "
+        "only, to print on the receipt), otherwise masked to its last four"
+    )
+    code_in_full: bool
+    balance: MoneyStr
+    status: Literal["active", "expired"]
+    expires_on: dt.date | None
+    customer_id: int | None
+    customer_name: str | None
+    warehouse_id: int | None
+    created_at: str | None
+    amount: MoneyStr
+    journal_entry_id: int | None
+
+
+class GiftCardSold(Shape):
+    status: Literal["success"]
+    data: GiftCardData
+
+
+class GiftCardBalanceData(Shape):
+    code: str
+    balance: MoneyStr
+    expires_on: dt.date | None
+    usable: bool
+
+
+class GiftCardBalance(Shape):
+    status: Literal["success"]
+    data: GiftCardBalanceData
+
+
 class InvoiceParty(Shape):
     id: int
     name: str

@@ -11,6 +11,7 @@ from tillbook.api.deps import DB, CurrentKey, OrderRef
 from tillbook.api.idempotent import run_write
 from tillbook.api.public import openapi as r
 from tillbook.api.responses import JSON
+from tillbook.giftcards import guard
 from tillbook.orders import queries, receipts
 from tillbook.orders.returns import create_return
 from tillbook.orders.schemas import ReturnIn
@@ -25,9 +26,19 @@ router = APIRouter(tags=["returns"])
 )
 async def post_sales_return(request: Request, key: CurrentKey) -> JSON:
     body, raw = await parse_body(request, ReturnIn)
-    return await run_write(
-        request, key, raw, body.unique_id, lambda s: create_return(s, key, body, "sales-returns")
+    # A refund onto a gift card names its code: the guessing limits apply.
+    limiter = request.app.state.ratelimiter
+    await guard.before(
+        limiter, key, [t.gift_card_code for t in body.all_payments if t.gift_card_code]
     )
+    async with guard.counting(limiter, key):
+        return await run_write(
+            request,
+            key,
+            raw,
+            body.unique_id,
+            lambda s: create_return(s, key, body, "sales-returns"),
+        )
 
 
 @router.post(

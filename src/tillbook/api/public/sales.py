@@ -11,6 +11,7 @@ from tillbook.api.deps import DB, CurrentKey, OrderRef
 from tillbook.api.idempotent import run_write
 from tillbook.api.public import openapi as r
 from tillbook.api.responses import JSON
+from tillbook.giftcards import guard
 from tillbook.kit.bounds import query_value
 from tillbook.orders import queries, receipts, sales, voids
 from tillbook.orders.sales import create_sale
@@ -23,7 +24,15 @@ router = APIRouter(tags=["sales"])
 @router.post("/sales", openapi_extra=r.write_body(SaleIn), responses=r.ok(r.SaleCreated, *r.WRITE))
 async def post_sale(request: Request, key: CurrentKey) -> JSON:
     body, raw = await parse_body(request, SaleIn)
-    return await run_write(request, key, raw, body.unique_id, lambda s: create_sale(s, key, body))
+    # Gift card codes among the tenders pass the guessing limits (DESIGN §18).
+    limiter = request.app.state.ratelimiter
+    await guard.before(
+        limiter, key, [t.gift_card_code for t in body.all_payments if t.gift_card_code]
+    )
+    async with guard.counting(limiter, key):
+        return await run_write(
+            request, key, raw, body.unique_id, lambda s: create_sale(s, key, body)
+        )
 
 
 @router.post(
