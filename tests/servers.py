@@ -1,5 +1,7 @@
 """Real servers the tests and the benchmark start as child processes: Debian's
-PgBouncer in transaction pooling mode in front of the test PostgreSQL.
+PgBouncer in transaction pooling mode in front of the test PostgreSQL, and
+PostgreSQL servers of their own (a primary made by ``initdb``, a streaming standby
+made by ``pg_basebackup`` of it) in temporary directories on free ports.
 
 Nothing here is a stand-in: the pooler is the packaged ``pgbouncer`` binary, so a
 test that passes through it has met the same protocol a hosted deployment meets.
@@ -10,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -21,6 +24,7 @@ from sqlalchemy.engine import make_url
 from tillbook.db import POOLER_PARAM
 
 PGBOUNCER = shutil.which("pgbouncer") or "/usr/sbin/pgbouncer"
+PG_BIN = Path("/usr/lib/postgresql/15/bin")
 
 
 def free_port() -> int:
@@ -112,3 +116,103 @@ class PgBouncer:
                 self.process.wait()
         self.process = None
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _as_postgres(args: list[str]) -> list[str]:
+    """``args`` run as the ``postgres`` user when this process is root (PostgreSQL
+    refuses to run as root), as they are otherwise."""
+    if os.geteuid() == 0:
+        return ["runuser", "-u", "postgres", "--", *args]
+    return args
+
+
+class PgServer:
+    """A PostgreSQL 15 server of its own in a temporary directory, on a free loopback
+    port, trusting local connections (replication ones too): a primary made by
+    ``initdb`` (``init_primary``), or a hot standby streaming from one, made by
+    ``pg_basebackup -R -X stream`` (``init_standby``). It shares nothing with the
+    test server on 5432, whose configuration it leaves alone."""
+
+    def __init__(self, name: str):
+        self.root = Path(tempfile.mkdtemp(prefix=f"tillbook-{name}-"))
+        os.chmod(self.root, 0o755)
+        if os.geteuid() == 0:
+            shutil.chown(self.root, "postgres", "postgres")
+        self.data = self.root / "data"
+        self.port = 0
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def url(self, database: str = "postgres") -> str:
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
+
+    def _run(self, *args: str) -> None:
+        done = subprocess.run(_as_postgres(list(args)), capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"{args[0]} failed: {done.stderr.strip() or done.stdout.strip()}")
+
+    def init_primary(self) -> PgServer:
+        self._run(str(PG_BIN / "initdb"), "-D", str(self.data), "-U", "postgres",
+                  "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C.UTF-8")  # fmt: skip
+        with (self.data / "pg_hba.conf").open("a") as hba:
+            hba.write("\nhost replication all 127.0.0.1/32 trust\n")
+        return self
+
+    def init_standby(self, primary: PgServer) -> PgServer:
+        self._run(str(PG_BIN / "pg_basebackup"), "-h", "127.0.0.1", "-p", str(primary.port),
+                  "-U", "postgres", "-D", str(self.data), "-R", "-X", "stream",
+                  "-c", "fast", "--no-sync")  # fmt: skip
+        return self
+
+    def start(self, **settings: str) -> PgServer:
+        """Start (or start again) the server; ``settings`` are ``-c`` options."""
+        self.port = self.port or free_port()
+        options = {
+            "listen_addresses": "127.0.0.1",
+            "port": str(self.port),
+            "unix_socket_directories": str(self.root),
+            "max_connections": "100",
+            "shared_buffers": "32MB",
+            "max_wal_senders": "5",
+            "hot_standby": "on",
+            # the standby's feedback keeps the primary's vacuum from removing rows a
+            # standby query still reads (a report cancelled mid-way otherwise)
+            "hot_standby_feedback": "on",
+            "logging_collector": "off",
+            **settings,
+        }
+        args = [str(PG_BIN / "postgres"), "-D", str(self.data)]
+        for name, value in options.items():
+            args += ["-c", f"{name}={value}"]
+        self.log = self.root / "server.log"
+        if os.geteuid() == 0:
+            self.log.touch()
+            shutil.chown(self.log, "postgres", "postgres")
+        with self.log.open("a") as log:
+            self.process = subprocess.Popen(
+                _as_postgres(args), stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        wait_for_port(self.port, self.process, f"postgres in {self.data}", 30)
+        deadline = time.monotonic() + 30
+        ready = [str(PG_BIN / "pg_isready"), "-q", "-h", "127.0.0.1", "-p", str(self.port)]
+        while subprocess.run(ready).returncode != 0:  # listening, but still starting up
+            if time.monotonic() > deadline or self.process.poll() is not None:
+                raise RuntimeError(f"postgres in {self.data} did not start; see {self.log}")
+            time.sleep(0.05)
+        return self
+
+    def kill(self, sig: int = signal.SIGINT) -> None:
+        """Stop the server: SIGINT is a fast shutdown, SIGKILL a crash (of the
+        postmaster's whole process group, as when its machine dies)."""
+        if self.process is not None and self.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, sig)
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+        self.process = None
+
+    def stop(self) -> None:
+        self.kill()
+        shutil.rmtree(self.root, ignore_errors=True)

@@ -14,6 +14,12 @@ costs three round trips (BEGIN, ``;``, ROLLBACK) on every checkout. A dead
 connection instead fails its first statement; nothing can have been committed
 then, so the unit runs again on a fresh connection.
 
+With a read replica (``read_url``, ``TILLBOOK_READ_DATABASE_URL``), the reads that
+may lag (``replica_read``: reports, back-office lists, the till change feeds) go
+to it; writes, idempotent replays and every read that decides a write stay on the
+primary (``read``, ``unit``). A replica that is down, or that cancels a read in
+conflict with its replay, sends the read to the primary instead.
+
 SQLite (the embedded default) has one writer: writes go through a dedicated
 engine with a single pooled connection and ``BEGIN IMMEDIATE``, so two writers in
 one process queue instead of failing, and several processes wait on
@@ -68,6 +74,9 @@ T = TypeVar("T")
 # admin shutdown, crash shutdown, cannot connect now (starting up or shutting down),
 # too many connections; and every code of class 08, connection exception
 UNAVAILABLE_PG_CODES = {"57P01", "57P02", "57P03", "53300"}
+# A hot standby cancels a query whose rows its replay must remove or lock
+# ("canceling statement due to conflict with recovery").
+RECOVERY_CONFLICT = "40001"
 
 
 def async_url(url: str) -> str:
@@ -154,7 +163,14 @@ def _sqlite_setup(engine: AsyncEngine, *, immediate: bool) -> None:
 
 
 class Database:
-    def __init__(self, url: str, *, pool_size: int = 10, lock_timeout_s: float = 5.0):
+    def __init__(
+        self,
+        url: str,
+        *,
+        read_url: str | None = None,
+        pool_size: int = 10,
+        lock_timeout_s: float = 5.0,
+    ):
         self.url = async_url(url)
         self.lock_timeout_s = lock_timeout_s
         self.is_sqlite = self.url.startswith("sqlite")
@@ -186,18 +202,50 @@ class Database:
         self._writer = async_sessionmaker(
             self.write_engine, expire_on_commit=False, autoflush=False
         )
+        self.replica_engine: AsyncEngine | None = None
+        self._replica_reader = self._reader
+        if read_url:
+            if self.is_sqlite or split_pooler(read_url)[0].get_backend_name() != "postgresql":
+                raise ValueError("a read replica is a PostgreSQL replica of a PostgreSQL primary")
+            self.replica_engine = create_engine(
+                read_url,
+                pool_size=pool_size,
+                max_overflow=pool_size,
+                pool_recycle=1800,
+                hide_parameters=True,
+                server_settings={"lock_timeout": str(int(lock_timeout_s * 1000))},
+            )
+            self._replica_reader = async_sessionmaker(
+                self.replica_engine, expire_on_commit=False, autoflush=False
+            )
 
     async def dispose(self) -> None:
         await self.engine.dispose()
         if self.write_engine is not self.engine:
             await self.write_engine.dispose()
+        if self.replica_engine is not None:
+            await self.replica_engine.dispose()
 
     async def read(self, fn: Callable[[AsyncSession], Awaitable[T]]) -> T:
-        async def in_transaction() -> T:
-            async with self._reader() as session, session.begin():
-                return await fn(session)
+        """A read on the primary: what it sees is what a write would see."""
+        return await self._reading(lambda: _in_transaction(self._reader, fn))
 
-        return await self._reading(in_transaction)
+    async def replica_read(self, fn: Callable[[AsyncSession], Awaitable[T]]) -> T:
+        """A read that may lag behind the primary (reports, back-office lists, change
+        feeds), on the read replica when there is one; never one a write is decided
+        on. A replica that is down or cancels the read (a conflict with its replay)
+        costs a retry on the primary, not an error."""
+        if self.replica_engine is None:
+            return await self.read(fn)
+        try:
+            return await self._reading(lambda: _in_transaction(self._replica_reader, fn))
+        except ServiceUnavailable:
+            log.warning("read replica unavailable; reading the primary")
+        except DBAPIError as exc:
+            if sqlstate(exc) != RECOVERY_CONFLICT:
+                raise
+            log.info("read cancelled by the replica's replay; reading the primary")
+        return await self.read(fn)
 
     async def first(
         self, statement: Executable, params: dict[str, Any]
@@ -374,6 +422,13 @@ class _LostBeforeCommit(Exception):
     def __init__(self, cause: BaseException):
         super().__init__(str(cause))
         self.cause = cause
+
+
+async def _in_transaction(
+    maker: async_sessionmaker[AsyncSession], fn: Callable[[AsyncSession], Awaitable[T]]
+) -> T:
+    async with maker() as session, session.begin():
+        return await fn(session)
 
 
 async def _first(
