@@ -195,3 +195,21 @@ async def test_a_paused_standby_serves_old_reads_and_never_a_write(
     assert Decimal(tb["total_debit"]) > Decimal(tb_before["total_debit"])
     assert before[water]["sales_price"] != 1.75
     await check_books(db, shop.company_id)
+
+
+async def test_a_replica_that_is_down_costs_a_read_on_the_primary(pair: Pair) -> None:
+    admin = await login(pair.client, pair.db, pair.shop)
+    pair.standby.kill()
+    try:
+        r = await pair.client.get(f"{ADMIN}/reports/trial-balance", headers=admin)
+        assert r.status_code == 200, r.text
+        feed_page = await pair.client.get(
+            "/products", params={"updated_since": EPOCH}, headers=pair.shop.headers
+        )
+        assert feed_page.status_code == 200, feed_page.text
+        in_recovery = select(func.pg_is_in_recovery())
+        assert await pair.db.replica_read(lambda s: s.scalar(in_recovery)) is False
+    finally:
+        pair.standby.start()
+    await caught_up(pair)
+    assert await pair.db.replica_read(lambda s: s.scalar(in_recovery)) is True
