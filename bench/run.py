@@ -30,7 +30,10 @@ For every phase it also reads the CPU time the server, its PostgreSQL backends a
 the clients spent per request, and samples what the database sessions wait on.
 Prints a table, the ratio API ÷ floor and the targets of issue 6, and writes
 everything as JSON. Loopback only; every phase is bounded by its duration.
-``--reuse`` runs again on a database an earlier run seeded. See bench/README.md.
+``--reuse`` runs again on a database an earlier run seeded. ``--pgbouncer`` puts
+Debian's PgBouncer (transaction pooling, started here as in the tests,
+``tests/servers.py``) between the server and PostgreSQL, and reports its CPU per
+request too; the seeding, the meters and the floor stay direct. See bench/README.md.
 """
 
 from __future__ import annotations
@@ -277,6 +280,15 @@ class Server:
 
 
 # ------------------------------------------------------------------ CPU accounting
+
+
+def pooler_seconds(bouncer: Any) -> float:
+    """CPU seconds the benchmark's pgbouncer has spent so far (0 without one)."""
+    from floor import proc_cpu
+
+    if bouncer is None or bouncer.process is None:
+        return 0.0
+    return proc_cpu(bouncer.process.pid)
 
 
 async def backend_pids(url: str) -> list[int]:
@@ -907,7 +919,17 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
 
     phases = [q for p in args.phases.split(",") if p for q in (READS if p == "reads" else [p])]
     if phases:
-        server = Server(url, os.environ["TILLBOOK_MASTER_KEY"], args.workers, args.pool_size)
+        bouncer = None
+        server_url = url
+        if args.pgbouncer:
+            sys.path.insert(0, str(HERE.parent))
+            from tests.servers import PgBouncer
+
+            bouncer = PgBouncer(url, pool_size=args.pgbouncer_pool).start()
+            server_url = bouncer.through(url)
+            results["pgbouncer"] = {"port": bouncer.port, "default_pool_size": args.pgbouncer_pool}
+            print(f"through pgbouncer (pool_mode = transaction, pool {args.pgbouncer_pool})")
+        server = Server(server_url, os.environ["TILLBOOK_MASTER_KEY"], args.workers, args.pool_size)
         try:
             await server.wait_ready(work.keys[0])
             print(f"server on port {server.port}, {args.workers} worker(s), pids "
@@ -943,6 +965,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
                     )
                 load = os.getloadavg()[0]
                 meter = CpuMeter(url, server.all_pids())
+                pooler_cpu = pooler_seconds(bouncer)
                 waits = WaitSampler(url)
 
                 async def measure() -> None:
@@ -962,6 +985,10 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
                 )
                 sessions = await waits.stop()
                 cpu = await meter.stop(len(rec.latencies))
+                if bouncer is not None:
+                    pooler_ms = 1000 * (pooler_seconds(bouncer) - pooler_cpu)
+                    per_ok = pooler_ms / max(len(rec.latencies), 1)
+                    cpu["pgbouncer_cpu_ms_per_ok"] = round(per_ok, 3)
                 results["phases"][name] = {
                     **rec.summary(),
                     **cpu,
@@ -977,11 +1004,15 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
                       )  # fmt: skip
                 print(f"            server CPU s per process: {cpu['server_cpu_s_per_process']}")
                 print(f"            db sessions (mean count): {sessions}")
+                if bouncer is not None:
+                    print(f"            pgbouncer cpu ms/req: {cpu['pgbouncer_cpu_ms_per_ok']}")
                 if profiler is not None:
                     profiler.wait(timeout=args.duration + 60)
                 results["maintenance_seconds"].append(round(await maintain(url), 1))
         finally:
             server.stop()
+            if bouncer is not None:
+                bouncer.stop()
 
     if not args.skip_floor:
         if not phases:
@@ -1011,6 +1042,14 @@ def main() -> None:
     parser.add_argument("--phases", default=",".join(PHASES), help="comma-separated")
     parser.add_argument("--pool-size", type=int, default=None, help="TILLBOOK_DB_POOL_SIZE")
     parser.add_argument("--skip-floor", action="store_true")
+    parser.add_argument(
+        "--pgbouncer",
+        action="store_true",
+        help="serve through a pgbouncer in transaction pooling mode started for the run",
+    )
+    parser.add_argument(
+        "--pgbouncer-pool", type=int, default=40, help="its server connections per database"
+    )
     parser.add_argument(
         "--rounds", type=int, default=1, help="pairs of POST /sales and floor runs (median ratio)"
     )

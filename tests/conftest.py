@@ -4,6 +4,12 @@ Every test runs on SQLite; when ``TILLBOOK_TEST_DATABASE_URL`` points at a
 PostgreSQL server, every test runs again there, on a fresh database created for
 this run and dropped after it. Tests never share a company, so no test needs
 cleanup and invariants are checked per company.
+
+``TILLBOOK_TEST_PGBOUNCER=1`` (with ``TILLBOOK_TEST_DATABASE_URL``) runs the chosen
+files once, on PostgreSQL through Debian's ``pgbouncer`` in transaction pooling
+mode, started here (``tests/servers.py``): the backend is ``pgbouncer``, which the
+tests treat as PostgreSQL, and every database ``_create_pg_database`` makes is
+reached through the pooler (``.ci/run`` runs the concurrency and crash suites so).
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from tests.factories import Shop, make_shop
 from tests.live_server import pw, server  # noqa: F401  (fixtures of the browser tests)
+from tests.servers import PgBouncer
 from tillbook.app import create_app
 from tillbook.config import Settings
 from tillbook.db import Database, async_url
@@ -30,17 +37,41 @@ from tillbook.migrate import upgrade
 os.environ.setdefault("TILLBOOK_MASTER_KEY", "dGlsbGJvb2stdGVzdC1tYXN0ZXIta2V5LTMyLWJ5dGU=")
 
 PG_URL = os.environ.get("TILLBOOK_TEST_DATABASE_URL")
-BACKENDS = ["sqlite"] + (["postgresql"] if PG_URL else [])
+BEHIND_PGBOUNCER = os.environ.get("TILLBOOK_TEST_PGBOUNCER") == "1"
+if BEHIND_PGBOUNCER and not PG_URL:
+    raise RuntimeError("TILLBOOK_TEST_PGBOUNCER=1 needs TILLBOOK_TEST_DATABASE_URL")
+BACKENDS = ["pgbouncer"] if BEHIND_PGBOUNCER else ["sqlite"] + (["postgresql"] if PG_URL else [])
+_pgbouncer: PgBouncer | None = None
+
+
+def pgbouncer() -> PgBouncer:
+    """This process's pooler in front of ``TILLBOOK_TEST_DATABASE_URL``'s server,
+    started on first use and stopped when the session ends (``pytest_unconfigure``)."""
+    global _pgbouncer
+    assert PG_URL is not None
+    if _pgbouncer is None:
+        _pgbouncer = PgBouncer(PG_URL, pool_size=40).start()
+    return _pgbouncer
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    global _pgbouncer
+    if _pgbouncer is not None:
+        _pgbouncer.stop()
+        _pgbouncer = None
 
 
 async def _create_pg_database(base_url: str) -> tuple[str, str]:
+    """A fresh database on ``base_url``'s server, created there directly; its URL is
+    through the pooler when the run is behind one (``TILLBOOK_TEST_PGBOUNCER``)."""
     url = make_url(async_url(base_url))
     name = f"tillbook_test_{uuid.uuid4().hex[:8]}"
     admin = create_async_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
     async with admin.connect() as conn:
         await conn.execute(text(f'CREATE DATABASE "{name}"'))
     await admin.dispose()
-    return url.set(database=name).render_as_string(hide_password=False), name
+    direct = url.set(database=name).render_as_string(hide_password=False)
+    return (pgbouncer().through(direct) if BEHIND_PGBOUNCER else direct), name
 
 
 async def _drop_pg_database(base_url: str, name: str) -> None:
@@ -100,4 +131,5 @@ async def shop(db: Database) -> Shop:
 
 @pytest.fixture
 def backend(database_url: str) -> str:
+    """``sqlite`` or ``postgresql`` (also behind PgBouncer: the same server)."""
     return "sqlite" if database_url.startswith("sqlite") else "postgresql"

@@ -23,12 +23,11 @@ import pytest
 from alembic import command as alembic_command
 from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import create_async_engine
 
 from tests.conftest import PG_URL, _create_pg_database, _drop_pg_database
 from tillbook.app import create_app
 from tillbook.config import Settings
-from tillbook.db import Database, async_url
+from tillbook.db import Database, create_engine
 from tillbook.migrate import alembic_config
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
@@ -522,7 +521,7 @@ async def _old_database(backend: str, tmp_path: Path) -> tuple[str, str | None]:
 
 
 async def _sql(url: str, statement: str, **params: Any) -> list[Any]:
-    engine = create_async_engine(async_url(url))
+    engine = create_engine(url)
     try:
         async with engine.begin() as conn:
             result = await conn.execute(text(statement), params)

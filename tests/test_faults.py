@@ -39,14 +39,14 @@ import pytest
 from sqlalchemy import func, select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.ext.asyncio import AsyncSession, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from tests.conftest import _create_pg_database, _drop_pg_database
 from tests.factories import Shop, make_shop
 from tests.invariants import check_books
 from tillbook.app import create_app
 from tillbook.config import Settings
-from tillbook.db import Database, async_url
+from tillbook.db import Database, async_url, create_engine
 from tillbook.errors import ServiceUnavailable
 from tillbook.migrate import upgrade
 from tillbook.models import (
@@ -399,8 +399,9 @@ async def test_sigkill_during_load_loses_no_answered_sale(fresh: Fresh, tmp_path
 
 async def terminate_backends(url: str, name: str) -> int:
     """Kill every connection to database ``name`` but this one."""
-    admin = create_async_engine(
-        make_url(async_url(url)).set(database="postgres"), isolation_level="AUTOCOMMIT"
+    admin = create_engine(
+        make_url(async_url(url)).set(database="postgres").render_as_string(hide_password=False),
+        isolation_level="AUTOCOMMIT",
     )
     try:
         async with admin.connect() as conn:

@@ -168,7 +168,11 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         owned = database is None
-        app.state.db = database or Database(settings.database_url, pool_size=settings.db_pool_size)
+        app.state.db = database or Database(
+            settings.database_url,
+            read_url=settings.read_database_url,
+            pool_size=settings.db_pool_size,
+        )
         app.state.ratelimiter = RateLimiter(settings.redis_url)
         app.state.settings = settings
         stop = asyncio.Event()

@@ -24,6 +24,10 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="TILLBOOK_", extra="ignore")
 
     database_url: str = "sqlite:///./tillbook.db"
+    # A streaming replica of ``database_url`` (PostgreSQL) for the reads that may lag:
+    # reports, back-office lists and the till change feeds (``Database.replica_read``,
+    # DESIGN.md §17). Unset: they read the primary like everything else.
+    read_database_url: str | None = None
     master_key: str | None = None
     master_key_file: str = "./.tillbook-master-key"
     redis_url: str | None = None

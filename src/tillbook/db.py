@@ -14,10 +14,23 @@ costs three round trips (BEGIN, ``;``, ROLLBACK) on every checkout. A dead
 connection instead fails its first statement; nothing can have been committed
 then, so the unit runs again on a fresh connection.
 
+With a read replica (``read_url``, ``TILLBOOK_READ_DATABASE_URL``), the reads that
+may lag (``replica_read``: reports, back-office lists, the till change feeds) go
+to it; writes, idempotent replays and every read that decides a write stay on the
+primary (``read``, ``unit``). A replica that is down, or that cancels a read in
+conflict with its replay, sends the read to the primary instead.
+
 SQLite (the embedded default) has one writer: writes go through a dedicated
 engine with a single pooled connection and ``BEGIN IMMEDIATE``, so two writers in
 one process queue instead of failing, and several processes wait on
 ``busy_timeout``. PostgreSQL takes row locks instead.
+
+Behind PgBouncer in transaction pooling mode (the URL says so: ``?pooler=pgbouncer``,
+docs/operators/scaling.md), consecutive transactions of one client connection may
+run on different server connections, so nothing may outlive a transaction:
+prepared statements are anonymous (parsed again with every execution), and the
+lock timeout is set per transaction (``SET LOCAL``) rather than as a connection
+parameter, which PgBouncer refuses at login.
 """
 
 from __future__ import annotations
@@ -30,7 +43,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
 from sqlalchemy import Executable, RowMapping, event, text
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
@@ -41,9 +54,11 @@ from sqlalchemy.ext.asyncio import (
 
 from tillbook.errors import Conflict, ServiceUnavailable, Unprocessable
 from tillbook.unit import (
+    ANONYMOUS,
     GateTimeout,
     PremiseGone,
     UnitOfWork,
+    driver_fetch,
     driver_sql,
     is_database_error,
     is_lock_timeout,
@@ -83,6 +98,9 @@ def in_write_unit() -> bool:
 # admin shutdown, crash shutdown, cannot connect now (starting up or shutting down),
 # too many connections; and every code of class 08, connection exception
 UNAVAILABLE_PG_CODES = {"57P01", "57P02", "57P03", "53300"}
+# A hot standby cancels a query whose rows its replay must remove or lock
+# ("canceling statement due to conflict with recovery").
+RECOVERY_CONFLICT = "40001"
 
 
 def async_url(url: str) -> str:
@@ -96,6 +114,59 @@ def async_url(url: str) -> str:
     else:
         raise ValueError(f"unsupported database {backend!r}: use sqlite or postgresql")
     return parsed.render_as_string(hide_password=False)
+
+
+# The query parameter of a PostgreSQL URL that names the pooler in front of it
+# (tillbook's own: it is taken off before the URL reaches the driver).
+POOLER_PARAM = "pooler"
+POOLERS = ("pgbouncer",)
+
+
+def split_pooler(url: str) -> tuple[URL, str | None]:
+    """``url`` with the async driver and without ``pooler=``, and the pooler it names."""
+    parsed = make_url(async_url(url))
+    pooler = parsed.query.get(POOLER_PARAM)
+    if pooler is None:
+        return parsed, None
+    if not isinstance(pooler, str) or pooler not in POOLERS:
+        raise ValueError(f"unsupported {POOLER_PARAM}={pooler!r}: use one of {', '.join(POOLERS)}")
+    if parsed.get_backend_name() != "postgresql":
+        raise ValueError(f"{POOLER_PARAM}= applies to PostgreSQL URLs only")
+    return parsed.difference_update_query([POOLER_PARAM]), pooler
+
+
+def create_engine(
+    url: str, *, server_settings: Mapping[str, str] | None = None, **kwargs: Any
+) -> AsyncEngine:
+    """An async engine for ``url`` whose connections run with ``server_settings``.
+
+    Behind a transaction pooler, its connections keep nothing on the server
+    between transactions: asyncpg's statement cache is off, so its statements are
+    anonymous (``driver_fetch`` keeps them on the client), and the settings, which
+    PgBouncer refuses as login parameters and would in any case leave on whichever
+    server connection took them, are set at the start of every transaction
+    (``SET LOCAL``, sent with its first statement: one round trip more each)."""
+    parsed, pooler = split_pooler(url)
+    if pooler is None:
+        if server_settings:
+            kwargs["connect_args"] = {"server_settings": dict(server_settings)}
+        return create_async_engine(parsed, **kwargs)
+    engine = create_async_engine(parsed, connect_args={"statement_cache_size": 0}, **kwargs)
+    settings = "; ".join(
+        f"SET LOCAL {name} = '{value}'" for name, value in (server_settings or {}).items()
+    )
+
+    @event.listens_for(engine.sync_engine, "connect")
+    def _connect(_dbapi_connection: Any, record: Any) -> None:
+        record.info[ANONYMOUS] = {}
+
+    if settings:
+
+        @event.listens_for(engine.sync_engine, "begin")
+        def _begin(connection: Any) -> None:
+            connection.exec_driver_sql(settings)
+
+    return engine
 
 
 def _sqlite_setup(engine: AsyncEngine, *, immediate: bool) -> None:
@@ -116,10 +187,18 @@ def _sqlite_setup(engine: AsyncEngine, *, immediate: bool) -> None:
 
 
 class Database:
-    def __init__(self, url: str, *, pool_size: int = 10, lock_timeout_s: float = 5.0):
+    def __init__(
+        self,
+        url: str,
+        *,
+        read_url: str | None = None,
+        pool_size: int = 10,
+        lock_timeout_s: float = 5.0,
+    ):
         self.url = async_url(url)
         self.lock_timeout_s = lock_timeout_s
         self.is_sqlite = self.url.startswith("sqlite")
+        self.pooler = split_pooler(url)[1]
         # hide_parameters: a failed statement's error, and any log or traceback of it,
         # shows the SQL but not the values a client sent (an email, a name).
         if self.is_sqlite:
@@ -132,14 +211,15 @@ class Database:
             _sqlite_setup(self.engine, immediate=False)
             _sqlite_setup(self.write_engine, immediate=True)
         else:
-            self.engine = create_async_engine(
+            self.engine = create_engine(
                 self.url,
                 pool_size=pool_size,
                 max_overflow=pool_size,
                 pool_recycle=1800,
                 hide_parameters=True,
-                # Set once per connection instead of a SET LOCAL round trip per write.
-                connect_args={"server_settings": {"lock_timeout": str(int(lock_timeout_s * 1000))}},
+                # Set once per connection instead of a SET LOCAL round trip per write
+                # (behind a pooler, per transaction: ``create_engine``).
+                server_settings={"lock_timeout": str(int(lock_timeout_s * 1000))},
             )
             self.write_engine = self.engine
         self._reader = async_sessionmaker(
@@ -148,18 +228,50 @@ class Database:
         self._writer = async_sessionmaker(
             self.write_engine, expire_on_commit=False, autoflush=False
         )
+        self.replica_engine: AsyncEngine | None = None
+        self._replica_reader = self._reader
+        if read_url:
+            if self.is_sqlite or split_pooler(read_url)[0].get_backend_name() != "postgresql":
+                raise ValueError("a read replica is a PostgreSQL replica of a PostgreSQL primary")
+            self.replica_engine = create_engine(
+                read_url,
+                pool_size=pool_size,
+                max_overflow=pool_size,
+                pool_recycle=1800,
+                hide_parameters=True,
+                server_settings={"lock_timeout": str(int(lock_timeout_s * 1000))},
+            )
+            self._replica_reader = async_sessionmaker(
+                self.replica_engine, expire_on_commit=False, autoflush=False
+            )
 
     async def dispose(self) -> None:
         await self.engine.dispose()
         if self.write_engine is not self.engine:
             await self.write_engine.dispose()
+        if self.replica_engine is not None:
+            await self.replica_engine.dispose()
 
     async def read(self, fn: Callable[[AsyncSession], Awaitable[T]]) -> T:
-        async def in_transaction() -> T:
-            async with self._reader() as session, session.begin():
-                return await fn(session)
+        """A read on the primary: what it sees is what a write would see."""
+        return await self._reading(lambda: _in_transaction(self._reader, fn))
 
-        return await self._reading(in_transaction)
+    async def replica_read(self, fn: Callable[[AsyncSession], Awaitable[T]]) -> T:
+        """A read that may lag behind the primary (reports, back-office lists, change
+        feeds), on the read replica when there is one; never one a write is decided
+        on. A replica that is down or cancels the read (a conflict with its replay)
+        costs a retry on the primary, not an error."""
+        if self.replica_engine is None:
+            return await self.read(fn)
+        try:
+            return await self._reading(lambda: _in_transaction(self._replica_reader, fn))
+        except ServiceUnavailable:
+            log.warning("read replica unavailable; reading the primary")
+        except DBAPIError as exc:
+            if sqlstate(exc) != RECOVERY_CONFLICT:
+                raise
+            log.info("read cancelled by the replica's replay; reading the primary")
+        return await self.read(fn)
 
     async def first(
         self, statement: Executable, params: dict[str, Any]
@@ -177,18 +289,17 @@ class Database:
         self, statement: Executable, params: dict[str, Any]
     ) -> Mapping[str, Any] | None:
         async with self.engine.connect() as connection:
-            driver = (await connection.get_raw_connection()).driver_connection
-            assert driver is not None
+            raw = await connection.get_raw_connection()
             compiled = driver_sql(statement, tuple(params), self.engine.dialect)
             for observe in statement_observers:
                 observe(compiled.sql)
             try:
-                row = await driver.fetchrow(compiled.sql, *compiled.args(params))
+                rows = await driver_fetch(raw, compiled.sql, compiled.args(params))
             except Exception as exc:
                 if _connection_lost(exc):
                     await connection.invalidate()
                 raise
-        return None if row is None else dict(row)
+        return dict(rows[0]) if rows else None
 
     async def _reading(self, op: Callable[[], Awaitable[T]]) -> T:
         """A read runs once more on a fresh connection when its pooled one was dead;
@@ -293,9 +404,7 @@ class Database:
             try:
                 async with session.begin():
                     if not self.is_sqlite and lock_timeout_s != self.lock_timeout_s:
-                        await session.execute(
-                            text(f"SET LOCAL lock_timeout = '{int(lock_timeout_s * 1000)}ms'")
-                        )
+                        await self._set_lock_timeout(session, lock_timeout_s)
                     uow = UnitOfWork(
                         session,
                         attempt=attempt,
@@ -332,6 +441,10 @@ class Database:
             return result
 
     @staticmethod
+    async def _set_lock_timeout(session: AsyncSession, seconds: float) -> None:
+        await session.execute(text(f"SET LOCAL lock_timeout = '{int(seconds * 1000)}ms'"))
+
+    @staticmethod
     def _unavailable(exc: Exception) -> Exception:
         if isinstance(exc, OSError | OperationalError) or _connection_lost(exc):
             cause: BaseException = getattr(exc, "orig", None) or exc
@@ -343,6 +456,13 @@ class _LostBeforeCommit(Exception):
     def __init__(self, cause: BaseException):
         super().__init__(str(cause))
         self.cause = cause
+
+
+async def _in_transaction(
+    maker: async_sessionmaker[AsyncSession], fn: Callable[[AsyncSession], Awaitable[T]]
+) -> T:
+    async with maker() as session, session.begin():
+        return await fn(session)
 
 
 async def _first(

@@ -328,6 +328,36 @@ class _Compiled:
 
 _compiled: dict[tuple[int, tuple[str, ...]], _Compiled] = {}
 
+# Key, in a pooled connection's ``info``, of its anonymous statements by SQL: set
+# (``Database``) only on connections that go through a transaction pooler.
+ANONYMOUS = "tillbook.anonymous_statements"
+_ANONYMOUS_KEPT = 512
+
+
+async def driver_fetch(raw: Any, sql: str, args: Sequence[Any]) -> Any:
+    """asyncpg's rows of ``sql`` on the driver connection under ``raw`` (SQLAlchemy's
+    pooled connection).
+
+    Directly on PostgreSQL, asyncpg's own cache keeps a named prepared statement
+    per SQL on the server. Behind a transaction pooler (PgBouncer) the next
+    transaction may run on another server connection, where that name does not
+    exist (or is another client's), so those connections have asyncpg's cache
+    off and its statements are anonymous. ``fetch`` of an anonymous statement
+    costs two round trips (Parse/Describe, then Parse/Bind/Execute); a kept
+    anonymous ``PreparedStatement`` is parsed again with every Bind and costs one,
+    so the statements of such a connection are kept here, as SQLAlchemy's dialect
+    keeps its own."""
+    driver = raw.driver_connection
+    statements: dict[str, Any] | None = raw.info.get(ANONYMOUS)
+    if statements is None:
+        return await driver.fetch(sql, *args)
+    statement = statements.get(sql)
+    if statement is None:
+        statement = await driver.prepare(sql)
+        if len(statements) < _ANONYMOUS_KEPT:
+            statements[sql] = statement
+    return await statement.fetch(*args)
+
 
 def driver_sql(statement: Executable, keys: tuple[str, ...], dialect: Dialect) -> _Compiled:
     """``statement`` compiled for the driver, once per statement and set of names."""
@@ -448,14 +478,14 @@ class UnitOfWork:
             self._begun = True
             if self.is_postgresql:
                 connection = await self.session.connection()
-                self._driver = (await connection.get_raw_connection()).driver_connection
+                self._driver = await connection.get_raw_connection()
             if isinstance(result, CursorResult) and not result.returns_rows:
                 return []
             return _records(list(result.keys()), result.all())
         compiled = driver_sql(statement, tuple(params), self.dialect)
         for observe in statement_observers:
             observe(compiled.sql)
-        rows = await self._driver.fetch(compiled.sql, *compiled.args(params))
+        rows = await driver_fetch(self._driver, compiled.sql, compiled.args(params))
         return [Record(list(row.keys()), tuple(row.values())) for row in rows]
 
     async def insert_returning_ids(self, table: Table, rows: Sequence[Row]) -> list[int]:

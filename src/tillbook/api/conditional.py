@@ -85,5 +85,5 @@ async def list_or_feed(
     """A reference list a till reads: the whole list, or with ``updated_since`` /
     ``cursor`` (``walk``) its change feed (``kit.changes``), tagged for 304s."""
     if walk is not None:
-        return feed_answer(request, await db.read(lambda s: feed(s, walk)))
+        return feed_answer(request, await db.replica_read(lambda s: feed(s, walk)))
     return answer(request, {"status": "success", "data": await db.read(listing)})

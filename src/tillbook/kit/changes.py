@@ -16,6 +16,14 @@ before the walk; the overlap (longer than any write transaction runs) makes the
 next delta serve them. A till may therefore see a record twice: it applies changes
 as upserts by id, so that is harmless.
 
+On a read replica (DESIGN.md §17) the walk sees the primary as of the last
+transaction the replica has replayed, however far behind the clock that is: there
+"when the walk began" is that transaction's commit time
+(``pg_last_xact_replay_timestamp()``), so a lag longer than the overlap, or replay
+paused, makes the next sync start earlier instead of skipping what the replica had
+not yet replayed. A replica that has replayed nothing since it started says no
+time, and the token then stays where the till's walk began.
+
 The cursor is signed (``kit.cursors``) for its feed, company and warehouse: a till
 that edits one (its time ten years ahead would answer "caught up" with nothing
 served) or sends another feed's is refused, not misled.
@@ -167,10 +175,12 @@ async def changes(
     and whether the record is alive are added as its last three columns, named
     ``changed_at``, ``row_id`` and ``alive``); ``render`` turns the live rows into
     items, in order (reading the statement's own columns by position or name)."""
-    now = utc((await session.execute(select(func.now()))).scalar_one())
+    now, seen = await _horizon(session)
     if walk.since > now:
         raise invalid("updated_since", f"is in the future (the server's time is {iso(now)})")
-    began = walk.began or now
+    if seen is None:  # a replica that cannot say how far it has replayed
+        seen = min(walk.since + OVERLAP, now)
+    began = walk.began or seen
     where = [changed >= _bound(session, walk.since)]
     if walk.after is not None:
         at, last = walk.after
@@ -212,6 +222,28 @@ async def changes(
         "next_cursor": next_cursor,
         "sync_token": iso(max(began - OVERLAP, EPOCH)),
     }
+
+
+async def _horizon(session: AsyncSession) -> tuple[dt.datetime, dt.datetime | None]:
+    """The database's time, and the time up to which it holds every commit: the same
+    on a primary (and SQLite); on a replica, the commit time of the last transaction
+    it replayed, or None when it has replayed none since it started."""
+    if session.get_bind().dialect.name != "postgresql":
+        now = utc((await session.execute(select(func.now()))).scalar_one())
+        return now, now
+    row = (
+        await session.execute(
+            select(
+                func.now(),
+                func.pg_is_in_recovery(),
+                func.pg_last_xact_replay_timestamp(),
+            )
+        )
+    ).one()
+    now = utc(row[0])
+    if not row[1]:
+        return now, now
+    return now, None if row[2] is None else min(now, utc(row[2]))
 
 
 def _as_time(value: Any) -> dt.datetime:

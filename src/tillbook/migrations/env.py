@@ -8,10 +8,9 @@ from typing import Any
 
 from alembic import context
 from sqlalchemy.engine import Connection
-from sqlalchemy.ext.asyncio import create_async_engine
 
 from tillbook.config import get_settings
-from tillbook.db import async_url
+from tillbook.db import async_url, create_engine
 from tillbook.models import Base
 
 # SQLite's batch operations reflect the table first, and SQLAlchemy cannot reflect
@@ -62,7 +61,9 @@ def _run(connection: Connection) -> None:
 
 
 async def _run_async() -> None:
-    engine = create_async_engine(_url())
+    # Through ``create_engine``: a URL that names a pooler gets connections that keep
+    # no prepared statement on the server.
+    engine = create_engine(_url())
     async with engine.connect() as connection:
         await connection.run_sync(_run)
         await connection.commit()

@@ -44,5 +44,5 @@ async def list_audit_events(
         date_from=start,
         date_to=end,
     )
-    total, rows = await db.read(lambda s: list_events(s, ctx.company_id, paging, where))
+    total, rows = await db.replica_read(lambda s: list_events(s, ctx.company_id, paging, where))
     return {"status": "success", "data": pagination.envelope(paging, total, rows)}

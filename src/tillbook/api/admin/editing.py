@@ -154,7 +154,7 @@ def router_for(res: Resource[B, P]) -> APIRouter:
     ) -> dict[str, Any]:
         p = parse_page(page, limit)
         archived = include_archived_flag(include_archived)
-        total, rows = await db.read(lambda s: res.page(s, ctx.company_id, p, archived))
+        total, rows = await db.replica_read(lambda s: res.page(s, ctx.company_id, p, archived))
         return listing(p, total, rows)
 
     @router.post(

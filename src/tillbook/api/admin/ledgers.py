@@ -100,7 +100,7 @@ async def get_ledger(
         raise invalid("account", "is required (an account code, e.g. 11101)")
 
     def read_page(at: str | None, n: int | None = size) -> Any:
-        return db.read(
+        return db.replica_read(
             lambda s: account_ledger_page(
                 s,
                 ctx.company_id,
@@ -143,7 +143,7 @@ async def get_statement(
         raise invalid("party_id", "is required")
 
     def read_page(at: str | None, n: int | None = size) -> Any:
-        return db.read(
+        return db.replica_read(
             lambda s: party_statement_page(
                 s,
                 ctx.company_id,
@@ -173,7 +173,7 @@ async def get_profit_loss(
 ) -> dict[str, Any]:
     wid = ctx.warehouse_for("books.read", query_id(warehouse_id, "warehouse_id"))
     start, end = _range(date_from, date_to)
-    data = await db.read(lambda s: profit_loss(s, ctx.company_id, wid, start, end))
+    data = await db.replica_read(lambda s: profit_loss(s, ctx.company_id, wid, start, end))
     return {"status": "success", "data": data}
 
 
@@ -183,7 +183,7 @@ async def get_balance_sheet(
 ) -> dict[str, Any]:
     wid = ctx.warehouse_for("books.read", query_id(warehouse_id, "warehouse_id"))
     as_of = bounds.query_date("to", date_to)
-    data = await db.read(lambda s: balance_sheet(s, ctx.company_id, wid, as_of))
+    data = await db.replica_read(lambda s: balance_sheet(s, ctx.company_id, wid, as_of))
     return {"status": "success", "data": data}
 
 

@@ -122,7 +122,7 @@ def _routes(segment: str) -> None:
         pg = parse_page(page, limit)
         text = query_text("search", search, MAX_SEARCH)
         archived = _flag("include_archived", include_archived)
-        data = await db.read(
+        data = await db.replica_read(
             lambda s: service.page(
                 s, ctx.company_id, kind, pg, search=text, include_archived=archived
             )

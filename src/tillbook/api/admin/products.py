@@ -89,7 +89,7 @@ async def list_products(
     text = query_text("search", search, MAX_SEARCH)
     wh = query_id(warehouse_id, "warehouse_id")
     archived = _flag(include_archived, "include_archived")
-    data = await db.read(
+    data = await db.replica_read(
         lambda s: service.page(
             s, ctx.company_id, p, search=text, warehouse_id=wh, include_archived=archived
         )

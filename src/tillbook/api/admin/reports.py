@@ -31,7 +31,7 @@ async def get_trial_balance(
     start, end = bounds.query_date("from", date_from), bounds.query_date("to", date_to)
     if start is not None and end is not None and start > end:
         raise invalid("from", f"{start} is after to ({end})")
-    data = await db.read(lambda s: trial_balance(s, ctx.company_id, wid, start, end))
+    data = await db.replica_read(lambda s: trial_balance(s, ctx.company_id, wid, start, end))
     return {"status": "success", "data": data}
 
 
@@ -41,7 +41,7 @@ async def get_stock_valuation(
 ) -> dict[str, Any]:
     wid = ctx.warehouse_for("books.read", query_id(warehouse_id, "warehouse_id"))
     if wid is None:
-        data = await db.read(lambda s: stock_valuation_company(s, ctx.company_id))
+        data = await db.replica_read(lambda s: stock_valuation_company(s, ctx.company_id))
     else:
-        data = await db.read(lambda s: stock_valuation(s, ctx.company_id, wid))
+        data = await db.replica_read(lambda s: stock_valuation(s, ctx.company_id, wid))
     return {"status": "success", "data": data}

@@ -55,7 +55,7 @@ async def list_customers(
     balance moving is a change, archived customers are tombstones)."""
     walk = conditional.feed_walk(key, "customers", updated_since, cursor, limit)
     if walk is not None:
-        data = await db.read(lambda s: queries.customer_changes(s, key, walk))
+        data = await db.replica_read(lambda s: queries.customer_changes(s, key, walk))
         return conditional.feed_answer(request, data)
     return answer(request, await _list(key, db, "customer", page, limit, search))
 
