@@ -375,7 +375,8 @@ async def test_company_warehouse_and_keys(cli: Run, database_url: str) -> None:
         cli("company", "create", "Test Traders", "--admin-email", "boss@test.example",
             "--admin-password", "s3cret-pass", "--json")
     )  # fmt: skip
-    assert set(company) == {"id", "name", "admin_email"}
+    assert set(company) == {"id", "name", "admin_email", "base_currency"}
+    assert company["base_currency"] == "USD"
     assert company["name"] == "Test Traders"
     assert company["admin_email"] == "boss@test.example"
     cid = str(company["id"])
