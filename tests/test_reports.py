@@ -45,7 +45,8 @@ async def test_trial_balance_after_opening_stock(db: Database, shop: Shop) -> No
     assert "11100" not in accounts  # the cash parent is not a posting account
     # the standard chart: 31200 Retained Earnings, 11750 Goods in Transit and 52500
     # Cash Over/Short included
-    assert len(accounts) == 23  # the standard chart, 11110 Bank and 11800 Input Tax included
+    # the standard chart, 11110 Bank, 11800 Input Tax, 21300, 21400 and 41500 included
+    assert len(accounts) == 26
     assert accounts["11700"] == {
         "code": "11700",
         "name": "Inventory Asset",
@@ -116,6 +117,7 @@ async def test_statements_after_opening_stock(db: Database, shop: Shop) -> None:
         "41200",
         "41300",
         "41400",
+        "41500",
         "71100",
     }
     bs = await db.read(lambda s: balance_sheet(s, shop.company_id))

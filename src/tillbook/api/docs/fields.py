@@ -582,6 +582,25 @@ OVERRIDES.update(
     }
 )
 
+# Gift cards and store credit (DESIGN §18).
+OVERRIDES.update(
+    {
+        ("GiftCardData", "kind"): "`card` (a gift card, bought with a code) or `credit` (a "
+        "customer's store credit, from returns)",
+        ("GiftCardData", "status"): "`active` (may be spent while something is left) or "
+        "`expired` (its rest moved to 41500 Breakage Income)",
+        ("GiftCardData", "code_in_full"): "the card's whole code: in the answer that issues "
+        "it only (a replay or a read shows the masked code)",
+        ("GiftCardData", "expires_on"): "the last day the card may be spent (YYYY-MM-DD), "
+        "or null: no expiry",
+        ("GiftCardData", "customer_id"): "the customer the card or credit belongs to, or null",
+        ("GiftCardData", "customer_name"): "that customer's name, or null",
+        ("GiftCardBalanceData", "expires_on"): "the last day the card may be spent, or null",
+        ("GiftCardBalanceData", "usable"): "whether the card can be spent today (not "
+        "expired, something left)",
+    }
+)
+
 _RECEIPT_FORMAT = "`html` (default: a page to print) or `text` (plain text for ESC/POS printers)"
 _LEDGER_FORMAT = "`json` (default: a page) or `csv` to stream the whole range as a download"
 
@@ -613,6 +632,8 @@ PARAMETER_OVERRIDES: dict[tuple[str, str], str] = {
     ("/api/v1/public/sales-returns/{order_id}/receipt", "width"): "characters per line, 42 "
     "or 48, for `format=text`",
     ("/api/v1/admin/audit", "user_id"): "the staff member who made the change",
+    ("/api/v1/admin/gift-cards", "customer_id"): "only this customer's cards and credit",
+    ("/api/v1/admin/gift-cards/{card_id}", "card_id"): "the card's id",
 }
 
 
