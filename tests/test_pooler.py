@@ -110,8 +110,14 @@ async def test_a_plain_asyncpg_engine_fails_behind_the_same_pooler(
         except Exception as exc:
             errors.append(str(exc))
 
+    # Which server connection a transaction gets is PgBouncer's choice: a quiet
+    # machine may hand each client the same one for a whole round, so rounds are
+    # repeated until a named statement meets another connection (a few at most).
     try:
-        await asyncio.gather(*(one(n) for n in range(ROUNDS)))
+        for _round in range(30):
+            await asyncio.gather(*(one(n) for n in range(ROUNDS)))
+            if any("prepared statement" in e for e in errors):
+                break
     finally:
         await engine.dispose()
     assert any("prepared statement" in e for e in errors), errors[:3]
