@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-from collections.abc import Awaitable, Coroutine
-from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, TypeVar
 
@@ -36,6 +34,7 @@ from sqlalchemy import func, select
 
 from tests.factories import Shop, make_shop
 from tests.invariants import check_books, gl_balance
+from tests.machine_env import Env
 from tillbook.auth.actor import Actor
 from tillbook.currency import rates
 from tillbook.db import Database
@@ -46,19 +45,6 @@ D = Decimal
 T = TypeVar("T")
 FIRST = dt.date(2026, 6, 1)
 DAYS = 150
-
-
-@dataclass
-class Env:
-    loop: asyncio.AbstractEventLoop
-    client: httpx.AsyncClient
-    db: Database
-
-    def run(self, coro: Coroutine[Any, Any, T] | Awaitable[T]) -> T:
-        async def wrap() -> T:
-            return await coro
-
-        return asyncio.run_coroutine_threadsafe(wrap(), self.loop).result(timeout=120)
 
 
 def day(n: int) -> str:

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-from collections.abc import Awaitable, Coroutine
-from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, TypeVar
 
@@ -32,6 +30,7 @@ from hypothesis.stateful import (
 
 from tests.factories import Shop, make_shop
 from tests.invariants import check_books
+from tests.machine_env import Env
 from tillbook.db import Database
 from tillbook.giftcards import service as giftcards
 from tillbook.reports.journal import export_journal
@@ -39,19 +38,6 @@ from tillbook.reports.journal import export_journal
 D = Decimal
 T = TypeVar("T")
 TODAY = dt.date.today().isoformat()
-
-
-@dataclass
-class Env:
-    loop: asyncio.AbstractEventLoop
-    client: httpx.AsyncClient
-    db: Database
-
-    def run(self, coro: Coroutine[Any, Any, T] | Awaitable[T]) -> T:
-        async def wrap() -> T:
-            return await coro
-
-        return asyncio.run_coroutine_threadsafe(wrap(), self.loop).result(timeout=120)
 
 
 money = st.decimals(D("0.01"), D("60"), places=2)
