@@ -71,6 +71,7 @@ class World:
     register: dict[str, str]  # a paired register's key headers (the /register routes)
     po_id: int  # a draft purchase order
     count_id: int  # a stocktake in progress
+    promotion_id: int  # a promotion that starts in 2099
 
     def path_ids(self, route: str) -> dict[str, int]:
         """Real ids of this world for the path parameters of an admin route: a body
@@ -85,6 +86,7 @@ class World:
             "payment-modes": s.cash_mode_id,
             "expense-categories": self.expense_category_id,
             "warehouses": s.warehouse_id,
+            "promotions": self.promotion_id,
         }
         return {
             "staff_id": self.owner_id,
@@ -162,6 +164,13 @@ async def world(client: httpx.AsyncClient, db: Database) -> World:
         f"{ADMIN}/stock-counts", json={"warehouse_id": shop.warehouse_id}, headers=admin
     )
     assert count.status_code in (200, 201), count.text
+    # A promotion that never runs (it starts in 2099): a record for its routes' ids.
+    promo = await client.post(
+        f"{ADMIN}/promotions",
+        json={"name": "Later", "kind": "percent_off", "percent": "5", "starts_on": "2099-01-01"},
+        headers=admin,
+    )
+    assert promo.status_code == 201, promo.text
     return World(
         shop=shop,
         sale_id=sale.json()["order_id"],
@@ -179,6 +188,7 @@ async def world(client: httpx.AsyncClient, db: Database) -> World:
         },
         po_id=po.json()["data"]["id"],
         count_id=count.json()["count_id"],
+        promotion_id=promo.json()["data"]["id"],
     )
 
 
@@ -549,6 +559,28 @@ def admin_catalog_bodies(w: World) -> dict[tuple[str, str], Body]:
             "warehouse_id": s.warehouse_id,
         },
         ("PATCH", f"{AD}/suppliers/{{party_id}}"): {**CONTACT, "version": 1},
+        ("POST", f"{AD}/promotions"): {
+            "name": "n",
+            "kind": "bundle",
+            "warehouse_id": s.warehouse_id,
+            "applies_to": "all",
+            "targets": [s.products["apple"]],
+            "percent": "5",
+            "amount": "1.00",
+            "buy": 1,
+            "get": 1,
+            "tiers": [{"min_quantity": "2", "percent": "5"}],
+            "items": [{"product_id": s.products["apple"], "quantity": "1"}],
+            "price": "1.00",
+            "starts_on": DAY,
+            "ends_on": DAY,
+            "weekdays": [1, 2],
+            "from_time": "09:00",
+            "until_time": "17:00",
+            "priority": 1,
+            "combines": True,
+        },
+        ("PATCH", f"{AD}/promotions/{{record_id}}"): {"name": "n", "ends_on": DAY, "version": 1},
     }
     for family, body in reference.items():
         bodies[("POST", f"{AD}/{family}")] = body

@@ -36,6 +36,7 @@ def test_a_misspelled_figure_cannot_drop_cost() -> None:
         "due": D("0"),
         "tenders": [("11101", D("10.00"))],
         "discount": D("0"),
+        "promotions": D("0"),
         "cots": D("4.00"),
         "subtotal": D("10.00"),
         "tax": D("0"),

@@ -181,13 +181,17 @@ SCOPE: dict[tuple[str, str], str] = {
     ("POST", "/reference/{kind}"): COMPANY,  # units, categories, brands, taxes ...
 }
 for _family in ("units", "categories", "brands", "taxes", "payment-modes",
-                "expense-categories", "warehouses"):  # fmt: skip
+                "expense-categories", "warehouses", "promotions"):  # fmt: skip
     for _method, _path in (
         ("POST", ""),
         ("PATCH", "/{record_id}"),
         ("POST", "/{record_id}/archive"),
     ):
         SCOPE[(_method, f"{ADMIN}/{_family}{_path}")] = COMPANY
+# A promotion may name one branch, but it is the company's record (``prices.write``
+# company-wide, as its rule prices every branch it names).
+SCOPE[("POST", f"{ADMIN}/promotions/{{record_id}}/pause")] = COMPANY
+SCOPE[("POST", f"{ADMIN}/promotions/{{record_id}}/resume")] = COMPANY
 # Signing in and out act on the session only.
 NOT_WRITES = {("POST", f"{ADMIN}/login"), ("POST", f"{ADMIN}/logout"), ("POST", "/login"),
               ("POST", "/logout")}  # fmt: skip

@@ -136,6 +136,7 @@ MATRIX: list[tuple[str, str, str, Any, set[str], str | None]] = [
      {O}, "webhooks.manage"),
     ("DELETE", "/webhooks/{webhook_id}", "/webhooks/{hook}", None, {O}, "webhooks.manage"),
     ("GET", "/reports/trial-balance", "/reports/trial-balance", None, {O, M, A}, "books.read"),
+    ("GET", "/reports/promotions", "/reports/promotions", None, {O, M, A}, "books.read"),
     ("GET", "/reports/stock-valuation", "/reports/stock-valuation", None, {O, M, A},
      "books.read"),
     ("GET", "/reports/profit-loss", "/reports/profit-loss", None, {O, M, A}, "books.read"),
@@ -313,9 +314,14 @@ REFERENCE = {
     "expense-categories": ("settings.write", {"name": "Matrix rent", "account_code": "52900"},
                            {"name": "Matrix fuel", "account_code": "52900"}),
     "warehouses": ("settings.write", {"name": "Matrix depot"}, {"name": "Matrix kiosk"}),
+    "promotions": ("prices.write",
+                   {"name": "Matrix offer", "kind": "percent_off", "percent": "5",
+                    "starts_on": "2099-01-01"},
+                   {"name": "Matrix deal", "kind": "amount_off", "amount": "0.10",
+                    "starts_on": "2099-01-01"}),
 }  # fmt: skip
 for _family, (_permission, _body, _new) in REFERENCE.items():
-    _writers = {O, M} if _permission == "catalog.write" else {O}
+    _writers = {O, M} if _permission in ("catalog.write", "prices.write") else {O}
     _one = f"/{_family}/{{record_id}}"
     _target = f"/{_family}/{{{_family}}}"
     MATRIX += [
@@ -323,7 +329,16 @@ for _family, (_permission, _body, _new) in REFERENCE.items():
         ("POST", f"/{_family}", f"/{_family}", _new, _writers, _permission),
         ("GET", _one, _target, None, EVERYONE, "catalog.read"),
         ("PATCH", _one, _target, {"name": "Renamed", "version": 1}, _writers, _permission),
-        ("POST", f"{_one}/archive", f"{_target}/archive", {"version": 2}, _writers,
+    ]  # fmt: skip
+    if _family == "promotions":  # paused and resumed before it is archived
+        MATRIX += [
+            ("POST", f"{_one}/pause", f"{_target}/pause", {"version": 2}, _writers, _permission),
+            ("POST", f"{_one}/resume", f"{_target}/resume", {"version": 3}, _writers,
+             _permission),
+        ]  # fmt: skip
+    _archived = 4 if _family == "promotions" else 2
+    MATRIX += [
+        ("POST", f"{_one}/archive", f"{_target}/archive", {"version": _archived}, _writers,
          _permission),
     ]  # fmt: skip
 # Routes being written at the same time as these rows (the lead's product import and
@@ -439,7 +454,7 @@ async def test_role_matrix(
         (f"/products/{ids['product']}", {O, M}),
         (f"/customers/{ids['customer']}", {O, M, C}),
         (f"/suppliers/{ids['supplier']}", {O, M}),
-        *[(f"/{f}/{ids[f]}", {O, M} if p == "catalog.write" else {O})
+        *[(f"/{f}/{ids[f]}", {O, M} if p in ("catalog.write", "prices.write") else {O})
           for f, (p, *_bodies) in REFERENCE.items()],
     ]:  # fmt: skip
         record = (await admin.get(what, headers=boss)).json()["data"]

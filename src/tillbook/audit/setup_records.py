@@ -30,12 +30,13 @@ from tillbook.models import (
     Category,
     ExpenseCategory,
     PaymentMode,
+    Promotion,
     Tax,
     Unit,
     Warehouse,
 )
 
-R = TypeVar("R", Unit, Category, Brand, Tax, PaymentMode, ExpenseCategory, Warehouse)
+R = TypeVar("R", Unit, Category, Brand, Tax, PaymentMode, ExpenseCategory, Warehouse, Promotion)
 
 
 def iso(value: dt.datetime | None) -> str | None:
@@ -67,7 +68,7 @@ async def page_of(
     page: Page,
     *,
     include_archived: bool,
-    order_by: Sequence[InstrumentedAttribute[Any]],
+    order_by: Sequence[InstrumentedAttribute[Any] | ColumnElement[Any]],
 ) -> tuple[int, list[R]]:
     """One page of the company's records and how many there are in all."""
     conds: list[ColumnElement[bool]] = [model.company_id == company_id]

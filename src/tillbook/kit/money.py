@@ -54,15 +54,25 @@ def number(value: Decimal) -> float | int:
     return float(normalized)
 
 
+def line_base(quantity: Decimal, unit_price: Decimal, discount_rate: Decimal) -> Decimal:
+    """A line's amount on the price as given, after its own discount rate and before
+    tax is split out or added: what a promotion's discount is worked out on."""
+    return money(quantity * unit_price * (1 - discount_rate / HUNDRED))
+
+
 def line_amounts(
     quantity: Decimal,
     unit_price: Decimal,
     discount_rate: Decimal,
     tax_rate: Decimal,
     tax_inclusive: bool,
+    off: Decimal = ZERO,
 ) -> tuple[Decimal, Decimal, Decimal]:
-    """(net subtotal, tax, gross) of one order line, rounded per line."""
-    gross = money(quantity * unit_price * (1 - discount_rate / HUNDRED))
+    """(net subtotal, tax, gross) of one order line, rounded per line.
+
+    ``off``: an amount a promotion takes off the line (``orders/promotions.py``), on
+    the price as given (``line_base``), before the tax is worked out on what is left."""
+    gross = line_base(quantity, unit_price, discount_rate) - off
     if tax_rate == 0:
         return gross, ZERO, gross
     if tax_inclusive:

@@ -49,8 +49,12 @@ def _database(session: AsyncSession) -> str:
 class ReferenceCache(Generic[K, V]):
     """``load(session, company_id)`` gives every row of a company by key."""
 
-    def __init__(self, load: Loader[K, V]):
+    def __init__(self, load: Loader[K, V], *, keep_empty: bool = False):
+        """``keep_empty``: a company without rows is a real answer to keep (most
+        companies have no promotions); otherwise an empty copy is never kept (a
+        company's chart and modes are read before its first row commits)."""
         self._load = load
+        self._keep_empty = keep_empty
         self._rows: dict[tuple[str, int], tuple[int, dict[K, V]]] = {}
 
     async def get(
@@ -76,7 +80,7 @@ class ReferenceCache(Generic[K, V]):
             or any(w not in cached[1] for w in wanted)
         ):
             rows = await self._load(session, company_id)
-            if rows and (cached is None or cached[0] <= version):
+            if (rows or self._keep_empty) and (cached is None or cached[0] <= version):
                 self._rows[key] = (version, rows)
             return rows
         return cached[1]

@@ -58,6 +58,7 @@ RULES: dict[RuleName, tuple[Leg, ...]] = {
         Leg("due", "debit", c.RECEIVABLE, party=True),
         Leg("tenders", "debit", None),
         Leg("discount", "debit", c.SALES_DISCOUNTS),
+        Leg("promotions", "debit", c.SALES_DISCOUNTS),
         Leg("cost", "debit", c.COGS),
         Leg("subtotal", "credit", c.SALES_REVENUE),
         Leg("tax", "credit", c.SALES_TAX),

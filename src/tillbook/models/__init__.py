@@ -52,6 +52,7 @@ from tillbook.models.payments import (
     PriceAdjustmentBatch,
     PriceHistory,
 )
+from tillbook.models.promotions import Promotion
 from tillbook.models.purchasing import PurchaseOrder, PurchaseOrderLine, PurchaseOrderReceipt
 from tillbook.models.registers import Register
 from tillbook.models.shifts import Shift, ShiftCash, ShiftCount
@@ -93,6 +94,7 @@ __all__ = [
     "Product",
     "ProductBarcode",
     "ProductUnit",
+    "Promotion",
     "PurchaseOrder",
     "PurchaseOrderLine",
     "PurchaseOrderReceipt",

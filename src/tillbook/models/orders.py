@@ -102,6 +102,12 @@ class OrderItem(Base):
     total: Mapped[money]
     cost_amount: Mapped[money]
     returned_quantity: Mapped[qty]
+    # The promotion that priced this line (DESIGN §18), what it took off on the
+    # price as given (the receipt's figure) and what that cost the revenue net of
+    # tax (the line's share of the sale's 41300 debit): both 0 without one.
+    promotion_id: Mapped[int | None] = mapped_column(BigId, nullable=True, index=True)
+    promotion_discount: Mapped[money]
+    promotion_cost: Mapped[money]
 
 
 class InvoiceCounter(Base):

@@ -21,11 +21,11 @@ from tillbook.inventory import service as inventory
 from tillbook.inventory.service import Listed
 from tillbook.kit import bounds
 from tillbook.kit.bounds import MONEY, QTY
-from tillbook.kit.money import ZERO, line_amounts, money
+from tillbook.kit.money import ZERO, line_amounts, line_base, money
 from tillbook.kit.problems import Problems
 from tillbook.kit.refs import ref_to_id
 from tillbook.models import Order, OrderItem, Payment, User
-from tillbook.orders import lookup, views
+from tillbook.orders import lookup, promotions, views
 from tillbook.orders import repository as repo
 from tillbook.orders.schemas import PurchaseIn, SaleIn, Tender
 from tillbook.unit import UnitOfWork
@@ -48,6 +48,10 @@ class PricedLine:
     # What the line's discount rate took off quantity × unit price (on the price as
     # given: tax included when the tax is inclusive).
     discount: Decimal = ZERO
+    # The promotion that priced the line, if any (``orders/promotions.py``): what it
+    # took off on the price as given, and the revenue that cost net of tax.
+    promotion: promotions.Applied | None = None
+    promotion_cost: Decimal = ZERO
 
 
 @dataclass
@@ -86,12 +90,23 @@ async def take_in(
         for i, t in enumerate(body.all_payments):
             if t.gift_card_code is not None:
                 problems.add(f"all_payments.{i}.gift_card_code", "gift cards pay for sales only")
+    rules: list[promotions.Rule] = []
+    if isinstance(body, SaleIn) and body.apply_promotions:
+        rules = await promotions.in_force_for(
+            session,
+            key.company_id,
+            key.warehouse_id,
+            key.reference_version,
+            body.order_date.date,
+            body.order_date.datetime,
+        )
     lines = await price_lines(
         session,
         key,
         body.product_items,
         products,
         problems,
+        rules=rules,
         list_name="product_items",
         # a sale is dated when it was rung up (DESIGN §6); a purchase of an archived
         # product is refused whenever it is dated
@@ -162,8 +177,10 @@ async def price_lines(
     *,
     list_name: str,
     sold_at: tuple[dt.date, dt.datetime | None] | None = None,
+    rules: Sequence[promotions.Rule] = (),
 ) -> list[PricedLine]:
-    """Resolve products, units and taxes of each line and compute its amounts.
+    """Resolve products, units and taxes of each line and compute its amounts,
+    after what the promotions in force (``rules``) take off them.
 
     What the lines produce must be values the books hold (``kit/bounds.py``): the
     base quantity (a unit factor multiplies it), each line's net, tax and gross
@@ -201,6 +218,25 @@ async def price_lines(
     )
     units = await lookup.unit_factors(session, key.company_id, unit_refs, problems)
     problems.raise_if_any()
+    applied = (
+        promotions.apply(
+            rules,
+            [
+                promotions.Item(
+                    i,
+                    product.id,
+                    product.category_id,
+                    product.brand_id,
+                    item.quantity,
+                    line_base(item.quantity, item.unit_price, getattr(item, "discount_rate", ZERO)),
+                )
+                for i, (item, product) in enumerate(zip(items, resolved, strict=True))
+                if product is not None
+            ],
+        )
+        if rules
+        else {}
+    )
     lines = []
     running = ZERO
     for i, (item, product) in enumerate(zip(items, resolved, strict=True)):
@@ -209,15 +245,27 @@ async def price_lines(
         unit_id, factor = units.get(f"{field}.selected_unit_id", (product.unit_id, Decimal(1)))
         tax = taxes.get(f"{field}.tax_id")
         discount_rate = getattr(item, "discount_rate", ZERO)
+        promotion = applied.get(i)
+        rate, inclusive = (tax.rate, tax.inclusive) if tax else (ZERO, False)
         net, tax_amount, gross = line_amounts(
             item.quantity,
             item.unit_price,
             discount_rate,
-            tax.rate if tax else ZERO,
-            tax.inclusive if tax else False,
+            rate,
+            inclusive,
+            promotion.off if promotion else ZERO,
         )
+        promotion_cost = ZERO
+        if promotion is not None:
+            # The revenue the promotion gave up: the line's net without it less with it.
+            promotion_cost = (
+                line_amounts(item.quantity, item.unit_price, discount_rate, rate, inclusive)[0]
+                - net
+            )
         listed = money(item.quantity * item.unit_price)
         discount = listed - (gross if tax is not None and tax.inclusive else net)
+        if promotion is not None:
+            discount -= promotion.off
         base_quantity = item.quantity * factor
         running += gross
         problem = (
@@ -247,6 +295,8 @@ async def price_lines(
                 tax_amount,
                 gross,
                 discount,
+                promotion,
+                promotion_cost,
             )
         )
     problems.raise_if_any()

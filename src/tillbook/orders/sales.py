@@ -28,7 +28,7 @@ from tillbook.ledger.fx import Conversion
 from tillbook.ledger.parties import warehouse_balances
 from tillbook.ledger.service import post
 from tillbook.models import Order, OrderItem, User
-from tillbook.orders import lookup, numbering, shifts
+from tillbook.orders import lookup, numbering, promotions, shifts
 from tillbook.orders import repository as repo
 from tillbook.orders.currency import base_total, currency_fields, order_currency
 from tillbook.orders.intake import Intake, announce, existing_order, take_in
@@ -182,6 +182,17 @@ async def card_draws(
     return draws
 
 
+def promotion_fields(applied: promotions.Applied | None) -> dict[str, Any]:
+    """A priced line's promotion, as the preview and the order's detail show it."""
+    if applied is None:
+        return {"promotion_id": None, "promotion": None, "promotion_discount": "0.00"}
+    return {
+        "promotion_id": applied.promotion_id,
+        "promotion": applied.name,
+        "promotion_discount": money_str(applied.off),
+    }
+
+
 async def preview_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[str, Any]:
     """``POST /sales/preview``: the figures ``POST /sales`` would record for the same
     body, recording nothing; refused for what would refuse the sale (its shift, the
@@ -206,6 +217,7 @@ async def preview_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[
                     "tax": money_str(line.tax_amount),
                     "discount": money_str(line.discount),
                     "total": money_str(line.gross),
+                    **promotion_fields(line.promotion),
                 }
                 for line in priced.intake.lines
             ],
@@ -313,6 +325,9 @@ async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[s
             "total": line.gross,
             "cost_amount": alloc.cost,
             "returned_quantity": ZERO,
+            "promotion_id": line.promotion.promotion_id if line.promotion else None,
+            "promotion_discount": line.promotion.off if line.promotion else ZERO,
+            "promotion_cost": line.promotion_cost,
         }
         for line, alloc in zip(lines, allocations, strict=True)
     ]
@@ -328,6 +343,7 @@ async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[s
     # The closing step: the number (the counter row is locked from here to COMMIT),
     # the journal entry that names it, and the stock changes, queued for the last
     # statement with everything else nothing reads back.
+    promoted = sum((line.promotion_cost for line in lines), ZERO)
     invoice_number = taken or await numbering.take(uow, key.warehouse_id, "sales")
     order.invoice_number = invoice_number
     order.journal_entry_id = await post(
@@ -340,7 +356,10 @@ async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[s
             "tenders": tender_postings,
             "discount": order.discount,
             "cost": sum((alloc.cost for alloc in allocations), ZERO),
-            "subtotal": subtotal,
+            # Promotions are named discounts (DESIGN §18): the revenue before them,
+            # and what they gave up on 41300.
+            "promotions": promoted,
+            "subtotal": subtotal + promoted,
             "tax": tax_amount,
             "shipping": order.shipping,
         },

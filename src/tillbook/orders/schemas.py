@@ -175,6 +175,12 @@ class SaleIn(InCurrency):
         description="the cashier: a staff member of this branch; default: the key's own "
         "staff member (additive to the spec)",
     )
+    apply_promotions: StrictBool = Field(
+        default=True,
+        description="price the sale by the company's promotions in force at its "
+        "order_date (DESIGN §18; each line of the answer names its promotion); false "
+        "for a client that prices its own offers (additive to the spec)",
+    )
     offline: StrictBool = Field(
         default=False,
         description="rung up by a register while offline: taken even below zero stock, "

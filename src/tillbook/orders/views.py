@@ -13,7 +13,7 @@ from sqlalchemy.orm import aliased
 
 from tillbook.inventory.service import Listed
 from tillbook.kit import xid
-from tillbook.kit.money import money_str, number, price_str
+from tillbook.kit.money import ZERO, money_str, number, price_str
 from tillbook.models import Order, OrderItem, Payment, PaymentAllocation, Product, User
 from tillbook.orders.currency import currency_fields
 
@@ -81,6 +81,10 @@ def detail(
             "tax_amount": money_str(item.tax_amount),
             "subtotal": money_str(item.subtotal),
             "total": money_str(item.total),
+            # Additive (DESIGN §18): the promotion that priced the line and what it
+            # took off (on the price as given), 0.00 without one.
+            "promotion_id": item.promotion_id,
+            "promotion_discount": money_str(item.promotion_discount or ZERO),
             "product": {
                 "id": product.id,
                 "xid": xid.encode(product.id),

@@ -25,6 +25,7 @@ from tillbook.api.admin import (
     periods,
     price_changes,
     products,
+    promotions,
     purchase_orders,
     registers,
     reports,
@@ -55,5 +56,6 @@ router.include_router(purchase_orders.router)
 router.include_router(currencies.router)
 router.include_router(price_changes.router)
 router.include_router(gift_cards.router)
+router.include_router(promotions.router)
 for family in (units, categories, brands, taxes, payment_modes, expense_categories, warehouses):
     router.include_router(family.router)

@@ -81,6 +81,8 @@ def _plain(schema: dict[str, Any]) -> Any:
             return "2026-11-20"
         if fmt == "date-time":
             return "2026-11-20T09:30:00Z"
+        if fmt == "time":
+            return "09:30:00"
         pattern = schema.get("pattern", "")
         if "\\.[0-9]{4}" in pattern:
             return "2.0000"

@@ -224,6 +224,10 @@ FIELDS: dict[str, Entry] = {
     "amount": e("an amount of money, " + MONEY, "21.80"),
     "reference": e("external reference (terminal receipt, bank reference), or null", "RCPT-118"),
     "date": e("the date (YYYY-MM-DD); today when omitted", "2026-11-20"),
+    "from_time": e(
+        "the time of day it starts (HH:MM, the branch's clock), or null: all day", "17:00"
+    ),
+    "until_time": e("the time of day it stops, not included (HH:MM), or null", "19:00"),
     "invoices": e("allocations of the payment to the party's open invoices", []),
     "allocations": e("how the payment was applied to invoices", []),
     "unallocated_amount": e(
@@ -598,6 +602,37 @@ OVERRIDES.update(
         ("GiftCardBalanceData", "expires_on"): "the last day the card may be spent, or null",
         ("GiftCardBalanceData", "usable"): "whether the card can be spent today (not "
         "expired, something left)",
+    }
+)
+
+# Promotions (DESIGN §18): the request and the shape the register's feed sends.
+_PROMOTION = {
+    "targets": "the product, category or brand ids `applies_to` names (none for `all`)",
+    "starts_on": "its first day (YYYY-MM-DD, the branch's calendar)",
+    "ends_on": "its last day, or null: until ended",
+    "weekdays": "the ISO weekdays it runs on, 1 Monday … 7 Sunday",
+    "priority": "0–1000, higher first: a line takes one promotion, the first to claim it",
+    "combines": "whether it runs beside the others; if not, it competes alone and the "
+    "larger discount for the customer wins",
+}
+OVERRIDES.update(
+    {
+        (model, name): text
+        for model in ("PromotionItem", "PromotionChange")
+        for name, text in _PROMOTION.items()
+    }
+)
+OVERRIDES.update(
+    {
+        ("PromotionIn", "targets"): _PROMOTION["targets"],
+        ("PromotionIn", "starts_on"): _PROMOTION["starts_on"],
+        ("PromotionIn", "priority"): _PROMOTION["priority"],
+        ("PromotionIn", "buy"): "buy_x_get_y: the units bought for each group",
+        ("PromotionIn", "get"): "buy_x_get_y: the units given with them (the cheapest)",
+        ("PromotionIn", "tiers"): "quantity_break: the tiers; the highest one reached applies",
+        ("PromotionPatch", "ends_on"): "its new last day: today at the earliest",
+        ("Tier", "min_quantity"): "the quantity of its lines together from which it applies",
+        ("Tier", "percent"): "the share off each of its lines",
     }
 )
 

@@ -389,6 +389,28 @@ OPERATIONS: dict[str, Op] = {
         "Σ debit, Σ credit and balance per posting account over `from`–`to` (and "
         "`warehouse_id`). `books.read`.",
     ),
+    f"GET {A}/reports/promotions": op(
+        "Promotion report",
+        "Each promotion's sales, units (and units returned), discount on the price as given "
+        "and cost to revenue net of tax (its share of 41300) over the sales dated `from` to "
+        "`to`, voided sales left out; `warehouse_id` for one branch. `books.read`.",
+    ),
+    f"POST {A}/promotions/{{record_id}}/pause": op(
+        "Pause a promotion",
+        "From now on it prices no sale (sales rung up before keep it); `If-Match` or body "
+        "`version`; 409 when already paused or archived. `prices.write`.",
+    ),
+    f"POST {A}/promotions/{{record_id}}/resume": op(
+        "Resume a promotion",
+        "From now on it prices sales again on its dates, weekdays and hours; `If-Match` or "
+        "body `version`. `prices.write`.",
+    ),
+    f"GET {P}/promotions": op(
+        "Promotions",
+        "The branch's promotions (its own and the company-wide ones) as the engine reads "
+        "them, so a register prices a basket exactly as `POST /sales` will; with "
+        "`updated_since` or `cursor`, their change feed (archived ones as tombstones).",
+    ),
     f"GET {A}/reports/stock-valuation": op(
         "Stock valuation",
         "FIFO layers on hand per product against the 11700 Inventory balance. `books.read`.",
@@ -722,6 +744,7 @@ def _editable() -> dict[str, Op]:
         ("payment-modes", "payment mode", "settings.write"),
         ("expense-categories", "expense category", "settings.write"),
         ("warehouses", "warehouse", "settings.write"),
+        ("promotions", "promotion", "prices.write"),
     ):
         out[f"GET {A}/{prefix}"] = op(
             f"List {prefix.replace('-', ' ')}",

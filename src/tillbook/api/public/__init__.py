@@ -8,6 +8,7 @@ from tillbook.api.public import (
     gift_cards,
     parties,
     payments,
+    promotions,
     purchases,
     reference,
     registers,
@@ -32,3 +33,4 @@ router.include_router(shifts.router)
 router.include_router(transfers.router)
 router.include_router(registers.router)
 router.include_router(gift_cards.router)
+router.include_router(promotions.router)

@@ -350,6 +350,10 @@ class OrderLine(Shape):
     tax_amount: MoneyStr
     subtotal: MoneyStr
     total: MoneyStr
+    promotion_id: int | None = Field(description="the promotion that priced the line")
+    promotion_discount: MoneyStr = Field(
+        description="what the promotion took off the line, on the price as given"
+    )
     product: ProductRef
 
 
@@ -429,6 +433,11 @@ class PreviewLine(Shape):
     tax: MoneyStr
     discount: MoneyStr = Field(description="what the line's discount rate took off")
     total: MoneyStr
+    promotion_id: int | None = Field(description="the promotion that priced the line")
+    promotion: str | None = Field(description="its name, as the receipt prints it")
+    promotion_discount: MoneyStr = Field(
+        description="what the promotion took off the line, on the price as given (0.00: none)"
+    )
 
 
 class SalePreview(Shape):
@@ -851,6 +860,57 @@ class PaymentModeChange(PaymentModeItem, Live):
 
 
 class CustomerChange(Customer, Live):
+    pass
+
+
+class PromotionTier(Shape):
+    min_quantity: str
+    percent: str
+
+
+class PromotionItem(Shape):
+    """A promotion as the engine reads it (``orders/promotions.py``): a register
+    prices its baskets by exactly these fields."""
+
+    id: int
+    xid: str
+    name: str
+    kind: Literal["percent_off", "amount_off", "buy_x_get_y", "quantity_break", "bundle"] = Field(
+        description="percent_off, amount_off, buy_x_get_y, quantity_break or bundle"
+    )
+    warehouse_id: int | None = Field(description="its one branch; null: every branch")
+    applies_to: Literal["all", "products", "categories", "brands"] = Field(
+        description="all, products, categories or brands"
+    )
+    targets: list[int]
+    rule: dict[str, Any] = Field(
+        description="the kind's parameters: percent; amount; buy, get, percent; "
+        "tiers [{min_quantity, percent}]; items [{product_id, quantity}], price"
+    )
+    starts_on: dt.date
+    ends_on: dt.date | None
+    weekdays: list[int]
+    from_time: str | None
+    until_time: str | None
+    priority: int
+    combines: bool
+    status: Literal["active", "paused", "archived"] = Field(
+        description="active, paused or archived"
+    )
+    states: list[list[str]] = Field(description="[instant, status] pairs, oldest first")
+    version: int
+    archived_at: dt.datetime | None
+
+
+class PromotionChange(PromotionItem, Live):
+    pass
+
+
+class PromotionList(Ok[list[PromotionItem]]):
+    pass
+
+
+class PromotionChanges(Ok[Changes[PromotionChange]]):
     pass
 
 
