@@ -447,6 +447,126 @@ async def test_totals_equal_the_preview_over_random_baskets(
     assert compared >= 250, compared
 
 
+PROMOTIONS: list[dict[str, Any]] = [
+    {"name": "Juice 15%", "kind": "percent_off", "percent": "15", "applies_to": "categories",
+     "targets": ["child"], "priority": 2},
+    {"name": "Water less 7c", "kind": "amount_off", "amount": "0.07", "applies_to": "products",
+     "targets": ["water"]},
+    {"name": "Acme 3 for 2.5", "kind": "buy_x_get_y", "buy": 2, "get": 1, "percent": "50",
+     "applies_to": "brands", "targets": ["brand"], "priority": 5},
+    {"name": "Bulk", "kind": "quantity_break", "combines": False,
+     "tiers": [{"min_quantity": "3", "percent": "5"}, {"min_quantity": "10", "percent": "12.5"}]},
+    {"name": "Lunch", "kind": "bundle", "price": "3.99",
+     "items": [{"product_id": "apple", "quantity": "1"}, {"product_id": "tea", "quantity": "2"}],
+     "priority": 9},
+    {"name": "Weekend", "kind": "percent_off", "percent": "50", "weekdays": [6, 7]},
+    {"name": "Evenings", "kind": "percent_off", "percent": "40", "from_time": "18:00",
+     "until_time": "21:00", "priority": 20},
+]  # fmt: skip
+
+
+async def test_promoted_totals_equal_the_preview_over_random_baskets(
+    server: str,
+    db: Database,
+    pw: Any,
+) -> None:
+    """The register's promotion engine (promotions.js) against the server's, line by
+    line: which promotion priced it, what it took off, and every total (issue 29)."""
+    from tillbook.promotions import service as promotions
+    from tillbook.promotions.schemas import PromotionIn
+
+    shop = await make_shop(db)
+    refs = {"child": shop.child_category_id, "water": shop.products["water"],
+            "brand": shop.brand_id, "apple": shop.products["apple"],
+            "tea": shop.products["tea"]}  # fmt: skip
+
+    async def create(uow: Any) -> None:
+        for spec in PROMOTIONS:
+            body = {**spec, "starts_on": "2026-01-01"}
+            body["targets"] = [refs[t] for t in spec.get("targets", [])]
+            if "items" in spec:
+                body["items"] = [{**i, "product_id": refs[i["product_id"]]} for i in spec["items"]]
+            await promotions.create(uow.session, shop.company_id, None, PromotionIn(**body))
+
+    await db.unit(create)
+    rates = {shop.tax10_id: ("10", False), shop.tax_incl_id: ("20", True)}
+    rng = random.Random(20261127)
+    baskets = [_basket(rng, shop, [None, *rates]) for _ in range(200)]
+    for basket in baskets[::3]:  # enough whole units for the groups and bundles
+        for line in basket["lines"]:
+            if "selected_unit_id" not in line:
+                line["quantity"] = str(rng.randint(1, 7))
+    moments = ["2026-11-26T10:00:00Z", "2026-11-25T19:30:00Z", "2026-11-21T10:00:00Z"]
+    products = {shop.products["apple"]: (shop.child_category_id, shop.brand_id),
+                shop.products["water"]: (shop.category_id, None),
+                shop.products["tea"]: (None, None)}  # fmt: skip
+    by_xid = {shop.xid(k): v for k, v in shop.products.items()}
+    async with httpx.AsyncClient(base_url=f"{server}/api/v1/public", timeout=30) as http:
+        rules = (await http.get("/promotions", headers=shop.headers)).json()["data"]
+        assert len(rules) == len(PROMOTIONS)
+        inputs = [
+            {
+                "at": moments[n % 3],
+                "lines": [
+                    {
+                        "quantity": ln["quantity"],
+                        "unit_price": ln["unit_price"],
+                        "discount_rate": ln.get("discount_rate", "0"),
+                        "tax_rate": rates[ln["tax_id"]][0] if "tax_id" in ln else "0",
+                        "tax_inclusive": rates[ln["tax_id"]][1] if "tax_id" in ln else False,
+                        "product_id": by_xid[ln["xid"]],
+                        "category_id": products[by_xid[ln["xid"]]][0],
+                        "brand_id": products[by_xid[ln["xid"]]][1],
+                    }
+                    for ln in b["lines"]
+                ],
+                "discount": b["discount"],
+            }
+            for n, b in enumerate(baskets)
+        ]
+        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = await browser.new_page()
+        await page.goto(f"{server}/register")
+        computed = await page.evaluate(
+            "async ([baskets, rules, wid]) => {"
+            " const t = await import('/register/js/totals.js');"
+            " const p = await import('/register/js/promotions.js');"
+            " return baskets.map((b) => t.asText(t.saleTotals({...b,"
+            "   rules: rules.filter((r) => p.inForce(r, wid, new Date(b.at), 'UTC'))}))); }",
+            [inputs, rules, shop.warehouse_id],
+        )
+        await browser.close()
+        compared = promoted = 0
+        for n, (basket, mine) in enumerate(zip(baskets, computed, strict=True)):
+            body = {
+                "user_id": shop.walk_in_id,
+                "order_date": moments[n % 3],
+                "product_items": basket["lines"],
+                "discount": basket["discount"],
+            }
+            r = await http.post("/sales/preview", json=body, headers=shop.headers)
+            if r.status_code == 422 and D(mine["total"]) < 0:
+                continue
+            assert r.status_code == 200, (body, r.text)
+            server_figures = r.json()["data"]
+            for name in ("subtotal", "tax_amount", "discount", "total"):
+                assert server_figures[name] == mine[name], (name, body, server_figures, mine)
+            for line, got in zip(server_figures["items"], mine["items"], strict=True):
+                ours = (line["net"], line["tax"], line["discount"], line["total"],
+                        line["promotion_id"], line["promotion_discount"])  # fmt: skip
+                theirs = (got["net"], got["tax"], got["discount"], got["total"],
+                          got["promotion_id"], got["promotion_discount"])  # fmt: skip
+                assert ours == theirs, (body, line, got)
+                promoted += line["promotion_id"] is not None
+            compared += 1
+    assert compared >= 150 and promoted >= 100, (compared, promoted)
+    # Every kind priced some line, and the weekday and hours rules both bit.
+    names = {r["id"]: r["name"] for r in rules}
+    seen = {names[i["promotion_id"]] for m in computed for i in m["items"] if i["promotion_id"]}
+    assert seen >= {"Juice 15%", "Water less 7c", "Acme 3 for 2.5", "Lunch", "Weekend",
+                    "Evenings"}, seen  # fmt: skip
+
+
 async def test_pair_in_the_browser_sell_and_be_revoked(
     server: str,
     db: Database,

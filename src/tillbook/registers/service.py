@@ -269,6 +269,8 @@ async def details(session: AsyncSession, key: AuthContext) -> dict[str, Any]:
         "warehouse_name": warehouse.name,
         "receipt_header": warehouse.receipt_header,
         "receipt_footer": warehouse.receipt_footer,
+        # The branch's clock: the register reads promotions' days and hours in it.
+        "timezone": warehouse.timezone,
         "company_name": company.name,
         "base_currency": company.base_currency,
         "money_format": company.money_format,

@@ -573,6 +573,7 @@ class RegisterDetails(Shape):
     base_currency: str
     money_format: str
     last_invoice_number: str | None
+    timezone: str = Field(description="the branch's IANA time zone (promotions' hours)")
     open_shift: RegisterShift | None
 
 

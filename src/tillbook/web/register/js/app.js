@@ -9,6 +9,7 @@ import * as pin from "./pin.js";
 import * as queue from "./queue.js";
 import * as scanner from "./scanner.js";
 import * as sync from "./sync.js";
+import { inForce } from "./promotions.js";
 import { saleTotals } from "./totals.js";
 import { qrSvg } from "./qr.js";
 
@@ -119,9 +120,10 @@ function enterSelling() {
 }
 
 async function loadLocal() {
-  const [products, customers, modes, taxes, units, cashiers] = await Promise.all(
-    ["products", "customers", "modes", "taxes", "units", "cashiers"].map((s) => db.all(s)),
+  const [products, customers, modes, taxes, units, cashiers, promotions] = await Promise.all(
+    ["products", "customers", "modes", "taxes", "units", "cashiers", "promotions"].map((s) => db.all(s)),
   );
+  state.promotions = promotions;
   state.products.clear();
   state.codes.clear();
   for (const p of products) indexProduct(p);
@@ -505,10 +507,21 @@ function taxOf(line) {
   return t ? { tax_rate: t.rate, tax_inclusive: !!t.inclusive } : { tax_rate: 0, tax_inclusive: false };
 }
 
-function cartTotals() {
+// The promotions that price a sale rung up at `at` here (the server prices it by the
+// same rules at its order_date: orders/promotions.py).
+function promotionsAt(at) {
+  const reg = state.register || {};
+  return (state.promotions || []).filter((r) => inForce(r, reg.warehouse_id, at, reg.timezone));
+}
+
+function cartTotals(at = new Date()) {
   return saleTotals({
-    lines: state.cart.lines.map((l) => ({ quantity: l.quantity, unit_price: l.unit_price, discount_rate: l.discount_rate, ...taxOf(l) })),
+    lines: state.cart.lines.map((l) => {
+      const p = state.products.get(l.product_id);
+      return { quantity: l.quantity, unit_price: l.unit_price, discount_rate: l.discount_rate, product_id: l.product_id, category_id: p?.category_id ?? null, brand_id: p?.brand_id ?? null, ...taxOf(l) };
+    }),
     discount: state.cart.discount,
+    rules: promotionsAt(at),
   });
 }
 
@@ -527,7 +540,7 @@ function renderCart() {
     return el(
       "tr",
       {},
-      el("td", {}, name),
+      el("td", {}, name, promoNote(t.lines[i])),
       el("td", { class: "num", text: l.quantity + (unit ? " " + unit : "") }),
       el("td", { class: "num", text: dec.plain(dec.parse(l.unit_price, 4), 4) }),
       el("td", { class: "num", text: l.discount_rate === "0" ? "" : l.discount_rate }),
@@ -543,6 +556,12 @@ function renderCart() {
   $("t-total").textContent = fmt(t.total);
   const c = state.cart.customer ? state.customers.get(state.cart.customer) : null;
   $("customer-name").textContent = c ? c.name : "Walk-in";
+}
+
+// The promotion that priced a line, under its name: what it took off.
+function promoNote(line) {
+  if (!line.promotion) return "";
+  return el("small", { class: "promo", text: `${line.promotion.name} −${fmt(line.promotion.off)}` });
 }
 
 function unitName(l) {
@@ -780,7 +799,9 @@ $("pay-account").addEventListener("click", async () => {
 
 async function complete(onAccount) {
   const started = performance.now();
-  const t = cartTotals();
+  // One moment for the promotions the totals apply and the sale's order_date.
+  const now = new Date();
+  const t = cartTotals(now);
   if (!onAccount && left() > 0n) return;
   const customer = state.cart.customer || walkIn()?.id;
   if (!customer) {
@@ -789,7 +810,6 @@ async function complete(onAccount) {
   }
   const reg = state.register;
   const offline = isOffline();
-  const now = new Date();
   const change = tenders.reduce((a, x) => a + x.change, 0n);
   const byMode = new Map();
   for (const x of tenders) byMode.set(x.mode.id, (byMode.get(x.mode.id) || 0n) + x.applied);
@@ -839,7 +859,7 @@ async function complete(onAccount) {
         at: now.toISOString(),
         cashier: cashier?.name || null,
         customer: state.customers.get(customer)?.name || "Walk-in",
-        lines: lines.map((l, i) => ({ name: l.name, quantity: l.quantity, unit: l.unit_id ? unitName(l) : "", unit_price: l.unit_price, discount_rate: l.discount_rate, total: dec.format(t.lines[i].total, 2), tax: dec.format(t.lines[i].tax, 2) })),
+        lines: lines.map((l, i) => ({ name: l.name, quantity: l.quantity, unit: l.unit_id ? unitName(l) : "", unit_price: l.unit_price, discount_rate: l.discount_rate, total: dec.format(t.lines[i].total, 2), tax: dec.format(t.lines[i].tax, 2), promotion: t.lines[i].promotion ? t.lines[i].promotion.name : null, promotion_discount: t.lines[i].promotion ? dec.format(t.lines[i].promotion.off, 2) : null })),
         subtotal: dec.format(t.subtotal, 2),
         tax: dec.format(t.tax, 2),
         discount: dec.format(t.discount, 2),
@@ -877,7 +897,7 @@ function printReceipt(r) {
   const reg = state.register || {};
   const m = (s) => fmt(dec.parse(s, 2));
   const rows = r.lines.map((l) =>
-    el("tr", {}, el("td", {}, el("div", { text: l.name }), el("small", { text: `${l.quantity}${l.unit ? " " + l.unit : ""} × ${dec.plain(dec.parse(l.unit_price, 4), 4)}${l.discount_rate !== "0" ? ` −${l.discount_rate}%` : ""}` })), el("td", { class: "num", text: m(l.total) })),
+    el("tr", {}, el("td", {}, el("div", { text: l.name }), el("small", { text: `${l.quantity}${l.unit ? " " + l.unit : ""} × ${dec.plain(dec.parse(l.unit_price, 4), 4)}${l.discount_rate !== "0" ? ` −${l.discount_rate}%` : ""}` }), l.promotion ? el("small", { class: "promo", text: `${l.promotion} −${m(l.promotion_discount)}` }) : ""), el("td", { class: "num", text: m(l.total) })),
   );
   const line = (label, value, cls) => el("tr", { class: cls || "" }, el("td", { text: label }), el("td", { class: "num", text: value }));
   const qr = el("div", { class: "qr" });

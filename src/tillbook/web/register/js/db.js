@@ -3,7 +3,7 @@
 //   config      key/value: the credential, the register, sync tokens, last sync,
 //               the invoice and queue counters, cashier locks, settings
 //   products    by id; indexes barcodes (multi-entry), item_code
-//   customers, modes, taxes, units, cashiers   by id
+//   customers, modes, taxes, units, cashiers, promotions   by id
 //   queue       the writes waiting to be posted, by seq (the order they were made);
 //               unique index on key (the Idempotency-Key)
 //   attention   writes the server refused, by key (never dropped)
@@ -12,7 +12,7 @@
 //   history     sales rung up here (for reprint and the X report), by number
 
 const NAME = "tillbook-register";
-const VERSION = 1;
+const VERSION = 2; // 2: the promotions store
 
 let opened = null;
 
@@ -20,8 +20,25 @@ export function open() {
   if (opened) return opened;
   opened = new Promise((resolve, reject) => {
     const req = indexedDB.open(NAME, VERSION);
-    req.onupgradeneeded = () => {
+    req.onupgradeneeded = (event) => {
       const db = req.result;
+      if (event.oldVersion < 1) upgradeToOne(db);
+      if (!db.objectStoreNames.contains("promotions")) db.createObjectStore("promotions", { keyPath: "id" });
+    };
+    req.onsuccess = () => {
+      const db = req.result;
+      // Another tab upgrading: step aside rather than block it.
+      db.onversionchange = () => db.close();
+      resolve(db);
+    };
+    req.onerror = () => reject(req.error);
+  });
+  return opened;
+}
+
+// The stores of the first version (a device paired before promotions keeps them).
+function upgradeToOne(db) {
+  {
       db.createObjectStore("config");
       const products = db.createObjectStore("products", { keyPath: "id" });
       products.createIndex("barcodes", "barcodes", { multiEntry: true });
@@ -33,16 +50,7 @@ export function open() {
       db.createObjectStore("done", { keyPath: "key" });
       db.createObjectStore("parked", { keyPath: "id", autoIncrement: true });
       db.createObjectStore("history", { keyPath: "number" });
-    };
-    req.onsuccess = () => {
-      const db = req.result;
-      // Another tab upgrading: step aside rather than block it.
-      db.onversionchange = () => db.close();
-      resolve(db);
-    };
-    req.onerror = () => reject(req.error);
-  });
-  return opened;
+  }
 }
 
 function done(req) {

@@ -14,6 +14,7 @@ export const FEEDS = [
   ["customers", "/customers", customerShape],
   ["modes", "/payment-modes", (r) => r],
   ["taxes", "/taxes", (r) => r],
+  ["promotions", "/promotions", (r) => r],
 ];
 
 function productShape(p) {
@@ -29,6 +30,8 @@ function productShape(p) {
     current_stock: p.current_stock,
     unit: p.unit,
     tax_id: p.tax_id ?? p.tax?.id ?? null,
+    category_id: p.category_id ?? p.category?.id ?? null,
+    brand_id: p.brand_id ?? p.brand?.id ?? null,
     has_additional_units: !!p.has_additional_units,
     additional_units: p.additional_units || null,
   };

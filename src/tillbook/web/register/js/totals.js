@@ -12,21 +12,31 @@
 // POST /sales/preview over random baskets).
 
 import { divRound, parse, format, pow10 } from "./dec.js";
+import { applyPromotions } from "./promotions.js";
 
 const E4 = pow10(4);
 const HUNDRED_E4 = 100n * E4; // 100 at rate scale
 
-// One line. quantity, unit_price, discount_rate, tax_rate: decimal text or numbers
-// (at most 4 places); tax_inclusive: boolean. Answers BigInt cents.
-export function lineAmounts({ quantity, unit_price, discount_rate = 0, tax_rate = 0, tax_inclusive = false }) {
+// A line on the price as given, after its own discount rate, in BigInt cents
+// (kit/money.py line_base): what a promotion's discount is worked out on.
+export function lineBase({ quantity, unit_price, discount_rate = 0 }) {
   const q = parse(quantity, 4);
   const p = parse(unit_price, 4);
   const d = parse(discount_rate || 0, 4);
-  const r = parse(tax_rate || 0, 4);
   // q·p at scale 8; (1 − d/100) = (10^6 − d)/10^6 with d at scale 4; so
   // q·p·(10^6 − d) is at scale 14, and in cents one divides by 10^12.
+  return divRound(q * p * (HUNDRED_E4 - d), pow10(12));
+}
+
+// One line. quantity, unit_price, discount_rate, tax_rate: decimal text or numbers
+// (at most 4 places); tax_inclusive: boolean; off: what a promotion takes off the
+// line (BigInt cents, before tax). Answers BigInt cents.
+export function lineAmounts({ quantity, unit_price, discount_rate = 0, tax_rate = 0, tax_inclusive = false, off = 0n }) {
+  const q = parse(quantity, 4);
+  const p = parse(unit_price, 4);
+  const r = parse(tax_rate || 0, 4);
   const listed = divRound(q * p, pow10(6)); // money(quantity × unit_price)
-  const gross = divRound(q * p * (HUNDRED_E4 - d), pow10(12));
+  const gross = lineBase({ quantity, unit_price, discount_rate }) - off;
   let tax = 0n;
   let net = gross;
   let total = gross;
@@ -42,14 +52,32 @@ export function lineAmounts({ quantity, unit_price, discount_rate = 0, tax_rate 
   }
   // What the discount rate took off (on the price as given: tax included when the
   // tax is inclusive), as the preview reports it.
-  const discount = listed - (r !== 0n && tax_inclusive ? gross : net);
+  const discount = listed - (r !== 0n && tax_inclusive ? gross : net) - off;
   return { net, tax, total, discount, listed };
 }
 
-// A basket: {lines: [{quantity, unit_price, discount_rate, tax_rate, tax_inclusive}],
-// discount, shipping}. Answers BigInt cents and each line's amounts.
-export function saleTotals({ lines, discount = 0, shipping = 0 }) {
-  const priced = lines.map(lineAmounts);
+// A basket: {lines: [{quantity, unit_price, discount_rate, tax_rate, tax_inclusive,
+// product_id, category_id, brand_id}], discount, shipping, rules (the promotions in
+// force, promotions.js)}. Answers BigInt cents and each line's amounts, with the
+// promotion that priced it ({promotion_id, name, off}) or null.
+export function saleTotals({ lines, discount = 0, shipping = 0, rules = [] }) {
+  const applied = rules.length
+    ? applyPromotions(
+        rules,
+        lines.map((l, index) => ({
+          index,
+          product_id: l.product_id,
+          category_id: l.category_id ?? null,
+          brand_id: l.brand_id ?? null,
+          quantity: l.quantity,
+          amount: lineBase(l),
+        })),
+      )
+    : new Map();
+  const priced = lines.map((l, i) => {
+    const promotion = applied.get(i) || null;
+    return { ...lineAmounts({ ...l, off: promotion ? promotion.off : 0n }), promotion };
+  });
   let subtotal = 0n;
   let tax = 0n;
   for (const l of priced) {
@@ -65,7 +93,14 @@ export function saleTotals({ lines, discount = 0, shipping = 0 }) {
 // The same figures as decimal strings, as POST /sales/preview answers them.
 export function asText(t) {
   return {
-    items: t.lines.map((l) => ({ net: format(l.net, 2), tax: format(l.tax, 2), discount: format(l.discount, 2), total: format(l.total, 2) })),
+    items: t.lines.map((l) => ({
+      net: format(l.net, 2),
+      tax: format(l.tax, 2),
+      discount: format(l.discount, 2),
+      total: format(l.total, 2),
+      promotion_id: l.promotion ? l.promotion.promotion_id : null,
+      promotion_discount: format(l.promotion ? l.promotion.off : 0n, 2),
+    })),
     subtotal: format(t.subtotal, 2),
     tax_amount: format(t.tax, 2),
     discount: format(t.discount, 2),
