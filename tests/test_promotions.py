@@ -15,6 +15,7 @@ from sqlalchemy import func, select
 from tests.factories import make_shop
 from tests.invariants import check_books, gl_balance
 from tests.test_admin_api import ADMIN, login
+from tests.test_web_money import web as web  # the fixture
 from tillbook.models import AuditEvent, OrderItem, Promotion
 from tillbook.orders import promotions as engine
 
@@ -444,3 +445,71 @@ async def test_roles_and_tenants(client, shop, db):
     assert r.status_code == 200 and r.json()["data"]["name"] == "Spring", r.text
     row = await db.read(lambda s: s.get(Promotion, promo["id"]))
     assert json.loads(row.rule) == {"percent": "5"}
+
+
+# --- the back office ----------------------------------------------------------------
+
+
+async def test_the_back_office_creates_pauses_and_reports_a_promotion(web, client, db, shop):
+    from tests.test_web_money import as_owner, as_staff, other_client, tokens
+    from tests.web_helpers import csrf_of
+
+    await as_owner(web, db, shop)
+    page = await web.get("/promotions")
+    assert page.status_code == 200 and "No promotions yet" in page.text
+    form = {
+        **tokens(page.text),
+        "name": "Weekend juice",
+        "kind": "buy_x_get_y",
+        "buy": "2",
+        "get": "1",
+        "applies_to": "products",
+        "targets": f"{(await item_code(db, shop, 'apple'))}",
+        "starts_on": TODAY.isoformat(),
+        "weekdays": [str(d) for d in range(1, 8)],
+        "priority": "3",
+        "combines": "yes",
+    }
+    r = await web.post("/promotions", data=form)
+    assert r.status_code == 303, r.text
+    listed = await web.get("/promotions")
+    table = listed.text.split("id=\"promotions\"")[1].split("</table>")[0]
+    assert "Weekend juice" in table and "buy 2, get 1 free" in table, table
+
+    body = sale_body(shop, [("apple", "3", "3.50")])
+    body["all_payments"] = [{"amount": "7.00", "payment_mode_id": "cash"}]
+    sold = await client.post("/sales", json=body, headers=shop.headers)
+    assert sold.status_code == 200 and sold.json()["total_amount"] == 7, sold.text
+    report = await web.get("/promotions")
+    assert "3.50" in report.text.split('id="promotion-report"')[1]
+
+    # A bad form: named beside its field, nothing written.
+    bad = {**form, **tokens(report.text), "name": "Broken", "targets": "NO-SUCH-CODE"}
+    r = await web.post("/promotions", data=bad)
+    assert r.status_code == 422 and 'id="e-targets"' in r.text, r.text[-3000:]
+    bad = {**form, **tokens(r.text), "name": "Broken", "ends_on": "2020-01-01"}
+    r = await web.post("/promotions", data=bad)
+    assert r.status_code == 422 and 'id="e-ends_on"' in r.text, r.text[-3000:]
+    assert "Broken" not in r.text.split('id="promotions"')[1].split("</table>")[0]
+    pid = (await client.get("/promotions", headers=shop.headers)).json()["data"][0]["id"]
+    r = await web.post(f"/promotions/{pid}/pause", data={**tokens(report.text), "version": "1"})
+    assert r.status_code == 303, r.text
+    assert (await web.get("/promotions")).text.count(">paused<") == 1
+
+    # A cashier sees the list but may not change it: refused by the server.
+    cashier = other_client(web)
+    await as_staff(cashier, db, shop, "cashier", shop.warehouse_id)
+    seen = await cashier.get("/promotions")
+    assert seen.status_code == 200 and "New promotion" not in seen.text
+    mine = {"csrf": csrf_of(seen.text), "form_token": "t-1", "version": "2"}
+    r = await cashier.post(f"/promotions/{pid}/resume", data=mine)
+    assert r.status_code == 403
+    r = await cashier.post("/promotions", data={**form, **mine})
+    assert r.status_code == 403
+
+
+async def item_code(db, shop, name: str) -> str:
+    from tillbook.models import Product
+
+    return await db.read(lambda s: s.scalar(select(Product.item_code).where(
+        Product.id == shop.products[name])))  # fmt: skip

@@ -15,7 +15,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.audit import setup_records
@@ -370,3 +370,28 @@ async def branch_promotions(session: AsyncSession, key: AuthContext) -> list[dic
         .order_by(Promotion.id)
     )
     return [view(p) for p in rows]
+
+
+async def ids_by_name(
+    session: AsyncSession, company_id: int, applies_to: str, names: Sequence[str]
+) -> dict[str, int]:
+    """The back office's way of naming targets: products by item code, categories
+    and brands by name (without regard to case); what no live record bears is left
+    out, for the form to name."""
+    models: dict[str, tuple[type[Product] | type[Category] | type[Brand], Any]] = {
+        "products": (Product, Product.item_code),
+        "categories": (Category, Category.name),
+        "brands": (Brand, Brand.name),
+    }
+    model, column = models[applies_to]
+    wanted = {n.strip().lower() for n in names if n.strip()}
+    if not wanted:
+        return {}
+    rows = await session.execute(
+        select(func.lower(column), model.id).where(
+            model.company_id == company_id,
+            model.archived_at.is_(None),
+            func.lower(column).in_(wanted),
+        )
+    )
+    return {name: id_ for name, id_ in rows.all()}

@@ -116,6 +116,7 @@ NAV: tuple[tuple[str, str, str, str | tuple[str, ...] | None], ...] = (
     ("Sell", "Returns", "/sales-returns", "books.read"),
     ("Sell", "Customers", "/customers", "parties.read"),
     ("Sell", "Shifts", "/shifts", ("books.read", "sales.own")),
+    ("Sell", "Promotions", "/promotions", "catalog.read"),
     ("Buy", "Purchase orders", "/purchase-orders", "books.read"),
     ("Buy", "Purchases", "/purchases", "books.read"),
     ("Buy", "Suppliers", "/suppliers", "parties.read"),
