@@ -16,6 +16,7 @@ from sqlalchemy import bindparam, exists, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
+from tillbook.kit.money import ZERO
 from tillbook.models import InvoiceCounter, Order, OrderItem, PriceAdjustmentBatch
 from tillbook.models.base import table_of
 from tillbook.unit import QueuedUpdate, UnitOfWork
@@ -92,8 +93,14 @@ async def insert_order(uow: UnitOfWork, values: Mapping[str, Any]) -> int:
     return order_id
 
 
+# The columns only a sale's lines fill (a promotion that priced the line): every
+# other order's lines are written with them empty, since the array insert applies
+# no column default (``UnitOfWork.insert_returning_ids``).
+_NO_PROMOTION = {"promotion_id": None, "promotion_discount": ZERO, "promotion_cost": ZERO}
+
+
 async def insert_items(uow: UnitOfWork, rows: Sequence[Mapping[str, Any]]) -> list[int]:
-    return await uow.insert_returning_ids(_items, rows)
+    return await uow.insert_returning_ids(_items, [{**_NO_PROMOTION, **row} for row in rows])
 
 
 def number_order(uow: UnitOfWork, order_id: int, number: str, entry_id: int | None) -> None:
