@@ -212,6 +212,50 @@ async def test_sell_scan_cash_offline_restart_and_catch_up(
     await context.close()
 
 
+async def test_a_promotion_prices_an_offline_sale_as_the_server_records_it(
+    server: str,
+    db: Database,
+    tmp_path: Path,
+    pw: Any,
+) -> None:
+    """Three for two on water, synced from the promotions feed, rung up offline: the
+    screen, the receipt and the recorded sale agree, and the line names the offer."""
+    from tillbook.models import OrderItem
+    from tillbook.promotions import service as promotions
+    from tillbook.promotions.schemas import PromotionIn
+
+    shop = await make_shop(db)
+    water = await db.read(lambda s: s.get(Product, shop.products["water"]))
+    body = PromotionIn(name="Water 3 for 2", kind="buy_x_get_y", buy=2, get=1,
+                       applies_to="products", targets=[water.id],
+                       starts_on="2026-01-01")  # type: ignore[arg-type]  # fmt: skip
+    promo = await db.unit(lambda uow: promotions.create(uow.session, shop.company_id, None, body))
+    context, page = await open_register(pw, tmp_path / "profile")
+    page.on("dialog", lambda d: d.accept())
+    await pair_with_key(page, server, shop, prefix="P1")
+    await context.set_offline(True)
+    await page.reload()
+    await page.locator("#screen-sell").wait_for(state="visible")
+    await page.wait_for_function("() => document.getElementById('net').textContent === 'Offline'")
+    for _ in range(3):
+        await page.locator("#search").click()
+        await scan(page, water.item_code)
+    await page.wait_for_function("() => document.getElementById('t-total').textContent === '2.00'")
+    assert "Water 3 for 2" in (await page.locator("#lines").text_content() or "")
+    number = await pay_exact(page)
+    assert "Water 3 for 2" in (await page.locator("#receipt").text_content() or "")
+    await context.set_offline(False)
+    await wait_queue_empty(page)
+    (order,) = await orders_of(db, shop, "P1")
+    assert order.invoice_number == number and order.total == D("2.00")
+    line = await db.read(
+        lambda s: s.scalar(select(OrderItem).where(OrderItem.order_id == order.id))
+    )
+    assert (line.promotion_id, line.promotion_discount) == (promo.id, D("1.00"))
+    await check_books(db, shop.company_id)
+    await context.close()
+
+
 async def test_a_refused_write_needs_attention_and_the_rest_go_on(
     server: str,
     db: Database,
