@@ -11,10 +11,12 @@ Skipped, with the reason, only when no Chromium executable is found."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import os
 import random
+import re
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -660,5 +662,186 @@ async def test_pair_in_the_browser_sell_and_be_revoked(
     )
     assert await queued(page) == 1
     assert len(await orders_of(db, shop, prefix)) == 1
+    await check_books(db, shop.company_id)
+    await context.close()
+
+
+# --- gift cards at the register (issue 29 item 2) ------------------------------------
+
+CARD_CODE = re.compile(r"[A-Z2-7]{4}(?:-[A-Z2-7]{4}){3}")
+
+
+async def card_balance(db: Database, shop: Shop, code: str) -> Decimal:
+    from tillbook.giftcards import service as giftcards
+
+    card = await db.read(lambda s: giftcards.card_by_code(s, shop.company_id, code))
+    assert card is not None, code
+    return D(card.balance)
+
+
+async def stored(page: Any, store: str) -> str:
+    """One IndexedDB store of the register, as JSON text."""
+    text = await page.evaluate(
+        "async (s) => { const db = await import('/register/js/db.js');"
+        " return JSON.stringify(await db.all(s)); }",
+        store,
+    )
+    return str(text)
+
+
+async def posted_orders(page: Any, db: Database, shop: Shop, prefix: str, n: int) -> list[Order]:
+    """The register's sales once ``n`` are on the server (the queue's count on screen
+    lags a sale by a moment, so it is not waited on); none refused."""
+    for _ in range(300):
+        orders = await orders_of(db, shop, prefix)
+        if len(orders) >= n:
+            return orders
+        await asyncio.sleep(0.1)
+    raise AssertionError(await stored(page, "attention"))
+
+
+async def sell_card_at_register(page: Any, amount: str, mode_id: int) -> None:
+    await page.keyboard.press("Alt+g")
+    await page.locator("#giftcard-amount").wait_for(state="visible")
+    await page.locator("#giftcard-amount").fill(amount)
+    await page.locator("#giftcard-mode").select_option(str(mode_id))
+    await page.locator("#giftcard-sell").click()
+
+
+async def card_tender(page: Any, code: str, amount: str) -> None:
+    await page.locator("#pay-card").fill(code)
+    await page.locator("#pay-amount").fill(amount)
+    await page.locator("#pay-amount").press("Enter")
+
+
+async def test_gift_cards_sold_spent_and_refused_offline_at_the_register(
+    server: str,
+    db: Database,
+    tmp_path: Path,
+    pw: Any,
+) -> None:
+    """A card sold at the register prints its code once and keeps only its last
+    four; two cards and cash pay one sale, each card checked with the server first;
+    offline the gift mode refuses, and a card sold offline prints when posted."""
+    from tillbook.models import Payment
+
+    shop = await make_shop(db)
+    apple = await db.read(lambda s: s.get(Product, shop.products["apple"]))
+    context, page = await open_register(pw, tmp_path / "profile")
+    page.on("dialog", lambda d: d.accept())
+    await pair_with_key(page, server, shop, prefix="GC")
+
+    # Sold online: the receipt prints the code in full; the device keeps the last four.
+    await sell_card_at_register(page, "30.00", shop.cash_mode_id)
+    await page.wait_for_function("() => (window.__printedCards || 0) === 1")
+    receipt = await page.locator("#receipt").text_content() or ""
+    found = CARD_CODE.search(receipt)
+    assert found and "Gift card sold GC-G000001" in receipt, receipt
+    first = found.group(0)
+    assert await card_balance(db, shop, first) == D("30.00")
+    done = await stored(page, "done")
+    assert first not in done and first.replace("-", "") not in done and first[-4:] in done
+    assert await queued(page) == 0 and await stored(page, "attention") == "[]"
+    async with httpx.AsyncClient(base_url=f"{server}/api/v1/public") as http:
+        body = {"amount": "2.00", "all_payments": [{"amount": "2.00", "payment_mode_id": "cash"}]}
+        headers = {**shop.headers, "Idempotency-Key": "second-card"}
+        r = await http.post("/gift-cards", json=body, headers=headers)
+        assert r.status_code == 200, r.text
+        second = r.json()["data"]["code"]
+
+    # A sale of three apples: card one partly, card two wholly, the rest in cash.
+    for _ in range(3):
+        await page.locator("#search").click()
+        await scan(page, apple.barcode)
+    await page.wait_for_function(
+        "() => document.querySelector('#lines td.num')?.textContent.startsWith('3')"
+    )
+    total = D(await page.locator("#t-total").text_content() or "0")
+    assert total > D("7.00"), total
+    await page.keyboard.press("F9")
+    await page.locator("#pay-modes button", has_text="Gift card").click()
+    await page.locator("#pay-card").wait_for(state="visible")
+    error = page.locator("#pay-error")
+    await card_tender(page, "AAAA-AAAA-AAAA-AAAA", "5.00")  # no such card
+    await page.wait_for_function(
+        "() => /unknown/.test(document.getElementById('pay-error').textContent)"
+    )
+    assert await page.locator("#tenders li").count() == 0
+    # The first card scanned into the code field: its code, never a product.
+    await page.locator("#pay-card").fill("")
+    await page.locator("#pay-card").focus()
+    await scan(page, first)
+    await page.wait_for_function(f"() => document.getElementById('pay-card').value === {first!r}")
+    assert await page.locator("#lines tr").count() == 1
+    await page.locator("#pay-amount").fill("5.00")
+    await page.locator("#pay-amount").press("Enter")
+    await page.locator("#tenders li").first.wait_for()
+    # More than the second card holds: said, nothing added; then all of it.
+    await card_tender(page, second, "3.00")
+    await page.wait_for_function(
+        "() => /holds 2\\.00/.test(document.getElementById('pay-error').textContent)"
+    )
+    assert await page.locator("#tenders li").count() == 1
+    await card_tender(page, second, "2.00")
+    await page.wait_for_function("() => document.querySelectorAll('#tenders li').length === 2")
+    assert await error.text_content() == ""
+    await page.locator("#pay-modes button", has_text="Cash").click()
+    cash = total - D("7.00")
+    assert await page.locator("#pay-amount").input_value() == str(cash)
+    before = await page.evaluate("() => window.__lastSale || ''")
+    await page.locator("#pay-amount").press("Enter")
+    await page.wait_for_function(f"() => (window.__lastSale || '') !== {before!r}")
+    receipt = await page.locator("#receipt").text_content() or ""
+    for code in (first, second):
+        assert f"Gift card ••••{code[-4:]}" in receipt, receipt
+        assert code not in receipt and code.replace("-", "") not in receipt
+    (order,) = await posted_orders(page, db, shop, "GC", 1)
+    assert order.total == total
+    gift_mode = await page.evaluate("() => window.__register.state.giftMode.id")
+    tenders = await db.read(
+        lambda s: s.execute(
+            select(Payment.payment_mode_id, Payment.amount)
+            .where(Payment.order_id == order.id)
+            .order_by(Payment.amount)
+        )
+    )
+    assert sorted((m, D(a)) for m, a in tenders) == sorted(
+        [(gift_mode, D("2.00")), (gift_mode, D("5.00")), (shop.cash_mode_id, cash)]
+    )
+    assert await card_balance(db, shop, first) == D("25.00")
+    assert await card_balance(db, shop, second) == D("0.00")
+    assert first not in await stored(page, "history")
+
+    # Offline: the gift mode says it needs the connection and takes nothing.
+    await context.set_offline(True)
+    await page.wait_for_function("() => document.getElementById('net').textContent === 'Offline'")
+    await page.locator("#search").click()
+    await scan(page, apple.barcode)
+    await page.locator("#lines tr").first.wait_for()
+    await page.keyboard.press("F9")
+    await page.locator("#pay-modes button", has_text="Gift card").click()
+    await page.wait_for_function(
+        "() => document.getElementById('pay-error').textContent.includes('needs the connection')"
+    )
+    await card_tender(page, first, "1.00")
+    assert "needs the connection" in (await error.text_content() or "")
+    assert await page.locator("#tenders li").count() == 0
+    await page.keyboard.press("Escape")
+    assert await queued(page) == 0
+    # A card sold offline queues; its code prints when the answer comes.
+    await sell_card_at_register(page, "7.50", shop.cash_mode_id)
+    await page.wait_for_function(
+        "() => document.getElementById('scan-message').textContent.includes('back online')"
+    )
+    await page.wait_for_function("() => document.getElementById('queued').textContent === '1'")
+    assert await page.evaluate("() => window.__printedCards") == 1
+    await context.set_offline(False)
+    await page.evaluate("() => window.__register.flush()")
+    await page.wait_for_function("() => window.__printedCards === 2")
+    receipt = await page.locator("#receipt").text_content() or ""
+    found = CARD_CODE.search(receipt)
+    assert found and "GC-G000002" in receipt, receipt
+    assert await card_balance(db, shop, found.group(0)) == D("7.50")
+    assert found.group(0) not in await stored(page, "done")
     await check_books(db, shop.company_id)
     await context.close()

@@ -5,6 +5,7 @@
 import * as api from "./api.js";
 import * as db from "./db.js";
 import * as dec from "./dec.js";
+import * as cards from "./giftcards.js";
 import * as pin from "./pin.js";
 import * as queue from "./queue.js";
 import * as scanner from "./scanner.js";
@@ -23,7 +24,8 @@ const state = {
   codes: new Map(), // barcode / item code (lower case) -> product
   list: [], // products for search
   customers: new Map(),
-  modes: [],
+  modes: [], // the tenders money goes into the drawer or a bank by
+  giftMode: null, // the tender that spends a gift card (online only)
   taxes: new Map(),
   units: new Map(),
   cashiers: [],
@@ -129,10 +131,11 @@ async function loadLocal() {
   for (const p of products) indexProduct(p);
   state.list = [...state.products.values()];
   state.customers = new Map(customers.map((c) => [c.id, c]));
-  // Gift cards and store credit (account 21300) are spent through the server's
-  // API only: their balance lives there, so this offline-first register offers
-  // no such tender (a queued sale spending one could be refused at sync).
-  state.modes = modes.filter((m) => m.account_code !== "21300");
+  // Gift cards and store credit (account 21300) have their balance on the server:
+  // that mode is a tender of the pay dialog only, checked online before it is
+  // taken; shifts, cash moves and refunds keep to the other modes.
+  state.modes = modes.filter((m) => !cards.isGiftMode(m));
+  state.giftMode = modes.find(cards.isGiftMode) || null;
   state.taxes = new Map(taxes.map((t) => [t.id, t]));
   state.units = new Map(units.map((u) => [u.id, u]));
   state.cashiers = cashiers;
@@ -292,6 +295,7 @@ async function flushNow() {
   if (result.unauthorized) setUnauthorized(result.reason);
   else if (result.offline) setOnline(false);
   else if (result.posted || result.refused) setOnline(true);
+  await printCards();
   await renderStatus();
   if (!result.offline && !result.unauthorized) heartbeat();
   return result;
@@ -410,6 +414,13 @@ function onScan(code) {
     if (ret.open) {
       $("return-number").value = code;
       findReturn();
+    } else if ($("dlg-pay").open && !$("pay-card-row").hidden) {
+      // A gift card scanned at the tender is its code, never a product.
+      $("pay-card").value = code;
+      $("pay-amount").focus();
+      $("pay-amount").select();
+    } else if ($("dlg-giftcard").open) {
+      $("giftcard-code").value = code;
     }
     return;
   }
@@ -712,18 +723,24 @@ async function nextNumber(kind) {
 let tenders = [];
 let payMode = null;
 
+const CARD_OFFLINE = "Offline: spending a gift card needs the connection (its balance is on the server). Take another tender, or wait until the register is back online.";
+
 function payDialog() {
   if (!state.cart.lines.length) return flash("The cart is empty", "error");
   tenders = [];
   payMode = state.modes.find((m) => m.code === "cash") || state.modes[0];
   $("pay-error").textContent = "";
+  $("pay-card").value = "";
+  const modes = state.giftMode ? [...state.modes, state.giftMode] : state.modes;
   $("pay-modes").replaceChildren(
-    ...state.modes.map((m) => {
+    ...modes.map((m) => {
       const b = el("button", { type: "button", text: m.name, "data-mode": String(m.id) });
       b.addEventListener("click", () => {
         payMode = m;
+        const gift = m === state.giftMode;
+        $("pay-error").textContent = gift && isOffline() ? CARD_OFFLINE : "";
         renderPay();
-        $("pay-amount").focus();
+        $(gift ? "pay-card" : "pay-amount").focus();
       });
       return b;
     }),
@@ -743,13 +760,14 @@ function renderPay() {
   const t = cartTotals();
   $("pay-total").textContent = fmt(t.total);
   for (const b of $("pay-modes").querySelectorAll("button")) b.setAttribute("aria-pressed", String(payMode && b.dataset.mode === String(payMode.id)));
-  $("tenders").replaceChildren(...tenders.map((x) => el("li", { text: `${x.mode.name} ${fmt(x.tendered)}${x.change ? " (change " + fmt(x.change) + ")" : ""}` })));
+  $("pay-card-row").hidden = !payMode || payMode !== state.giftMode;
+  $("tenders").replaceChildren(...tenders.map((x) => el("li", { text: `${x.card ? cards.label(cards.last4(x.card)) : x.mode.name} ${fmt(x.tendered)}${x.change ? " (change " + fmt(x.change) + ")" : ""}` })));
   $("pay-left").textContent = fmt(left() > 0n ? left() : 0n);
   const change = tenders.reduce((a, x) => a + x.change, 0n);
   $("pay-change").textContent = fmt(change);
 }
 
-function addTender() {
+async function addTender() {
   const amount = dec.tryParse($("pay-amount").value, 2);
   if (amount === null || amount <= 0n) {
     $("pay-error").textContent = "An amount above 0 with at most 2 decimals";
@@ -757,6 +775,7 @@ function addTender() {
   }
   const remaining = left();
   if (remaining <= 0n) return true;
+  if (payMode === state.giftMode) return addCardTender(amount, remaining);
   const cash = payMode.code === "cash";
   if (amount > remaining && !cash) {
     $("pay-error").textContent = `${payMode.name} cannot take more than ${fmt(remaining)}`;
@@ -770,16 +789,69 @@ function addTender() {
   return true;
 }
 
-$("pay-amount").addEventListener("keydown", (e) => {
-  if (e.key !== "Enter") return;
-  e.preventDefault();
-  completeOrAdd();
-});
+// A gift card's tender, taken only once the server says the card holds the amount
+// (with what this sale already takes from the same card): a sale queued with a card
+// the server then refuses would need a manager. Each card is its own tender.
+async function addCardTender(amount, remaining) {
+  const refuse = (text) => {
+    $("pay-error").textContent = text;
+    return false;
+  };
+  if (isOffline()) return refuse(CARD_OFFLINE);
+  const code = cards.normalize($("pay-card").value);
+  if (!code) return refuse("Gift card code: the 16 characters printed on the card (type or scan them)");
+  if (amount > remaining) return refuse(`A gift card gives no change: at most ${fmt(remaining)}`);
+  $("pay-error").textContent = "Checking the card…";
+  const checked = await cardBalance(code);
+  if (!checked.ok) return refuse(checked.reason);
+  const used = tenders.filter((t) => t.card === code).reduce((a, t) => a + t.applied, 0n);
+  if (amount + used > checked.balance) {
+    const also = used ? `, ${fmt(used)} of it already on this sale` : "";
+    return refuse(`${cards.label(cards.last4(code))} holds ${fmt(checked.balance)}${also}: not enough for ${fmt(amount)}`);
+  }
+  if (left() !== remaining) return refuse("The sale changed while the card was checked: try again");
+  tenders.push({ mode: payMode, tendered: amount, applied: amount, change: 0n, card: code });
+  $("pay-error").textContent = "";
+  $("pay-card").value = "";
+  renderPay();
+  $("pay-amount").value = left() > 0n ? dec.format(left(), 2) : "";
+  return true;
+}
+
+// What a card holds, asked of the server: {ok, balance (cents), data} or {ok:
+// false, reason} (an unknown, expired or spent card is one refusal, as the server
+// says it; no connection says that spending a card needs it).
+async function cardBalance(code) {
+  const r = await api.pub("/gift-cards/balance", { method: "POST", body: { code } });
+  if (r.network) {
+    setOnline(false);
+    renderStatus();
+    return { ok: false, reason: CARD_OFFLINE };
+  }
+  if (!r.ok) return { ok: false, reason: `${cards.label(cards.last4(code))}: ${api.reason(r)}` };
+  return { ok: true, balance: dec.parse(r.body.data.balance, 2), data: r.body.data };
+}
+
+for (const id of ["pay-amount", "pay-card"]) {
+  $(id).addEventListener("keydown", (e) => {
+    if (e.key !== "Enter") return;
+    e.preventDefault();
+    completeOrAdd();
+  });
+}
 
 $("pay-done").addEventListener("click", () => completeOrAdd());
 
+let adding = false;
+
 async function completeOrAdd() {
-  if ($("pay-amount").value.trim() && left() > 0n && !addTender()) return;
+  if (adding) return; // a card being checked: one tender at a time
+  adding = true;
+  try {
+    if ($("pay-amount").value.trim() && left() > 0n && !(await addTender())) return;
+  } finally {
+    adding = false;
+  }
   if (left() > 0n) return;
   await complete(false);
 }
@@ -811,9 +883,25 @@ async function complete(onAccount) {
   const reg = state.register;
   const offline = isOffline();
   const change = tenders.reduce((a, x) => a + x.change, 0n);
+  // Cash, card and the like merge by mode; each gift card stays its own tender,
+  // naming its card (the body carries the code until the sale is posted).
   const byMode = new Map();
-  for (const x of tenders) byMode.set(x.mode.id, (byMode.get(x.mode.id) || 0n) + x.applied);
-  const payments = [...byMode].map(([id, a]) => ({ amount: dec.format(a, 2), payment_mode_id: id }));
+  const payments = [];
+  for (const x of tenders) {
+    if (x.card) {
+      payments.push({ amount: dec.format(x.applied, 2), payment_mode_id: x.mode.id, gift_card_code: x.card });
+    } else if (byMode.has(x.mode.id)) {
+      byMode.get(x.mode.id).cents += x.applied;
+    } else {
+      const p = { cents: x.applied, payment_mode_id: x.mode.id };
+      byMode.set(x.mode.id, p);
+      payments.push(p);
+    }
+  }
+  for (const p of byMode.values()) {
+    p.amount = dec.format(p.cents, 2);
+    delete p.cents;
+  }
   const lines = state.cart.lines.map((l) => ({ ...l }));
   const cashier = state.cashier;
   const shift = state.shift;
@@ -864,7 +952,7 @@ async function complete(onAccount) {
         tax: dec.format(t.tax, 2),
         discount: dec.format(t.discount, 2),
         total: dec.format(t.total, 2),
-        tenders: tenders.map((x) => ({ mode: x.mode.name, mode_id: x.mode.id, code: x.mode.code, tendered: dec.format(x.tendered, 2), applied: dec.format(x.applied, 2) })),
+        tenders: tenders.map((x) => ({ mode: x.mode.name, mode_id: x.mode.id, code: x.mode.code, tendered: dec.format(x.tendered, 2), applied: dec.format(x.applied, 2), card_last4: x.card ? cards.last4(x.card) : null })),
         change: dec.format(change, 2),
         due: dec.format(t.total - tenders.reduce((a, x) => a + x.applied, 0n), 2),
         shift: shift?.reference || null,
@@ -924,7 +1012,7 @@ function printReceipt(r) {
         line("Tax", m(r.tax)),
         r.discount !== "0.00" ? line("Discount", "−" + m(r.discount)) : null,
         line("TOTAL", m(r.total), "big"),
-        ...r.tenders.map((x) => line(x.mode, m(x.tendered))),
+        ...r.tenders.map((x) => line(x.card_last4 ? cards.label(x.card_last4) : x.mode, m(x.tendered))),
         r.change !== "0.00" ? line("Change", m(r.change)) : null,
         r.due !== "0.00" ? line("On account", m(r.due)) : null,
       ),
@@ -933,13 +1021,17 @@ function printReceipt(r) {
     r.offline ? el("p", { class: "muted", text: "Rung up offline" }) : null,
     reg.receipt_footer ? el("p", { class: "pre", text: reg.receipt_footer }) : null,
   );
+  printNow();
+  window.__printed = (window.__printed || 0) + 1;
+}
+
+function printNow() {
   document.body.classList.add("printing-receipt");
   try {
     window.print();
   } finally {
     document.body.classList.remove("printing-receipt");
   }
-  window.__printed = (window.__printed || 0) + 1;
 }
 
 async function reprint() {
@@ -950,6 +1042,155 @@ async function reprint() {
   }
   if (r) printReceipt(r);
   else flash("Nothing to reprint yet", "error");
+}
+
+// ---- gift cards: selling and loading ---------------------------------------------
+
+// Selling or loading a card is a write like a sale: queued with its own key, posted
+// in order, so it works offline too. A new card's code is in the server's first
+// answer only: the receipt prints it when that answer is stored (at once online,
+// on the flush that posts it otherwise), and the stored answer then keeps the last
+// four only (printCards). The keys of the cards still to print: config
+// "cards_to_print".
+
+function giftCardDialog() {
+  for (const id of ["giftcard-error", "giftcard-balance"]) $(id).textContent = "";
+  $("giftcard-amount").value = "";
+  $("giftcard-code").value = "";
+  $("giftcard-mode").replaceChildren(...state.modes.map((m) => el("option", { value: m.id, text: m.name })));
+  openDialog("dlg-giftcard");
+  $("giftcard-amount").focus();
+}
+
+let sellingCard = false;
+
+$("giftcard-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  if (sellingCard) return;
+  sellingCard = true;
+  try {
+    await sellCard();
+  } finally {
+    sellingCard = false;
+  }
+});
+
+async function sellCard() {
+  const refuse = (text) => ($("giftcard-error").textContent = text);
+  $("giftcard-error").textContent = "";
+  const amount = dec.tryParse($("giftcard-amount").value, 2);
+  if (amount === null || amount <= 0n) return refuse("Amount: above 0, at most 2 decimals");
+  const typed = $("giftcard-code").value.trim();
+  const code = typed ? cards.normalize(typed) : null;
+  if (typed && !code) return refuse("Card code: the 16 characters printed on the card");
+  const modeId = Number($("giftcard-mode").value);
+  if (!modeId) return refuse("Paid by: pick how the card is paid");
+  const reg = state.register;
+  const n = await nextNumber("giftcard");
+  const key = `register-${reg.prefix}-giftcard-${pad(n)}`;
+  const number = `${reg.prefix}-G${pad(n)}`;
+  const money = dec.format(amount, 2);
+  const body = { amount: money, all_payments: [{ amount: money, payment_mode_id: modeId }] };
+  if (code) body.code = code;
+  if (state.cart.customer) body.user_id = state.cart.customer;
+  // Listed before it is queued: a flush may post it at once.
+  await cardsToPrint((keys) => [...keys, key]);
+  await queue.add({ key, kind: "gift-card", number, path: "/gift-cards", body });
+  renderStatus();
+  if (!isOffline()) {
+    $("giftcard-balance").textContent = "Recording the card…";
+    // A flush already under way may have read the queue before this write: a
+    // second one posts it.
+    await flushNow();
+    if ((await queue.pending()).some((w) => w.key === key)) await flushNow();
+  }
+  await printCards();
+  $("giftcard-balance").textContent = "";
+  const done = await db.get("done", key);
+  const refused = await db.get("attention", key);
+  if (refused) return refuse(`Refused: ${refused.reason} (it is under Needs attention)`);
+  $("dlg-giftcard").close();
+  if (done && done.printed) {
+    flash(`Gift card ${number} ${code ? "loaded" : "sold"}: receipt printed`);
+  } else {
+    flash(`Offline: gift card ${number} is queued. ${code ? "Its receipt" : "The card's code"} prints once the register is back online.`);
+  }
+  $("search").focus();
+}
+
+$("giftcard-check").addEventListener("click", async () => {
+  $("giftcard-error").textContent = "";
+  $("giftcard-balance").textContent = "";
+  const code = cards.normalize($("giftcard-code").value);
+  if (!code) return ($("giftcard-error").textContent = "Card code: the 16 characters printed on the card");
+  if (isOffline()) return ($("giftcard-error").textContent = "Offline: a card's balance is on the server; check it once the register is back online");
+  const checked = await cardBalance(code);
+  if (!checked.ok) return ($("giftcard-error").textContent = checked.reason);
+  const d = checked.data;
+  $("giftcard-balance").textContent = `${cards.label(cards.last4(code))} holds ${fmt(checked.balance)}${d.expires_on ? `, until ${d.expires_on}` : ""}`;
+});
+
+// Change the list of card writes waiting for their receipt, in one transaction.
+function cardsToPrint(change) {
+  return db.atomic(["config"], (tx) => {
+    const cfg = tx.objectStore("config");
+    const r = cfg.get("cards_to_print");
+    r.onsuccess = () => cfg.put(change(r.result || []), "cards_to_print");
+    return {};
+  });
+}
+
+let cardPrinting = Promise.resolve();
+
+// Print the receipt of each card whose answer has come, one call at a time (every
+// flush calls it): the answer is stored without the full code first, so a code is
+// printed once, and then only the paper has it.
+function printCards() {
+  cardPrinting = cardPrinting.then(printCardsNow, printCardsNow);
+  return cardPrinting;
+}
+
+async function printCardsNow() {
+  const keys = (await db.config.get("cards_to_print")) || [];
+  const printed = [];
+  for (const key of keys) {
+    const done = await db.get("done", key);
+    if (!done) continue; // queued, or refused (it may be sent again)
+    printed.push(key);
+    if (done.printed) continue;
+    await db.put("done", { ...done, answer: cards.stripAnswer(done.answer), printed: true });
+    printCardReceipt(done, done.answer.data);
+    flash(`Gift card ${done.number}: receipt printed`);
+  }
+  if (printed.length) await cardsToPrint((now) => now.filter((k) => !printed.includes(k)));
+}
+
+function printCardReceipt(write, d) {
+  const reg = state.register || {};
+  const line = (label, value) => el("tr", {}, el("td", { text: label }), el("td", { class: "num", text: value }));
+  $("receipt").replaceChildren(
+    el("h1", { text: reg.company_name || reg.name || "" }),
+    reg.receipt_header ? el("p", { class: "pre", text: reg.receipt_header }) : null,
+    el("p", { text: `Gift card ${d.code_in_full ? "sold" : "loaded"} ${write.number}` }),
+    el("p", { text: new Date(write.at).toLocaleString() }),
+    state.cashier ? el("p", { text: `Cashier: ${state.cashier.name}` }) : null,
+    el("p", { class: "card-code", text: d.code }),
+    d.code_in_full ? el("p", { text: "This code is the card: keep it safe. It is printed only once." }) : null,
+    el(
+      "table",
+      { class: "sums" },
+      el(
+        "tbody",
+        {},
+        line(d.code_in_full ? "Amount" : "Loaded", fmt(dec.parse(d.amount, 2))),
+        line("Balance", fmt(dec.parse(d.balance, 2))),
+        d.expires_on ? line("Expires", d.expires_on) : null,
+      ),
+    ),
+    reg.receipt_footer ? el("p", { class: "pre", text: reg.receipt_footer }) : null,
+  );
+  printNow();
+  window.__printedCards = (window.__printedCards || 0) + 1;
 }
 
 // ---- park and resume --------------------------------------------------------------
@@ -1262,7 +1503,7 @@ document.addEventListener("keydown", (e) => {
     F8: resumeDialog,
     F9: payDialog,
   };
-  const alt = { p: reprint, r: returnDialog, s: shiftDialog, c: changeCashier, n: attentionDialog, y: () => syncNow(false) };
+  const alt = { p: reprint, r: returnDialog, g: giftCardDialog, s: shiftDialog, c: changeCashier, n: attentionDialog, y: () => syncNow(false) };
   let action = null;
   if (!e.ctrlKey && !e.metaKey && !e.altKey && keys[e.key]) action = keys[e.key];
   else if (e.altKey && alt[e.key.toLowerCase()]) action = alt[e.key.toLowerCase()];
@@ -1279,6 +1520,7 @@ const buttons = {
   "btn-resume": resumeDialog,
   "btn-reprint": reprint,
   "btn-return": returnDialog,
+  "btn-giftcard": giftCardDialog,
   "btn-shift": shiftDialog,
   "btn-cashier": changeCashier,
   "btn-sync": () => syncNow(false),
