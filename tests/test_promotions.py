@@ -473,7 +473,7 @@ async def test_the_back_office_creates_pauses_and_reports_a_promotion(web, clien
     r = await web.post("/promotions", data=form)
     assert r.status_code == 303, r.text
     listed = await web.get("/promotions")
-    table = listed.text.split("id=\"promotions\"")[1].split("</table>")[0]
+    table = listed.text.split('id="promotions"')[1].split("</table>")[0]
     assert "Weekend juice" in table and "buy 2, get 1 free" in table, table
 
     body = sale_body(shop, [("apple", "3", "3.50")])
