@@ -634,6 +634,7 @@ PARAMETER_OVERRIDES: dict[tuple[str, str], str] = {
     ("/api/v1/admin/audit", "user_id"): "the staff member who made the change",
     ("/api/v1/admin/gift-cards", "customer_id"): "only this customer's cards and credit",
     ("/api/v1/admin/gift-cards/{card_id}", "card_id"): "the card's id",
+    ("/api/v1/admin/customers/{customer_id}/loyalty", "customer_id"): "the customer's id",
 }
 
 

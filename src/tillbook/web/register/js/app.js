@@ -127,10 +127,11 @@ async function loadLocal() {
   for (const p of products) indexProduct(p);
   state.list = [...state.products.values()];
   state.customers = new Map(customers.map((c) => [c.id, c]));
-  // Gift cards and store credit (account 21300) are spent through the server's
-  // API only: their balance lives there, so this offline-first register offers
-  // no such tender (a queued sale spending one could be refused at sync).
-  state.modes = modes.filter((m) => m.account_code !== "21300");
+  // Gift cards and store credit (account 21300) and loyalty points (21400) are
+  // spent through the server's API only: their balance lives there, so this
+  // offline-first register offers no such tender (a queued sale spending one
+  // could be refused at sync).
+  state.modes = modes.filter((m) => m.account_code !== "21300" && m.account_code !== "21400");
   state.taxes = new Map(taxes.map((t) => [t.id, t]));
   state.units = new Map(units.map((u) => [u.id, u]));
   state.cashiers = cashiers;
