@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import json
+from collections.abc import AsyncIterator
 from decimal import Decimal
 from typing import Any
 
@@ -20,6 +21,17 @@ from sqlalchemy import func, select
 from tests.factories import Shop, make_shop
 from tests.invariants import check_books, gl_balance
 from tests.test_admin_api import ADMIN, login
+from tests.web_helpers import (
+    OWNER_PASSWORD,
+    STAFF_PASSWORD,
+    add_staff,
+    csrf_of,
+    form_token_of,
+    owner_email,
+    sign_in,
+)
+from tillbook.app import create_app
+from tillbook.config import Settings
 from tillbook.db import Database
 from tillbook.loyalty import points as loyalty
 from tillbook.models import (
@@ -489,4 +501,66 @@ async def test_concurrent_revaluation_and_sales_keep_21400(client, db, backend):
         )
     )
     assert value == D("0.07")
+    await check_books(db, shop.company_id)
+
+
+# --------------------------------------------------------------------------- the pages
+
+
+@pytest.fixture
+async def web(settings: Settings, db: Database) -> AsyncIterator[httpx.AsyncClient]:
+    app = create_app(settings, database=db)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
+            yield c
+
+
+def _tokens(html: str) -> dict[str, str]:
+    return {"csrf": csrf_of(html), "form_token": form_token_of(html)}
+
+
+async def test_settings_page_sets_the_programme_and_the_customer_page_shows_points(
+    web: httpx.AsyncClient, client: httpx.AsyncClient, db: Database, shop: Shop
+) -> None:
+    await sign_in(web, await owner_email(db, shop), OWNER_PASSWORD)
+    page = await web.get("/settings/loyalty")
+    assert page.status_code == 200 and "not set up" in page.text, page.text
+    assert 'href="/settings/loyalty"' in page.text  # in the menu
+    form = {"earn_unit": "1.00", "point_value": "0.05", "active": "1", "version": "0"}
+    bad = await web.post(
+        "/settings/loyalty", data={**_tokens(page.text), **form, "earn_unit": "abc"}
+    )
+    assert bad.status_code == 422 and 'id="e-earn_unit"' in bad.text, bad.text
+    assert (
+        await db.read(
+            lambda s: s.scalar(
+                select(func.count())
+                .select_from(LoyaltyProgramme)
+                .where(LoyaltyProgramme.company_id == shop.company_id)
+            )
+        )
+        == 0
+    )
+    saved = await web.post("/settings/loyalty", data={**_tokens(page.text), **form})
+    assert saved.status_code == 303, saved.text
+    await client.post("/sales", json=sale(shop, "4.00", [cash("12.00")], 3), headers=shop.headers)
+    page = await web.get("/settings/loyalty")
+    assert 'id="outstanding-points">12<' in page.text, page.text
+    # A new value revalues; the same form sent again is stale (412) and changes nothing.
+    again = {**_tokens(page.text), **form, "point_value": "0.10", "version": "1"}
+    assert (await web.post("/settings/loyalty", data=again)).status_code == 303
+    stale = await web.post(
+        "/settings/loyalty", data={**again, "form_token": form_token_of(page.text) + "x"}
+    )
+    assert stale.status_code == 412, stale.text
+    assert await db.read(lambda s: gl_balance(s, shop.company_id, "21400")) == D("-1.2000")
+    customer = await web.get(f"/customers/{shop.customer_id}")
+    assert customer.status_code == 200, customer.text
+    assert 'id="points">12<' in customer.text and "1.20" in customer.text
+    assert "revalue" in customer.text and "earn" in customer.text
+    # A cashier may not open the settings page, and sees the customer's points.
+    await sign_in(web, await add_staff(db, shop, "cashier"), STAFF_PASSWORD)
+    assert (await web.get("/settings/loyalty")).status_code == 403
+    assert 'id="points">12<' in (await web.get(f"/customers/{shop.customer_id}")).text
     await check_books(db, shop.company_id)
