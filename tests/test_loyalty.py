@@ -31,7 +31,9 @@ from tests.web_helpers import (
     sign_in,
 )
 from tillbook.app import create_app
+from tillbook.auth.actor import Actor
 from tillbook.config import Settings
+from tillbook.currency import rates
 from tillbook.db import Database
 from tillbook.loyalty import points as loyalty
 from tillbook.models import (
@@ -563,4 +565,46 @@ async def test_settings_page_sets_the_programme_and_the_customer_page_shows_poin
     await sign_in(web, await add_staff(db, shop, "cashier"), STAFF_PASSWORD)
     assert (await web.get("/settings/loyalty")).status_code == 403
     assert 'id="points">12<' in (await web.get(f"/customers/{shop.customer_id}")).text
+    await check_books(db, shop.company_id)
+
+
+async def test_a_foreign_sale_earns_on_its_base_amount_and_cannot_redeem(client, shop, db):
+    await enrol(client, db, shop)
+
+    async def euros(uow: Any) -> None:
+        await rates.enable(uow.session, shop.company_id, "EUR", Actor.system())
+        await rates.set_rate(
+            uow.session, shop.company_id, "EUR", dt.date(2026, 11, 1), D("1.10"), Actor.system()
+        )
+
+    await db.unit(euros)
+    body = {
+        "user_id": shop.customer_id,
+        "order_date": "2026-11-10",
+        "currency": "EUR",
+        "product_items": [{"xid": shop.products["apple"], "quantity": 3, "unit_price": "10.00"}],
+    }
+    r = await client.post("/sales", json=body, headers=shop.headers)
+    assert r.status_code == 200, r.text
+    base = D(r.json()["base_total"])
+    assert r.json()["points_earned"] == int(base) and base > D("30")
+    order = await db.read(lambda s: s.get(Order, r.json()["order_id"]))
+    lines = await entry_lines(db, order.journal_entry_id)
+    assert lines["21400"] == (D("0"), int(base) * D("0.05"))
+    refused = await client.post(
+        "/sales",
+        json={**body, "all_payments": [{"amount": "1.00", "payment_mode_id": "loyalty"}]},
+        headers=shop.headers,
+    )
+    assert refused.status_code == 422, refused.text
+    assert "all_payments.0.payment_mode_id" in refused.json()["errors"]
+    ret = {
+        "user_id": shop.customer_id,
+        "order_date": "2026-11-10",
+        "invoice_number": r.json()["invoice_number"],
+        "items": [{"product_id": shop.products["apple"], "quantity": 3, "unit_price": "10.00"}],
+    }
+    back = await client.post("/sales-returns", json=ret, headers=shop.headers)
+    assert back.status_code == 200, back.text
+    assert back.json()["points_taken_back"] == int(base) and await held(db, shop) == 0
     await check_books(db, shop.company_id)

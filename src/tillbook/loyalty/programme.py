@@ -53,7 +53,7 @@ async def terms(session: AsyncSession, company_id: int, *, lock: bool = False) -
         LoyaltyProgramme.earn_unit, LoyaltyProgramme.point_value, LoyaltyProgramme.active
     ).where(LoyaltyProgramme.company_id == company_id)
     if lock:
-        stmt = stmt.with_for_update(read=True)
+        stmt = stmt.with_for_update(read=True, key_share=True)
     row = (await session.execute(stmt)).one_or_none()
     if row is None:
         return None
