@@ -20,6 +20,7 @@ from sqlalchemy import func, select
 
 from tests.factories import Shop, make_shop
 from tests.invariants import check_books, gl_balance
+from tests.live_server import CHROMIUM
 from tests.test_admin_api import ADMIN, login
 from tests.web_helpers import (
     OWNER_PASSWORD,
@@ -608,3 +609,44 @@ async def test_a_foreign_sale_earns_on_its_base_amount_and_cannot_redeem(client,
     assert back.status_code == 200, back.text
     assert back.json()["points_taken_back"] == int(base) and await held(db, shop) == 0
     await check_books(db, shop.company_id)
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no Chromium executable")
+async def test_the_register_shows_a_picked_customers_points_online_only(
+    server: str, client: httpx.AsyncClient, db: Database, tmp_path: Any, pw: Any
+) -> None:
+    from tests.test_register_browser import open_register, pair_with_key
+
+    shop = await make_shop(db)
+    await enrol(client, db, shop)
+    await client.post("/sales", json=sale(shop, "4.00", [cash("12.00")], 3), headers=shop.headers)
+    # The public API the register asks: another company's customer is a 404.
+    r = await client.get(f"/customers/{shop.customer_id}/loyalty", headers=shop.headers)
+    assert r.status_code == 200 and r.json()["data"]["points"] == 12, r.text
+    assert r.json()["data"]["value"] == "0.60"
+    other = await make_shop(db)
+    theirs = await client.get(f"/customers/{shop.customer_id}/loyalty", headers=other.headers)
+    assert theirs.status_code == 404, theirs.text
+    walk_in = await client.get(f"/customers/{shop.walk_in_id}/loyalty", headers=shop.headers)
+    assert walk_in.json()["data"]["enrolled"] is False
+
+    context, page = await open_register(pw, tmp_path / "profile")
+    page.on("dialog", lambda d: d.accept())
+    await pair_with_key(page, server, shop)
+    line = page.locator("#customer-points")
+
+    async def pick() -> None:
+        await page.keyboard.press("F4")
+        await page.locator("#customer-search").fill("Ada")
+        await page.get_by_role("button", name="Ada Customer").click()
+
+    await pick()
+    await page.wait_for_function(
+        "() => document.getElementById('customer-points').textContent.includes('12')"
+    )
+    assert await line.text_content() == "Loyalty points: 12 (worth 0.60)"
+    await context.set_offline(True)
+    await page.wait_for_function("() => document.getElementById('net').textContent === 'Offline'")
+    await pick()
+    assert "offline" in (await line.text_content() or "")
+    await context.close()

@@ -91,16 +91,24 @@ def whole_points(amount: Decimal, value: Decimal, field_: str, problems: Problem
     return int(points)
 
 
-async def balance(session: AsyncSession, company_id: int, customer_id: int) -> int:
+async def account_of(
+    session: AsyncSession, company_id: int, customer_id: int
+) -> tuple[int, int] | None:
+    """The customer's points account (id, points), or None before their first move."""
     found = (
         await session.execute(
-            select(LoyaltyAccount.points).where(
+            select(LoyaltyAccount.id, LoyaltyAccount.points).where(
                 LoyaltyAccount.company_id == company_id,
                 LoyaltyAccount.customer_id == customer_id,
             )
         )
-    ).scalar_one_or_none()
-    return int(found or 0)
+    ).one_or_none()
+    return None if found is None else (int(found[0]), int(found[1]))
+
+
+async def balance(session: AsyncSession, company_id: int, customer_id: int) -> int:
+    found = await account_of(session, company_id, customer_id)
+    return found[1] if found is not None else 0
 
 
 def _refusal(customer: User, foreign: bool, found: Terms | None, what: str) -> str | None:
@@ -191,16 +199,9 @@ async def _account(session: AsyncSession, company_id: int, customer_id: int) -> 
     """The customer's points account, opened now if it is their first movement (two
     first movements at once: the unique key refuses the second, whose unit of
     work runs again and finds the row)."""
-    found = (
-        await session.execute(
-            select(LoyaltyAccount.id).where(
-                LoyaltyAccount.company_id == company_id,
-                LoyaltyAccount.customer_id == customer_id,
-            )
-        )
-    ).scalar_one_or_none()
+    found = await account_of(session, company_id, customer_id)
     if found is not None:
-        return int(found)
+        return found[0]
     account = LoyaltyAccount(company_id=company_id, customer_id=customer_id, points=0)
     session.add(account)
     await session.flush()

@@ -11,16 +11,15 @@ from tillbook.audit.setup_records import iso
 from tillbook.errors import NotFound
 from tillbook.kit.money import money_str
 from tillbook.kit.pagination import Page, envelope
+from tillbook.loyalty.points import account_of, balance
 from tillbook.loyalty.programme import terms
-from tillbook.models import LoyaltyAccount, LoyaltyMovement, Order, User
+from tillbook.models import LoyaltyMovement, Order, User
 
 
-async def statement(
-    session: AsyncSession, company_id: int, customer_id: int, page: Page
-) -> dict[str, Any]:
-    """A customer's points, their value at today's point value, and their movements
-    newest first, each naming its order (and invoice number) and journal entry.
-    Another company's customer, a supplier or an unknown id is a 404."""
+async def summary(session: AsyncSession, company_id: int, customer_id: int) -> dict[str, Any]:
+    """A customer's points and their value at today's point value (what a register
+    shows when the customer is picked). Another company's customer, a supplier or
+    an unknown id is a 404."""
     customer = (
         await session.execute(
             select(User.id, User.name, User.is_walk_in).where(
@@ -33,30 +32,42 @@ async def statement(
     if customer is None:
         raise NotFound(f"customer {customer_id} not found")
     found = await terms(session, company_id)
-    account = (
-        await session.execute(
-            select(LoyaltyAccount.id, LoyaltyAccount.points).where(
-                LoyaltyAccount.company_id == company_id,
-                LoyaltyAccount.customer_id == customer_id,
-            )
-        )
-    ).one_or_none()
-    points = int(account[1]) if account is not None else 0
+    points = await balance(session, company_id, customer_id)
+    return {
+        "customer_id": customer.id,
+        "customer_name": customer.name,
+        # The walk-in customer never earns nor redeems: every till's anonymous buyer.
+        "enrolled": found is not None and not customer.is_walk_in,
+        "programme_active": bool(found and found.active),
+        "points": points,
+        "point_value": money_str(found.point_value) if found is not None else None,
+        "value": money_str(points * found.point_value) if found is not None else "0.00",
+    }
+
+
+async def statement(
+    session: AsyncSession, company_id: int, customer_id: int, page: Page
+) -> dict[str, Any]:
+    """``summary`` and the customer's movements newest first, each naming its order
+    (and invoice number) and journal entry."""
+    head = await summary(session, company_id, customer_id)
+    account = await account_of(session, company_id, customer_id)
     rows: list[dict[str, Any]] = []
     total = 0
     if account is not None:
+        account_id = account[0]
         total = (
             await session.execute(
                 select(func.count())
                 .select_from(LoyaltyMovement)
-                .where(LoyaltyMovement.account_id == account[0])
+                .where(LoyaltyMovement.account_id == account_id)
             )
         ).scalar_one()
         moves = (
             await session.execute(
                 select(LoyaltyMovement, Order.invoice_number, Order.order_type)
                 .outerjoin(Order, Order.id == LoyaltyMovement.order_id)
-                .where(LoyaltyMovement.account_id == account[0])
+                .where(LoyaltyMovement.account_id == account_id)
                 .order_by(LoyaltyMovement.id.desc())
                 .limit(page.limit)
                 .offset(page.offset)
@@ -78,14 +89,4 @@ async def statement(
             }
             for m, invoice, order_type in moves
         ]
-    return {
-        "customer_id": customer.id,
-        "customer_name": customer.name,
-        # The walk-in customer never earns nor redeems: every till's anonymous buyer.
-        "enrolled": found is not None and not customer.is_walk_in,
-        "programme_active": bool(found and found.active),
-        "points": points,
-        "point_value": money_str(found.point_value) if found is not None else None,
-        "value": money_str(points * found.point_value) if found is not None else "0.00",
-        "movements": envelope(page, total, rows),
-    }
+    return {**head, "movements": envelope(page, total, rows)}

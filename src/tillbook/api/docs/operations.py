@@ -308,6 +308,14 @@ OPERATIONS: dict[str, Op] = {
             },
         },
     ),
+    f"GET {P}/customers/{{customer_id}}/loyalty": op(
+        "A customer's loyalty points",
+        "The customer's points and what they are worth at today's point value, for a till "
+        "that has picked the customer (the register shows them while online). `enrolled` "
+        "is false for the walk-in customer and before the company sets up a programme. "
+        "Redeem points with a tender in the `loyalty` payment mode on `POST /sales`. "
+        "Another company's customer is a 404.",
+    ),
     f"POST {P}/gift-cards/balance": op(
         "A gift card's balance",
         "What the card with this `code` holds, sent in the body so that the code is in no "

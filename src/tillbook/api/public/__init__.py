@@ -6,6 +6,7 @@ from tillbook.api.public import (
     adjustments,
     catalog,
     gift_cards,
+    loyalty,
     parties,
     payments,
     purchases,
@@ -32,3 +33,4 @@ router.include_router(shifts.router)
 router.include_router(transfers.router)
 router.include_router(registers.router)
 router.include_router(gift_cards.router)
+router.include_router(loyalty.router)

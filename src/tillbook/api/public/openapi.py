@@ -758,6 +758,27 @@ class GiftCardBalance(Shape):
     data: GiftCardBalanceData
 
 
+class CustomerPointsData(Shape):
+    customer_id: int
+    customer_name: str
+    enrolled: bool = Field(
+        description="whether the customer takes part: every named customer of a company "
+        "with a programme; never the walk-in customer"
+    )
+    programme_active: bool = Field(description="whether sales earn points now")
+    points: int = Field(
+        description="the customer's points; below zero when a return took back points already spent"
+    )
+    point_value: MoneyStr | None = Field(
+        description="what one point is worth, or null: no programme"
+    )
+    value: MoneyStr = Field(description="points × point_value")
+
+
+class CustomerPoints(Ok[CustomerPointsData]):
+    pass
+
+
 class InvoiceParty(Shape):
     id: int
     name: str
