@@ -250,6 +250,14 @@ async def test_points_redeem_as_a_tender(client, shop, db):
         )
     )
     assert [tuple(m) for m in moves.all()] == [("redeem", -10, D("-0.50")), ("earn", 7, D("0.35"))]
+    # The receipt says so, as text and as a page.
+    text = await client.get(f"/sales/{order.id}/receipt?format=text", headers=shop.headers)
+    assert text.status_code == 200, text.text
+    lines = text.text.splitlines()
+    assert any(ln.startswith("Points redeemed") and ln.endswith(" 10") for ln in lines), text.text
+    assert any(ln.startswith("Points earned") and ln.endswith(" 7") for ln in lines), text.text
+    page = await client.get(f"/sales/{order.id}/receipt", headers=shop.headers)
+    assert '<td>Points earned</td><td class="r">7</td>' in page.text, page.text
     await check_books(db, shop.company_id)
 
 

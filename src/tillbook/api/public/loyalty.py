@@ -17,7 +17,7 @@ from tillbook.loyalty import queries
 router = APIRouter(tags=["loyalty"])
 
 
-@router.get("/customers/{customer_id}/loyalty", responses=r.ok(r.CustomerPoints, *r.ONE))
+@router.get("/customers/{customer_id}/loyalty", responses=r.ok(r.CustomerPoints, *r.ONE, *r.QUERY))
 async def customer_points(customer_id: str, key: CurrentKey, db: DB) -> dict[str, Any]:
     """The customer's points and what they are worth today; another company's
     customer is a 404."""
