@@ -17,6 +17,9 @@ from tillbook.models import (
     JournalEntry,
     JournalLine,
     Listing,
+    LoyaltyAccount,
+    LoyaltyMovement,
+    LoyaltyProgramme,
     Order,
     OrderItem,
     Payment,
@@ -235,6 +238,53 @@ async def check_books(db: Database, company_id: int) -> None:
             assert q(balance) >= 0, f"gift card {card_id} below zero: {balance}"
             assert q(balance) == q(moved.get(card_id)), (
                 f"gift card {card_id}: balance {balance} != movements {moved.get(card_id)}"
+            )
+
+        # 4a'. loyalty points (DESIGN §18): GL 21400 = Σ points × the current point
+        # value; each account's points = Σ its movements' points, and the value its
+        # movements carried = its points × the current value (a revaluation moved it)
+        value = (
+            await session.execute(
+                select(LoyaltyProgramme.point_value).where(
+                    LoyaltyProgramme.company_id == company_id
+                )
+            )
+        ).scalar_one_or_none()
+        accounts = (
+            await session.execute(
+                select(LoyaltyAccount.id, LoyaltyAccount.points).where(
+                    LoyaltyAccount.company_id == company_id
+                )
+            )
+        ).all()
+        owed_points = -(await gl_balance(session, company_id, "21400"))
+        points_total = sum((int(p) for _a, p in accounts), 0)
+        point_value = D(str(value)) if value is not None else D(0)
+        assert owed_points == q(points_total * point_value), (
+            f"GL 21400 {owed_points} != {points_total} points × {point_value}"
+        )
+        point_moves = {
+            account_id: (int(points), q(worth))
+            for account_id, points, worth in (
+                await session.execute(
+                    select(
+                        LoyaltyMovement.account_id,
+                        func.sum(LoyaltyMovement.points),
+                        func.sum(LoyaltyMovement.value),
+                    )
+                    .where(LoyaltyMovement.company_id == company_id)
+                    .group_by(LoyaltyMovement.account_id)
+                )
+            ).all()
+        }
+        for account_id, points in accounts:
+            moved_points, moved_value = point_moves.get(account_id, (0, q(0)))
+            assert int(points) == moved_points, (
+                f"loyalty account {account_id}: {points} points != movements {moved_points}"
+            )
+            assert moved_value == q(int(points) * point_value), (
+                f"loyalty account {account_id}: movements carry {moved_value}, "
+                f"{points} points are worth {int(points) * point_value}"
             )
 
         # 4b. input tax: GL 11800 = Σ tax of purchases − Σ tax of purchase returns, per

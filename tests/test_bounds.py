@@ -464,6 +464,7 @@ def full_bodies(w: World) -> dict[tuple[str, str], Body]:
             ],
         },
         ("POST", f"{AD}/currencies"): {"currency": "EUR"},
+        ("PUT", f"{AD}/loyalty"): {"earn_unit": "1.00", "point_value": "0.05"},
         ("POST", f"{AD}/exchange-rates"): {"currency": "EUR", "date": DAY, "rate": "1.08"},
         ("POST", f"{AD}/periods/close"): {"through": "2020-01-31"},
         ("POST", f"{AD}/periods/reopen"): {"through": "2019-12-31"},

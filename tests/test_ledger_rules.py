@@ -41,6 +41,7 @@ def test_a_misspelled_figure_cannot_drop_cost() -> None:
         "subtotal": D("10.00"),
         "tax": D("0"),
         "shipping": D("0"),
+        "points": D("0"),
     }
     with pytest.raises(ValueError, match=r"missing \['cost'\], unknown \['cots'\]"):
         build_lines("sale", figures, party_id=None)

@@ -31,6 +31,7 @@ async def test_reference_lists_and_archived_rows(client, db, shop):
         ("card", "Card", "11105"),
         ("bank", "Bank", "11110"),
         ("gift-card", "Gift card", "21300"),
+        ("loyalty", "Loyalty points", "21400"),
     ]
     assert modes[0]["id"] == shop.cash_mode_id and modes[0]["xid"] == xid.encode(shop.cash_mode_id)
     taxes = await _data(client, shop, "/taxes")
@@ -72,6 +73,7 @@ async def test_reference_lists_and_archived_rows(client, db, shop):
         "cash",
         "bank",
         "gift-card",
+        "loyalty",
     ]
     assert len(await _data(client, shop, "/expense-categories")) == 2
     for path in ("/payment-modes", "/taxes", "/units", "/expense-categories", "/suppliers"):

@@ -103,6 +103,8 @@ SCOPE: dict[tuple[str, str], str] = {
     ("POST", "/api/v1/admin/currencies/{code}/disable"): COMPANY,
     ("POST", "/api/v1/admin/exchange-rates"): COMPANY,
     ("POST", "/api/v1/admin/exchange-rates/import"): COMPANY,
+    # A new point value revalues every branch's outstanding points (settings.write).
+    ("PUT", "/api/v1/admin/loyalty"): COMPANY,
     # --- the pages
     ("POST", "/reports/periods/close"): COMPANY,
     ("POST", "/reports/periods/reopen"): COMPANY,
@@ -132,6 +134,7 @@ SCOPE: dict[tuple[str, str], str] = {
     ("POST", "/settings/currencies/{code}/disable"): COMPANY,
     ("POST", "/settings/currencies/rates"): COMPANY,
     ("POST", "/settings/currencies/import"): COMPANY,
+    ("POST", "/settings/loyalty"): COMPANY,
     ("POST", "/settings/branches"): COMPANY,
     ("POST", "/settings/branches/{warehouse_id}/edit"): COMPANY,
     ("POST", "/customers/new"): BRANCH,

@@ -182,6 +182,14 @@ MATRIX: list[tuple[str, str, str, Any, set[str], str | None]] = [
      lambda i: {"warehouse_id": i["wa"], "amount": "5.00",
                 "all_payments": [{"amount": "5.00", "payment_mode_id": "cash"}]},
      {O, M, C}, "payments.receive"),
+    # Loyalty: the programme is read with the books (its points are on 21400) and
+    # set by the owner (settings, company-wide); a customer's points with the
+    # customer.
+    ("GET", "/loyalty", "/loyalty", None, {O, M, A}, "books.read"),
+    ("PUT", "/loyalty", "/loyalty", {"earn_unit": "1.00", "point_value": "0.05"}, {O},
+     "settings.write"),
+    ("GET", "/customers/{customer_id}/loyalty", "/customers/{customer}/loyalty", None,
+     EVERYONE, "parties.read"),
     ("POST", "/expenses", "/expenses",
      lambda i: {"warehouse_id": i["wa"], "expense_category_id": i["expense-categories"],
                 "amount": "3.00", "date": dt.date.today().isoformat(),

@@ -51,6 +51,7 @@ RuleName = Literal[
     "revaluation",
     "gift_card_sale",
     "gift_card_breakage",
+    "loyalty_revaluation",
 ]
 
 RULES: dict[RuleName, tuple[Leg, ...]] = {
@@ -64,6 +65,10 @@ RULES: dict[RuleName, tuple[Leg, ...]] = {
         Leg("tax", "credit", c.SALES_TAX),
         Leg("shipping", "credit", c.SHIPPING_INCOME),
         Leg("cost", "credit", c.INVENTORY),
+        # Loyalty points the sale earns (DESIGN §18): their value is a discount
+        # given now and owed in goods until the points are redeemed.
+        Leg("points", "debit", c.SALES_DISCOUNTS),
+        Leg("points", "credit", c.LOYALTY_POINTS),
     ),
     # A purchase: the goods go into stock at their cost net of tax, the tax charged
     # by the supplier is recoverable (11800), and the supplier is owed the gross.
@@ -122,6 +127,9 @@ RULES: dict[RuleName, tuple[Leg, ...]] = {
         Leg("tenders", "credit", None),
         Leg("cost", "debit", c.INVENTORY),
         Leg("cost", "credit", c.COGS),
+        # The points the sale earned, taken back pro rata at their current value.
+        Leg("points", "debit", c.LOYALTY_POINTS),
+        Leg("points", "credit", c.SALES_DISCOUNTS),
     ),
     # Goods sent back to a supplier: the supplier owes back the agreed credit with
     # its tax (the gross, off what we owe them), the units leave stock at their FIFO
@@ -203,6 +211,13 @@ RULES: dict[RuleName, tuple[Leg, ...]] = {
     "gift_card_breakage": (
         Leg("amount", "debit", c.GIFT_CARDS),
         Leg("amount", "credit", c.BREAKAGE_INCOME),
+    ),
+    # The value of outstanding loyalty points moved to a new point value (or a
+    # void's points moved back at today's value, not the sale's): 21400 owes
+    # points × the current value again. A rise costs 41300, a fall gives it back.
+    "loyalty_revaluation": (
+        Leg("amount", "debit", c.SALES_DISCOUNTS),
+        Leg("amount", "credit", c.LOYALTY_POINTS),
     ),
     "year_end_close": (
         Leg("balances", "debit", None),

@@ -42,6 +42,7 @@ from tillbook.models.ledger import (
     LedgerRollup,
     PartyRollup,
 )
+from tillbook.models.loyalty import LoyaltyAccount, LoyaltyMovement, LoyaltyProgramme
 from tillbook.models.orders import InvoiceCounter, Order, OrderItem
 from tillbook.models.payments import (
     Expense,
@@ -82,6 +83,9 @@ __all__ = [
     "LedgerPeriod",
     "LedgerRollup",
     "Listing",
+    "LoyaltyAccount",
+    "LoyaltyMovement",
+    "LoyaltyProgramme",
     "Order",
     "OrderItem",
     "OutboxEvent",

@@ -18,7 +18,7 @@ from tillbook.errors import invalid
 from tillbook.kit.problems import Problems
 from tillbook.kit.refcache import ReferenceCache
 from tillbook.kit.refs import ref_to_id
-from tillbook.ledger.chart import GIFT_CARDS
+from tillbook.ledger.chart import GIFT_CARDS, LOYALTY_POINTS
 from tillbook.models import Account, Company, Order, PaymentMode, ProductUnit, Tax, User
 from tillbook.models.base import table_of
 from tillbook.unit import UnitOfWork
@@ -64,6 +64,18 @@ class Mode:
         """A mode posting to 21300 spends (or, on a return, credits) gift cards and
         store credit (DESIGN §18): its tenders move card balances beside the account."""
         return self.account_code == GIFT_CARDS
+
+    @property
+    def loyalty(self) -> bool:
+        """A mode posting to 21400 redeems (or, on a return, gives back) a customer's
+        loyalty points: its tenders move their points beside the account."""
+        return self.account_code == LOYALTY_POINTS
+
+    @property
+    def owed_in_goods(self) -> bool:
+        """A tender in this mode moves a balance the shop owes in goods (cards, store
+        credit, points), so it is taken only where that balance moves with it."""
+        return self.gift_cards or self.loyalty
 
 
 @dataclass(frozen=True)
@@ -231,10 +243,11 @@ async def payment_modes(
     company's ``reference_version`` from the request's key (``AuthContext``); without
     it the modes are read from the database.
 
-    A gift-card mode (one posting to 21300) is taken only where the caller moves the
-    card balances with it (``gift_cards``: sales and sales returns); anywhere else
-    (a payment, an expense, a purchase, a drawer count) it would move 21300 with no
-    card, so it is a 422 naming the field."""
+    A gift-card mode (one posting to 21300) or the loyalty mode (21400) is taken only
+    where the caller moves the card or points balances with it (``gift_cards``: sales
+    and sales returns); anywhere else (a payment, an expense, a purchase, a money
+    move, a drawer count) it would move 21300 or 21400 with no card or points, so it
+    is a 422 naming the field (``Mode.owed_in_goods``)."""
     if not refs:
         return {}
     found = _resolve_modes(await _COMPANY_MODES.get(session, company_id, version=version), refs)
@@ -249,11 +262,12 @@ async def payment_modes(
         elif mode.archived:
             problems.add(field, f"payment mode {mode.code!r} is archived and takes no new payments")
             del found[field]
-        elif mode.gift_cards and not gift_cards:
+        elif mode.owed_in_goods and not gift_cards:
+            held = "loyalty points" if mode.loyalty else "gift cards and store credit"
             problems.add(
                 field,
-                f"payment mode {mode.code!r} spends gift cards and store credit: it is taken "
-                "on sales and refunded on sales returns only",
+                f"payment mode {mode.code!r} spends {held}: it is taken on sales and "
+                "refunded on sales returns only",
             )
             del found[field]
     return found

@@ -35,6 +35,7 @@ from tillbook.errors import NotFound, invalid
 from tillbook.kit import xid
 from tillbook.kit.bounds import MONEY, exceeds, query_value
 from tillbook.kit.money import ZERO, money_str, number
+from tillbook.loyalty import points as loyalty
 from tillbook.models import (
     Company,
     Order,
@@ -87,6 +88,8 @@ class Receipt:
     tendered: str | None = None
     change: str = "0.00"
     reference: str = ""
+    # Loyalty points the document moved (DESIGN §18): (what, how many), none zero.
+    points: list[tuple[str, int]] = field(default_factory=list)
 
 
 _AMOUNT = re.compile(r"[0-9]{1,20}(\.[0-9]{1,2})?", re.ASCII)
@@ -218,12 +221,26 @@ async def load(
         due=money_str(order.due_amount),
         tendered=money_str(tendered) if tendered is not None else None,
         change=money_str(change),
+        points=await _points(session, order.id, order_type),
         reference=(
             f"INV:{order.invoice_number};ID:{xid.encode(order.id)};"
             f"CO:{company.name};BR:{branch.name};DATE:{order.order_date.isoformat()};"
             f"TOTAL:{money_str(order.total)}"
         ),
     )
+
+
+POINT_LABELS = {
+    "points_earned": "Points earned",
+    "points_redeemed": "Points redeemed",
+    "points_taken_back": "Points taken back",
+    "points_refunded": "Points refunded",
+}
+
+
+async def _points(session: AsyncSession, order_id: int, order_type: str) -> list[tuple[str, int]]:
+    moved = await loyalty.detail_fields(session, order_id, order_type)
+    return [(POINT_LABELS[k], n) for k, n in moved.items() if n]
 
 
 def _plain(value: Decimal) -> str:
@@ -308,6 +325,8 @@ def text(receipt: Receipt, width: int) -> str:
     out.append(_fit("Change", receipt.change, width))
     if receipt.due != "0.00":
         out.append(_fit("Due", receipt.due, width))
+    for what, count in receipt.points:
+        out.append(_fit(what, str(count), width))
     out.append(rule)
     # The QR code's payload is for a scanner, not a reader: a text receipt names
     # the invoice it points to instead.

@@ -79,6 +79,7 @@ from tillbook.kit.problems import Problems
 from tillbook.kit.refs import ref_to_id
 from tillbook.ledger.fx import Conversion
 from tillbook.ledger.service import post
+from tillbook.loyalty import points as loyalty
 from tillbook.models import Order, OrderItem, User
 from tillbook.orders import lookup, numbering, shifts
 from tillbook.orders import repository as repo
@@ -535,6 +536,37 @@ async def _card_refunds(
     return draws
 
 
+async def _points(
+    uow: UnitOfWork,
+    key: AuthContext,
+    party: User,
+    body: ReturnIn,
+    modes: dict[str, lookup.Mode],
+    fx: Conversion | None,
+    original: Order | None,
+    total: Decimal,
+) -> loyalty.ReturnQuote:
+    """Refund tenders in the loyalty mode give points back; the points the sale
+    earned come back pro rata by what this return refunds (DESIGN §18)."""
+    problems = Problems()
+    quote = await loyalty.quote_return(
+        uow.session,
+        key.company_id,
+        party,
+        [
+            (i, t.amount)
+            for i, t in enumerate(body.all_payments)
+            if modes[f"all_payments.{i}.payment_mode_id"].loyalty
+        ],
+        original=original,
+        total=total,
+        foreign=fx is not None,
+        problems=problems,
+    )
+    problems.raise_if_any()
+    return quote
+
+
 async def create_return(
     uow: UnitOfWork,
     key: AuthContext,
@@ -617,6 +649,11 @@ async def create_return(
                 }
             )
     card_refunds = await _card_refunds(uow, key, party, body, modes, fx)
+    points = (
+        await _points(uow, key, party, body, modes, fx, original, total)
+        if sales
+        else loyalty.ReturnQuote()
+    )
     allocations = []
     taken: str | None = None
     if not sales:  # a purchase return takes stock out by FIFO
@@ -769,11 +806,12 @@ async def create_return(
                 "credit_due": credit,
                 "tenders": refund_postings,
                 "cost": cost,
+                "points": points.back_value,
             },
             narration=f"Sales return {number} from {party.name}",
             **common,
             fx=fx,
-            base_figures=("cost",),
+            base_figures=("cost", "points"),
             fixed=None if fx is None else {"credit_due": credit_base},
             balance_on=("value", "tax"),
         )
@@ -785,6 +823,13 @@ async def create_return(
             order_id=order.id,
             entry_id=order.journal_entry_id,
             created_by=key.user_id,
+        )
+        await loyalty.record_return(
+            uow,
+            points,
+            loyalty.Where(
+                key.company_id, key.warehouse_id, order.id, order.journal_entry_id, key.user_id
+            ),
         )
     else:
         # 51200 takes the difference in the base: the payable given up (at the
@@ -819,7 +864,7 @@ async def create_return(
         )
     repo.number_order(uow, order.id, number, order.journal_entry_id)
     await announce(uow, key, order, party, items, payments, ["return.created"], staff=staff)
-    return return_response(order)
+    return {**return_response(order), **(points.answer() if sales else {})}
 
 
 async def _conversion(

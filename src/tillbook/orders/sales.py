@@ -27,6 +27,7 @@ from tillbook.kit.problems import Problems
 from tillbook.ledger.fx import Conversion
 from tillbook.ledger.parties import warehouse_balances
 from tillbook.ledger.service import post
+from tillbook.loyalty import points as loyalty
 from tillbook.models import Order, OrderItem, User
 from tillbook.orders import lookup, numbering, promotions, shifts
 from tillbook.orders import repository as repo
@@ -119,6 +120,8 @@ class PricedSale:
     fx: Conversion | None = None
     # Tenders spending gift cards or store credit, checked (DESIGN §18).
     draws: list[giftcards.Draw] = field(default_factory=list)
+    # Loyalty points the sale earns and redeems (DESIGN §18).
+    loyalty: loyalty.SaleQuote = field(default_factory=loyalty.SaleQuote)
 
     def base(self, amount: Decimal) -> Decimal:
         """``amount`` of this sale in the base currency."""
@@ -156,7 +159,14 @@ async def price_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> PricedS
         uow.session, key.company_id, body.currency, body.exchange_rate, body.order_date.date
     )
     return PricedSale(
-        intake, subtotal, tax_amount, total, paid, fx, await card_draws(uow, key, intake, fx)
+        intake,
+        subtotal,
+        tax_amount,
+        total,
+        paid,
+        fx,
+        await card_draws(uow, key, intake, fx),
+        await points_quote(uow, key, intake, total, fx),
     )
 
 
@@ -191,6 +201,23 @@ def promotion_fields(applied: promotions.Applied | None) -> dict[str, Any]:
         "promotion": applied.name,
         "promotion_discount": money_str(applied.off),
     }
+
+
+async def points_quote(
+    uow: UnitOfWork, key: AuthContext, intake: Intake, total: Decimal, fx: Conversion | None
+) -> loyalty.SaleQuote:
+    """The points the sale earns and its tenders in the loyalty mode, checked against
+    the customer's points today (the preview refuses what the sale would). The
+    walk-in customer's sale with no such tender reads nothing."""
+    asks = [(i, t.amount) for i, (t, mode) in enumerate(intake.tenders) if mode.loyalty]
+    if intake.party.is_walk_in and not asks:
+        return loyalty.SaleQuote()
+    problems = Problems()
+    quote = await loyalty.quote_sale(
+        uow.session, key.company_id, intake.party, asks, total, fx, problems
+    )
+    problems.raise_if_any()
+    return quote
 
 
 async def preview_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[str, Any]:
@@ -228,6 +255,7 @@ async def preview_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[
             "total": money_str(priced.total),
             "paid_amount": money_str(priced.paid),
             "due_amount": money_str(priced.total - priced.paid),
+            **priced.loyalty.answer(),
             **(
                 {}
                 if priced.fx is None
@@ -250,7 +278,7 @@ async def preview_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[
 async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[str, Any]:
     earlier = await existing_order(uow, key.warehouse_id, "sales", body.invoice_number)
     if earlier is not None:
-        return sale_response(earlier)
+        return {**sale_response(earlier), **await loyalty.sale_answer(uow.session, earlier.id)}
 
     priced = await price_sale(uow, key, body)
     intake = priced.intake
@@ -346,6 +374,7 @@ async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[s
     promoted = sum((line.promotion_cost for line in lines), ZERO)
     invoice_number = taken or await numbering.take(uow, key.warehouse_id, "sales")
     order.invoice_number = invoice_number
+    points = await loyalty.confirm(uow.session, key.company_id, customer, priced.loyalty)
     order.journal_entry_id = await post(
         uow,
         company_id=key.company_id,
@@ -362,6 +391,7 @@ async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[s
             "subtotal": subtotal + promoted,
             "tax": tax_amount,
             "shipping": order.shipping,
+            "points": points.earned_value,
         },
         narration=f"Sale {invoice_number} to {customer.name}",
         field="product_items",
@@ -374,7 +404,7 @@ async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[s
         # A foreign sale: everything but the FIFO cost is in its currency; the
         # rounding of the conversion lands on the revenue line.
         fx=fx,
-        base_figures=("cost",),
+        base_figures=("cost", "points"),
         balance_on=("subtotal", "shipping", "tax"),
     )
     repo.number_order(uow, order.id, invoice_number, order.journal_entry_id)
@@ -386,6 +416,13 @@ async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[s
         order_id=order.id,
         entry_id=order.journal_entry_id,
         created_by=key.user_id,
+    )
+    await loyalty.record_sale(
+        uow,
+        points,
+        loyalty.Where(
+            key.company_id, key.warehouse_id, order.id, order.journal_entry_id, key.user_id
+        ),
     )
     await inventory.take(
         uow,
@@ -409,4 +446,4 @@ async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[s
                 alloc.shortfall,
                 {"order_id": order.id, "invoice_number": invoice_number},
             )
-    return sale_response(order)
+    return {**sale_response(order), **points.answer()}

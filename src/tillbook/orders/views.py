@@ -14,6 +14,7 @@ from sqlalchemy.orm import aliased
 from tillbook.inventory.service import Listed
 from tillbook.kit import xid
 from tillbook.kit.money import ZERO, money_str, number, price_str
+from tillbook.loyalty import points as loyalty
 from tillbook.models import Order, OrderItem, Payment, PaymentAllocation, Product, User
 from tillbook.orders.currency import currency_fields
 
@@ -131,7 +132,10 @@ async def load_detail(session: AsyncSession, order: Order) -> dict[str, Any]:
             .order_by(Payment.id)
         )
     ).all()
-    return detail(order, party, staff, [(i, p) for i, p in items], [(p, a) for p, a in payments])
+    out = detail(order, party, staff, [(i, p) for i, p in items], [(p, a) for p, a in payments])
+    # Loyalty points the order moved (DESIGN §18).
+    out.update(await loyalty.detail_fields(session, order.id, order.order_type))
+    return out
 
 
 async def page_of_orders(

@@ -34,6 +34,7 @@ from tillbook.giftcards import service as giftcards
 from tillbook.inventory import service as inventory
 from tillbook.kit.money import ZERO, money_str
 from tillbook.ledger.service import reverse
+from tillbook.loyalty import points as loyalty
 from tillbook.models import Order, Payment, PaymentAllocation, StockBatch, StockMovement
 from tillbook.models.base import utcnow
 from tillbook.orders import lookup, shifts, views
@@ -160,6 +161,14 @@ async def void_sale(uow: UnitOfWork, key: AuthContext, ref: str, body: VoidIn) -
         order_id=order.id,
         entry_id=entry_id,
         created_by=key.user_id,
+    )
+    # Points the sale earned come off the customer's account and points it redeemed
+    # go back on, at today's point value (DESIGN §18).
+    await loyalty.void_back(
+        uow,
+        loyalty.Where(key.company_id, key.warehouse_id, order.id, entry_id, key.user_id),
+        order.id,
+        today,
     )
     refunds = [
         Payment(

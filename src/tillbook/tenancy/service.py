@@ -53,6 +53,9 @@ DEFAULT_PAYMENT_MODES = (
     # Spending a gift card or store credit, and refunding to them (DESIGN §18): the
     # tender debits (a refund credits) what the shop owes on cards.
     ("gift-card", "Gift card", chart.GIFT_CARDS),
+    # Redeeming loyalty points, and giving them back on a return (DESIGN §18): the
+    # tender debits (a refund credits) what the shop owes for points.
+    ("loyalty", "Loyalty points", chart.LOYALTY_POINTS),
 )
 DEFAULT_EXPENSE_CATEGORIES = (
     ("Fuel and Energy", chart.FUEL_ENERGY),

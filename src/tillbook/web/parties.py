@@ -22,7 +22,9 @@ from tillbook.api.deps import DB
 from tillbook.auth.admin import AdminContext
 from tillbook.errors import Conflict, PreconditionFailed, ValidationFailed, invalid
 from tillbook.kit import bounds
+from tillbook.kit.pagination import Page as Paging
 from tillbook.kit.pagination import parse_page
+from tillbook.loyalty import queries as loyalty
 from tillbook.orders import purchase_orders
 from tillbook.orders import queries as order_queries
 from tillbook.parties import service
@@ -182,6 +184,11 @@ async def _detail(
                 s, ctx.company_id, party_id, [i for i, _n in shops]
             )
         )
+    points = None
+    if kind == "customer":  # the customer's loyalty points and their last movements
+        points = await db.read(
+            lambda s: loyalty.statement(s, ctx.company_id, party_id, Paging(1, 10))
+        )
     shown = form_values or {
         **{f: party[f] or "" for f in FIELDS},
         "credit_limit": party["credit_limit"] or "",
@@ -196,6 +203,7 @@ async def _detail(
         party=party,
         outstanding=outstanding,
         on_order=on_order,
+        points=points,
         warehouse_names=dict(shops),
         can_write=ctx.can(write),
         can_credit=ctx.can("parties.credit"),

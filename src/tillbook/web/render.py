@@ -138,6 +138,7 @@ NAV: tuple[tuple[str, str, str, str | tuple[str, ...] | None], ...] = (
     ("Settings", "Payment modes", "/settings/payment-modes", "settings.write"),
     ("Settings", "Expense categories", "/settings/expense-categories", "settings.write"),
     ("Settings", "Currencies", "/settings/currencies", "books.read"),
+    ("Settings", "Loyalty", "/settings/loyalty", "settings.write"),
     ("Settings", "API keys", "/settings/keys", "keys.manage"),
     ("Settings", "Registers", "/settings/registers", "registers.manage"),
     ("Settings", "Webhooks", "/settings/webhooks", "webhooks.manage"),

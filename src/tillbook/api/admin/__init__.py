@@ -3,7 +3,8 @@ trail, webhook management, the reports, the company's catalog (products and thei
 listings), reference data (units, categories, brands, taxes, payment modes, expense
 categories, warehouses), customers and suppliers, money in and out (payments,
 expenses and their approval, moves between cash and bank), stocktakes, purchase
-orders, batch price changes, and the company's currencies and exchange rates. Thin routers,
+orders, batch price changes, the company's currencies and exchange rates, gift cards
+and loyalty points. Thin routers,
 one service call each; every route names its permission with ``deps.Allowed``
 (``auth/roles.py``) and
 every POST runs through ``api.idempotent.run_admin_write`` (or ``run_admin_unit``)."""
@@ -19,6 +20,7 @@ from tillbook.api.admin import (
     expense_categories,
     gift_cards,
     ledgers,
+    loyalty,
     money,
     parties,
     payment_modes,
@@ -57,5 +59,6 @@ router.include_router(currencies.router)
 router.include_router(price_changes.router)
 router.include_router(gift_cards.router)
 router.include_router(promotions.router)
+router.include_router(loyalty.router)
 for family in (units, categories, brands, taxes, payment_modes, expense_categories, warehouses):
     router.include_router(family.router)

@@ -69,9 +69,11 @@ def _admin_errors(key: str, operation: dict[str, Any]) -> None:
     codes = {401, 403, 404, 500, 503}
     if path.endswith("/login"):
         codes = {400, 422, 429, 500, 503}
-    if method in ("POST", "PATCH", "DELETE"):
+    if method in ("POST", "PUT", "PATCH", "DELETE"):
         codes |= {400, 409, 415, 422}
-    if method == "PATCH" or path.endswith("/archive"):
+    # An edit names the version it is based on (``kit/versions.py``); a PUT that
+    # replaces a record may too (the loyalty programme does).
+    if method in ("PATCH", "PUT") or path.endswith("/archive"):
         codes |= {412, 428}
     if operation.get("parameters"):
         codes.add(422)

@@ -602,6 +602,8 @@ OVERRIDES.update(
         ("GiftCardBalanceData", "expires_on"): "the last day the card may be spent, or null",
         ("GiftCardBalanceData", "usable"): "whether the card can be spent today (not "
         "expired, something left)",
+        ("CustomerPointsData", "customer_id"): "the customer's id",
+        ("CustomerPointsData", "customer_name"): "the customer's name",
     }
 )
 
@@ -669,6 +671,8 @@ PARAMETER_OVERRIDES: dict[tuple[str, str], str] = {
     ("/api/v1/admin/audit", "user_id"): "the staff member who made the change",
     ("/api/v1/admin/gift-cards", "customer_id"): "only this customer's cards and credit",
     ("/api/v1/admin/gift-cards/{card_id}", "card_id"): "the card's id",
+    ("/api/v1/admin/customers/{customer_id}/loyalty", "customer_id"): "the customer's id",
+    ("/api/v1/public/customers/{customer_id}/loyalty", "customer_id"): "the customer's id or xid",
 }
 
 

@@ -308,6 +308,14 @@ OPERATIONS: dict[str, Op] = {
             },
         },
     ),
+    f"GET {P}/customers/{{customer_id}}/loyalty": op(
+        "A customer's loyalty points",
+        "The customer's points and what they are worth at today's point value, for a till "
+        "that has picked the customer (the register shows them while online). `enrolled` "
+        "is false for the walk-in customer and before the company sets up a programme. "
+        "Redeem points with a tender in the `loyalty` payment mode on `POST /sales`. "
+        "Another company's customer is a 404.",
+    ),
     f"POST {P}/gift-cards/balance": op(
         "A gift card's balance",
         "What the card with this `code` holds, sent in the body so that the code is in no "
@@ -513,6 +521,34 @@ OPERATIONS: dict[str, Op] = {
         "As the public `POST /gift-cards`, recorded in one branch (`warehouse_id`) and in "
         "the audit trail (with the code masked). The code is in the first answer only. "
         "`payments.receive` there (a cashier too).",
+    ),
+    f"GET {A}/loyalty": op(
+        "The loyalty programme",
+        "The company's loyalty programme (DESIGN §18): `earn_unit` (the base amount that "
+        "earns one point), `point_value` (what a point is worth), `active` (whether sales "
+        "earn), its `version` (also the `ETag`) and what the outstanding points owe on "
+        "21400 (`outstanding_points`, `outstanding_value`). `configured` is false before "
+        "it is set up. Every named customer takes part; the walk-in customer never does. "
+        "`books.read`.",
+    ),
+    f"PUT {A}/loyalty": op(
+        "Set the loyalty programme",
+        "Sets up or changes the programme. A change names the version it is based on "
+        "(`If-Match` or `version`: 412 when stale, 428 when missing). A new `point_value` "
+        "revalues every outstanding point in the same transaction: Σ points × (new − old) "
+        "between 21400 Loyalty Points and 41300 Sales Discounts (`revaluation_entry_id`), "
+        "with a `revalue` movement on each customer's points. Audited as "
+        "`loyalty.updated`. `settings.write` (the owner).",
+    ),
+    f"GET {A}/customers/{{customer_id}}/loyalty": op(
+        "A customer's loyalty points",
+        "The customer's points, their value at today's point value and their movements, "
+        "newest first: `earn` (a sale), `redeem` (a tender in the `loyalty` mode), "
+        "`return` (a return takes back its sale's share), `refund` (a return refunded in "
+        "points), `void` and `revalue`; each with the points after it, the value 21400 "
+        "moved, its order and journal entry. A balance may be below zero when a return "
+        "took back points already spent. Another company's customer is a 404. "
+        "`parties.read`. " + _LIST,
     ),
     f"POST {A}/expenses": op(
         "Record an expense",

@@ -6,6 +6,7 @@ from tillbook.api.public import (
     adjustments,
     catalog,
     gift_cards,
+    loyalty,
     parties,
     payments,
     promotions,
@@ -34,3 +35,4 @@ router.include_router(transfers.router)
 router.include_router(registers.router)
 router.include_router(gift_cards.router)
 router.include_router(promotions.router)
+router.include_router(loyalty.router)

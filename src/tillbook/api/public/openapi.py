@@ -375,6 +375,18 @@ class OrderDetail(_Order):
     voided_at: dt.datetime | None = None
     items: list[OrderLine]
     payments: list[OrderPayment]
+    points_earned: int | None = Field(
+        default=None, description="a sale: the loyalty points it earned"
+    )
+    points_redeemed: int | None = Field(
+        default=None, description="a sale: the loyalty points its tenders redeemed"
+    )
+    points_taken_back: int | None = Field(
+        default=None, description="a sales return: the points of its sale it took back"
+    )
+    points_refunded: int | None = Field(
+        default=None, description="a sales return: the points its refund gave back"
+    )
 
 
 class OrderPage(Page[OrderListItem]):
@@ -398,6 +410,14 @@ class SaleCreated(Shape):
     payment_status: Literal["unpaid", "partially_paid", "paid"]
     paid_amount: MoneyStr
     due_amount: MoneyStr
+    points_earned: int = Field(
+        default=0,
+        description="loyalty points the sale earned its customer (DESIGN §18): floor of "
+        "its base amount less what points paid, over the programme's earn_unit",
+    )
+    points_redeemed: int = Field(
+        default=0, description="loyalty points its tenders in the loyalty mode redeemed"
+    )
 
 
 class PurchaseCreated(Shape):
@@ -419,6 +439,14 @@ class ReturnCreated(Shape):
     total: MoneyStr
     tax_amount: MoneyStr = Field(description="the tax given back (included in the total)")
     original_order_id: int | None
+    points_taken_back: int = Field(
+        default=0,
+        description="loyalty points of the sale taken back, by the share this return "
+        "refunds (rounded down); the balance may go below zero",
+    )
+    points_refunded: int = Field(
+        default=0, description="loyalty points given back by refund tenders in the loyalty mode"
+    )
 
 
 class PreviewLine(Shape):
@@ -449,6 +477,14 @@ class SalePreview(Shape):
     total: MoneyStr
     paid_amount: MoneyStr
     due_amount: MoneyStr
+    points_earned: int = Field(
+        default=0,
+        description="loyalty points the sale would earn its customer (DESIGN §18): floor of "
+        "its base amount less what points paid, over the programme's earn_unit",
+    )
+    points_redeemed: int = Field(
+        default=0, description="loyalty points its tenders in the loyalty mode would redeem"
+    )
 
 
 class SalePreviewResponse(Ok[SalePreview]):
@@ -730,6 +766,27 @@ class GiftCardBalanceData(Shape):
 class GiftCardBalance(Shape):
     status: Literal["success"]
     data: GiftCardBalanceData
+
+
+class CustomerPointsData(Shape):
+    customer_id: int
+    customer_name: str
+    enrolled: bool = Field(
+        description="whether the customer takes part: every named customer of a company "
+        "with a programme; never the walk-in customer"
+    )
+    programme_active: bool = Field(description="whether sales earn points now")
+    points: int = Field(
+        description="the customer's points; below zero when a return took back points already spent"
+    )
+    point_value: MoneyStr | None = Field(
+        description="what one point is worth, or null: no programme"
+    )
+    value: MoneyStr = Field(description="points × point_value")
+
+
+class CustomerPoints(Ok[CustomerPointsData]):
+    pass
 
 
 class InvoiceParty(Shape):

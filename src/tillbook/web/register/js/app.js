@@ -133,8 +133,10 @@ async function loadLocal() {
   state.customers = new Map(customers.map((c) => [c.id, c]));
   // Gift cards and store credit (account 21300) have their balance on the server:
   // that mode is a tender of the pay dialog only, checked online before it is
-  // taken; shifts, cash moves and refunds keep to the other modes.
-  state.modes = modes.filter((m) => !cards.isGiftMode(m));
+  // taken; shifts, cash moves and refunds keep to the other modes. Loyalty points
+  // (21400) are redeemed through the server's API only: the register offers no
+  // such tender (a queued sale spending them could be refused at sync).
+  state.modes = modes.filter((m) => !cards.isGiftMode(m) && m.account_code !== "21400");
   state.giftMode = modes.find(cards.isGiftMode) || null;
   state.taxes = new Map(taxes.map((t) => [t.id, t]));
   state.units = new Map(units.map((u) => [u.id, u]));
@@ -672,6 +674,33 @@ function pickCustomer(id) {
   state.cart.customer = id;
   $("dlg-customer").close();
   renderCart();
+  showPoints(id);
+}
+
+// A picked customer's loyalty points live on the server: looked up while online,
+// and said to be unknown offline (they cannot be redeemed here either way).
+async function showPoints(id) {
+  const line = $("customer-points");
+  line.hidden = true;
+  if (!id || typeof id !== "number") return;
+  line.textContent = "Loyalty points: …";
+  line.hidden = false;
+  if (isOffline()) {
+    line.textContent = "Loyalty points: offline, they cannot be looked up now";
+    return;
+  }
+  const answer = await api.pub(`/customers/${id}/loyalty`);
+  if (state.cart.customer !== id) return; // another customer was picked meanwhile
+  const data = answer.ok ? answer.body?.data : null;
+  if (!data) {
+    line.textContent = answer.network ? "Loyalty points: offline, they cannot be looked up now" : "Loyalty points: not available";
+    return;
+  }
+  if (!data.enrolled) {
+    line.hidden = true;
+    return;
+  }
+  line.textContent = `Loyalty points: ${data.points} (worth ${fmt(dec.parse(data.value, 2))})`;
 }
 
 $("customer-walkin").addEventListener("click", () => pickCustomer(null));
@@ -969,6 +998,7 @@ async function complete(onAccount) {
   tenders = [];
   $("dlg-pay").close();
   renderCart();
+  showPoints(null);
   state.lastReceipt = built.receipt;
   printReceipt(built.receipt);
   window.__lastTenderMs = performance.now() - started;
@@ -1200,6 +1230,7 @@ async function park() {
   await db.put("parked", { cart: state.cart, at: new Date().toISOString(), cashier: state.cashier?.name || null });
   state.cart = newCart();
   renderCart();
+  showPoints(null);
   flash("Sale parked (F8 to resume)");
 }
 
@@ -1215,6 +1246,7 @@ async function resumeDialog() {
         state.cart = p.cart;
         $("dlg-parked").close();
         renderCart();
+        showPoints(state.cart.customer);
       });
       return el("li", {}, b);
     }),
