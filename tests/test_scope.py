@@ -182,6 +182,10 @@ SCOPE: dict[tuple[str, str], str] = {
     ("POST", "/products/{product_id}/edit"): COMPANY,
     ("POST", "/products/{product_id}/archive"): COMPANY,
     ("POST", "/reference/{kind}"): COMPANY,  # units, categories, brands, taxes ...
+    ("POST", "/promotions"): COMPANY,  # a promotion is the company's (prices.write)
+    ("POST", "/promotions/{promotion_id}/pause"): COMPANY,
+    ("POST", "/promotions/{promotion_id}/resume"): COMPANY,
+    ("POST", "/promotions/{promotion_id}/archive"): COMPANY,
 }
 for _family in ("units", "categories", "brands", "taxes", "payment-modes",
                 "expense-categories", "warehouses", "promotions"):  # fmt: skip
