@@ -49,7 +49,7 @@ def item(index: int, product: int, quantity: str, amount: str, **over: Any) -> e
     return engine.Item(
         index,
         product,
-        over.get("category"),
+        tuple(over.get("categories", (over["category"],) if "category" in over else ())),
         over.get("brand"),
         D(quantity),
         D(amount),
@@ -75,6 +75,11 @@ def test_percent_and_amount_off_round_half_up_per_line() -> None:
 
 
 def test_targets_by_product_category_and_brand() -> None:
+    # a product filed under 8, a sub-category of 7, counts as in 7
+    under = item(0, 1, "1", "10.00", categories=(8, 7))
+    seven = rule(1, "percent_off", {"percent": "50"}, applies_to="categories",
+                 targets=frozenset({7}))  # fmt: skip
+    assert offs(engine.apply([seven], [under])) == {0: (1, "5.00")}
     basket = [
         item(0, 1, "1", "10.00", category=7),
         item(1, 2, "1", "10.00", brand=9),

@@ -494,10 +494,10 @@ async def test_totals_equal_the_preview_over_random_baskets(
 
 
 PROMOTIONS: list[dict[str, Any]] = [
-    {"name": "Juice 15%", "kind": "percent_off", "percent": "15", "applies_to": "categories",
-     "targets": ["child"], "priority": 2},
+    {"name": "Drinks 15%", "kind": "percent_off", "percent": "15", "applies_to": "categories",
+     "targets": ["drinks"], "priority": 2},
     {"name": "Water less 7c", "kind": "amount_off", "amount": "0.07", "applies_to": "products",
-     "targets": ["water"]},
+     "targets": ["water"], "priority": 3},
     {"name": "Acme 3 for 2.5", "kind": "buy_x_get_y", "buy": 2, "get": 1, "percent": "50",
      "applies_to": "brands", "targets": ["brand"], "priority": 5},
     {"name": "Bulk", "kind": "quantity_break", "combines": False,
@@ -522,7 +522,7 @@ async def test_promoted_totals_equal_the_preview_over_random_baskets(
     from tillbook.promotions.schemas import PromotionIn
 
     shop = await make_shop(db)
-    refs = {"child": shop.child_category_id, "water": shop.products["water"],
+    refs = {"drinks": shop.category_id, "water": shop.products["water"],
             "brand": shop.brand_id, "apple": shop.products["apple"],
             "tea": shop.products["tea"]}  # fmt: skip
 
@@ -543,9 +543,10 @@ async def test_promoted_totals_equal_the_preview_over_random_baskets(
             if "selected_unit_id" not in line:
                 line["quantity"] = str(rng.randint(1, 7))
     moments = ["2026-11-26T10:00:00Z", "2026-11-25T19:30:00Z", "2026-11-21T10:00:00Z"]
-    products = {shop.products["apple"]: (shop.child_category_id, shop.brand_id),
-                shop.products["water"]: (shop.category_id, None),
-                shop.products["tea"]: (None, None)}  # fmt: skip
+    # each product's category and the ones above it (Juice sits under Drinks)
+    products = {shop.products["apple"]: ([shop.child_category_id, shop.category_id], shop.brand_id),
+                shop.products["water"]: ([shop.category_id], None),
+                shop.products["tea"]: ([], None)}  # fmt: skip
     by_xid = {shop.xid(k): v for k, v in shop.products.items()}
     async with httpx.AsyncClient(base_url=f"{server}/api/v1/public", timeout=30) as http:
         rules = (await http.get("/promotions", headers=shop.headers)).json()["data"]
@@ -561,7 +562,7 @@ async def test_promoted_totals_equal_the_preview_over_random_baskets(
                         "tax_rate": rates[ln["tax_id"]][0] if "tax_id" in ln else "0",
                         "tax_inclusive": rates[ln["tax_id"]][1] if "tax_id" in ln else False,
                         "product_id": by_xid[ln["xid"]],
-                        "category_id": products[by_xid[ln["xid"]]][0],
+                        "categories": products[by_xid[ln["xid"]]][0],
                         "brand_id": products[by_xid[ln["xid"]]][1],
                     }
                     for ln in b["lines"]
@@ -609,7 +610,13 @@ async def test_promoted_totals_equal_the_preview_over_random_baskets(
     # Every kind priced some line, and the weekday and hours rules both bit.
     names = {r["id"]: r["name"] for r in rules}
     seen = {names[i["promotion_id"]] for m in computed for i in m["items"] if i["promotion_id"]}
-    assert seen >= {"Juice 15%", "Water less 7c", "Acme 3 for 2.5", "Lunch", "Weekend",
+    drinks = next(r["id"] for r in rules if r["name"] == "Drinks 15%")
+    assert any(
+        line["product_id"] == shop.products["apple"] and got["promotion_id"] == drinks
+        for basket, mine in zip(inputs, computed, strict=True)
+        for line, got in zip(basket["lines"], mine["items"], strict=True)
+    ), "a promotion on Drinks prices the juice filed under Drinks › Juice"
+    assert seen >= {"Drinks 15%", "Water less 7c", "Acme 3 for 2.5", "Lunch", "Weekend",
                     "Evenings"}, seen  # fmt: skip
 
 

@@ -218,6 +218,11 @@ async def price_lines(
     )
     units = await lookup.unit_factors(session, key.company_id, unit_refs, problems)
     problems.raise_if_any()
+    paths = (
+        await promotions.category_paths(session, key.company_id, key.reference_version)
+        if any(r.applies_to == "categories" for r in rules)
+        else {}
+    )
     applied = (
         promotions.apply(
             rules,
@@ -225,7 +230,7 @@ async def price_lines(
                 promotions.Item(
                     i,
                     product.id,
-                    product.category_id,
+                    paths.get(product.category_id, ()) if product.category_id else (),
                     product.brand_id,
                     item.quantity,
                     line_base(item.quantity, item.unit_price, getattr(item, "discount_rate", ZERO)),

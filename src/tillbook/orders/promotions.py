@@ -50,7 +50,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.kit.money import ZERO
 from tillbook.kit.refcache import ReferenceCache
-from tillbook.models import Promotion, Warehouse
+from tillbook.models import Category, Promotion, Warehouse
 
 KINDS = ("percent_off", "amount_off", "buy_x_get_y", "quantity_break", "bundle")
 TARGETS = ("all", "products", "categories", "brands")
@@ -84,7 +84,9 @@ class Item:
 
     index: int
     product_id: int
-    category_id: int | None
+    # The product's category and every category above it: a promotion on "Drinks"
+    # prices the juice filed under "Drinks › Juice".
+    categories: tuple[int, ...]
     brand_id: int | None
     quantity: Decimal
     # The line on the price as given, after its own discount rate (``line_base``).
@@ -173,11 +175,9 @@ def _frac(value: Any) -> Fraction:
 def _eligible(rule: Rule, item: Item) -> bool:
     if rule.applies_to == "all":
         return True
-    ref = {
-        "products": item.product_id,
-        "categories": item.category_id,
-        "brands": item.brand_id,
-    }.get(rule.applies_to)
+    if rule.applies_to == "categories":
+        return any(c in rule.targets for c in item.categories)
+    ref = {"products": item.product_id, "brands": item.brand_id}.get(rule.applies_to)
     return ref is not None and ref in rule.targets
 
 
@@ -308,6 +308,34 @@ async def _load(session: AsyncSession, company_id: int) -> dict[int, Rule]:
 # promotions service calls ``lookup.reference_changed``), so a copy older than the
 # version the request's key read is never served (``kit/refcache.py``).
 _COMPANY_PROMOTIONS: ReferenceCache[int, Rule] = ReferenceCache(_load, keep_empty=True)
+
+
+async def _load_parents(session: AsyncSession, company_id: int) -> dict[int, int | None]:
+    rows = await session.execute(
+        select(Category.id, Category.parent_id).where(Category.company_id == company_id)
+    )
+    return {id_: parent for id_, parent in rows.all()}
+
+
+# Category edits move the company's reference version too (``catalog.reference``).
+_CATEGORY_PARENTS: ReferenceCache[int, int | None] = ReferenceCache(_load_parents, keep_empty=True)
+
+
+async def category_paths(
+    session: AsyncSession, company_id: int, version: int | None
+) -> dict[int, tuple[int, ...]]:
+    """Each category with the ones above it, nearest first (a cycle, which the
+    catalog refuses, would stop at the first repeat)."""
+    parents = await _CATEGORY_PARENTS.get(session, company_id, version=version)
+    paths: dict[int, tuple[int, ...]] = {}
+    for start in parents:
+        path: list[int] = []
+        at: int | None = start
+        while at is not None and at not in path:
+            path.append(at)
+            at = parents.get(at)
+        paths[start] = tuple(path)
+    return paths
 
 
 async def company_rules(session: AsyncSession, company_id: int, version: int | None) -> list[Rule]:

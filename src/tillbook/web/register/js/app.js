@@ -10,7 +10,7 @@ import * as pin from "./pin.js";
 import * as queue from "./queue.js";
 import * as scanner from "./scanner.js";
 import * as sync from "./sync.js";
-import { inForce } from "./promotions.js";
+import { categoryPath, inForce } from "./promotions.js";
 import { saleTotals } from "./totals.js";
 import { qrSvg } from "./qr.js";
 
@@ -122,10 +122,11 @@ function enterSelling() {
 }
 
 async function loadLocal() {
-  const [products, customers, modes, taxes, units, cashiers, promotions] = await Promise.all(
-    ["products", "customers", "modes", "taxes", "units", "cashiers", "promotions"].map((s) => db.all(s)),
+  const [products, customers, modes, taxes, units, cashiers, promotions, categories] = await Promise.all(
+    ["products", "customers", "modes", "taxes", "units", "cashiers", "promotions", "categories"].map((s) => db.all(s)),
   );
   state.promotions = promotions;
+  state.parents = new Map(categories.map((c) => [c.id, c.parent_id]));
   state.products.clear();
   state.codes.clear();
   for (const p of products) indexProduct(p);
@@ -531,7 +532,8 @@ function cartTotals(at = new Date()) {
   return saleTotals({
     lines: state.cart.lines.map((l) => {
       const p = state.products.get(l.product_id);
-      return { quantity: l.quantity, unit_price: l.unit_price, discount_rate: l.discount_rate, product_id: l.product_id, category_id: p?.category_id ?? null, brand_id: p?.brand_id ?? null, ...taxOf(l) };
+      const categories = categoryPath(p?.category_id ?? null, state.parents || new Map());
+      return { quantity: l.quantity, unit_price: l.unit_price, discount_rate: l.discount_rate, product_id: l.product_id, categories, brand_id: p?.brand_id ?? null, ...taxOf(l) };
     }),
     discount: state.cart.discount,
     rules: promotionsAt(at),

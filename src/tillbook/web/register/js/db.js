@@ -3,7 +3,7 @@
 //   config      key/value: the credential, the register, sync tokens, last sync,
 //               the invoice and queue counters, cashier locks, settings
 //   products    by id; indexes barcodes (multi-entry), item_code
-//   customers, modes, taxes, units, cashiers, promotions   by id
+//   customers, modes, taxes, units, cashiers, promotions, categories   by id
 //   queue       the writes waiting to be posted, by seq (the order they were made);
 //               unique index on key (the Idempotency-Key)
 //   attention   writes the server refused, by key (never dropped)
@@ -12,7 +12,7 @@
 //   history     sales rung up here (for reprint and the X report), by number
 
 const NAME = "tillbook-register";
-const VERSION = 2; // 2: the promotions store
+const VERSION = 3; // 2: the promotions store; 3: categories (their parents)
 
 let opened = null;
 
@@ -23,7 +23,7 @@ export function open() {
     req.onupgradeneeded = (event) => {
       const db = req.result;
       if (event.oldVersion < 1) upgradeToOne(db);
-      if (!db.objectStoreNames.contains("promotions")) db.createObjectStore("promotions", { keyPath: "id" });
+      for (const s of ["promotions", "categories"]) if (!db.objectStoreNames.contains(s)) db.createObjectStore(s, { keyPath: "id" });
     };
     req.onsuccess = () => {
       const db = req.result;

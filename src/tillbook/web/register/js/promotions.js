@@ -82,8 +82,11 @@ export function inForce(rule, warehouseId, at, zone) {
 
 function eligible(rule, item) {
   if (rule.applies_to === "all") return true;
-  const ref = { products: item.product_id, categories: item.category_id, brands: item.brand_id }[rule.applies_to];
-  return ref != null && (rule.targets || []).includes(ref);
+  const targets = rule.targets || [];
+  // A product's category and every one above it: "Drinks" covers "Drinks › Juice".
+  if (rule.applies_to === "categories") return (item.categories || []).some((c) => targets.includes(c));
+  const ref = { products: item.product_id, brands: item.brand_id }[rule.applies_to];
+  return ref != null && targets.includes(ref);
 }
 
 // {offs: Map(index -> BigInt cents), counted: Set(index)}
@@ -182,8 +185,19 @@ function run(rules, items) {
 
 const total = (applied) => [...applied.values()].reduce((s, a) => s + a.off, 0n);
 
+// A category and the ones above it, nearest first, from {id: parent_id}.
+export function categoryPath(categoryId, parents) {
+  const path = [];
+  let at = categoryId ?? null;
+  while (at != null && !path.includes(at)) {
+    path.push(at);
+    at = parents.get ? parents.get(at) ?? null : parents[at] ?? null;
+  }
+  return path;
+}
+
 // What the promotions (already in force) take off the items
-// [{index, product_id, category_id, brand_id, quantity, amount (BigInt cents)}]:
+// [{index, product_id, categories, brand_id, quantity, amount (BigInt cents)}]:
 // Map(index -> {promotion_id, name, off (BigInt cents)}).
 export function applyPromotions(rules, items) {
   const ordered = [...rules].sort((a, b) => b.priority - a.priority || a.id - b.id);

@@ -15,6 +15,8 @@ export const FEEDS = [
   ["modes", "/payment-modes", (r) => r],
   ["taxes", "/taxes", (r) => r],
   ["promotions", "/promotions", (r) => r],
+  // Only their place in the tree: promotions on a category cover the ones below it.
+  ["categories", "/categories", (r) => ({ id: r.id, parent_id: r.parent_id ?? null })],
 ];
 
 function productShape(p) {

@@ -57,7 +57,8 @@ export function lineAmounts({ quantity, unit_price, discount_rate = 0, tax_rate 
 }
 
 // A basket: {lines: [{quantity, unit_price, discount_rate, tax_rate, tax_inclusive,
-// product_id, category_id, brand_id}], discount, shipping, rules (the promotions in
+// product_id, categories (its category and those above), brand_id}], discount,
+// shipping, rules (the promotions in
 // force, promotions.js)}. Answers BigInt cents and each line's amounts, with the
 // promotion that priced it ({promotion_id, name, off}) or null.
 export function saleTotals({ lines, discount = 0, shipping = 0, rules = [] }) {
@@ -67,7 +68,7 @@ export function saleTotals({ lines, discount = 0, shipping = 0, rules = [] }) {
         lines.map((l, index) => ({
           index,
           product_id: l.product_id,
-          category_id: l.category_id ?? null,
+          categories: l.categories || [],
           brand_id: l.brand_id ?? null,
           quantity: l.quantity,
           amount: lineBase(l),
