@@ -256,6 +256,11 @@ async def test_a_promoted_sale_names_its_promotion_and_posts_the_discount_to_413
     detail = (await client.get(f"/sales/{order_id}", headers=shop.headers)).json()["data"]
     assert detail["items"][0]["promotion_id"] == promo["id"]
     assert detail["items"][0]["promotion_discount"] == "1.40"
+    # The receipt prints the offer under its line.
+    receipt = await client.get(f"/sales/{order_id}/receipt?format=text", headers=shop.headers)
+    assert receipt.status_code == 200 and "Juice week" in receipt.text and "-1.40" in receipt.text
+    page = await client.get(f"/sales/{order_id}/receipt", headers=shop.headers)
+    assert "Juice week −1.40" in page.text
     # Revenue at the price before the promotion, the promotion on 41300.
     assert await db.read(lambda s: gl_balance(s, shop.company_id, "41300")) == D("1.40")
     assert await db.read(lambda s: gl_balance(s, shop.company_id, "41100")) == D("-10.00")

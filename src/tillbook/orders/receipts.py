@@ -44,6 +44,7 @@ from tillbook.models import (
     PaymentAllocation,
     PaymentMode,
     Product,
+    Promotion,
     User,
     Warehouse,
 )
@@ -143,8 +144,14 @@ async def load(
     assert company is not None and branch is not None and party is not None
     items = (
         await session.execute(
-            select(OrderItem, Product.name)
+            select(OrderItem, Product.name, Promotion.name)
             .join(Product, Product.id == OrderItem.product_id)
+            # The promotion that priced a line (DESIGN §18), printed under it.
+            .outerjoin(
+                Promotion,
+                (Promotion.id == OrderItem.promotion_id)
+                & (Promotion.company_id == OrderItem.company_id),
+            )
             .where(OrderItem.order_id == order.id)
             .order_by(OrderItem.id)
         )
@@ -169,7 +176,7 @@ async def load(
             )
         ).all()
     by_rate: dict[Decimal, list[Decimal]] = defaultdict(lambda: [ZERO, ZERO])
-    for item, _name in items:
+    for item, _name, _promotion in items:
         if item.tax_rate:
             by_rate[item.tax_rate][0] += item.subtotal
             by_rate[item.tax_rate][1] += item.tax_amount
@@ -204,8 +211,10 @@ async def load(
                 "discount_rate": _plain(item.discount_rate),
                 "tax_rate": _plain(item.tax_rate),
                 "total": money_str(item.total),
+                "promotion": promotion,
+                "promotion_discount": money_str(item.promotion_discount),
             }
-            for item, name in items
+            for item, name, promotion in items
         ],
         taxes=[
             {"rate": _plain(rate), "net": money_str(v[0]), "tax": money_str(v[1])}
@@ -307,6 +316,8 @@ def text(receipt: Receipt, width: int) -> str:
         if line["tax_rate"] != "0":
             detail += f" tax {line['tax_rate']}%"
         out.append(detail[:width])
+        if line["promotion"]:
+            out.append(_fit(f"  {line['promotion']}", "-" + line["promotion_discount"], width))
     out.append(rule)
     out.append(_fit("Subtotal", receipt.subtotal, width))
     if receipt.discount != "0.00":
