@@ -87,11 +87,23 @@ class Client:
             path = f"{path}?{urllib.parse.urlencode(params)}"
         return await self.request("GET", path)
 
-    async def post(self, path: str, json: Any = None) -> Response:
-        return await self.request("POST", path, orjson.dumps(json))
+    async def post(
+        self, path: str, json: Any = None, headers: dict[str, str] | None = None
+    ) -> Response:
+        return await self.request("POST", path, orjson.dumps(json), headers)
 
-    async def request(self, method: str, path: str, body: bytes | None = None) -> Response:
+    async def request(
+        self,
+        method: str,
+        path: str,
+        body: bytes | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> Response:
+        """``headers``: this request's own, beside the client's fixed ones (a key per
+        request, when one connection serves many branches)."""
         head = f"{method} {self.prefix}{path} HTTP/1.1\r\n".encode("latin-1") + self._fixed
+        if headers:
+            head += "".join(f"{k}: {v}\r\n" for k, v in headers.items()).encode("latin-1")
         if body is not None:
             head += b"Content-Type: application/json\r\nContent-Length: %d\r\n" % len(body)
         message = head + b"\r\n" + (body or b"")

@@ -2,6 +2,7 @@
 
     python bench/run.py --workers 2 --clients 16 --duration 30 [--history 1000000] \
         [--database-url postgresql://postgres@127.0.0.1:5432/tillbook_bench] [--json out.json]
+    python bench/run.py --companies 1000 --phases sales,tenants  # many tenants (issue 28)
 
 Drops and recreates the database named in ``--database-url`` (its name must contain
 ``bench``), migrates it, seeds 10,000 products in each of 2 warehouses (and
@@ -17,6 +18,9 @@ with ``--clients`` concurrent clients (asyncio and the lean HTTP/1.1 client of
     product     GET /products/{id}
     sale_get    GET /sales/{id}
     payments    POST /payments: in, allocated to one of the client's credit sales
+    tenants     POST /sales as ``sales``, each sale in a company and branch chosen at
+                random among ``--companies`` (issue 28: many tenants), with that
+                branch's key, products and customers
     reads       four phases back to back, the yardstick first: GET /health (no key,
                 no database), GET /products/{id}, GET /sales/{id}, and a page of 100
                 of the products' change feed (a till's first sync, cursor after
@@ -30,8 +34,11 @@ For every phase it also reads the CPU time the server, its PostgreSQL backends a
 the clients spent per request, and samples what the database sessions wait on.
 Prints a table, the ratio API ÷ floor and the targets of issue 6, and writes
 everything as JSON. Loopback only; every phase is bounded by its duration.
-``--reuse`` runs again on a database an earlier run seeded. ``--pgbouncer`` puts
-Debian's PgBouncer (transaction pooling, started here as in the tests,
+``--companies N`` seeds N - 1 more companies of two branches each
+(``--tenant-products`` per branch, ``seed.seed_tenants``) for the ``tenants``
+phase, whose sales go to a branch of any company at random, beside the main
+company's ``sales``. ``--reuse`` runs again on a database an earlier run seeded.
+``--pgbouncer`` puts Debian's PgBouncer (transaction pooling, started here as in the tests,
 ``tests/servers.py``) between the server and PostgreSQL, and reports its CPU per
 request too; the seeding, the meters and the floor stay direct. See bench/README.md.
 """
@@ -66,6 +73,8 @@ sys.path.insert(0, str(HERE))
 DEFAULT_URL = "postgresql://postgres@127.0.0.1:5432/tillbook_bench"
 STATE = Path(os.environ.get("TMPDIR", "/tmp")) / "tillbook-bench"  # server log, --reuse state
 PHASES = ("sales", "hot", "search", "product", "sale_get", "payments", "reads")
+# ``tenants`` runs only when asked for (it needs ``--companies`` > 1).
+OPTIONAL_PHASES = ("tenants",)
 # The ``reads`` phase: what a read costs beside a request that costs nothing. Each
 # runs ``--duration`` seconds; /health (no key, no database, a constant answer)
 # first, as the yardstick the others are divided by.
@@ -176,6 +185,8 @@ def save_seed(url: str, args: argparse.Namespace, info: dict[str, Any]) -> None:
         "master_key": os.environ["TILLBOOK_MASTER_KEY"],
         "products": args.products,
         "history": args.history,
+        "companies": args.companies,
+        "tenant_products": args.tenant_products,
         "info": info,
     }
     _seed_file(url).write_text(json.dumps(state, default=str))
@@ -186,11 +197,19 @@ def load_seed(url: str, args: argparse.Namespace) -> dict[str, Any] | None:
         state = json.loads(_seed_file(url).read_text())
     except (OSError, ValueError):
         return None
-    if (state["products"], state["history"]) != (args.products, args.history):
+    # (the tenants' catalogs matter only when there are tenants)
+    companies = getattr(args, "companies", 1)
+    seeded = (state["products"], state["history"], state.get("companies", 1),
+              state.get("tenant_products") if companies > 1 else None)  # fmt: skip
+    wanted = (args.products, args.history, companies,
+              getattr(args, "tenant_products", None) if companies > 1 else None)  # fmt: skip
+    if seeded != wanted:
         return None
     os.environ["TILLBOOK_MASTER_KEY"] = state["master_key"]
     info: dict[str, Any] = state["info"]
     info["products"] = {int(k): [tuple(p) for p in v] for k, v in info["products"].items()}
+    for tenant in info.get("tenants", []):
+        tenant["products"] = {int(k): [tuple(p) for p in v] for k, v in tenant["products"].items()}
     return info
 
 
@@ -523,6 +542,29 @@ class Workload:
         self.credit: dict[int, tuple[int, int]] = {}  # client -> (order id, customer id)
         self.feed_cursor: dict[int, str | None] = {}  # client -> where its walk is
         self.today = dt.date.today().isoformat()
+        # Every branch of every company (``--companies``): the main company's, then
+        # the tenants', each with what a sale there needs.
+        self.branches: list[dict[str, Any]] = [
+            {
+                "headers": self.keys[wi],
+                "products": self.products[wi],
+                "customers": self.customers,
+                "tax_id": info["tax_id"],
+            }
+            for wi in range(len(self.warehouses))
+        ] + [
+            {
+                "headers": {
+                    "X-Service-Public-Key": w["public_key"],
+                    "X-Service-Secret-Key": w["secret_key"],
+                },
+                "products": tenant["products"][w["id"]],
+                "customers": tenant["customer_ids"],
+                "tax_id": tenant["tax_id"],
+            }
+            for tenant in info.get("tenants", [])
+            for w in tenant["warehouses"]
+        ]
 
     def wi(self, client: int) -> int:
         return client % len(self.warehouses)
@@ -535,8 +577,12 @@ class Workload:
         paid: bool = True,
         qty: int = 0,
         hot: bool = False,
+        branch: dict[str, Any] | None = None,
     ):
         catalog = self.products[0 if hot else self.wi(client)]
+        tax_id, customers = self.info["tax_id"], self.customers
+        if branch is not None:
+            catalog, tax_id, customers = branch["products"], branch["tax_id"], branch["customers"]
         lines = []
         subtotal = tax = Decimal(0)
         chosen = catalog[:HOT_PRODUCTS] if hot else rng.sample(catalog, 3)
@@ -551,12 +597,12 @@ class Workload:
                     "xid": xid,
                     "quantity": q,
                     "unit_price": float(price),
-                    "tax_id": self.info["tax_id"],
+                    "tax_id": tax_id,
                 }
             )
         total = subtotal + tax
         body: dict[str, Any] = {
-            "user_id": rng.choice(self.customers),
+            "user_id": rng.choice(customers),
             "order_date": self.today,
             "product_items": lines,
             "subtotal": float(subtotal),
@@ -580,6 +626,14 @@ class Workload:
         r = await client.post("/sales", json=self.sale_body(i, rng))
         if r.status_code == 200:
             self.sale_ids[self.wi(i)].append(r.json()["order_id"])
+        return r.status_code, None
+
+    async def post_tenant_sale(self, client: Any, i: int, rng: random.Random) -> tuple[int, Any]:
+        """A sale in a branch chosen at random among every company's (the phase's
+        clients connect with no key; each request names its branch's)."""
+        branch = rng.choice(self.branches)
+        body = self.sale_body(i, rng, branch=branch)
+        r = await client.post("/sales", json=body, headers=branch["headers"])
         return r.status_code, None
 
     async def post_hot_sale(self, client: Any, i: int, rng: random.Random) -> tuple[int, Any]:
@@ -816,6 +870,18 @@ def targets(results: dict[str, Any]) -> list[str]:
             f"GET /products?search= p50 ÷ GET /products/{{id}} p50: {s['p50_ms']} / "
             f"{p['p50_ms']} = {k:.1f}×  (target ≤ 2×) {'OK' if k <= 2 else 'MISSED'}"
         )
+    tenants = phases.get("tenants")
+    if tenants and sales and sales["per_second"] and sales["p99_ms"]:
+        # issue 28: sales spread over many companies against one company's
+        k = tenants["per_second"] / sales["per_second"]
+        t99 = tenants["p99_ms"] / sales["p99_ms"]
+        results["tenants_over_sales"] = {"per_second": round(k, 3), "p99": round(t99, 3)}
+        good = k >= 0.85 and t99 <= 1.15
+        out.append(
+            f"{results['args'].get('companies')} companies ÷ one: ok/s {tenants['per_second']} "
+            f"/ {sales['per_second']} = {k:.0%}, p99 {tenants['p99_ms']} / {sales['p99_ms']} "
+            f"ms = {t99:.0%}  (target: within 15%) {'OK' if good else 'MISSED'}"
+        )
     out += reads_targets(results)
     out.append(
         "history: compare POST /sales ok/s of a run with --history 1000000 against one "
@@ -891,7 +957,7 @@ async def more_rounds(
 
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     from floor import run_floor
-    from seed import check, seed
+    from seed import check, roll_up_all, seed, seed_tenants
 
     from tillbook.migrate import upgrade
 
@@ -909,6 +975,13 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         t0 = time.perf_counter()
         await asyncio.to_thread(upgrade, url)
         info = await seed(url, products=args.products, history=args.history)
+        if args.companies > 1:
+            info["tenants"] = await seed_tenants(
+                url, args.companies - 1, products=args.tenant_products
+            )
+            companies = [info["company_id"], *(t["company_id"] for t in info["tenants"])]
+            await roll_up_all(url, companies)
+            await maintain(url)
         results["seed_seconds"] = round(time.perf_counter() - t0, 1)
         save_seed(url, args, info)
     else:
@@ -918,6 +991,8 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     work = Workload(info)
 
     phases = [q for p in args.phases.split(",") if p for q in (READS if p == "reads" else [p])]
+    if "tenants" in phases and not info.get("tenants"):
+        raise SystemExit("the tenants phase needs --companies > 1")
     if phases:
         bouncer = None
         server_url = url
@@ -948,6 +1023,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
                 "reads_product": work.product,
                 "reads_sale": work.sale_get,
                 "reads_feed": work.feed,
+                "tenants": work.post_tenant_sale,
             }
             results["maintenance_seconds"] = [round(await maintain(url), 1)]
             for name in phases:
@@ -957,6 +1033,16 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
                     await work.ensure_sales(server.base)
                 if name == "hot":
                     await work.top_up_hot(server.base)
+                if name == "tenants":
+                    # Warm-up spread over the companies too (as a sales phase's
+                    # warm-up is over its one company), not measured. A company's
+                    # first sale in a server process reads its accounts, taxes and
+                    # modes (``kit/refcache.py``): ``--tenants-warmup`` long enough
+                    # for most companies to have sold in both processes measures
+                    # the steady state, a short one mostly first sales.
+                    warmup = args.warmup if args.tenants_warmup is None else args.tenants_warmup
+                    await run_phase("warmup", server.base, [{}], args.clients, warmup,
+                                    work.post_tenant_sale)  # fmt: skip
                 profiler = None
                 if args.profile and name in args.profile_phases.split(","):
                     where = Path(args.profile)
@@ -976,7 +1062,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
                 rec = await run_phase(
                     name,
                     server.root if health else server.base,
-                    work.keys[:1] if name == "hot" else work.keys,
+                    work.keys[:1] if name == "hot" else [{}] if name == "tenants" else work.keys,
                     args.clients,
                     args.duration,
                     requests[name],
@@ -1024,6 +1110,17 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     if args.rounds > 1 and "sales" in phases and "floor" in results:
         await more_rounds(args, url, work, results)
     results["books"] = await check(url, info["company_id"])
+    if info.get("tenants"):
+        # The tenants' books: a sample of companies (each check scans its company).
+        sample = random.Random(28).sample(info["tenants"], min(20, len(info["tenants"])))
+        checks = [await check(url, tenant["company_id"]) for tenant in sample]
+        results["books_tenants"] = {
+            "companies_checked": len(checks),
+            "ok": all(c["ok"] for c in checks),
+            "failed": [c for c in checks if not c["ok"]],
+        }
+        print(f"books of {len(checks)} tenant companies: "
+              f"{'ok' if results['books_tenants']['ok'] else 'NOT OK'}")  # fmt: skip
     results["database_after"] = await database_facts(url)
     results["machine"]["loadavg_after"] = os.getloadavg()
     results["targets"] = targets(results)
@@ -1039,7 +1136,28 @@ def main() -> None:
     parser.add_argument("--database-url", default=DEFAULT_URL)
     parser.add_argument("--history", type=int, default=0, help="past sales to seed")
     parser.add_argument("--products", type=int, default=10_000, help="per warehouse")
-    parser.add_argument("--phases", default=",".join(PHASES), help="comma-separated")
+    parser.add_argument(
+        "--companies",
+        type=int,
+        default=1,
+        help="companies in all (issue 28): the main one and N - 1 tenants of two branches "
+        "each, for the tenants phase",
+    )
+    parser.add_argument(
+        "--tenant-products", type=int, default=100, help="products per branch of a tenant"
+    )
+    parser.add_argument(
+        "--tenants-warmup",
+        type=float,
+        default=None,
+        help="seconds of unmeasured sales spread over the companies before the tenants "
+        "phase (default --warmup)",
+    )
+    parser.add_argument(
+        "--phases",
+        default=",".join(PHASES),
+        help=f"comma-separated, of {', '.join(PHASES + OPTIONAL_PHASES)}",
+    )
     parser.add_argument("--pool-size", type=int, default=None, help="TILLBOOK_DB_POOL_SIZE")
     parser.add_argument("--skip-floor", action="store_true")
     parser.add_argument(
@@ -1068,6 +1186,8 @@ def main() -> None:
         "--history (skips the drop and the seeding; the sales earlier runs made stay)",
     )
     args = parser.parse_args()
+    if (args.tenants_warmup or 0) > 600:
+        parser.error("bounded: --tenants-warmup at most 600 s")
     if args.duration > 600 or args.clients > 256:
         parser.error("bounded: --duration at most 600 s, --clients at most 256")
 

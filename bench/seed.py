@@ -17,6 +17,7 @@ seeding every product has 1,050 on hand, 50 in batch 1, whatever the history siz
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import random
 import time
@@ -78,55 +79,70 @@ def pg_dsn(url: str) -> str:
     return url.replace("postgresql+asyncpg://", "postgresql://", 1)
 
 
+async def _branches(
+    session: Any, company_id: int, count: int, name: str, key_name: str
+) -> list[dict[str, Any]]:
+    """``count`` warehouses of the company, each with a bench till's API key (no
+    rate limit to speak of), as the clients need them."""
+    out = []
+    for i in range(count):
+        wh = await tenancy.create_warehouse(session, company_id, name.format(n=i + 1))
+        key = await tenancy.create_api_key(
+            session, wh.id, key_name.format(n=i + 1), rate_limit=BENCH_RATE_LIMIT
+        )
+        out.append(
+            {
+                "id": wh.id,
+                "public_key": key.key.public_key,
+                "secret_key": key.secret_key,
+                "staff_user_id": key.key.user_id,
+            }
+        )
+    return out
+
+
+async def _company(
+    session: Any, name: str, email: str, warehouses: int, branch: str, till: str
+) -> dict[str, Any]:
+    """A company through the services: its chart and modes (``create_company``), a
+    unit, VAT 10%, a walk-in customer and ``warehouses`` branches with a key each."""
+    company, admin = await tenancy.create_company(
+        session, name, admin_email=email, admin_password=uuid.uuid4().hex
+    )
+    cid = company.id
+    unit = await catalog.create_unit(session, cid, "Piece", "pc")
+    tax = await catalog.create_tax(session, cid, "VAT 10%", D("10"), False)
+    walk_in = await catalog.create_party(session, cid, "customer", "Walk-in customer", walk_in=True)
+    return {
+        "company_id": cid,
+        "admin_id": admin.id,
+        "unit_id": unit.id,
+        "tax_id": tax.id,
+        "tax_rate": "10",
+        "walk_in_id": walk_in.id,
+        "warehouses": await _branches(session, cid, warehouses, branch, till),
+        "accounts": await account_ids(session, cid),
+    }
+
+
 async def _tenant(url: str, warehouses: int) -> dict[str, Any]:
     """Company, chart, warehouses, keys, tax, units, categories, brands via the services."""
     db = Database(url, pool_size=2)
     try:
 
         async def work(session: Any) -> dict[str, Any]:
-            company, admin = await tenancy.create_company(
-                session,
-                "Bench Mart",
-                admin_email=f"admin+{uuid.uuid4().hex[:6]}@bench.example",
-                admin_password=uuid.uuid4().hex,
+            email = f"admin+{uuid.uuid4().hex[:6]}@bench.example"
+            made = await _company(
+                session, "Bench Mart", email, warehouses, "Store {n}", "Store {n} bench till"
             )
-            cid = company.id
-            unit = await catalog.create_unit(session, cid, "Piece", "pc")
-            categories = [
+            cid = made["company_id"]
+            made["categories"] = [
                 (await catalog.create_category(session, cid, name)).id for name in CATEGORIES
             ]
-            brands = [(await catalog.create_brand(session, cid, name)).id for name in BRANDS]
-            tax = await catalog.create_tax(session, cid, "VAT 10%", D("10"), False)
-            walk_in = await catalog.create_party(
-                session, cid, "customer", "Walk-in customer", walk_in=True
-            )
-            whs = []
-            for i in range(warehouses):
-                wh = await tenancy.create_warehouse(session, cid, f"Store {i + 1}")
-                key = await tenancy.create_api_key(
-                    session, wh.id, f"Store {i + 1} bench till", rate_limit=BENCH_RATE_LIMIT
-                )
-                whs.append(
-                    {
-                        "id": wh.id,
-                        "public_key": key.key.public_key,
-                        "secret_key": key.secret_key,
-                        "staff_user_id": key.key.user_id,
-                    }
-                )
-            accounts = await account_ids(session, cid)
-            return {
-                "company_id": cid,
-                "admin_id": admin.id,
-                "unit_id": unit.id,
-                "categories": categories,
-                "brands": brands,
-                "tax_id": tax.id,
-                "tax_rate": "10",
-                "walk_in_id": walk_in.id,
-                "warehouses": whs,
-                "accounts": accounts,
-            }
+            made["brands"] = [
+                (await catalog.create_brand(session, cid, name)).id for name in BRANDS
+            ]
+            return made
 
         return await db.write(work)
     finally:
@@ -180,6 +196,28 @@ LISTING_COLUMNS = (
 )  # fmt: skip
 
 
+async def _copy_customers(
+    conn: asyncpg.Connection, companies: list[int], each: int, rng: random.Random
+) -> None:
+    """``each`` customers of every company, named at random, with no balance."""
+    await conn.copy_records_to_table(
+        "users",
+        records=[
+            (
+                company_id,
+                "customer",
+                f"{rng.choice(FIRST)} {rng.choice(LAST)} {i + 1}",
+                f"555-{i:05d}",
+                False,
+                D("0.00"),
+            )
+            for company_id in companies
+            for i in range(each)
+        ],
+        columns=("company_id", "user_type", "name", "phone", "is_walk_in", "balance"),
+    )
+
+
 async def _setval(conn: asyncpg.Connection, table: str) -> None:
     await conn.execute(
         f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "
@@ -215,21 +253,7 @@ async def seed(
         # most of the time.
         await conn.execute("SET session_replication_role = replica")
         # ---- customers (company-wide)
-        await conn.copy_records_to_table(
-            "users",
-            records=[
-                (
-                    cid,
-                    "customer",
-                    f"{rng.choice(FIRST)} {rng.choice(LAST)} {i + 1}",
-                    f"555-{i:05d}",
-                    False,
-                    D("0.00"),
-                )
-                for i in range(customers)
-            ],
-            columns=("company_id", "user_type", "name", "phone", "is_walk_in", "balance"),
-        )
+        await _copy_customers(conn, [cid], customers, rng)
         customer_ids = [
             r["id"]
             for r in await conn.fetch(
@@ -465,6 +489,223 @@ async def seed(
         # past sale n (1-based) is order first_order + n - 1, in warehouse n % len(warehouses)
         "history_first_order_id": first_order,
     }
+
+
+TENANT_CUSTOMERS = 5
+
+
+async def seed_tenants(
+    url: str,
+    companies: int,
+    *,
+    products: int = 100,
+    warehouses: int = 2,
+    log: Log = print,
+) -> list[dict[str, Any]]:
+    """``companies`` more companies beside the main one (issue 28: many tenants),
+    each of ``warehouses`` branches with an API key, its chart, modes, a VAT 10%
+    tax, a walk-in customer and ``TENANT_CUSTOMERS`` more, and ``products`` products
+    per branch with one opening batch each (1,050 units, its movement and its
+    opening entry Dr 11700 / Cr 31100, as ``seed`` makes them).
+
+    The companies are made through the service's own functions, a few at a time
+    (the owners' password hash computed once: scrypt per owner would be most of
+    the time, and nobody logs in as a bench tenant's owner); the catalogs, batches,
+    movements and entries of all of them go in bulk afterwards. Returns, per
+    company, what the clients need (``Workload``)."""
+    from tillbook.kit import crypto
+
+    t0 = time.perf_counter()
+    db = Database(url, pool_size=4)
+    one_hash = crypto.hash_password(uuid.uuid4().hex)
+    real_hash = crypto.hash_password
+    crypto.hash_password = lambda _password: one_hash  # type: ignore[assignment]
+    tenants: list[dict[str, Any]] = []
+    try:
+
+        async def one(i: int) -> dict[str, Any]:
+            async def work(session: Any) -> dict[str, Any]:
+                email = f"owner+{i + 1}-{uuid.uuid4().hex[:6]}@tenant.example"
+                return await _company(
+                    session, f"Tenant {i + 1}", email, warehouses, "Branch {n}", "Branch {n} till"
+                )
+
+            return await db.write(work)
+
+        for start in range(0, companies, 8):
+            tenants += await asyncio.gather(
+                *(one(i) for i in range(start, min(start + 8, companies)))
+            )
+            if (start // 8) % 25 == 24:
+                log(f"  tenants: {len(tenants)} companies, {time.perf_counter() - t0:.0f}s")
+    finally:
+        crypto.hash_password = real_hash  # type: ignore[assignment]
+        await db.dispose()
+    log(f"  {companies} tenant companies through the services: {time.perf_counter() - t0:.1f}s")
+
+    t1 = time.perf_counter()
+    rng = random.Random(28)
+    conn = await asyncpg.connect(pg_dsn(url))
+    try:
+        await conn.execute("SET session_replication_role = replica")
+        await _copy_customers(conn, [t["company_id"] for t in tenants], TENANT_CUSTOMERS, rng)
+        by_company: dict[int, list[int]] = {}
+        for r in await conn.fetch(
+            "SELECT company_id, id FROM users WHERE company_id = ANY($1::bigint[]) "
+            "AND user_type = 'customer' AND NOT is_walk_in ORDER BY id",
+            [t["company_id"] for t in tenants],
+        ):
+            by_company.setdefault(r["company_id"], []).append(r["id"])
+        plain = {"categories": [None], "brands": [None]}
+        catalog_rows = [
+            row
+            for t in tenants
+            for wi, wh in enumerate(t["warehouses"])
+            for row in _product_rows(t["company_id"], wh["id"], wi, products, {**t, **plain}, rng)
+        ]
+        width = len(PRODUCT_COLUMNS)
+        await conn.copy_records_to_table(
+            "products", records=[row[:width] for row in catalog_rows], columns=PRODUCT_COLUMNS
+        )
+        listed = {(row[0], row[3]): row[width:] for row in catalog_rows}
+        rows = await conn.fetch(
+            "SELECT id, company_id, item_code, barcode FROM products "
+            "WHERE company_id = ANY($1::bigint[]) ORDER BY id",
+            [t["company_id"] for t in tenants],
+        )
+        await conn.copy_records_to_table(
+            "listings",
+            records=[
+                (r["company_id"], wh_id, r["id"], price, cost, stock, 0, True)
+                for r in rows
+                for wh_id, price, cost, stock in [listed[(r["company_id"], r["item_code"])]]
+            ],
+            columns=LISTING_COLUMNS,
+        )
+        await conn.copy_records_to_table(
+            "product_barcodes",
+            records=[(r["company_id"], r["id"], r["barcode"]) for r in rows],
+            columns=("company_id", "product_id", "barcode"),
+        )
+        accounts = {t["company_id"]: t["accounts"] for t in tenants}
+        admin_of = {
+            r["company_id"]: r["id"]
+            for r in await conn.fetch(
+                "SELECT DISTINCT ON (company_id) company_id, id FROM users "
+                "WHERE company_id = ANY($1::bigint[]) AND user_type = 'staff' "
+                "ORDER BY company_id, id",
+                [t["company_id"] for t in tenants],
+            )
+        }
+        await conn.execute(
+            "CREATE TEMP TABLE tenant_batch (rn bigint, company_id bigint, warehouse_id bigint, "
+            "product_id bigint, qty numeric, cost numeric, inventory bigint, equity bigint, "
+            "admin_id bigint)"
+        )
+        await conn.copy_records_to_table(
+            "tenant_batch",
+            records=[
+                (
+                    n + 1,
+                    r["company_id"],
+                    wh_id,
+                    r["id"],
+                    stock,
+                    cost,
+                    accounts[r["company_id"]][chart.INVENTORY],
+                    accounts[r["company_id"]][chart.OPENING_EQUITY],
+                    admin_of[r["company_id"]],
+                )
+                for n, r in enumerate(rows)
+                for wh_id, _price, cost, stock in [listed[(r["company_id"], r["item_code"])]]
+            ],
+        )
+        b0 = await _max_id(conn, "stock_batches")
+        e0 = await _max_id(conn, "journal_entries")
+        await conn.execute(
+            """
+            INSERT INTO stock_batches (id, company_id, warehouse_id, product_id, batch_number,
+                unit_cost, quantity_received, quantity_remaining, value_remaining,
+                source_type, source_id, created_at)
+            SELECT $1::bigint + rn, company_id, warehouse_id, product_id, 'B1', cost, qty, qty,
+                   qty * cost, 'opening', product_id, now() - interval '800 days'
+            FROM tenant_batch
+            """,
+            b0,
+        )
+        await conn.execute(
+            """
+            INSERT INTO stock_movements (company_id, warehouse_id, product_id, batch_id,
+                quantity, cost_amount, reason, source_type, source_id, created_at)
+            SELECT company_id, warehouse_id, product_id, $1::bigint + rn, qty, qty * cost,
+                   'opening', 'opening', product_id, now() - interval '800 days'
+            FROM tenant_batch ORDER BY rn
+            """,
+            b0,
+        )
+        await conn.execute(
+            """
+            INSERT INTO journal_entries (id, company_id, warehouse_id, entry_date, narration,
+                source_type, source_id, created_by, created_at)
+            SELECT $1::bigint + rn, company_id, warehouse_id, current_date - 800,
+                   'Opening stock ' || product_id || ' ' || qty || ' @ ' || cost, 'opening',
+                   product_id, admin_id, now() - interval '800 days'
+            FROM tenant_batch
+            """,
+            e0,
+        )
+        await conn.execute(
+            """
+            INSERT INTO journal_lines (entry_id, company_id, warehouse_id, account_id, party_id,
+                debit, credit)
+            SELECT $1::bigint + rn, company_id, warehouse_id, a.account_id, NULL,
+                   CASE WHEN a.side = 'd' THEN qty * cost ELSE 0 END,
+                   CASE WHEN a.side = 'c' THEN qty * cost ELSE 0 END
+            FROM tenant_batch
+            CROSS JOIN LATERAL (VALUES (inventory, 'd'), (equity, 'c')) a(account_id, side)
+            ORDER BY rn, a.side DESC
+            """,
+            e0,
+        )
+        for table in ("stock_batches", "journal_entries"):
+            await _setval(conn, table)
+        await conn.execute("SET session_replication_role = DEFAULT")
+        listed_ids: dict[int, list[tuple[int, str, str]]] = {}
+        for r in rows:
+            wh_id, price, _cost, _stock = listed[(r["company_id"], r["item_code"])]
+            listed_ids.setdefault(wh_id, []).append((r["id"], xid.encode(r["id"]), str(price)))
+    finally:
+        await conn.close()
+    log(f"  tenants' catalogs: {len(rows)} products, batches and entries: "
+        f"{time.perf_counter() - t1:.1f}s")  # fmt: skip
+    return [
+        {
+            "company_id": t["company_id"],
+            "tax_id": t["tax_id"],
+            "customer_ids": by_company[t["company_id"]],
+            "warehouses": t["warehouses"],
+            "products": {wh["id"]: listed_ids[wh["id"]] for wh in t["warehouses"]},
+        }
+        for t in tenants
+    ]
+
+
+async def roll_up_all(url: str, company_ids: list[int], log: Log = print) -> None:
+    """Every company's past months rolled up now, as ``tillbook serve``'s background
+    step would at its start (``ledger.rollups``): with a thousand companies that
+    pass would otherwise run through the first minutes of the measured phases."""
+    from tillbook.ledger import rollups
+
+    t0 = time.perf_counter()
+    db = Database(url, pool_size=4)
+    try:
+        for start in range(0, len(company_ids), 4):
+            await asyncio.gather(
+                *(rollups.roll_up(db, cid) for cid in company_ids[start : start + 4])
+            )
+    finally:
+        await db.dispose()
+    log(f"  {len(company_ids)} companies rolled up: {time.perf_counter() - t0:.1f}s")
 
 
 async def _history(

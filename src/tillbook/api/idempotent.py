@@ -90,16 +90,19 @@ async def _claim(
     if warehouse_id is not None:
         del values["company_id"]  # the public claim is prebuilt without it
         claim = _CLAIM_PG if uow.is_postgresql else _CLAIM_SQLITE
-        scope = IdempotencyRecord.warehouse_id == warehouse_id
     else:
         claim = _ADMIN_CLAIM_PG if uow.is_postgresql else _ADMIN_CLAIM_SQLITE
-        scope = (IdempotencyRecord.company_id == company_id) & IdempotencyRecord.warehouse_id.is_(
-            None
-        )
     session = uow.session
     for _ in range(2):
         if await uow.run(claim, values):
             return None
+        # (built only now: the expression costs more than the claim's own work)
+        scope = (
+            IdempotencyRecord.warehouse_id == warehouse_id
+            if warehouse_id is not None
+            else (IdempotencyRecord.company_id == company_id)
+            & IdempotencyRecord.warehouse_id.is_(None)
+        )
         record = (
             await session.execute(
                 select(IdempotencyRecord).where(scope, IdempotencyRecord.token == token)

@@ -40,10 +40,18 @@ Loader = Callable[[AsyncSession, int], Awaitable[dict[K, V]]]
 UNVERSIONED = -1
 
 
+_urls: dict[int, tuple[Engine, str]] = {}
+
+
 def _database(session: AsyncSession) -> str:
     bind = session.get_bind()
     engine = bind if isinstance(bind, Engine) else bind.engine
-    return engine.url.render_as_string()
+    # (the URL rendered once per engine, not three times a sale; the engine is
+    # held with it so that its id is never another's)
+    found = _urls.get(id(engine))
+    if found is None or found[0] is not engine:
+        found = _urls[id(engine)] = (engine, engine.url.render_as_string())
+    return found[1]
 
 
 class ReferenceCache(Generic[K, V]):

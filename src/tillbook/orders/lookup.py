@@ -20,7 +20,7 @@ from tillbook.kit.refcache import ReferenceCache
 from tillbook.kit.refs import ref_to_id
 from tillbook.ledger.chart import GIFT_CARDS, LOYALTY_POINTS
 from tillbook.models import Account, Company, Order, PaymentMode, ProductUnit, Tax, User
-from tillbook.models.base import table_of
+from tillbook.models.base import table_of, value_of
 from tillbook.unit import UnitOfWork
 
 RefValue = int | str
@@ -139,7 +139,7 @@ async def party(
     if id_ is not None:
         params = {"id": id_, "company_id": company_id, "user_type": user_type}
         rows = await uow.run(_PARTY, params)
-        found = User(**rows[0].as_dict()) if rows else None
+        found = value_of(User, **rows[0].as_dict()) if rows else None
     if found is None:
         problems.add(field, f"unknown {user_type} {ref!r}")
     elif found.archived_at is not None:

@@ -18,7 +18,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from tillbook.kit.money import ZERO
 from tillbook.models import InvoiceCounter, Order, OrderItem, PriceAdjustmentBatch
-from tillbook.models.base import table_of
+from tillbook.models.base import table_of, value_of
 from tillbook.unit import QueuedUpdate, UnitOfWork
 
 _counters = table_of(InvoiceCounter)
@@ -85,7 +85,7 @@ async def client_numbered(
         _CLIENT_NUMBERED,
         {"warehouse_id": warehouse_id, "order_type": order_type, "number": number},
     )
-    return Order(**rows[0].as_dict()) if rows else None
+    return value_of(Order, **rows[0].as_dict()) if rows else None
 
 
 async def insert_order(uow: UnitOfWork, values: Mapping[str, Any]) -> int:

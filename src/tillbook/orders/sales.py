@@ -29,6 +29,7 @@ from tillbook.ledger.parties import warehouse_balances
 from tillbook.ledger.service import post
 from tillbook.loyalty import points as loyalty
 from tillbook.models import Order, OrderItem, User
+from tillbook.models.base import value_of
 from tillbook.orders import lookup, numbering, promotions, shifts
 from tillbook.orders import repository as repo
 from tillbook.orders.currency import base_total, currency_fields, order_currency
@@ -333,7 +334,7 @@ async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[s
         "shift_id": shift_id,
         **order_currency(fx, total - paid, [t.amount for t, _mode in intake.tenders]),
     }
-    order = Order(id=await repo.insert_order(uow, values), **values)
+    order = value_of(Order, id=await repo.insert_order(uow, values), **values)
     for line, alloc in zip(lines, allocations, strict=True):
         bounds.check(f"{line.field}.quantity", alloc.cost, MONEY, "the cost of this line")
     item_rows = [
@@ -361,7 +362,7 @@ async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[s
     ]
     item_ids = await repo.insert_items(uow, item_rows)
     items = [
-        (OrderItem(id=item_id, **row), line.product)
+        (value_of(OrderItem, id=item_id, **row), line.product)
         for item_id, row, line in zip(item_ids, item_rows, lines, strict=True)
     ]
     payments, tender_postings = await record_order_tenders(

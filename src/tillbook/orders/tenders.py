@@ -19,7 +19,7 @@ from tillbook.ledger import chart
 from tillbook.ledger.fx import Held, to_base
 from tillbook.ledger.service import Pair
 from tillbook.models import Order, Payment, PaymentAllocation, Shift
-from tillbook.models.base import table_of
+from tillbook.models.base import table_of, value_of
 from tillbook.orders import lookup
 from tillbook.orders.lookup import Mode
 from tillbook.orders.schemas import Tender
@@ -80,7 +80,7 @@ async def record_order_tenders(
             for id_, row in zip(ids, rows, strict=True)
         ],
     )
-    payments = [Payment(id=id_, **row) for id_, row in zip(ids, rows, strict=True)]
+    payments = [value_of(Payment, id=id_, **row) for id_, row in zip(ids, rows, strict=True)]
     postings: list[Pair] = []
     for i, (tender, mode) in enumerate(tenders):
         taken = cash.get(i)
