@@ -152,6 +152,8 @@ class SaleRecord:
     invoice_number: str
     customer_id: int
     lines: list[LineRecord] = field(default_factory=list)
+    # What its returns have paid back: refunds never exceed what was paid for it.
+    refunded: Decimal = field(default_factory=Decimal)
 
     def left(self, product: str) -> Decimal:
         return sum((ln.base - ln.returned for ln in self.lines if ln.product == product), D(0))
@@ -631,10 +633,20 @@ class BooksMachine(RuleBasedStateMachine):
             }
         ]
         tenders = []
+        against = sale if "invoice_number" in body else None
         if exact:
             tenders = self.draw_tenders(data, refund, ["none", "partial", "exact", "over"])
-            if sum((a for a, _ in tenders), D(0)) > refund and not problems:
+            given = sum((a for a, _ in tenders), D(0))
+            if given > refund and not problems:
                 problems.add("all_payments")
+            elif against is not None and given > 0 and not problems:
+                # Σ refunded on a sale ≤ what was paid for it (at the sale or since).
+                r = self.env.run(
+                    self.env.client.get(f"/sales/{against.order_id}", headers=self.s.headers)
+                )
+                paid_for = D(r.json()["data"]["paid_amount"])
+                if given > paid_for - against.refunded:
+                    problems.add("all_payments")
         if tenders:
             body["all_payments"] = [{"amount": str(a), "payment_mode_id": m} for a, m in tenders]
         r = self.post("/sales-returns", body)
@@ -649,6 +661,8 @@ class BooksMachine(RuleBasedStateMachine):
         else:
             assert D(0) <= got_total <= refund, f"return total {got_total} above {refund}"
         self.stock[product] += quantity
+        if against is not None:
+            against.refunded += sum((a for a, _ in tenders), D(0))
         for ln, take in parts:
             ln.returned += take
         self.tax_payable -= got_tax
