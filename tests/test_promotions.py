@@ -406,6 +406,24 @@ BAD = [
     ),
     ({"kind": "percent_off", "percent": "5", "weekdays": [8]}, "weekdays.0"),
     ({"kind": "gift", "percent": "5"}, "kind"),
+    ({"kind": "percent_off", "percent": "5", "weekdays": []}, "weekdays"),
+    (
+        {
+            "kind": "quantity_break",
+            "tiers": [
+                {"min_quantity": "2", "percent": "5"},
+                {"min_quantity": "2.0", "percent": "9"},
+            ],
+        },
+        "tiers.1.min_quantity",
+    ),
+    ({"kind": "buy_x_get_y", "buy": 2, "get": 1, "percent": "0"}, "percent"),
+    ({"kind": "percent_off", "percent": "5", "warehouse_id": 987654321}, "warehouse_id"),
+    ({"kind": "bundle", "items": [], "price": "1"}, "items"),
+    (
+        {"kind": "bundle", "items": [{"product_id": 1, "quantity": "0"}], "price": "1"},
+        "items.0.quantity",
+    ),
 ]
 
 
@@ -505,6 +523,15 @@ async def test_the_back_office_creates_pauses_and_reports_a_promotion(web, clien
     r = await web.post(f"/promotions/{pid}/pause", data={**tokens(report.text), "version": "1"})
     assert r.status_code == 303, r.text
     assert (await web.get("/promotions")).text.count(">paused<") == 1
+
+    # Forms a hand could mistype: each a 422 on the page, never a 500.
+    for odd in ({"kind": "quantity_break", "tiers": "a:b, 3"},
+                {"kind": "bundle", "items": "x x x\n", "price": "abc"},
+                {"kind": "buy_x_get_y", "buy": "two", "get": "-1"},
+                {"warehouse_id": "nowhere", "priority": "high", "from_time": "25:99"}):  # fmt: skip
+        page = await web.get("/promotions")
+        r = await web.post("/promotions", data={**form, **tokens(page.text), **odd})
+        assert r.status_code == 422, (odd, r.status_code)
 
     # A cashier sees the list but may not change it: refused by the server.
     cashier = other_client(web)
