@@ -18,7 +18,7 @@ from tillbook.db import Database
 from tillbook.inventory import service as inventory
 from tillbook.kit import xid
 from tillbook.models import Product, StockBatch, User
-from tillbook.unit import UnitOfWork
+from tillbook.unit import UnitOfWork, statement_observers
 
 D = Decimal
 ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
@@ -440,6 +440,35 @@ async def test_product_detail_fields_units_and_batches(
     tea = await get_ok(client, shop, f"/products/{shop.xid('tea')}")
     assert tea["batches"] == [] and tea["additional_units"] == []
     assert tea["unit"] is None
+
+
+async def test_product_read_is_one_statement(client: httpx.AsyncClient, db: Database) -> None:
+    """A read by id is one round trip on PostgreSQL: the product with its barcodes,
+    units and batches nested (``Reads.one``), outside any transaction (no BEGIN or
+    COMMIT); SQLite reads the lists one statement each (issue 27)."""
+    shop = await tagged(db)
+    path = f"/products/{shop.xid('water')}"
+    first = await get_ok(client, shop, path)  # the key's lookup is remembered after it
+    seen: list[str] = []
+
+    def cursor(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        seen.append(statement)
+
+    engine = db.engine.sync_engine
+    event.listen(engine, "before_cursor_execute", cursor)
+    statement_observers.append(seen.append)
+    try:
+        again = await get_ok(client, shop, path)
+    finally:
+        statement_observers.remove(seen.append)
+        event.remove(engine, "before_cursor_execute", cursor)
+    assert again == first
+    assert first["additional_units"] and first["batches"]
+    if db.is_sqlite:  # BEGIN, the product, its barcodes, units and batches
+        assert len(seen) == 5, seen
+    else:
+        assert len(seen) == 1, seen
+        assert "product_barcodes" in seen[0] and "stock_batches" in seen[0]
 
 
 async def test_product_detail_hides_empty_batches(client: httpx.AsyncClient, db: Database) -> None:

@@ -35,6 +35,7 @@ from tillbook.config import Settings, get_settings
 from tillbook.db import Database
 from tillbook.errors import TillbookError, ValidationFailed
 from tillbook.events.worker import DeliveryWorker
+from tillbook.kit import heap
 from tillbook.kit.text import shorten
 from tillbook.ledger import rollups
 
@@ -186,6 +187,8 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
                     rollups.keep_rolled_up(app.state.db, stop, settings.rollup_every_s)
                 )
             )
+        if settings.settle_heap:
+            heap.settle()
         try:
             yield
         finally:

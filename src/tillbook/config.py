@@ -53,6 +53,9 @@ class Settings(BaseSettings):
     # without it the first report that needs a month rolls it up.
     run_rollups: bool = False
     rollup_every_s: float = Field(default=3600.0, gt=0)
+    # Settle the process's heap once it has started (``tillbook serve`` sets it;
+    # ``kit/heap.py``): tests, which build many apps in one process, leave it off.
+    settle_heap: bool = False
     # Request bodies above this many bytes are refused with 413 while they are read,
     # before any key or token is checked (``api/limits.py``, DESIGN.md §12).
     max_body_bytes: int = Field(default=1024 * 1024, ge=1)

@@ -39,10 +39,10 @@ import asyncio
 import contextlib
 import contextvars
 import logging
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Protocol, TypeVar
 
-from sqlalchemy import Executable, RowMapping, event, text
+from sqlalchemy import Executable, RowMapping, Select, event, func, text
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.ext.asyncio import (
@@ -77,6 +77,121 @@ T = TypeVar("T")
 # ``standalone``): what a process remembers of the database's rows, such as the
 # verified key lookups of ``auth.service``, is forgotten when it writes.
 commit_observers: list[Callable[[], None]] = []
+
+
+# A row by column name: asyncpg's record or SQLAlchemy's row mapping (whose keys may
+# also be columns, hence not ``Mapping[str, Any]``).
+Record = Mapping[Any, Any]
+AnySelect = Select[*tuple[Any, ...]]
+
+
+class Reads(Protocol):
+    """Prebuilt read statements (built once, their values named by ``bindparam``)
+    run outside any transaction: the hot reads (a product or a sale by id, a page of
+    a change feed), where SQLAlchemy's compilation of a freshly built statement and
+    the BEGIN and COMMIT round trips of a read transaction cost more than the rows.
+
+    At READ COMMITTED a transaction gives its statements no common snapshot
+    anyway, so a read of several statements sees the same as in one. Rows are
+    mappings by column name (asyncpg's records on PostgreSQL, SQLAlchemy's row
+    mappings on SQLite); values must be ones the driver returns as they are
+    (numbers, text, dates, booleans: no JSON or enum columns)."""
+
+    async def all(self, statement: Executable, params: Mapping[str, Any]) -> Sequence[Record]: ...
+
+    async def one(
+        self,
+        statement: AnySelect,
+        params: Mapping[str, Any],
+        **lists: AnySelect,
+    ) -> tuple[Record, dict[str, list[Record]]] | None:
+        """The first row of ``statement`` and, by name, the rows of each of ``lists``
+        (statements over the same ``params``: a product's barcodes, a sale's lines),
+        or None when ``statement`` finds nothing."""
+        ...
+
+
+# The statement ``_DriverReads.one`` sends for a row and its lists, by the ids of the
+# statements it is made of (which are built once, at import; the parts are held so
+# that their ids are never another's).
+_nested: dict[tuple[int, tuple[tuple[str, int], ...]], tuple[Any, AnySelect]] = {}
+
+
+def _nest(main: AnySelect, lists: Mapping[str, AnySelect]) -> AnySelect:
+    """``main`` with each of ``lists`` as one more column: an array of its rows as
+    anonymous records, in its order (``ARRAY(SELECT ROW(…) … ORDER BY …)``), which
+    asyncpg decodes into tuples of typed values. One statement and one round trip for
+    a row and its children: on a loopback connection each round trip's send is a
+    system call doing the TCP work of both ends, the largest cost of a read by id."""
+    key = (id(main), tuple((name, id(child)) for name, child in lists.items()))
+    found = _nested.get(key)
+    if found is None:
+        columns = [
+            func.array(
+                child.with_only_columns(
+                    func.row(*child.selected_columns), maintain_column_froms=True
+                ).scalar_subquery()
+            ).label(f"_list_{name}")
+            for name, child in lists.items()
+        ]
+        found = _nested[key] = ((main, lists), main.add_columns(*columns))
+    return found[1]
+
+
+class _DriverReads:
+    """``Reads`` on the asyncpg connection under one pooled connection (PostgreSQL):
+    each statement compiled once (``unit.driver_sql``), prepared once per connection
+    by asyncpg, sent as one round trip."""
+
+    def __init__(self, raw: Any, engine: AsyncEngine):
+        self.raw = raw
+        self.dialect = engine.dialect
+
+    async def all(self, statement: Executable, params: Mapping[str, Any]) -> Sequence[Record]:
+        compiled = driver_sql(statement, tuple(params), self.dialect)
+        for observe in statement_observers:
+            observe(compiled.sql)
+        rows: Sequence[Record] = await driver_fetch(self.raw, compiled.sql, compiled.args(params))
+        return rows
+
+    async def one(
+        self,
+        statement: AnySelect,
+        params: Mapping[str, Any],
+        **lists: AnySelect,
+    ) -> tuple[Record, dict[str, list[Record]]] | None:
+        rows = await self.all(_nest(statement, lists), params)
+        if not rows:
+            return None
+        row = rows[0]
+        return row, {
+            name: [
+                dict(zip(child.selected_columns.keys(), values, strict=True))
+                for values in row[f"_list_{name}"]
+            ]
+            for name, child in lists.items()
+        }
+
+
+class _SessionReads:
+    """``Reads`` through a session (SQLite, the embedded default)."""
+
+    def __init__(self, session: AsyncSession):
+        self.session = session
+
+    async def all(self, statement: Executable, params: Mapping[str, Any]) -> Sequence[Record]:
+        return (await self.session.execute(statement, dict(params))).mappings().all()
+
+    async def one(
+        self,
+        statement: AnySelect,
+        params: Mapping[str, Any],
+        **lists: AnySelect,
+    ) -> tuple[Record, dict[str, list[Record]]] | None:
+        rows = await self.all(statement, params)
+        if not rows:
+            return None
+        return rows[0], {name: list(await self.all(child, params)) for name, child in lists.items()}
 
 
 def _committed() -> None:
@@ -264,15 +379,43 @@ class Database:
         costs a retry on the primary, not an error."""
         if self.replica_engine is None:
             return await self.read(fn)
+        return await self._from_replica(
+            lambda: self._reading(lambda: _in_transaction(self._replica_reader, fn)),
+            lambda: self.read(fn),
+        )
+
+    @staticmethod
+    async def _from_replica(
+        replica: Callable[[], Awaitable[T]], primary: Callable[[], Awaitable[T]]
+    ) -> T:
+        """``replica``'s answer; ``primary``'s when the replica is down or cancels
+        the read in conflict with its replay (a retry, not an error)."""
         try:
-            return await self._reading(lambda: _in_transaction(self._replica_reader, fn))
+            return await replica()
         except ServiceUnavailable:
             log.warning("read replica unavailable; reading the primary")
-        except DBAPIError as exc:
-            if sqlstate(exc) != RECOVERY_CONFLICT:
+        except Exception as exc:
+            if not is_database_error(exc) or sqlstate(exc) != RECOVERY_CONFLICT:
                 raise
             log.info("read cancelled by the replica's replay; reading the primary")
-        return await self.read(fn)
+        return await primary()
+
+    async def reads(self, fn: Callable[[Reads], Awaitable[T]]) -> T:
+        """``fn``'s prebuilt statements on the primary, outside a transaction
+        (``Reads``)."""
+        if self.is_sqlite:
+            return await self.read(lambda s: fn(_SessionReads(s)))
+        return await self._reading(lambda: _on_driver(self.engine, fn))
+
+    async def replica_reads(self, fn: Callable[[Reads], Awaitable[T]]) -> T:
+        """``reads`` that may lag behind the primary (the change feeds), on the
+        replica when there is one, as ``replica_read``."""
+        if self.replica_engine is None:
+            return await self.reads(fn)
+        replica = self.replica_engine
+        return await self._from_replica(
+            lambda: self._reading(lambda: _on_driver(replica, fn)), lambda: self.reads(fn)
+        )
 
     async def first(
         self, statement: Executable, params: dict[str, Any]
@@ -289,21 +432,7 @@ class Database:
     async def _first_autocommit(
         self, statement: Executable, params: dict[str, Any]
     ) -> Mapping[str, Any] | None:
-        # The pooled connection itself, not a ``Connection`` around it: nothing here
-        # needs SQLAlchemy's transaction or events, and their setup and teardown
-        # cost as much CPU as the statement (50-100 µs of every request's key lookup).
-        raw = await self.engine.raw_connection()
-        try:
-            compiled = driver_sql(statement, tuple(params), self.engine.dialect)
-            for observe in statement_observers:
-                observe(compiled.sql)
-            rows = await driver_fetch(raw, compiled.sql, compiled.args(params))
-        except Exception as exc:
-            if _connection_lost(exc):
-                await greenlet_spawn(raw.invalidate, exc)
-            raise
-        finally:
-            await greenlet_spawn(raw.close)  # back to the pool
+        rows = await _on_driver(self.engine, lambda r: r.all(statement, params))
         return dict(rows[0]) if rows else None
 
     async def _reading(self, op: Callable[[], Awaitable[T]]) -> T:
@@ -468,6 +597,22 @@ async def _in_transaction(
 ) -> T:
     async with maker() as session, session.begin():
         return await fn(session)
+
+
+async def _on_driver(engine: AsyncEngine, fn: Callable[[Reads], Awaitable[T]]) -> T:
+    """``fn`` on the pooled connection itself, not a ``Connection`` around it:
+    nothing here needs SQLAlchemy's transaction or events, and their setup and
+    teardown cost as much CPU as a statement (50-100 µs of every request's key
+    lookup). A connection found dead is discarded (``Database._reading`` retries)."""
+    raw = await engine.raw_connection()
+    try:
+        return await fn(_DriverReads(raw, engine))
+    except Exception as exc:
+        if _connection_lost(exc):
+            await greenlet_spawn(raw.invalidate, exc)
+        raise
+    finally:
+        await greenlet_spawn(raw.close)  # back to the pool
 
 
 async def _first(

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from sqlalchemy import case, select
+from sqlalchemy import Row, case, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.auth.context import AuthContext
@@ -32,8 +32,8 @@ async def products(session: AsyncSession, key: AuthContext, walk: Walk) -> dict[
         (Product.updated_at > Listing.updated_at, Product.updated_at), else_=Listing.updated_at
     )
 
-    async def render(rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
-        return await with_codes_and_units(session, [product_item(row) for row in rows])
+    async def render(rows: Sequence[Row[Any]]) -> list[dict[str, Any]]:
+        return await with_codes_and_units(session, [product_item(row._mapping) for row in rows])
 
     return await changes(
         session,
@@ -68,7 +68,7 @@ async def _archivable(
     """The company's rows of ``model`` as ``item`` shows them: archived ones (never
     deleted) as tombstones."""
 
-    async def render(rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
+    async def render(rows: Sequence[Row[Any]]) -> list[dict[str, Any]]:
         return [item(row[0]) for row in rows]
 
     return await changes(

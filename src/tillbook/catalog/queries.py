@@ -11,10 +11,11 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, func, or_, select
+from sqlalchemy import BindParameter, ColumnElement, Select, bindparam, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.auth.context import AuthContext
+from tillbook.db import Reads, Record
 from tillbook.errors import NotFound
 from tillbook.kit import xid
 from tillbook.kit.money import number
@@ -59,34 +60,70 @@ def _ref(id_: int | None, name: str | None) -> dict[str, Any] | None:
     return None if id_ is None else {"xid": xid.encode(id_), "name": name}
 
 
-def product_item(row: Any) -> dict[str, Any]:
+def product_item(row: Record) -> dict[str, Any]:
     """A product as a till sees it, from a row of ``products_with_refs`` (its
     columns by name)."""
-    unit_id = row.unit_ref_id
+    unit_id = row["unit_ref_id"]
     return {
-        "id": row.id,
-        "xid": xid.encode(row.id),
-        "name": row.name,
-        "slug": row.slug,
-        "item_code": row.item_code,
-        "barcode": row.barcode,
-        "product_type": row.product_type,
-        "sales_price": number(row.sales_price),
-        "purchase_price": number(row.purchase_price),
-        "mrp": None if row.mrp is None else number(row.mrp),
-        "current_stock": number(row.current_stock),
-        "reorder_level": number(row.reorder_level),
-        "active": row.archived_at is None and row.listing_active,
-        "category": _ref(row.category_ref_id, row.category_name),
-        "brand": _ref(row.brand_ref_id, row.brand_name),
+        "id": row["id"],
+        "xid": xid.encode(row["id"]),
+        "name": row["name"],
+        "slug": row["slug"],
+        "item_code": row["item_code"],
+        "barcode": row["barcode"],
+        "product_type": row["product_type"],
+        "sales_price": number(row["sales_price"]),
+        "purchase_price": number(row["purchase_price"]),
+        "mrp": None if row["mrp"] is None else number(row["mrp"]),
+        "current_stock": number(row["current_stock"]),
+        "reorder_level": number(row["reorder_level"]),
+        "active": row["archived_at"] is None and row["listing_active"],
+        "category": _ref(row["category_ref_id"], row["category_name"]),
+        "brand": _ref(row["brand_ref_id"], row["brand_name"]),
         "unit": None
         if unit_id is None
-        else {"xid": xid.encode(unit_id), "name": row.unit_name, "short_name": row.unit_short_name},
+        else {
+            "xid": xid.encode(unit_id),
+            "name": row["unit_name"],
+            "short_name": row["unit_short_name"],
+        },
         # So that a till knows which products to fetch for their units (a box of 12).
-        "has_additional_units": row.has_units,
+        "has_additional_units": row["has_units"],
         # What a register needs to price a line offline: the product's own tax.
-        "tax_id": row.tax_id,
+        "tax_id": row["tax_id"],
     }
+
+
+def _unit_item(pu: Record) -> dict[str, Any]:
+    """An additional unit of a product (a box of 12), from a row of ``_UNITS``."""
+    return {
+        "child_unit_id": xid.encode(pu["unit_id"]),
+        "operator": pu["operator"],
+        "operator_value": number(pu["operator_value"]),
+        "alternative_price": number(pu["alternative_price"]),
+        "unit": {"name": pu["name"], "short_name": pu["short_name"]},
+    }
+
+
+def _codes_and_units(
+    item: dict[str, Any], codes: Sequence[str], units: list[dict[str, Any]]
+) -> None:
+    """``item`` given its barcodes (the primary first) and additional units."""
+    primary = item.get("barcode")
+    found = [primary, *(c for c in codes if c != primary)] if primary else list(codes)
+    item["barcodes"] = found
+    item["additional_units"] = units
+
+
+_UNITS = select(
+    ProductUnit.product_id,
+    ProductUnit.operator,
+    ProductUnit.operator_value,
+    ProductUnit.alternative_price,
+    Unit.id.label("unit_id"),
+    Unit.name,
+    Unit.short_name,
+).join(Unit, Unit.id == ProductUnit.unit_id)
 
 
 async def with_codes_and_units(
@@ -110,35 +147,13 @@ async def with_codes_and_units(
             codes[product_id].append(code)
     if with_units:
         for pu in await session.execute(
-            select(
-                ProductUnit.product_id,
-                ProductUnit.operator,
-                ProductUnit.operator_value,
-                ProductUnit.alternative_price,
-                Unit.id.label("unit_id"),
-                Unit.name,
-                Unit.short_name,
+            _UNITS.where(ProductUnit.product_id.in_(with_units)).order_by(
+                ProductUnit.product_id, ProductUnit.id
             )
-            .join(Unit, Unit.id == ProductUnit.unit_id)
-            .where(ProductUnit.product_id.in_(with_units))
-            .order_by(ProductUnit.product_id, ProductUnit.id)
         ):
-            units[pu.product_id].append(
-                {
-                    "child_unit_id": xid.encode(pu.unit_id),
-                    "operator": pu.operator,
-                    "operator_value": number(pu.operator_value),
-                    "alternative_price": number(pu.alternative_price),
-                    "unit": {"name": pu.name, "short_name": pu.short_name},
-                }
-            )
+            units[pu.product_id].append(_unit_item(pu._mapping))
     for item in items:
-        found = codes.get(item["id"], [])
-        primary = item.get("barcode")
-        if primary:
-            found = [primary, *(c for c in found if c != primary)]
-        item["barcodes"] = found
-        item["additional_units"] = units.get(item["id"], [])
+        _codes_and_units(item, codes.get(item["id"], []), units.get(item["id"], []))
     return items
 
 
@@ -183,12 +198,18 @@ def products_with_refs(key: AuthContext) -> Select[*tuple[Any, ...]]:
     """Products with the warehouse's listing, their category, brand and unit and
     whether they have additional units, in one statement (no N+1); the columns of
     ``product_item``."""
+    return _with_refs(key.warehouse_id)
+
+
+def _with_refs(warehouse_id: Any) -> Select[*tuple[Any, ...]]:
+    """``products_with_refs`` for a warehouse id or a ``bindparam`` of one (the
+    prebuilt reads)."""
     return (
         select(*_PRODUCT_COLUMNS)
         .select_from(Product)
         .join(
             Listing,
-            (Listing.product_id == Product.id) & (Listing.warehouse_id == key.warehouse_id),
+            (Listing.product_id == Product.id) & (Listing.warehouse_id == warehouse_id),
         )
         .outerjoin(Category, Category.id == Product.category_id)
         .outerjoin(Brand, Brand.id == Product.brand_id)
@@ -264,15 +285,19 @@ async def products(
             .subquery("matched")
         )
         found = (
-            await session.execute(
-                products_with_refs(key)
-                .add_columns(matched.c.total)
-                .join(matched, matched.c.id == Product.id)
-                .order_by(Product.id)
+            (
+                await session.execute(
+                    products_with_refs(key)
+                    .add_columns(matched.c.total)
+                    .join(matched, matched.c.id == Product.id)
+                    .order_by(Product.id)
+                )
             )
-        ).all()
+            .mappings()
+            .all()
+        )
         if found or page.offset == 0:
-            total = found[0].total if found else 0
+            total = found[0]["total"] if found else 0
             items = [product_item(row) for row in found]
             return envelope(page, total, await with_codes_and_units(session, items))
     total = (
@@ -287,7 +312,7 @@ async def products(
             .limit(page.limit)
             .offset(page.offset)
         )
-        rows = await with_codes_and_units(session, [product_item(row) for row in result])
+        rows = await with_codes_and_units(session, [product_item(row) for row in result.mappings()])
     return envelope(page, total, rows)
 
 
@@ -297,51 +322,74 @@ def _utc_iso(value: dt.datetime) -> str:
     return aware.replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
-async def product(
-    session: AsyncSession, key: AuthContext, product_id: int | None
-) -> dict[str, Any]:
+# A product read (``product``): prebuilt, so that a till's read by id costs its round
+# trips and not the building and compiling of its statements (issue 27).
+_ID: BindParameter[int] = bindparam("product_id")
+_COMPANY: BindParameter[int] = bindparam("company_id")
+_WAREHOUSE: BindParameter[int] = bindparam("warehouse_id")
+_PRODUCT = (
+    _with_refs(_WAREHOUSE)
+    .add_columns(Product.description)
+    .where(Product.id == _ID, Product.company_id == _COMPANY)
+)
+_CODES = (
+    select(ProductBarcode.barcode)
+    .where(ProductBarcode.product_id == _ID, ProductBarcode.company_id == _COMPANY)
+    .order_by(ProductBarcode.id)
+)
+_UNITS_OF = _UNITS.where(
+    ProductUnit.product_id == _ID, ProductUnit.company_id == _COMPANY
+).order_by(ProductUnit.id)
+_OPEN_BATCHES = (
+    select(
+        StockBatch.id,
+        StockBatch.batch_number,
+        StockBatch.expiry_date,
+        StockBatch.quantity_remaining,
+        StockBatch.unit_cost,
+        StockBatch.created_at,
+    )
+    .where(
+        StockBatch.product_id == _ID,
+        StockBatch.company_id == _COMPANY,
+        StockBatch.warehouse_id == _WAREHOUSE,
+        StockBatch.quantity_remaining != 0,
+    )
+    .order_by(StockBatch.id)
+)
+
+
+async def product(reads: Reads, key: AuthContext, product_id: int | None) -> dict[str, Any]:
     """One product listed in the key's warehouse (archived ones too: a till may hold
     one in an old sale), with its barcodes, additional units and open batches."""
+    params = {
+        "product_id": product_id,
+        "company_id": key.company_id,
+        "warehouse_id": key.warehouse_id,
+    }
     found = None
     if product_id is not None:
-        found = (
-            await session.execute(
-                products_with_refs(key)
-                .add_columns(Product.description)
-                .where(Product.id == product_id, Product.company_id == key.company_id)
-            )
-        ).first()
+        found = await reads.one(
+            _PRODUCT, params, codes=_CODES, units=_UNITS_OF, batches=_OPEN_BATCHES
+        )
     if found is None:
         raise NotFound("product not found")
-    batches = await session.execute(
-        select(
-            StockBatch.id,
-            StockBatch.batch_number,
-            StockBatch.expiry_date,
-            StockBatch.quantity_remaining,
-            StockBatch.unit_cost,
-            StockBatch.created_at,
-        )
-        .where(
-            StockBatch.product_id == found.id,
-            StockBatch.warehouse_id == key.warehouse_id,
-            StockBatch.quantity_remaining != 0,
-        )
-        .order_by(StockBatch.id)
+    row, lists = found
+    data = product_item(row)
+    data["description"] = row["description"]
+    _codes_and_units(
+        data, [r["barcode"] for r in lists["codes"]], [_unit_item(u) for u in lists["units"]]
     )
-    data = product_item(found)
-    data["description"] = found.description
-    await with_codes_and_units(session, [data])
     data["batches"] = [
         {
-            "id": b.id,
-            "batch_number": b.batch_number,
-            "expiry_date": None if b.expiry_date is None else b.expiry_date.isoformat(),
-            "quantity_remaining": number(b.quantity_remaining),
-            "unit_cost": number(b.unit_cost),
-            "received_at": _utc_iso(b.created_at),
+            "id": b["id"],
+            "batch_number": b["batch_number"],
+            "expiry_date": None if b["expiry_date"] is None else b["expiry_date"].isoformat(),
+            "quantity_remaining": number(b["quantity_remaining"]),
+            "unit_cost": number(b["unit_cost"]),
+            "received_at": _utc_iso(b["created_at"]),
         }
-        for b in batches
+        for b in lists["batches"]
     ]
     return data
 

@@ -38,6 +38,7 @@ def serve(
 
     os.environ["TILLBOOK_RUN_WORKER"] = "false" if no_worker else "true"
     os.environ["TILLBOOK_RUN_ROLLUPS"] = "true"
+    os.environ["TILLBOOK_SETTLE_HEAP"] = "true"
     get_settings.cache_clear()
     settings = get_settings()
     prepare(settings)

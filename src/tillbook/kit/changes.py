@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from sqlalchemy import ColumnElement, Select, String, and_, func, literal, or_, select
+from sqlalchemy import ColumnElement, Row, Select, String, and_, func, literal, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.errors import invalid
@@ -169,7 +169,7 @@ async def changes(
     changed: Any,
     row_id: Any,
     alive: ColumnElement[bool],
-    render: Callable[[Sequence[Sequence[Any]]], Awaitable[list[dict[str, Any]]]],
+    render: Callable[[Sequence[Row[Any]]], Awaitable[list[dict[str, Any]]]],
 ) -> dict[str, Any]:
     """One page of changes of ``statement`` (its rows, then the change time, the id
     and whether the record is alive are added as its last three columns, named

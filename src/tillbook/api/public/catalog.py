@@ -98,7 +98,7 @@ async def list_products(
     openapi_extra=CONDITIONAL,
 )
 async def get_product(request: Request, ref: str, key: CurrentKey, db: DB) -> Response:
-    return answer(request, _ok(await db.read(lambda s: queries.product(s, key, ref_to_id(ref)))))
+    return answer(request, _ok(await db.reads(lambda r: queries.product(r, key, ref_to_id(ref)))))
 
 
 @router.get(
