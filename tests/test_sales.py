@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
 
 from sqlalchemy import func, select
@@ -9,6 +10,7 @@ from sqlalchemy import func, select
 from tests.invariants import check_books, gl_balance
 from tillbook.kit import xid
 from tillbook.models import Listing, OutboxEvent
+from tillbook.unit import statement_observers
 
 D = Decimal
 
@@ -358,3 +360,46 @@ async def test_references_that_name_nothing(client, shop, db):
         assert r.status_code == 422, (ref, r.text)
         assert "invoices.0.order_id" in r.json()["errors"]
     await check_books(db, shop.company_id)
+
+
+async def test_a_sale_is_read_back_in_one_statement(client, shop, db):
+    """GET /sales/{id}: the sale, its party and staff member, lines, payments and
+    points nested in one statement on PostgreSQL (``Reads.one``), no transaction;
+    by invoice number one statement more to find it. The answer is the one the
+    write path's detail builds (``views.load_detail``, the sale's event)."""
+    body = sale(
+        shop,
+        [
+            {"xid": shop.xid("apple"), "quantity": 2, "unit_price": "3.50"},
+            {"xid": shop.xid("water"), "quantity": 1, "unit_price": "5.00"},
+        ],
+        all_payments=[{"amount": "10.00", "payment_mode_id": "cash"}],
+    )
+    r = await client.post("/sales", json=body, headers=shop.headers)
+    assert r.status_code == 200, r.text
+    order_id, number = r.json()["order_id"], r.json()["invoice_number"]
+    await client.get(f"/sales/{order_id}", headers=shop.headers)  # the key is remembered
+    seen: list[str] = []
+    statement_observers.append(seen.append)
+    try:
+        by_id = (await client.get(f"/sales/{order_id}", headers=shop.headers)).json()["data"]
+        one = len(seen)
+        by_number = (await client.get(f"/sales/{number}", headers=shop.headers)).json()["data"]
+    finally:
+        statement_observers.remove(seen.append)
+    assert by_id == by_number
+    assert [i["quantity"] for i in by_id["items"]] == [2, 1]
+    assert [p["amount"] for p in by_id["payments"]] == ["10.00"]
+    assert by_id["paid_amount"] == "10.00" and by_id["due_amount"] == "2.00"
+    if not db.is_sqlite:  # SQLite reads through a session: no observer sees it
+        assert one == 1, seen
+        assert len(seen) == 3, seen
+    payloads = await db.read(
+        lambda s: s.scalars(
+            select(OutboxEvent.payload).where(
+                OutboxEvent.company_id == shop.company_id, OutboxEvent.type == "order.created"
+            )
+        )
+    )
+    created = [e["data"] for e in map(json.loads, payloads.all()) if e["data"]["id"] == order_id]
+    assert created and created[0]["items"] == by_id["items"]

@@ -173,8 +173,9 @@ class _DriverReads:
         }
 
 
-class _SessionReads:
-    """``Reads`` through a session (SQLite, the embedded default)."""
+class SessionReads:
+    """``Reads`` through a session: SQLite's (the embedded default), and a write
+    unit's, whose reads see its own changes before COMMIT."""
 
     def __init__(self, session: AsyncSession):
         self.session = session
@@ -404,7 +405,7 @@ class Database:
         """``fn``'s prebuilt statements on the primary, outside a transaction
         (``Reads``)."""
         if self.is_sqlite:
-            return await self.read(lambda s: fn(_SessionReads(s)))
+            return await self.read(lambda s: fn(SessionReads(s)))
         return await self._reading(lambda: _on_driver(self.engine, fn))
 
     async def replica_reads(self, fn: Callable[[Reads], Awaitable[T]]) -> T:

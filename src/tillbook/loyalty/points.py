@@ -22,12 +22,12 @@ earns it back before they can redeem again.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import bindparam, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.errors import invalid
@@ -287,32 +287,41 @@ async def record_sale(uow: UnitOfWork, quote: SaleQuote, at: Where) -> None:
         _move(session, at, account_id, "earn", quote.earned, left, quote.earned_value)
 
 
-async def order_points(session: AsyncSession, order_id: int) -> dict[str, int]:
+# What an order did to points, by kind: prebuilt, so that an order's detail read
+# nests it (``orders.views.read_detail``).
+ORDER_POINTS = (
+    select(LoyaltyMovement.kind, func.sum(LoyaltyMovement.points).label("points"))
+    .where(
+        LoyaltyMovement.order_id == bindparam("order_id"),
+        LoyaltyMovement.company_id == bindparam("company_id"),
+    )
+    .group_by(LoyaltyMovement.kind)
+)
+
+
+def moved_by_kind(rows: Sequence[Mapping[Any, Any]]) -> dict[str, int]:
+    """``ORDER_POINTS``'s rows as points by kind."""
+    return {row["kind"]: int(row["points"]) for row in rows}
+
+
+async def order_points(session: AsyncSession, order: Order) -> dict[str, int]:
     """What an order did to points, by kind (a sale's answer replayed, its detail)."""
-    rows = (
-        await session.execute(
-            select(LoyaltyMovement.kind, func.sum(LoyaltyMovement.points))
-            .where(LoyaltyMovement.order_id == order_id)
-            .group_by(LoyaltyMovement.kind)
-        )
-    ).all()
-    return {kind: int(points) for kind, points in rows}
+    params = {"order_id": order.id, "company_id": order.company_id}
+    return moved_by_kind((await session.execute(ORDER_POINTS, params)).mappings().all())
 
 
-async def sale_answer(session: AsyncSession, order_id: int) -> dict[str, int]:
+async def sale_answer(session: AsyncSession, order: Order) -> dict[str, int]:
     """``SaleQuote.answer`` of a sale already recorded."""
-    moved = await order_points(session, order_id)
-    return {"points_earned": moved.get("earn", 0), "points_redeemed": -moved.get("redeem", 0)}
+    return detail_fields("sales", await order_points(session, order))
 
 
-async def detail_fields(session: AsyncSession, order_id: int, order_type: str) -> dict[str, int]:
-    """What an order's detail view says of points: a sale what it earned and
-    redeemed (a void does not change what it did then), a sales return what it
-    took back and refunded."""
+def detail_fields(order_type: str, moved: dict[str, int]) -> dict[str, int]:
+    """What an order's detail view says of points, given what it moved
+    (``order_points``): a sale what it earned and redeemed (a void does not change
+    what it did then), a sales return what it took back and refunded."""
     if order_type == "sales":
-        return await sale_answer(session, order_id)
+        return {"points_earned": moved.get("earn", 0), "points_redeemed": -moved.get("redeem", 0)}
     if order_type == "sales-returns":
-        moved = await order_points(session, order_id)
         return {
             "points_taken_back": -moved.get("return", 0),
             "points_refunded": moved.get("refund", 0),

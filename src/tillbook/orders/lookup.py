@@ -169,6 +169,21 @@ def _could_be_invoice_number(ref: RefValue) -> TypeGuard[str]:
     )
 
 
+def as_invoice_number(ref: RefValue) -> str | None:
+    """``ref`` when an invoice number can be it, else None."""
+    return ref if _could_be_invoice_number(ref) else None
+
+
+# The order of a warehouse and type with this invoice number (the unique index on
+# warehouse, type and number serves it): prebuilt for the reads by reference.
+ORDER_BY_NUMBER = select(Order.id).where(
+    Order.company_id == bindparam("company_id"),
+    Order.warehouse_id == bindparam("warehouse_id"),
+    Order.order_type == bindparam("order_type"),
+    Order.invoice_number == bindparam("number"),
+)
+
+
 async def order_ids(
     session: AsyncSession,
     warehouse_id: int,

@@ -11,10 +11,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
 from tillbook.auth.context import AuthContext
+from tillbook.db import Reads
 from tillbook.errors import NotFound, invalid
 from tillbook.kit import bounds
 from tillbook.kit.money import ZERO, money_str
 from tillbook.kit.pagination import Page, envelope, parse_page
+from tillbook.kit.refs import ref_to_id
 from tillbook.kit.text import quoted
 from tillbook.models import Company, Order, OrderItem, Product, User, Warehouse
 from tillbook.orders import lookup, views
@@ -64,15 +66,34 @@ async def order_page(
     return envelope(p, total, rows)
 
 
-async def order_detail(
-    session: AsyncSession, key: AuthContext, order_type: str, ref: str
-) -> dict[str, Any]:
-    """One order of the key's warehouse, named by id, xid or invoice number."""
-    id_ = await lookup.order_id(session, key.warehouse_id, [order_type], ref)
-    order = await session.get(Order, id_) if id_ is not None else None
-    if order is None:
+async def order_detail(reads: Reads, key: AuthContext, order_type: str, ref: str) -> dict[str, Any]:
+    """One order of the key's warehouse, named by id, xid or invoice number (an id
+    first, as ``lookup.order_ids`` prefers): one statement for an id or xid on
+    PostgreSQL, one more to find an invoice number."""
+    found = None
+    as_id = ref_to_id(ref)
+    if as_id is not None:
+        found = await views.read_detail(reads, key.company_id, as_id)
+    if found is not None and (
+        found[0].warehouse_id != key.warehouse_id or found[0].order_type != order_type
+    ):
+        found = None
+    number = lookup.as_invoice_number(ref)
+    if found is None and number is not None:
+        rows = await reads.all(
+            lookup.ORDER_BY_NUMBER,
+            {
+                "company_id": key.company_id,
+                "warehouse_id": key.warehouse_id,
+                "order_type": order_type,
+                "number": number,
+            },
+        )
+        if rows:
+            found = await views.read_detail(reads, key.company_id, rows[0]["id"])
+    if found is None:
         raise NotFound(f"{NOUNS[order_type]} not found")
-    return await views.load_detail(session, order)
+    return found[1]
 
 
 async def back_office_page(

@@ -230,7 +230,7 @@ async def load(
         due=money_str(order.due_amount),
         tendered=money_str(tendered) if tendered is not None else None,
         change=money_str(change),
-        points=await _points(session, order.id, order_type),
+        points=await _points(session, order),
         reference=(
             f"INV:{order.invoice_number};ID:{xid.encode(order.id)};"
             f"CO:{company.name};BR:{branch.name};DATE:{order.order_date.isoformat()};"
@@ -247,8 +247,8 @@ POINT_LABELS = {
 }
 
 
-async def _points(session: AsyncSession, order_id: int, order_type: str) -> list[tuple[str, int]]:
-    moved = await loyalty.detail_fields(session, order_id, order_type)
+async def _points(session: AsyncSession, order: Order) -> list[tuple[str, int]]:
+    moved = loyalty.detail_fields(order.order_type, await loyalty.order_points(session, order))
     return [(POINT_LABELS[k], n) for k, n in moved.items() if n]
 
 

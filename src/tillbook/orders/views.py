@@ -7,15 +7,17 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import BindParameter, Select, bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
+from tillbook.db import Reads, Record, SessionReads
 from tillbook.inventory.service import Listed
 from tillbook.kit import xid
 from tillbook.kit.money import ZERO, money_str, number, price_str
 from tillbook.loyalty import points as loyalty
 from tillbook.models import Order, OrderItem, Payment, PaymentAllocation, Product, User
+from tillbook.models.base import M, table_of, value_of
 from tillbook.orders.currency import currency_fields
 
 MONEY_FIELDS = (
@@ -110,32 +112,98 @@ def detail(
     return out
 
 
+# What an order's detail reads beside the order: its lines with their products, the
+# tenders and payments allocated to it (the allocation says how much of each payment
+# settles this order: tenders taken with it and later payments alike), and the
+# loyalty points it moved (DESIGN §18). Prebuilt, over ``order_id`` and
+# ``company_id``: the public reads nest them in one statement (``read_detail``).
+_ORDER_ID: BindParameter[int] = bindparam("order_id")
+_COMPANY: BindParameter[int] = bindparam("company_id")
+DETAIL_LISTS: dict[str, Select[*tuple[Any, ...]]] = {
+    "items": select(
+        *OrderItem.__table__.c,
+        Product.name.label("product_name"),
+        Product.item_code.label("product_item_code"),
+    )
+    .join(Product, Product.id == OrderItem.product_id)
+    .where(OrderItem.order_id == _ORDER_ID, OrderItem.company_id == _COMPANY)
+    .order_by(OrderItem.id),
+    "payments": select(*Payment.__table__.c, PaymentAllocation.amount.label("applied"))
+    .join(PaymentAllocation, PaymentAllocation.payment_id == Payment.id)
+    .where(PaymentAllocation.order_id == _ORDER_ID, PaymentAllocation.company_id == _COMPANY)
+    .order_by(Payment.id),
+    "points": loyalty.ORDER_POINTS,
+}
+_PARTY = aliased(User, name="party")
+_STAFF = aliased(User, name="staff")
+_ORDER = (
+    select(
+        *Order.__table__.c,
+        _PARTY.name.label("party_name"),
+        _PARTY.phone.label("party_phone"),
+        _STAFF.name.label("staff_name"),
+    )
+    .join(_PARTY, _PARTY.id == Order.user_id)
+    .outerjoin(_STAFF, _STAFF.id == Order.staff_user_id)
+    .where(Order.id == _ORDER_ID, Order.company_id == _COMPANY)
+)
+
+
+def _row_of(model: type[M], row: Record) -> M:
+    """An instance of ``model`` from a row holding its table's columns by name
+    (``value_of``: the attributes are the columns' names)."""
+    return value_of(model, **{c.key: row[c.key] for c in table_of(model).c})
+
+
+def _detail_from(
+    order: Order, party: User, staff: User | None, lists: dict[str, list[Record]]
+) -> dict[str, Any]:
+    items = [
+        (
+            _row_of(OrderItem, r),
+            value_of(
+                Product,
+                id=r["product_id"],
+                name=r["product_name"],
+                item_code=r["product_item_code"],
+            ),
+        )
+        for r in lists["items"]
+    ]
+    payments = [(_row_of(Payment, r), r["applied"]) for r in lists["payments"]]
+    out = detail(order, party, staff, items, payments)
+    out.update(loyalty.detail_fields(order.order_type, loyalty.moved_by_kind(lists["points"])))
+    return out
+
+
 async def load_detail(session: AsyncSession, order: Order) -> dict[str, Any]:
+    """The detail of ``order`` as this session holds it (a write's, before COMMIT)."""
     party = await session.get(User, order.user_id)
     assert party is not None
     staff = await session.get(User, order.staff_user_id) if order.staff_user_id else None
-    items = (
-        await session.execute(
-            select(OrderItem, Product)
-            .join(Product, Product.id == OrderItem.product_id)
-            .where(OrderItem.order_id == order.id)
-            .order_by(OrderItem.id)
-        )
-    ).all()
-    # Tenders taken with the order and later payments allocated to it alike: the
-    # allocation says how much of each payment settles this order.
-    payments = (
-        await session.execute(
-            select(Payment, PaymentAllocation.amount)
-            .join(PaymentAllocation, PaymentAllocation.payment_id == Payment.id)
-            .where(PaymentAllocation.order_id == order.id)
-            .order_by(Payment.id)
-        )
-    ).all()
-    out = detail(order, party, staff, [(i, p) for i, p in items], [(p, a) for p, a in payments])
-    # Loyalty points the order moved (DESIGN §18).
-    out.update(await loyalty.detail_fields(session, order.id, order.order_type))
-    return out
+    reads = SessionReads(session)
+    params = {"order_id": order.id, "company_id": order.company_id}
+    lists = {name: list(await reads.all(stmt, params)) for name, stmt in DETAIL_LISTS.items()}
+    return _detail_from(order, party, staff, lists)
+
+
+async def read_detail(
+    reads: Reads, company_id: int, order_id: int
+) -> tuple[Order, dict[str, Any]] | None:
+    """The company's order ``order_id`` and its detail, in one statement on PostgreSQL
+    (``Reads.one``): a till reading back a sale pays one round trip."""
+    found = await reads.one(
+        _ORDER, {"order_id": order_id, "company_id": company_id}, **DETAIL_LISTS
+    )
+    if found is None:
+        return None
+    row, lists = found
+    order = _row_of(Order, row)
+    party = value_of(User, id=order.user_id, name=row["party_name"], phone=row["party_phone"])
+    staff = None
+    if order.staff_user_id is not None:
+        staff = value_of(User, id=order.staff_user_id, name=row["staff_name"])
+    return order, _detail_from(order, party, staff, lists)
 
 
 async def page_of_orders(

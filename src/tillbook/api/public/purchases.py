@@ -44,5 +44,5 @@ async def list_purchases(
 
 @router.get("/purchases/{order_id}", responses=r.ok(r.OrderResponse, *r.ONE))
 async def get_purchase(order_id: OrderRef, key: CurrentKey, db: DB) -> dict[str, Any]:
-    data = await db.read(lambda s: queries.order_detail(s, key, "purchases", order_id))
+    data = await db.reads(lambda r: queries.order_detail(r, key, "purchases", order_id))
     return {"status": "success", "data": data}

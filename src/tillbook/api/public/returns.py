@@ -104,11 +104,11 @@ async def list_purchase_returns(
 async def get_sales_return(order_id: OrderRef, key: CurrentKey, db: DB) -> dict[str, Any]:
     """The return as its ``return.created`` event carries it: each line with the
     price, discount and tax it refunded, the return's ``tax_amount``."""
-    data = await db.read(lambda s: queries.order_detail(s, key, "sales-returns", order_id))
+    data = await db.reads(lambda r: queries.order_detail(r, key, "sales-returns", order_id))
     return {"status": "success", "data": data}
 
 
 @router.get("/purchase-returns/{order_id}", responses=r.ok(r.OrderResponse, *r.ONE))
 async def get_purchase_return(order_id: OrderRef, key: CurrentKey, db: DB) -> dict[str, Any]:
-    data = await db.read(lambda s: queries.order_detail(s, key, "purchase-returns", order_id))
+    data = await db.reads(lambda r: queries.order_detail(r, key, "purchase-returns", order_id))
     return {"status": "success", "data": data}

@@ -95,5 +95,5 @@ async def list_sales(
 
 @router.get("/sales/{order_id}", responses=r.ok(r.OrderResponse, *r.ONE))
 async def get_sale(order_id: OrderRef, key: CurrentKey, db: DB) -> dict[str, Any]:
-    data = await db.read(lambda s: queries.order_detail(s, key, "sales", order_id))
+    data = await db.reads(lambda r: queries.order_detail(r, key, "sales", order_id))
     return {"status": "success", "data": data}
