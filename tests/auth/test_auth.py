@@ -377,7 +377,7 @@ async def test_stale_timestamp_names_server_time(client: httpx.AsyncClient, shop
 
 def signing_section() -> str:
     """The manual's page on signing (docs/integrators/signing.md)."""
-    return (Path(__file__).parent.parent / "docs" / "integrators" / "signing.md").read_text()
+    return (Path(__file__).parents[2] / "docs" / "integrators" / "signing.md").read_text()
 
 
 def manual_examples() -> list[dict[str, str]]:

@@ -20,7 +20,7 @@ from sqlalchemy import func, select
 
 from tests.factories import Shop, make_shop
 from tests.invariants import check_books
-from tests.test_staff import ADMIN, A, C, M, error, owner, staff_session
+from tests.tenancy.test_staff import ADMIN, A, C, M, error, owner, staff_session
 from tillbook.app import create_app
 from tillbook.config import Settings
 from tillbook.db import Database

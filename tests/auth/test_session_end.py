@@ -13,8 +13,8 @@ import httpx
 import pytest
 from sqlalchemy import select
 
+from tests.cli.test_cli import CLI, _env
 from tests.factories import make_shop
-from tests.test_cli import CLI, _env
 from tests.web_helpers import OWNER_PASSWORD, STAFF_PASSWORD, csrf_of, owner_email, sign_in
 from tillbook.app import create_app
 from tillbook.config import Settings

@@ -11,10 +11,10 @@ from decimal import Decimal
 
 from sqlalchemy import func, select
 
+from tests.api.test_admin_api import ADMIN, assert_error, login
 from tests.factories import Shop, make_shop
 from tests.invariants import check_books
-from tests.test_admin_api import ADMIN, assert_error, login
-from tests.test_admin_money import staff_login
+from tests.payments.test_admin_money import staff_login
 from tests.written import snapshot
 from tillbook.db import Database
 from tillbook.models import AuditEvent, Listing, PriceAdjustmentBatch, Product

@@ -13,9 +13,9 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
+from tests.catalog.test_products_admin import ADMIN, login
 from tests.factories import Shop, make_shop
 from tests.invariants import check_books, gl_balance
-from tests.test_products_admin import ADMIN, login
 from tillbook.catalog import reference
 from tillbook.catalog.import_export import COLUMNS, export_products, import_products
 from tillbook.db import Database

@@ -8,9 +8,9 @@ import datetime as dt
 
 from sqlalchemy import select, update
 
+from tests.api.test_admin_api import assert_error
 from tests.factories import make_shop
 from tests.invariants import check_books
-from tests.test_admin_api import assert_error
 from tillbook.kit import xid
 from tillbook.models import AuditEvent, ExpenseCategory, PaymentMode, Tax, Unit, User
 

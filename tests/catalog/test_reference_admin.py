@@ -12,9 +12,9 @@ from decimal import Decimal
 import pytest
 from sqlalchemy import func, select
 
+from tests.api.test_admin_api import login
 from tests.factories import make_shop
 from tests.invariants import check_books, gl_balance
-from tests.test_admin_api import login
 from tillbook.catalog import reference
 from tillbook.errors import ValidationFailed
 from tillbook.kit.problems import Problems

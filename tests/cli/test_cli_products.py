@@ -3,9 +3,9 @@ command line, with the exit codes and ``--json`` of DESIGN.md §11."""
 
 from __future__ import annotations
 
+from tests.cli.test_cli import Run, as_json, cli, workdir  # noqa: F401  (fixtures)
 from tests.factories import Shop
 from tests.invariants import check_books
-from tests.test_cli import Run, as_json, cli, workdir  # noqa: F401  (fixtures)
 from tillbook.db import Database
 
 

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
+from tests.events.test_webhook_reliability import Receiver, fast, make_sales, run_until
 from tests.invariants import check_books
 from tests.outbox_quiet import quiet_outbox  # noqa: F401  (fixture)
-from tests.test_webhook_reliability import Receiver, fast, make_sales, run_until
 from tillbook.events.worker import DeliveryWorker
 from tillbook.kit import crypto
 from tillbook.models import Order, WebhookDelivery

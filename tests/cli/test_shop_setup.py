@@ -15,8 +15,8 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.cli.test_cli import Run, _key_headers, as_json, cli, workdir  # noqa: F401  (fixtures)
 from tests.invariants import check_books
-from tests.test_cli import Run, _key_headers, as_json, cli, workdir  # noqa: F401  (fixtures)
 from tillbook.app import create_app
 from tillbook.config import Settings
 from tillbook.db import Database

@@ -18,10 +18,10 @@ import httpx
 import pytest
 from sqlalchemy import select
 
+from tests.api.test_admin_api import ADMIN, PASSWORD, assert_error, login
 from tests.cli_run import Run, cli_run  # noqa: F401  (fixture)
 from tests.factories import Shop, make_shop
-from tests.test_admin_api import ADMIN, PASSWORD, assert_error, login
-from tests.test_web import web  # noqa: F401  (fixture)
+from tests.web.test_web import web  # noqa: F401  (fixture)
 from tests.web_helpers import (
     OWNER_PASSWORD,
     STAFF_PASSWORD,

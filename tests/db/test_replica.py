@@ -28,11 +28,11 @@ import httpx
 import pytest
 from sqlalchemy import func, select, text
 
+from tests.api.test_admin_api import ADMIN, login
+from tests.api.test_offline_sync import set_price
 from tests.factories import Shop, make_shop
 from tests.invariants import check_books
 from tests.servers import PG_BIN, PgServer
-from tests.test_admin_api import ADMIN, login
-from tests.test_offline_sync import set_price
 from tillbook.app import create_app
 from tillbook.config import Settings
 from tillbook.db import Database, create_engine

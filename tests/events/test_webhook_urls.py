@@ -29,10 +29,10 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from sqlalchemy import func, select
 
+from tests.api.test_admin_api import ADMIN, login
+from tests.events.test_webhook_reliability import fast, make_sales
 from tests.invariants import check_books
 from tests.outbox_quiet import quiet_outbox  # noqa: F401  (fixture)
-from tests.test_admin_api import ADMIN, login
-from tests.test_webhook_reliability import fast, make_sales
 from tillbook.app import create_app
 from tillbook.config import Settings
 from tillbook.db import Database

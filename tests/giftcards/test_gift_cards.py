@@ -13,10 +13,10 @@ import httpx
 import pytest
 from sqlalchemy import select
 
+from tests.api.test_admin_api import ADMIN, login
 from tests.cli_run import Run, cli_run  # noqa: F401  (the fixture)
 from tests.factories import make_shop
 from tests.invariants import check_books, gl_balance
-from tests.test_admin_api import ADMIN, login
 from tillbook.db import Database
 from tillbook.giftcards import codes
 from tillbook.giftcards import service as giftcards

@@ -10,10 +10,10 @@ from decimal import Decimal
 import pytest
 from sqlalchemy import func, select
 
+from tests.api.test_admin_api import ADMIN, login
 from tests.factories import Shop
 from tests.invariants import check_books
-from tests.test_admin_api import ADMIN, login
-from tests.test_rollups import from_lines, late_entry, sale
+from tests.ledger.test_rollups import from_lines, late_entry, sale
 from tillbook.db import Database
 from tillbook.errors import Conflict, ValidationFailed
 from tillbook.ledger import rollups

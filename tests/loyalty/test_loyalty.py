@@ -18,10 +18,10 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
+from tests.api.test_admin_api import ADMIN, login
 from tests.factories import Shop, make_shop
 from tests.invariants import check_books, gl_balance
 from tests.live_server import CHROMIUM
-from tests.test_admin_api import ADMIN, login
 from tests.web_helpers import (
     OWNER_PASSWORD,
     STAFF_PASSWORD,
@@ -623,7 +623,7 @@ async def test_a_foreign_sale_earns_on_its_base_amount_and_cannot_redeem(client,
 async def test_the_register_shows_a_picked_customers_points_online_only(
     server: str, client: httpx.AsyncClient, db: Database, tmp_path: Any, pw: Any
 ) -> None:
-    from tests.test_register_browser import open_register, pair_with_key
+    from tests.registers.test_register_browser import open_register, pair_with_key
 
     shop = await make_shop(db)
     await enrol(client, db, shop)

@@ -11,7 +11,7 @@ from alembic import command as alembic_command
 from sqlalchemy import text
 
 from tests.factories import make_shop
-from tests.test_catalog_migration import fresh_url  # noqa: F401  (the fixture)
+from tests.migrations.test_catalog_migration import fresh_url  # noqa: F401  (the fixture)
 from tillbook.db import Database
 from tillbook.migrate import alembic_config
 

@@ -15,10 +15,10 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
+from tests.api.test_admin_api import ADMIN, assert_error, login
 from tests.factories import Shop
 from tests.invariants import check_books, gl_balance
-from tests.test_admin_api import ADMIN, assert_error, login
-from tests.test_admin_money import staff_login
+from tests.payments.test_admin_money import staff_login
 from tests.web_helpers import (
     OWNER_PASSWORD,
     STAFF_PASSWORD,

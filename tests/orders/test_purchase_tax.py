@@ -15,9 +15,9 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
+from tests.api.test_admin_api import ADMIN, assert_error, login
 from tests.factories import Shop, make_shop
 from tests.invariants import check_books, gl_balance
-from tests.test_admin_api import ADMIN, assert_error, login
 from tests.web_helpers import OWNER_PASSWORD, csrf_of, form_token_of, owner_email, sign_in
 from tillbook.app import create_app
 from tillbook.config import Settings
@@ -353,7 +353,7 @@ async def test_the_delivery_form_takes_a_tax_per_line(web, db, shop):
 
 async def test_the_exported_journal_with_input_tax_passes_beancount(client, db, shop):
     loader = pytest.importorskip("beancount.loader")
-    from tests.test_journal_export import collect
+    from tests.reports.test_journal_export import collect
 
     r = await client.post("/purchases", json=taxed_purchase(shop), headers=shop.headers)
     assert r.status_code == 200, r.text

@@ -9,9 +9,9 @@ from decimal import Decimal
 import pytest
 from sqlalchemy import func, select
 
+from tests.api.test_admin_api import ADMIN, assert_error, login
 from tests.cli_run import cli_run  # noqa: F401 (fixture)
 from tests.invariants import check_books, gl_balance
-from tests.test_admin_api import ADMIN, assert_error, login
 from tillbook.imports import Layout, Problems, check_rows, read_rows, write_csv
 from tillbook.imports.csvfile import ImportRejected
 from tillbook.models import User

@@ -9,10 +9,10 @@ from decimal import Decimal
 import pytest
 from sqlalchemy import select
 
+from tests.api.test_admin_api import ADMIN, assert_error, login, sale_body
 from tests.cli_run import cli_run  # noqa: F401 (fixture)
 from tests.factories import make_shop
 from tests.invariants import check_books, gl_balance
-from tests.test_admin_api import ADMIN, assert_error, login, sale_body
 from tillbook.models import AuditEvent, JournalEntry, JournalLine
 
 D = Decimal

@@ -10,10 +10,10 @@ from decimal import Decimal
 
 from sqlalchemy import func, select
 
+from tests.api.test_admin_api import ADMIN, assert_error, login
 from tests.factories import Shop
 from tests.invariants import check_books, gl_balance
-from tests.test_admin_api import ADMIN, assert_error, login
-from tests.test_payments import make_purchase, make_sale
+from tests.payments.test_payments import make_purchase, make_sale
 from tests.web_helpers import STAFF_PASSWORD, add_staff
 from tillbook.db import Database
 from tillbook.models import AuditEvent, Expense, PaymentMode

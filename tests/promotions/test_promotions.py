@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 
+from tests.api.test_admin_api import ADMIN, login
 from tests.factories import make_shop
 from tests.invariants import check_books, gl_balance
-from tests.test_admin_api import ADMIN, login
-from tests.test_web_money import web as web  # the fixture
+from tests.web.test_money import web as web  # the fixture
 from tillbook.models import AuditEvent, OrderItem, Promotion
 from tillbook.orders import promotions as engine
 
@@ -479,7 +479,7 @@ async def test_roles_and_tenants(client, shop, db):
 
 
 async def test_the_back_office_creates_pauses_and_reports_a_promotion(web, client, db, shop):
-    from tests.test_web_money import as_owner, as_staff, other_client, tokens
+    from tests.web.test_money import as_owner, as_staff, other_client, tokens
     from tests.web_helpers import csrf_of
 
     await as_owner(web, db, shop)

@@ -5,7 +5,7 @@ posting the queue, a shift from its float to its printed Z report, returns with 
 without the invoice, and the receipt's QR code.
 
 Playwright drives the system's Chromium against ``tillbook serve`` on the test
-database (tests/test_register_browser.py has the fixtures); skipped, with the
+database (tests/registers/test_register_browser.py has the fixtures); skipped, with the
 reason, only when no Chromium executable is found."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from sqlalchemy import select
 from tests.factories import Shop, make_shop
 from tests.invariants import check_books
 from tests.qr_decode import decode, format_info
-from tests.test_register_browser import (
+from tests.registers.test_register_browser import (
     CHROMIUM,
     open_register,
     orders_of,
@@ -33,7 +33,7 @@ from tests.test_register_browser import (
     wait_queue_empty,
     wait_synced,
 )
-from tests.test_registers import staff_id, stock
+from tests.registers.test_registers import staff_id, stock
 from tests.web_helpers import OWNER_PASSWORD, add_staff, owner_email
 from tillbook.db import Database
 from tillbook.models import Order, Product

@@ -14,9 +14,9 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
+from tests.api.test_admin_api import ADMIN, login
 from tests.factories import Shop
 from tests.invariants import check_books
-from tests.test_admin_api import ADMIN, login
 from tests.web_helpers import (
     STAFF_PASSWORD,
     add_staff,

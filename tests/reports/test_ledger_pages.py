@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
+from tests.api.test_admin_api import ADMIN, login
 from tests.factories import make_shop
 from tests.invariants import check_books
-from tests.test_admin_api import ADMIN, login
-from tests.test_rollups import activity
+from tests.ledger.test_rollups import activity
 from tillbook.db import Database
 from tillbook.errors import NotFound, ValidationFailed
 from tillbook.kit.money import to_money

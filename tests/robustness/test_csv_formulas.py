@@ -14,11 +14,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.api.test_admin_api import ADMIN, login
 from tests.cli_run import cli_run  # noqa: F401 (fixture)
 from tests.factories import Shop
 from tests.invariants import check_books
-from tests.test_admin_api import ADMIN, login
-from tests.test_web import web  # noqa: F401 (fixture)
+from tests.web.test_web import web  # noqa: F401 (fixture)
 from tests.web_helpers import OWNER_PASSWORD, owner_email, sign_in
 from tillbook.catalog.import_export import COLUMNS as PRODUCT_COLUMNS
 from tillbook.db import Database

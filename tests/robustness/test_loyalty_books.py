@@ -31,11 +31,11 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
+from tests.api.test_admin_api import ADMIN, login
 from tests.factories import make_shop
 from tests.invariants import check_books
 from tests.machine_env import Env
-from tests.test_admin_api import ADMIN, login
-from tests.test_gift_card_books import CardBooks
+from tests.robustness.test_gift_card_books import CardBooks
 from tillbook.db import Database
 from tillbook.loyalty import points as loyalty
 from tillbook.reports.journal import export_journal

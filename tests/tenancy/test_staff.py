@@ -20,8 +20,8 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
+from tests.cli.test_cli import CLI, _env
 from tests.factories import Shop, make_shop
-from tests.test_cli import CLI, _env
 from tests.written import snapshot
 from tillbook.app import create_app
 from tillbook.config import Settings

@@ -10,12 +10,12 @@ from decimal import Decimal
 
 import httpx
 
+from tests.currency.test_foreign_currency import set_up
 from tests.factories import Shop
 from tests.invariants import check_books
-from tests.test_foreign_currency import set_up
-from tests.test_payments import make_purchase
-from tests.test_web_money import as_owner, balance, first_category, tokens
-from tests.test_web_money import web as web  # the fixture
+from tests.payments.test_payments import make_purchase
+from tests.web.test_money import as_owner, balance, first_category, tokens
+from tests.web.test_money import web as web  # the fixture
 from tillbook.db import Database
 from tillbook.models import Expense, Order
 

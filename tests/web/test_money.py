@@ -17,7 +17,7 @@ from sqlalchemy import func, select
 
 from tests.factories import Shop
 from tests.invariants import check_books, gl_balance
-from tests.test_payments import make_purchase, make_sale
+from tests.payments.test_payments import make_purchase, make_sale
 from tests.web_helpers import (
     OWNER_PASSWORD,
     STAFF_PASSWORD,

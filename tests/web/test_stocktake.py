@@ -13,9 +13,9 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
+from tests.api.test_admin_api import ADMIN, login
 from tests.factories import Shop, make_shop
 from tests.invariants import check_books
-from tests.test_admin_api import ADMIN, login
 from tests.web_helpers import (
     OWNER_PASSWORD,
     STAFF_PASSWORD,

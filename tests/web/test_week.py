@@ -9,7 +9,7 @@ stock at cost equals its inventory account (11700), the invariants hold and the
 exported journal passes ``bean-check``.
 
 Playwright drives the system's Chromium against ``tillbook serve`` in its own
-process (the same fixture as ``tests/test_web_browser.py``); skipped, with the
+process (the same fixture as ``tests/web/test_browser.py``); skipped, with the
 reason, when no Chromium executable is found."""
 
 from __future__ import annotations
