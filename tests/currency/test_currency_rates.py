@@ -21,7 +21,6 @@ from sqlalchemy import select
 from tests.api.test_admin_api import ADMIN, PASSWORD, assert_error, login
 from tests.cli_run import Run, cli_run  # noqa: F401  (fixture)
 from tests.factories import Shop, make_shop
-from tests.web.test_web import web  # noqa: F401  (fixture)
 from tests.web_helpers import (
     OWNER_PASSWORD,
     STAFF_PASSWORD,
@@ -370,7 +369,7 @@ def _token(html: str, action: str) -> str:
 
 
 async def test_the_currencies_page(
-    web: httpx.AsyncClient,  # noqa: F811
+    web: httpx.AsyncClient,
     db: Database,
     shop: Shop,
 ) -> None:
@@ -424,7 +423,7 @@ async def test_the_currencies_page(
 
 @pytest.mark.parametrize("role", ["manager", "accountant", "cashier"])
 async def test_the_page_refuses_changes_but_to_the_owner(
-    web: httpx.AsyncClient,  # noqa: F811
+    web: httpx.AsyncClient,
     db: Database,
     shop: Shop,
     role: str,

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import json
-from collections.abc import AsyncIterator
 from decimal import Decimal
 from typing import Any
 
@@ -31,9 +30,7 @@ from tests.web_helpers import (
     owner_email,
     sign_in,
 )
-from tillbook.app import create_app
 from tillbook.auth.actor import Actor
-from tillbook.config import Settings
 from tillbook.currency import rates
 from tillbook.db import Database
 from tillbook.loyalty import points as loyalty
@@ -516,15 +513,6 @@ async def test_concurrent_revaluation_and_sales_keep_21400(client, db, backend):
 
 
 # --------------------------------------------------------------------------- the pages
-
-
-@pytest.fixture
-async def web(settings: Settings, db: Database) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(settings, database=db)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
-            yield c
 
 
 def _tokens(html: str) -> dict[str, str]:

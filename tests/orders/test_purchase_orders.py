@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-from collections.abc import AsyncIterator
 from decimal import Decimal
 
 import httpx
-import pytest
 from sqlalchemy import func, select
 
 from tests.api.test_admin_api import ADMIN, assert_error, login
@@ -28,8 +26,6 @@ from tests.web_helpers import (
     owner_email,
     sign_in,
 )
-from tillbook.app import create_app
-from tillbook.config import Settings
 from tillbook.db import Database
 from tillbook.models import AuditEvent, JournalEntry, Order, StockBatch
 
@@ -425,15 +421,6 @@ async def test_racing_receipts_never_take_the_same_units_twice(client, db, shop)
 
 
 # --- the pages -------------------------------------------------------------------------
-
-
-@pytest.fixture
-async def web(settings: Settings, db: Database) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(settings, database=db)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
-            yield c
 
 
 async def _post(web: httpx.AsyncClient, page_url: str, url: str, data: dict) -> httpx.Response:

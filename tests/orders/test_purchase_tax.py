@@ -8,7 +8,6 @@ loads in beancount."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from decimal import Decimal
 
 import httpx
@@ -19,8 +18,6 @@ from tests.api.test_admin_api import ADMIN, assert_error, login
 from tests.factories import Shop, make_shop
 from tests.invariants import check_books, gl_balance
 from tests.web_helpers import OWNER_PASSWORD, csrf_of, form_token_of, owner_email, sign_in
-from tillbook.app import create_app
-from tillbook.config import Settings
 from tillbook.db import Database
 from tillbook.models import JournalEntry, Order, OrderItem, StockBatch, User
 
@@ -305,15 +302,6 @@ async def test_a_receipt_against_a_purchase_order_takes_tax_per_line(client, db,
 
 
 # --- the back office's delivery form ---------------------------------------------------
-
-
-@pytest.fixture
-async def web(settings: Settings, db: Database) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(settings, database=db)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
-            yield c
 
 
 async def test_the_delivery_form_takes_a_tax_per_line(web, db, shop):

@@ -15,7 +15,6 @@ from sqlalchemy import func, select
 from tests.api.test_admin_api import ADMIN, login
 from tests.factories import make_shop
 from tests.invariants import check_books, gl_balance
-from tests.web.test_money import web as web  # the fixture
 from tillbook.models import AuditEvent, OrderItem, Promotion
 from tillbook.orders import promotions as engine
 

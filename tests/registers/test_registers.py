@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import AsyncIterator
 from decimal import Decimal
 from typing import Any
 
 import httpx
-import pytest
 from sqlalchemy import func, select
 
 from tests.api.test_admin_api import ADMIN, login
@@ -25,22 +23,11 @@ from tests.web_helpers import (
     owner_email,
     sign_in,
 )
-from tillbook.app import create_app
-from tillbook.config import Settings
 from tillbook.db import Database
 from tillbook.models import AuditEvent, Listing, Order, OutboxEvent, StockAlert, User
 
 D = Decimal
 DAY = "2026-11-20"
-
-
-@pytest.fixture
-async def web(settings: Settings, db: Database) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(settings, database=db)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
-            yield c
 
 
 async def staff_login(client: httpx.AsyncClient, email: str) -> dict[str, str]:

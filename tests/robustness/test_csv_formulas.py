@@ -18,7 +18,6 @@ from tests.api.test_admin_api import ADMIN, login
 from tests.cli_run import cli_run  # noqa: F401 (fixture)
 from tests.factories import Shop
 from tests.invariants import check_books
-from tests.web.test_web import web  # noqa: F401 (fixture)
 from tests.web_helpers import OWNER_PASSWORD, owner_email, sign_in
 from tillbook.catalog.import_export import COLUMNS as PRODUCT_COLUMNS
 from tillbook.db import Database
@@ -164,7 +163,7 @@ async def test_product_export_and_stock_report_neutralise_and_round_trip(
     client: httpx.AsyncClient,
     db: Database,
     shop: Shop,
-    web: httpx.AsyncClient,  # noqa: F811
+    web: httpx.AsyncClient,
 ) -> None:
     h = await login(client, db, shop)
     names = HOSTILE + HARMLESS
@@ -213,7 +212,7 @@ async def test_statement_and_ledger_downloads_are_inert(
     client: httpx.AsyncClient,
     db: Database,
     shop: Shop,
-    web: httpx.AsyncClient,  # noqa: F811
+    web: httpx.AsyncClient,
 ) -> None:
     """Every ledger-shaped download, API and back office, for a customer named like a
     formula (the name is inside a narration there, never at its start)."""

@@ -3,11 +3,9 @@ credit or paid now, through the API's own purchase; the books checked after."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from decimal import Decimal
 
 import httpx
-import pytest
 from sqlalchemy import func, select
 
 from tests.factories import Shop
@@ -21,19 +19,8 @@ from tests.web_helpers import (
     owner_email,
     sign_in,
 )
-from tillbook.app import create_app
-from tillbook.config import Settings
 from tillbook.db import Database
 from tillbook.models import AuditEvent, Listing, Order
-
-
-@pytest.fixture
-async def web(settings: Settings, db: Database) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(settings, database=db)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
-            yield c
 
 
 async def _purchases(db: Database, company_id: int) -> list[tuple[Decimal, Decimal, str]]:

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import AsyncIterator
 
 import httpx
-import pytest
 from sqlalchemy import select
 
 from tests.factories import Key, Shop
@@ -23,21 +21,10 @@ from tests.web_helpers import (
     owner_email,
     sign_in,
 )
-from tillbook.app import create_app
 from tillbook.auth import roles
-from tillbook.config import Settings
 from tillbook.db import Database
 from tillbook.kit import xid
 from tillbook.models import Order, Shift, User
-
-
-@pytest.fixture
-async def web(settings: Settings, db: Database) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(settings, database=db)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
-            yield c
 
 
 def _other(web: httpx.AsyncClient) -> httpx.AsyncClient:

@@ -15,7 +15,6 @@ from tests.factories import Shop
 from tests.invariants import check_books
 from tests.payments.test_payments import make_purchase
 from tests.web.test_money import as_owner, balance, first_category, tokens
-from tests.web.test_money import web as web  # the fixture
 from tillbook.db import Database
 from tillbook.models import Expense, Order
 

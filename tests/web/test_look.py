@@ -7,32 +7,19 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import AsyncIterator
 from decimal import Decimal
 
 import httpx
-import pytest
 from sqlalchemy import select
 
 from tests.factories import Shop
 from tests.invariants import check_books
 from tests.web_helpers import OWNER_PASSWORD, csrf_of, form_token_of, owner_email, sign_in
-from tillbook.app import create_app
-from tillbook.config import Settings
 from tillbook.db import Database
 from tillbook.inventory.reasons import REASONS, movement_reason
 from tillbook.models import Shift
 from tillbook.reports.periods import suggested_close
 from tillbook.web.charts import bar_chart
-
-
-@pytest.fixture
-async def web(settings: Settings, db: Database) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(settings, database=db)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
-            yield c
 
 
 async def _sell(client: httpx.AsyncClient, shop: Shop) -> str:

@@ -8,11 +8,9 @@ each scenario."""
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
 from decimal import Decimal
 
 import httpx
-import pytest
 from sqlalchemy import func, select
 
 from tests.factories import Shop
@@ -27,21 +25,10 @@ from tests.web_helpers import (
     owner_email,
     sign_in,
 )
-from tillbook.app import create_app
-from tillbook.config import Settings
 from tillbook.db import Database
 from tillbook.models import AuditEvent, Expense, ExpenseCategory, Order, Payment
 
 D = Decimal
-
-
-@pytest.fixture
-async def web(settings: Settings, db: Database) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(settings, database=db)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
-            yield c
 
 
 async def as_owner(web: httpx.AsyncClient, db: Database, shop: Shop) -> None:

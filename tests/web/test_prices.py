@@ -6,11 +6,9 @@ for bad input or stale previews, and limited by ``prices.write`` per branch."""
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
 from decimal import Decimal
 
 import httpx
-import pytest
 from sqlalchemy import func, select
 
 from tests.factories import Shop
@@ -23,8 +21,6 @@ from tests.web_helpers import (
     owner_email,
     sign_in,
 )
-from tillbook.app import create_app
-from tillbook.config import Settings
 from tillbook.db import Database
 from tillbook.models import (
     AuditEvent,
@@ -34,15 +30,6 @@ from tillbook.models import (
     PriceHistory,
     Product,
 )
-
-
-@pytest.fixture
-async def web(settings: Settings, db: Database) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(settings, database=db)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
-            yield c
 
 
 async def _prices(db: Database, warehouse_id: int, product_id: int) -> tuple[Decimal, Decimal]:

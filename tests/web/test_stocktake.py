@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import AsyncIterator
 from decimal import Decimal
 
 import httpx
-import pytest
 from sqlalchemy import func, select
 
 from tests.api.test_admin_api import ADMIN, login
@@ -25,8 +23,6 @@ from tests.web_helpers import (
     owner_email,
     sign_in,
 )
-from tillbook.app import create_app
-from tillbook.config import Settings
 from tillbook.db import Database
 from tillbook.models import (
     AuditEvent,
@@ -36,15 +32,6 @@ from tillbook.models import (
     StockCount,
     StockMovement,
 )
-
-
-@pytest.fixture
-async def web(settings: Settings, db: Database) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(settings, database=db)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
-            yield c
 
 
 def _other(web: httpx.AsyncClient) -> httpx.AsyncClient:
