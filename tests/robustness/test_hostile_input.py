@@ -1,8 +1,17 @@
-"""Bad bodies for POST /sales and POST /purchases: each is refused with the spec's
-envelope and a field-by-field ``errors`` object naming the field, and nothing is
-recorded — no stock moved, no order, journal entry, payment, event, idempotency
-record or failed-transaction record, and the invoice counter did not move (the
-next valid order still gets number 00001)."""
+"""Hostile input to the public API, by surface: query strings, path ids, methods and
+key headers on the reads; then the bodies of POST /sales and POST /purchases.
+
+Every case is a 4xx with the spec's error envelope, and a 422 names the offending
+field in ``errors``. A refused order records nothing (``tests/written.py``: no
+stock moved, no order, journal entry, payment, event, idempotency or
+failed-transaction record) and leaves the invoice counter where it was: the next
+valid order still gets number 00001.
+
+Values at or beyond what the columns hold (numbers, results, dates), and control
+characters in every property the OpenAPI document names, are ``test_bounds.py``'s;
+the HTTP edge (body size, quoting, login limits) is ``test_edge.py``'s; hostile
+input on the back office's pages is ``test_hostile_pages.py``'s.
+"""
 
 from __future__ import annotations
 
@@ -15,28 +24,342 @@ from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import func, select
-from sqlalchemy.ext.asyncio import AsyncSession
 
-from tests.factories import Shop
+from tests.factories import Shop, make_shop
 from tests.invariants import check_books
+from tests.written import snapshot
 from tillbook.db import Database
 from tillbook.kit import xid
-from tillbook.models import (
-    FailedTransaction,
-    IdempotencyRecord,
-    JournalEntry,
-    Listing,
-    Order,
-    OutboxEvent,
-    Payment,
-    StockBatch,
-    StockMovement,
-)
 
 D = Decimal
 NOWHERE = 2**40  # an id no record has
 Body = dict[str, Any]
+
+
+def assert_error(r: httpx.Response, status: int) -> dict[str, Any]:
+    """The spec's error envelope with ``status``: an error and a message that says something."""
+    assert r.status_code == status, (r.request.url, r.status_code, r.text)
+    body: dict[str, Any] = r.json()
+    assert body["status"] == "error", r.text
+    assert isinstance(body["message"], str) and body["message"].strip(), r.text
+    return body
+
+
+def assert_422(r: httpx.Response, field: str) -> list[str]:
+    """A 422 whose ``errors`` names ``field`` with at least one message; the messages."""
+    body = assert_error(r, 422)
+    errors = body.get("errors")
+    assert isinstance(errors, dict) and field in errors, f"expected errors[{field!r}]: {r.text}"
+    messages = errors[field]
+    assert isinstance(messages, list) and messages, r.text
+    assert all(isinstance(m, str) and m.strip() for m in messages), r.text
+    return messages
+
+
+# ------------------------------------------------- reads: query strings, paths, key headers
+
+LISTS = ["/products", "/customers"]
+ITEMS = ["/products/", "/categories/", "/brands/"]
+
+BAD_PAGE_VALUES = [
+    "abc",
+    "0",
+    "-1",
+    "1e3",
+    "1.5",
+    "0x10",
+    "%00",
+    "%20",
+    "2000000",
+    "99999999999999999999999",
+    "9" * 5000,
+    "\u0661e",
+    # digits are ASCII 0-9 and nothing else (issue 22, item 5)
+    "%C2%B2",  # ²
+    "%EF%BC%92",  # full-width ２
+    "%D9%A1",  # Arabic-Indic ١
+    "%201",
+    "1%20",
+    "%2B1",
+    "1_000",
+]
+BAD_LIMIT_VALUES = [
+    "abc",
+    "0",
+    "-1",
+    "-99999999999999999999999",
+    "1e3",
+    "1.5",
+    "%00",
+    "9" * 5000,
+    "true",
+    "%C2%B2",
+    "%EF%BC%92",
+    "%D9%A1",
+    "%201",
+    "%2B5",
+    "1_000",
+]
+BAD_IDS = [
+    "0",
+    "-5",
+    "+5",
+    "00",
+    "1.5",
+    "1e3",
+    "99999999999999999999999",
+    str(2**63),
+    "abc",
+    "%00",
+    "%20",
+    "..%2Fx",
+    "%2e%2e",
+    "null",
+    "true",
+    "²",
+    "\u0661\u0662",
+    "%EF%BC%92",  # full-width ２
+    "%D9%A1",  # Arabic-Indic ١
+    "%201",
+    "1%20",
+    "1_000",
+    "%F0%9F%92%A9",
+    "a" * 32,
+    "a" * 5000,
+    "x" * 8,
+    "0x10",
+    "[1]",
+    "%7B%7D",
+]
+BAD_XID_FILTERS = [
+    "abc",
+    "%1F",
+    "a%01",
+    "0",
+    "-1",
+    "%00",
+    "1.5",
+    "99999999999999999999999",
+    "a" * 32,
+    "²",
+    "%EF%BC%92",
+    "%D9%A1",
+    "%201",
+    "%2B1",
+    "1_000",
+    "x" * 5000,
+]
+
+
+@pytest.fixture(scope="module")
+async def reading_shop(db: Database) -> Shop:
+    """One shop for the query, path and header cases: they only read."""
+    return await make_shop(db)
+
+
+@pytest.mark.parametrize("path", LISTS)
+@pytest.mark.parametrize("value", BAD_PAGE_VALUES)
+async def test_bad_page(
+    client: httpx.AsyncClient, reading_shop: Shop, path: str, value: str
+) -> None:
+    assert_422(await client.get(f"{path}?page={value}", headers=reading_shop.headers), "page")
+
+
+@pytest.mark.parametrize("path", LISTS)
+@pytest.mark.parametrize("value", BAD_LIMIT_VALUES)
+async def test_bad_limit(
+    client: httpx.AsyncClient, reading_shop: Shop, path: str, value: str
+) -> None:
+    assert_422(await client.get(f"{path}?limit={value}", headers=reading_shop.headers), "limit")
+
+
+@pytest.mark.parametrize("path", LISTS)
+@pytest.mark.parametrize(
+    ("query", "page", "per_page"),
+    [
+        ("page=&limit=", 1, 20),
+        ("limit=101", 1, 100),
+        ("limit=99999999999999999999999", 1, 100),
+        ("page=1000000", 1000000, 20),
+        ("page=0005", 5, 20),
+    ],
+)
+async def test_lenient_page_values(
+    client: httpx.AsyncClient, reading_shop: Shop, path: str, query: str, page: int, per_page: int
+) -> None:
+    """Blank means the default; a limit above the maximum is clamped, not refused."""
+    r = await client.get(f"{path}?{query}", headers=reading_shop.headers)
+    assert r.status_code == 200, r.text
+    data = r.json()["data"]
+    assert (data["current_page"], data["per_page"]) == (page, per_page)
+
+
+@pytest.mark.parametrize("path", LISTS)
+@pytest.mark.parametrize(
+    ("value", "field"),
+    [
+        ("%00", "search"),
+        ("x" * 201, "search"),
+        ("a%00b", "search"),
+        ("%01", "search"),
+        ("milk%0B", "search"),
+        ("%1F", "search"),  # Python strips U+001F as white space: refused before that
+        ("%7F%1B", "search"),
+    ],
+)
+async def test_bad_search(
+    client: httpx.AsyncClient, reading_shop: Shop, path: str, value: str, field: str
+) -> None:
+    assert_422(await client.get(f"{path}?search={value}", headers=reading_shop.headers), field)
+
+
+@pytest.mark.parametrize("path", LISTS)
+@pytest.mark.parametrize(
+    "value",
+    [
+        "%25",
+        "_",
+        "%5C",
+        "'",
+        '"',
+        "'; drop table products; --",
+        "%F0%9F%92%A9",
+        "%FF",
+        "%C3%A9",
+        "a%20b",
+        "*",
+        "[a-z]",
+    ],
+)
+async def test_odd_search_is_just_text(
+    client: httpx.AsyncClient, reading_shop: Shop, path: str, value: str
+) -> None:
+    r = await client.get(f"{path}?search={value}", headers=reading_shop.headers)
+    assert r.status_code == 200, r.text
+    assert r.json()["data"]["total"] == 0
+
+
+@pytest.mark.parametrize("field", ["category_id", "brand_id"])
+@pytest.mark.parametrize("value", BAD_XID_FILTERS)
+async def test_bad_xid_filter(
+    client: httpx.AsyncClient, reading_shop: Shop, field: str, value: str
+) -> None:
+    assert_422(await client.get(f"/products?{field}={value}", headers=reading_shop.headers), field)
+
+
+@pytest.mark.parametrize("field", ["category_id", "brand_id"])
+@pytest.mark.parametrize("id_", [2**31, 2**62, 2**63 - 1])
+async def test_unknown_xid_filter_matches_nothing(
+    client: httpx.AsyncClient, reading_shop: Shop, field: str, id_: int
+) -> None:
+    for value in (xid.encode(id_), str(id_)):
+        r = await client.get("/products", params={field: value}, headers=reading_shop.headers)
+        assert r.status_code == 200, r.text
+        assert r.json()["data"]["total"] == 0
+
+
+@pytest.mark.parametrize("path", ITEMS)
+@pytest.mark.parametrize("ref", BAD_IDS)
+async def test_bad_path_id(
+    client: httpx.AsyncClient, reading_shop: Shop, path: str, ref: str
+) -> None:
+    r = await client.get(path + ref, headers=reading_shop.headers)
+    body = assert_error(r, 404)
+    assert "errors" not in body
+
+
+@pytest.mark.parametrize("path", ["/products/../x", "/brands//1", "/nowhere", "/products/1/x"])
+async def test_unknown_paths(client: httpx.AsyncClient, reading_shop: Shop, path: str) -> None:
+    assert_error(await client.get(path, headers=reading_shop.headers), 404)
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT", "DELETE", "PATCH"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/warehouses",
+        "/categories",
+        "/brands",
+        "/suppliers",  # /customers takes POST (a new customer at the till)
+        "/payment-modes",
+        "/taxes",
+        "/units",
+        "/expense-categories",
+        "/products/1",
+        "/categories/1",
+        "/brands/1",
+    ],
+)
+async def test_wrong_method(
+    client: httpx.AsyncClient, reading_shop: Shop, method: str, path: str
+) -> None:
+    r = await client.request(method, path, headers=reading_shop.headers, content=b"{}")
+    assert_error(r, 405)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/products?page=abc",
+        "/products/abc",
+        "/categories/0",
+        "/customers?limit=-1",
+        "/products?category_id=%00",
+    ],
+)
+async def test_authentication_comes_first(client: httpx.AsyncClient, path: str) -> None:
+    """Without keys a bad request is still a 401: nothing is revealed before auth."""
+    body = assert_error(await client.get(path), 401)
+    assert body["message"] == "authentication failed; both key headers are required"
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"X-Service-Public-Key": "%00", "X-Service-Secret-Key": "x"},
+        {"X-Service-Public-Key": "pk_" + "a" * 5000, "X-Service-Secret-Key": "x"},
+        {"X-Service-Public-Key": "pk_\u00e9", "X-Service-Secret-Key": "sk_\u00e9"},
+        {"X-Service-Public-Key": " ", "X-Service-Secret-Key": " "},
+    ],
+)
+async def test_odd_key_headers(client: httpx.AsyncClient, headers: dict[str, str]) -> None:
+    r = await client.get("/products", headers={k: v.encode("latin-1") for k, v in headers.items()})  # type: ignore[misc]
+    assert_error(r, 401)
+
+
+DATED_LISTS = ["/sales", "/purchases", "/sales-returns", "/purchase-returns", "/expenses"]
+
+
+@pytest.mark.parametrize("path", DATED_LISTS)
+@pytest.mark.parametrize(
+    "value",
+    [
+        "%00",
+        "%1F",
+        "2026-13-01,",
+        "2026-02-01,2026-01-01",
+        "2026-01-01",
+        "a,b,c",
+    ],
+)
+async def test_bad_dates_filter(
+    client: httpx.AsyncClient, reading_shop: Shop, path: str, value: str
+) -> None:
+    """Control characters and malformed ranges: a 422 naming ``dates``. (Days the
+    database cannot hold, and a NUL inside a range: ``test_bounds.py``.)"""
+    assert_422(await client.get(f"{path}?dates={value}", headers=reading_shop.headers), "dates")
+
+
+@pytest.mark.parametrize("path", DATED_LISTS)
+async def test_dates_filter_edges_are_accepted(
+    client: httpx.AsyncClient, reading_shop: Shop, path: str
+) -> None:
+    for value in ("1970-01-01,9999-12-30", ",", "2026-11-20,", ",2026-11-20"):
+        r = await client.get(f"{path}?dates={value}", headers=reading_shop.headers)
+        assert r.status_code == 200, (value, r.text)
+
+
+# ------------------------------------------------- bodies: POST /sales and POST /purchases
 
 
 @dataclass(frozen=True)
@@ -235,19 +558,36 @@ COMMON = [
     Case("lone surrogate in notes", put("notes", "a\ud800b"), "notes"),
     Case("unique_id longer than stored", put("unique_id", "u" * 101), "unique_id"),
     Case(
-        "quantity × unit_price beyond money",
-        lambda s, b: (
-            line("quantity", "99999999999999")(s, b) or line("unit_price", "99999999999999")(s, b)
-        ),
-        "product_items.0.quantity",
+        "unit_price beyond NUMERIC(18,4)", line("unit_price", "1e14"), "product_items.0.unit_price"
     ),
+    Case("order_date years ahead", put("order_date", "2031-01-01"), "order_date"),
+]
+SALES_ONLY = [
+    Case("supplier as customer", lambda s, b: b.__setitem__("user_id", s.supplier_id), "user_id"),
+    Case("discount_rate 101", line("discount_rate", 101), "product_items.0.discount_rate"),
+    Case("discount_rate -5", line("discount_rate", -5), "product_items.0.discount_rate"),
+    Case("unknown tax_id", line("tax_id", NOWHERE), "product_items.0.tax_id", str(NOWHERE)),
+    Case("client total off by 0.02", put("total", "7.02"), "total", "7.02"),
+    Case("client subtotal off by 0.02", put("subtotal", "6.98"), "subtotal", "6.98"),
+    Case("client tax_amount off", put("tax_amount", "0.50"), "tax_amount"),
+    Case("discount above the order value", put("discount", "7.01"), "discount", "7.01"),
+    Case("negative shipping", put("shipping", -1), "shipping"),
+    Case("discount of 3 decimals", put("discount", "0.001"), "discount"),
+    Case("NUL in a tax ref", line("tax_id", "1\x00"), "product_items.0.tax_id"),
+]
+PURCHASES_ONLY = [
+    Case("customer as supplier", lambda s, b: b.__setitem__("user_id", s.customer_id), "user_id"),
+    Case(
+        "walk-in customer as supplier",
+        lambda s, b: b.__setitem__("user_id", s.walk_in_id),
+        "user_id",
+    ),
+    # Common to both bodies, but test_bounds.py sends these very values to POST /sales:
+    # here they are the purchase's only.
     Case(
         "quantity beyond NUMERIC(18,4)",
         line("quantity", "100000000000000"),
         "product_items.0.quantity",
-    ),
-    Case(
-        "unit_price beyond NUMERIC(18,4)", line("unit_price", "1e14"), "product_items.0.unit_price"
     ),
     Case("quantity 1E-99999999", line("quantity", "1E-99999999"), "product_items.0.quantity"),
     Case(
@@ -264,81 +604,6 @@ COMMON = [
         "product_items.1.quantity",
     ),
     Case("tender beyond money", tenders(("10000000000000000", "cash")), "all_payments.0.amount"),
-    Case("order_date 0001-01-01", put("order_date", "0001-01-01"), "order_date"),
-    Case("order_date 9999-12-31", put("order_date", "9999-12-31"), "order_date"),
-    Case("order_date 1969-12-31", put("order_date", "1969-12-31"), "order_date"),
-    Case("order_date years ahead", put("order_date", "2031-01-01"), "order_date"),
-    Case(
-        "order_date 0001-01-01T00:00:00+14:00",
-        put("order_date", "0001-01-01T00:00:00+14:00"),
-        "order_date",
-    ),
-]
-SALES_ONLY = [
-    Case("supplier as customer", lambda s, b: b.__setitem__("user_id", s.supplier_id), "user_id"),
-    Case("discount_rate 101", line("discount_rate", 101), "product_items.0.discount_rate"),
-    Case("discount_rate -5", line("discount_rate", -5), "product_items.0.discount_rate"),
-    Case("unknown tax_id", line("tax_id", NOWHERE), "product_items.0.tax_id", str(NOWHERE)),
-    Case("client total off by 0.02", put("total", "7.02"), "total", "7.02"),
-    Case("client subtotal off by 0.02", put("subtotal", "6.98"), "subtotal", "6.98"),
-    Case("client tax_amount off", put("tax_amount", "0.50"), "tax_amount"),
-    Case("discount above the order value", put("discount", "7.01"), "discount", "7.01"),
-    Case("negative shipping", put("shipping", -1), "shipping"),
-    Case("discount of 3 decimals", put("discount", "0.001"), "discount"),
-    Case("NUL in a tax ref", line("tax_id", "1\x00"), "product_items.0.tax_id"),
-    Case("discount beyond money", put("discount", "10000000000000000"), "discount"),
-    Case("shipping beyond money", put("shipping", "10000000000000000"), "shipping"),
-    Case("client total beyond money", put("total", "10000000000000000"), "total"),
-    Case(
-        "a line pushed beyond money by its tax",
-        lambda s, b: b.__setitem__(
-            "product_items",
-            [
-                {
-                    "xid": s.xid("apple"),
-                    "quantity": 100,
-                    "unit_price": "95000000000000",
-                    "tax_id": s.tax10_id,
-                }
-            ],
-        ),
-        "product_items.0.quantity",
-    ),
-    Case(
-        "boxes beyond the quantity column in base units",
-        lambda s, b: b.__setitem__(
-            "product_items",
-            [
-                {
-                    "xid": s.xid("water"),
-                    "quantity": "9999999999999.9999",
-                    "unit_price": 0,
-                    "selected_unit_id": s.box_unit_id,
-                }
-            ],
-        ),
-        "product_items.0.quantity",
-    ),
-]
-PURCHASES_ONLY = [
-    Case("customer as supplier", lambda s, b: b.__setitem__("user_id", s.customer_id), "user_id"),
-    Case(
-        "walk-in customer as supplier",
-        lambda s, b: b.__setitem__("user_id", s.walk_in_id),
-        "user_id",
-    ),
-    Case(
-        "stock pushed beyond NUMERIC(18,4)",
-        lambda s, b: line("quantity", "99999999999999")(s, b) or line("unit_price", 0)(s, b),
-        "product_items.0.quantity",
-    ),
-    Case(
-        "a unit cost beyond NUMERIC(18,4)",
-        lambda s, b: (
-            line("quantity", "0.0001")(s, b) or line("unit_price", "99999999999999.9999")(s, b)
-        ),
-        "product_items.0.quantity",
-    ),
 ]
 
 
@@ -348,44 +613,6 @@ def valid_body(shop: Shop, kind: str) -> Body:
         "order_date": "2026-11-22",
         "product_items": [{"xid": shop.xid("apple"), "quantity": 2, "unit_price": "3.50"}],
     }
-
-
-async def snapshot(db: Database, shop: Shop) -> dict[str, Any]:
-    """Everything a write could leave behind for this company."""
-
-    async def read(session: AsyncSession) -> dict[str, Any]:
-        cid = shop.company_id
-
-        async def count(model: Any, *where: Any) -> int:
-            n = await session.scalar(select(func.count()).select_from(model).where(*where))
-            return int(n or 0)
-
-        stock = {
-            pid: D(str(q))
-            for pid, q in (
-                await session.execute(
-                    select(Listing.product_id, Listing.current_stock).where(
-                        Listing.company_id == cid
-                    )
-                )
-            ).all()
-        }
-        return {
-            "stock": stock,
-            "orders": await count(Order, Order.company_id == cid),
-            "entries": await count(JournalEntry, JournalEntry.company_id == cid),
-            "events": await count(OutboxEvent, OutboxEvent.company_id == cid),
-            "payments": await count(Payment, Payment.company_id == cid),
-            "movements": await count(StockMovement, StockMovement.company_id == cid),
-            "batches": await count(StockBatch, StockBatch.company_id == cid),
-            "tokens": await count(
-                IdempotencyRecord,
-                IdempotencyRecord.warehouse_id.in_([shop.warehouse_id, shop.other_warehouse_id]),
-            ),
-            "failed": await count(FailedTransaction, FailedTransaction.company_id == cid),
-        }
-
-    return await db.read(read)
 
 
 def request_of(case: Case, shop: Shop, kind: str) -> dict[str, Any]:
@@ -405,18 +632,11 @@ def request_of(case: Case, shop: Shop, kind: str) -> dict[str, Any]:
 
 
 def assert_refused(r: httpx.Response, case: Case) -> None:
-    assert r.status_code == case.status, f"{case.id}: {r.status_code} {r.text}"
-    out = r.json()
-    assert out["status"] == "error", r.text
-    assert isinstance(out["message"], str) and out["message"].strip(), r.text
     if case.status != 422:
+        assert_error(r, case.status)
         return
-    errors = out.get("errors")
-    assert isinstance(errors, dict) and errors, f"{case.id}: no errors object: {r.text}"
-    assert case.field in errors, f"{case.id}: expected errors[{case.field!r}]: {r.text}"
-    messages = errors[case.field]
-    assert isinstance(messages, list) and messages, r.text
-    assert all(isinstance(m, str) and m.strip() for m in messages), r.text
+    assert case.field is not None, case.id
+    messages = assert_422(r, case.field)
     if case.mentions is not None:
         assert any(case.mentions in m for m in messages), (
             f"{case.id}: the message should name the value {case.mentions!r}: {r.text}"
