@@ -24,12 +24,8 @@ from tillbook.db import Database
 from tillbook.models import ApiKey
 
 HOSTILE_IDS = ("0", "-1", "abc", "9" * 40, "1.5", "%00")
-
-
 # percent-encoded as sent: a NUL, a lone surrogate and a byte that is no UTF-8 at all
 HOSTILE_VALUES = ("a%00b", "%ED%A0%80", "9" * 400, "-1e999999", "%3Cscript%3Ex", "", "%FF%FE")
-
-
 FORM_FIELDS = (
     "name", "code", "version", "warehouse_id", "account_code", "quantity", "price",
     "sales_price", "purchase_price", "reason", "password", "email", "role", "url", "events",
