@@ -10,6 +10,7 @@ from decimal import Decimal
 import pytest
 from sqlalchemy import select, update
 
+from tests.admin_helpers import ADMIN, PASSWORD, admin_email, assert_error, login, sale_body
 from tests.factories import make_shop
 from tests.invariants import check_books
 from tests.outbox_quiet import quiet_outbox  # noqa: F401  (fixture)
@@ -19,26 +20,6 @@ from tillbook.events.worker import DeliveryWorker
 from tillbook.kit import crypto
 from tillbook.models import AdminSession, User, Webhook, WebhookDelivery
 
-ADMIN = "http://testserver/api/v1/admin"
-PASSWORD = "correct horse battery"
-
-
-async def admin_email(db, company_id: int) -> str:
-    email = await db.read(
-        lambda s: s.scalar(
-            select(User.email).where(User.company_id == company_id, User.role == "owner")
-        )
-    )
-    assert email
-    return email
-
-
-async def login(client, db, shop) -> dict[str, str]:
-    email = await admin_email(db, shop.company_id)
-    r = await client.post(f"{ADMIN}/login", json={"email": email, "password": PASSWORD})
-    assert r.status_code == 200, r.text
-    return {"Authorization": f"Bearer {r.json()['token']}"}
-
 
 def closed_port_url() -> str:
     """A loopback URL where nothing listens: every delivery attempt fails at once."""
@@ -46,23 +27,6 @@ def closed_port_url() -> str:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     return f"http://127.0.0.1:{port}/hook"
-
-
-def sale_body(shop, quantity=1):
-    return {
-        "user_id": shop.customer_id,
-        "order_date": "2026-11-20",
-        "product_items": [{"xid": shop.xid("apple"), "quantity": quantity, "unit_price": 3.5}],
-    }
-
-
-def assert_error(r, status: int, field: str | None = None) -> dict:
-    assert r.status_code == status, r.text
-    body = r.json()
-    assert body["status"] == "error" and body["message"], body
-    if field is not None:
-        assert field in body["errors"], body
-    return body
 
 
 # --------------------------------------------------------------------- sessions

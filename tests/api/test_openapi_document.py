@@ -18,7 +18,7 @@ import jsonschema
 import pytest
 from openapi_spec_validator import validate
 
-from tests.api.test_admin_api import ADMIN, login
+from tests.admin_helpers import ADMIN, login
 from tillbook.api.docs.admin_models import ADMIN_RESPONSES
 from tillbook.app import create_app
 from tillbook.config import Settings

@@ -11,7 +11,7 @@ from decimal import Decimal
 
 from sqlalchemy import func, select
 
-from tests.api.test_admin_api import ADMIN, assert_error, login
+from tests.admin_helpers import ADMIN, assert_error, login
 from tests.factories import Shop, make_shop
 from tests.invariants import check_books
 from tests.payments.test_admin_money import staff_login

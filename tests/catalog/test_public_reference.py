@@ -8,7 +8,7 @@ import datetime as dt
 
 from sqlalchemy import select, update
 
-from tests.api.test_admin_api import assert_error
+from tests.admin_helpers import assert_error
 from tests.factories import make_shop
 from tests.invariants import check_books
 from tillbook.kit import xid

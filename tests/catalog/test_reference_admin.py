@@ -12,7 +12,7 @@ from decimal import Decimal
 import pytest
 from sqlalchemy import func, select
 
-from tests.api.test_admin_api import login
+from tests.admin_helpers import login
 from tests.factories import make_shop
 from tests.invariants import check_books, gl_balance
 from tillbook.catalog import reference

@@ -18,7 +18,7 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from tests.api.test_admin_api import ADMIN, PASSWORD, assert_error, login
+from tests.admin_helpers import ADMIN, PASSWORD, assert_error, login
 from tests.cli_run import Run, cli_run  # noqa: F401  (fixture)
 from tests.factories import Shop, make_shop
 from tests.web_helpers import (

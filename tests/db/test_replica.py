@@ -28,7 +28,7 @@ import httpx
 import pytest
 from sqlalchemy import func, select, text
 
-from tests.api.test_admin_api import ADMIN, login
+from tests.admin_helpers import ADMIN, login
 from tests.api.test_offline_sync import set_price
 from tests.factories import Shop, make_shop
 from tests.invariants import check_books

@@ -13,7 +13,7 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from tests.api.test_admin_api import ADMIN, login
+from tests.admin_helpers import ADMIN, login
 from tests.cli_run import Run, cli_run  # noqa: F401  (the fixture)
 from tests.factories import make_shop
 from tests.invariants import check_books, gl_balance

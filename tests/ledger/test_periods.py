@@ -10,7 +10,7 @@ from decimal import Decimal
 import pytest
 from sqlalchemy import func, select
 
-from tests.api.test_admin_api import ADMIN, login
+from tests.admin_helpers import ADMIN, login
 from tests.factories import Shop
 from tests.invariants import check_books
 from tests.ledger.test_rollups import from_lines, late_entry, sale

@@ -17,7 +17,7 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
-from tests.api.test_admin_api import ADMIN, login
+from tests.admin_helpers import ADMIN, login
 from tests.factories import Shop, make_shop
 from tests.invariants import check_books, gl_balance
 from tests.live_server import CHROMIUM

@@ -13,7 +13,7 @@ from decimal import Decimal
 import httpx
 from sqlalchemy import func, select
 
-from tests.api.test_admin_api import ADMIN, assert_error, login
+from tests.admin_helpers import ADMIN, assert_error, login
 from tests.factories import Shop
 from tests.invariants import check_books, gl_balance
 from tests.payments.test_admin_money import staff_login

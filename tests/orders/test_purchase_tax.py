@@ -14,7 +14,7 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
-from tests.api.test_admin_api import ADMIN, assert_error, login
+from tests.admin_helpers import ADMIN, assert_error, login
 from tests.factories import Shop, make_shop
 from tests.invariants import check_books, gl_balance
 from tests.web_helpers import OWNER_PASSWORD, csrf_of, form_token_of, owner_email, sign_in

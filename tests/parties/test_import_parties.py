@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 from sqlalchemy import func, select
 
-from tests.api.test_admin_api import ADMIN, assert_error, login
+from tests.admin_helpers import ADMIN, assert_error, login
 from tests.cli_run import cli_run  # noqa: F401 (fixture)
 from tests.invariants import check_books, gl_balance
 from tillbook.imports import Layout, Problems, check_rows, read_rows, write_csv

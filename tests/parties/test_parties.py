@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 from sqlalchemy import select
 
-from tests.api.test_admin_api import ADMIN, assert_error, login, sale_body
+from tests.admin_helpers import ADMIN, assert_error, login, sale_body
 from tests.cli_run import cli_run  # noqa: F401 (fixture)
 from tests.factories import make_shop
 from tests.invariants import check_books, gl_balance

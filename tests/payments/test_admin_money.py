@@ -10,7 +10,7 @@ from decimal import Decimal
 
 from sqlalchemy import func, select
 
-from tests.api.test_admin_api import ADMIN, assert_error, login
+from tests.admin_helpers import ADMIN, assert_error, login
 from tests.factories import Shop
 from tests.invariants import check_books, gl_balance
 from tests.payments.test_payments import make_purchase, make_sale

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 
-from tests.api.test_admin_api import ADMIN, login
+from tests.admin_helpers import ADMIN, login
 from tests.factories import make_shop
 from tests.invariants import check_books, gl_balance
 from tillbook.models import AuditEvent, OrderItem, Promotion

@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from tests.api.test_admin_api import ADMIN, login
+from tests.admin_helpers import ADMIN, login
 from tests.invariants import check_books, gl_balance
 from tillbook.giftcards import service as giftcards
 from tillbook.models import OrderItem

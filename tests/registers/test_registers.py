@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 from sqlalchemy import func, select
 
-from tests.api.test_admin_api import ADMIN, login
+from tests.admin_helpers import ADMIN, login
 from tests.factories import Shop
 from tests.invariants import check_books
 from tests.web_helpers import (

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from tests.api.test_admin_api import ADMIN, login
+from tests.admin_helpers import ADMIN, login
 from tests.factories import make_shop
 from tests.invariants import check_books
 from tests.ledger.test_rollups import activity

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.api.test_admin_api import ADMIN, login
+from tests.admin_helpers import ADMIN, login
 from tests.cli_run import cli_run  # noqa: F401 (fixture)
 from tests.factories import Shop
 from tests.invariants import check_books

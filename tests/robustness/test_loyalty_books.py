@@ -31,7 +31,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from tests.api.test_admin_api import ADMIN, login
+from tests.admin_helpers import ADMIN, login
 from tests.factories import make_shop
 from tests.invariants import check_books
 from tests.machine_env import Env

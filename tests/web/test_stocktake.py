@@ -11,7 +11,7 @@ from decimal import Decimal
 import httpx
 from sqlalchemy import func, select
 
-from tests.api.test_admin_api import ADMIN, login
+from tests.admin_helpers import ADMIN, login
 from tests.factories import Shop, make_shop
 from tests.invariants import check_books
 from tests.web_helpers import (
