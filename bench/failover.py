@@ -54,8 +54,8 @@ from sqlalchemy import func, select, text  # noqa: E402
 
 from tests.factories import make_shop  # noqa: E402
 from tests.invariants import check_books  # noqa: E402
+from tests.robustness.test_faults import sale_body, stock_up  # noqa: E402
 from tests.servers import PgServer  # noqa: E402
-from tests.test_faults import sale_body, stock_up  # noqa: E402
 from tillbook.app import create_app  # noqa: E402
 from tillbook.config import Settings  # noqa: E402
 from tillbook.db import Database, create_engine  # noqa: E402

@@ -1,5 +1,5 @@
 """Running the operator command line as a separate process against the test
-database (``tests/test_cli.py`` does the same for its own module)."""
+database (``tests/cli/test_cli.py`` does the same for its own module)."""
 
 from __future__ import annotations
 

@@ -124,6 +124,19 @@ async def client(settings: Settings, db: Database) -> AsyncIterator[httpx.AsyncC
 
 
 @pytest.fixture
+async def web(settings: Settings, db: Database) -> AsyncIterator[httpx.AsyncClient]:
+    """The back office's pages over HTTP, as a browser without script reaches them.
+
+    Function-scoped, unlike ``client``: a page test signs in, and the session cookie
+    it keeps must not leak into the next test."""
+    app = create_app(settings, database=db)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
+            yield c
+
+
+@pytest.fixture
 async def shop(db: Database) -> Shop:
     """A fresh company with two warehouses, keys, parties, products with stock."""
     return await make_shop(db)

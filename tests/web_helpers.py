@@ -1,13 +1,16 @@
-"""Shared by the back-office page tests: signing in over HTTP and making staff."""
+"""Shared by the back-office page tests: signing in over HTTP, making staff, reading a
+form's tokens and counting what a page wrote."""
 
 from __future__ import annotations
 
 import re
 
 import httpx
+from sqlalchemy import func, select
 
 from tests.factories import Shop
 from tillbook.db import Database
+from tillbook.models import AuditEvent
 from tillbook.tenancy import staff as staff_service
 
 OWNER_PASSWORD = "correct horse battery"
@@ -56,3 +59,40 @@ async def sign_in(client: httpx.AsyncClient, email: str, password: str) -> httpx
         "/login",
         data={"email": email, "password": password, "csrf": csrf_of(page.text), "next": "/"},
     )
+
+
+async def count_rows(db: Database, model: type, company_id: int) -> int:
+    """How many rows of ``model`` the company has: a page's write, counted before and after."""
+    return int(
+        await db.read(
+            lambda s: s.scalar(
+                select(func.count()).select_from(model).where(model.company_id == company_id)
+            )
+        )
+    )
+
+
+async def audit_count(db: Database, company_id: int, entity_type: str) -> int:
+    """How many audit records of ``entity_type`` the company has: each write leaves one."""
+    return int(
+        await db.read(
+            lambda s: s.scalar(
+                select(func.count())
+                .select_from(AuditEvent)
+                .where(AuditEvent.company_id == company_id, AuditEvent.entity_type == entity_type)
+            )
+        )
+    )
+
+
+async def owner_page(web: httpx.AsyncClient, db: Database, shop: Shop, path: str) -> str:
+    """Sign in as the shop's owner and read ``path``, which must answer 200."""
+    await sign_in(web, await owner_email(db, shop), OWNER_PASSWORD)
+    page = await web.get(path)
+    assert page.status_code == 200, page.text
+    return page.text
+
+
+def tokens(html: str) -> dict[str, str]:
+    """The two hidden fields every form posts back: the CSRF and the one-time token."""
+    return {"csrf": csrf_of(html), "form_token": form_token_of(html)}

@@ -29,7 +29,7 @@ the same SQL SQLAlchemy compiles, sent with asyncpg's public ``fetch`` on the
 connection the session's transaction is on (``AsyncConnection.get_raw_connection()
 .driver_connection``), about a third of the CPU of ``session.execute``. The unit's
 first statement always goes through the session, so that SQLAlchemy has begun the
-transaction on that connection before the driver is used; ``tests/test_db.py``
+transaction on that connection before the driver is used; ``tests/db/test_db.py``
 pins that behaviour.
 
 Which failures mean "run the unit again" is decided here, by name (``retry_reason``).
@@ -395,7 +395,7 @@ def _array_insert(table: Table, columns: tuple[str, ...]) -> Insert:
     RETURNING id``: one prebuilt statement whatever the number of rows (a VALUES list
     is a new statement for every count). The SELECT yields the rows in their order
     and each takes the next id of the sequence as it is inserted, so the ids,
-    sorted, are in row order; ``tests/test_db.py`` holds it to that."""
+    sorted, are in row order; ``tests/db/test_db.py`` holds it to that."""
     statement = _ARRAY_INSERTS.get((table, columns))
     if statement is None:
         binds = [bindparam(f"arr_{c}", type_=ARRAY(table.c[c].type)) for c in columns]
@@ -469,7 +469,7 @@ class UnitOfWork:
             # A unit run again has waited its turn once already: sent to the back of
             # the queue, a sale that found its FIFO layer emptied would plan again
             # and wait behind every sale that arrived since, find the layer emptied
-            # again, and so on until it gave up (tests/test_hot_item.py).
+            # again, and so on until it gave up (tests/db/test_hot_item.py).
             return
         loop = asyncio.get_running_loop()
         lock = _gates.setdefault(loop, {}).setdefault(name, asyncio.Semaphore(GATE_WIDTH))
@@ -519,7 +519,7 @@ class UnitOfWork:
         unit's first statement needs no trip through the ORM session (0.3-0.4 ms of
         CPU a sale: compilation cache key, execution context, result). Behind a
         pooler, the engine's ``begin`` listener has sent ``SET LOCAL`` already and
-        the transaction is open. ``tests/test_db.py`` pins that driver statements
+        the transaction is open. ``tests/db/test_db.py`` pins that driver statements
         run inside the transaction and roll back with it. An error starting it is
         raised as the driver's own, as every statement on the driver raises."""
         connection = await self.session.connection()
@@ -544,7 +544,7 @@ class UnitOfWork:
 
         Name every column the table needs: a Python-side column default is not
         applied to the array insert's rows after its first use in a unit
-        (``tests/test_import_products.py`` inserts in chunks to hold callers to it)."""
+        (``tests/catalog/test_import_products.py`` inserts in chunks to hold callers to it)."""
         if not rows:
             return []
         if len(rows) > 1 and self.is_postgresql:

@@ -2,7 +2,7 @@
 
 No I/O here: the caller reads the open batches, hands them over as ``Layer`` values,
 and writes back what the returned ``Draw``s say. Keeping the arithmetic apart lets it
-be tested directly (tests/test_fifo.py) and lets the caller choose how and when to
+be tested directly (tests/inventory/test_fifo.py) and lets the caller choose how and when to
 lock and write. Rounding comes from ``kit.money`` only (DESIGN.md §3).
 
 The rule, as the books rely on it:

@@ -11,7 +11,7 @@ and the events). ``_OneNumber`` computes the 62 rounds once and checks the
 blocklist by set lookups; an id the blocklist refuses, which sqids
 encodes again with the next offset, is left to sqids itself. At start it checks
 itself against sqids on a few hundred numbers and is not used if any differs
-(``tests/test_xid.py`` compares them on many more).
+(``tests/kit/test_xid.py`` compares them on many more).
 """
 
 from __future__ import annotations

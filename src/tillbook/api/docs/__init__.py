@@ -14,7 +14,7 @@ them:
   name means different things, such as ``user_id``);
 - the webhook events in the document's ``webhooks`` section (``events.EVENTS``).
 
-Adding a route? ``tests/test_openapi_document.py`` fails until it is described:
+Adding a route? ``tests/api/test_openapi_document.py`` fails until it is described:
 
 1. add ``"METHOD /api/v1/...": op("Summary", "What it does, who may, what it
    changes.")`` to ``OPERATIONS`` in ``operations.py`` (``request=`` /

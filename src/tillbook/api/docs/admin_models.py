@@ -4,7 +4,7 @@ Like the public API's (``api/public/openapi.py``), the routers return plain dict
 and these models mirror the views field by field (``catalog/reference.py``,
 ``catalog/products.py``, ``parties/service.py``, ``tenancy/staff.py``,
 ``tenancy/warehouses.py``, ``payments/setup.py``); every model forbids properties
-it does not name, so ``tests/test_openapi_document.py`` (which validates real
+it does not name, so ``tests/api/test_openapi_document.py`` (which validates real
 answers of every documented admin route against the document) fails when a view
 grows a field these do not.
 

@@ -1,6 +1,6 @@
 """Every operation's summary and description (and hand-written examples), keyed
 ``"METHOD /path"`` as the document spells the path. See the package docstring for
-how to add a route; ``tests/test_openapi_document.py`` names any operation missing
+how to add a route; ``tests/api/test_openapi_document.py`` names any operation missing
 here."""
 
 from __future__ import annotations

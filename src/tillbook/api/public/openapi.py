@@ -3,7 +3,7 @@
 These models mirror what the services and views return, field by field; the
 routers keep returning plain dicts (no response validation at run time). Every
 model forbids properties it does not name, so a field added to a view without
-being added here fails the schemathesis run (``tests/test_openapi_fuzz.py``)
+being added here fails the schemathesis run (``tests/robustness/test_openapi_fuzz.py``)
 instead of going undocumented.
 
 Money in orders is a decimal string with two places; product prices, stock and
