@@ -39,7 +39,7 @@ import asyncio
 import contextlib
 import contextvars
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
 from sqlalchemy import Executable, RowMapping, event, text
@@ -94,6 +94,37 @@ def in_write_unit() -> bool:
     """Whether this task runs inside a write unit: a write of its own would wait
     for the unit's locks (SQLite's one write connection, PostgreSQL's rows)."""
     return _IN_UNIT.get()
+
+
+# Every statement on a tenant table names one company_id, so that a database
+# distributed by company (Citus, docs/operators/scaling.md) routes it to one node;
+# ``tests/router_check.py`` holds the whole test suite to it. The work below is
+# cross-tenant by nature and runs inside ``cross_tenant(name)``: on Citus those
+# statements run on every shard, which is allowed because it is chosen here, once.
+CROSS_TENANT: dict[str, str] = {
+    "migrations": "a schema or data migration moves every company's rows",
+}
+_CROSSING: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "tillbook_cross_tenant", default=None
+)
+
+
+@contextlib.contextmanager
+def cross_tenant(name: str) -> Iterator[None]:
+    """Mark the statements sent inside as deliberately cross-tenant, for the reason
+    ``CROSS_TENANT[name]`` gives (a name not in the list is a programming error)."""
+    if name not in CROSS_TENANT:
+        raise KeyError(f"{name!r} is not in tillbook.db.CROSS_TENANT")
+    token = _CROSSING.set(name)
+    try:
+        yield
+    finally:
+        _CROSSING.reset(token)
+
+
+def crossing_tenants() -> str | None:
+    """The ``CROSS_TENANT`` name the current statements run under, if any."""
+    return _CROSSING.get()
 
 
 # admin shutdown, crash shutdown, cannot connect now (starting up or shutting down),
