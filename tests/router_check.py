@@ -289,7 +289,7 @@ def _args(node: exp.Expression) -> list[exp.Expression]:
 
 
 def _unwrap(node: exp.Expression) -> exp.Expression:
-    while isinstance(node, exp.Cast | exp.Paren):
+    while isinstance(node, exp.Cast | exp.Paren | exp.Alias):
         node = node.this
     return node
 

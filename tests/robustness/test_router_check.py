@@ -28,6 +28,8 @@ check = RouterAnalyser(frozenset({"orders", "order_items", "products", "listings
         "SELECT orders.id FROM orders JOIN x ON x.id = orders.id WHERE orders.company_id = $2",
         "INSERT INTO orders (company_id, total) VALUES ($1, $2) RETURNING orders.id",
         "INSERT INTO order_items (company_id, order_id) SELECT $1, u.id FROM unnest($2) AS u(id)",
+        "INSERT INTO order_items (company_id, order_id) "
+        "SELECT $1::BIGINT AS anon_1, u.id FROM unnest($2) AS u(id)",
         "UPDATE listings SET current_stock = $1 "
         "WHERE listings.id = $2 AND listings.company_id = $3",
         "UPDATE listings SET current_stock = listings.current_stock + u.q "

@@ -159,7 +159,7 @@ async def create_adjustment(
     # The ledger refuses an entry without lines: a zero-cost change moves no money.
     if cost != 0:
         entry_id = await post(uow, rule=rule, figures={"cost": cost}, narration=narration, **common)
-        inventory_repo.link_adjustment_entry(uow, adj.id, entry_id)
+        inventory_repo.link_adjustment_entry(uow, adj.company_id, adj.id, entry_id)
     if variance:
         await post(
             uow,

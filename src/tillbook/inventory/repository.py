@@ -383,8 +383,11 @@ def write_restores(
 _ADJUSTMENT_ENTRY = QueuedUpdate(table_of(StockAdjustment), ["id"], ["journal_entry_id"])
 
 
-def link_adjustment_entry(uow: UnitOfWork, adjustment_id: int, entry_id: int | None) -> None:
+def link_adjustment_entry(
+    uow: UnitOfWork, company_id: int, adjustment_id: int, entry_id: int | None
+) -> None:
     """An adjustment's journal entry, written with the unit's last statement (set on
     the adjustment object instead, it would be flushed after that statement, while
     the stock rows are locked)."""
-    uow.defer(_ADJUSTMENT_ENTRY, [{"id": adjustment_id, "journal_entry_id": entry_id}])
+    row = {"company_id": company_id, "id": adjustment_id, "journal_entry_id": entry_id}
+    uow.defer(_ADJUSTMENT_ENTRY, [row])

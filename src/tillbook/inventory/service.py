@@ -167,6 +167,7 @@ async def take(
             else:
                 draws.append(
                     {
+                        "company_id": product.company_id,
                         "id": batch_id,
                         "quantity_remaining": -draw.quantity,
                         "value_remaining": -draw.cost,
@@ -181,6 +182,7 @@ async def take(
         product.current_stock = product.current_stock - alloc.quantity
         levels.append(
             {
+                "company_id": product.company_id,
                 "id": product.listing_id,
                 "current_stock": -alloc.quantity,
                 "negative_ok": allow_negative,
@@ -223,10 +225,22 @@ async def restore(
         product = products[product_id]
         if batch_id is not None:
             restores.append(
-                {"id": batch_id, "quantity_remaining": quantity, "value_remaining": cost}
+                {
+                    "company_id": product.company_id,
+                    "id": batch_id,
+                    "quantity_remaining": quantity,
+                    "value_remaining": cost,
+                }
             )
         product.current_stock = product.current_stock + quantity
-        levels.append({"id": product.listing_id, "current_stock": quantity, "negative_ok": True})
+        levels.append(
+            {
+                "company_id": product.company_id,
+                "id": product.listing_id,
+                "current_stock": quantity,
+                "negative_ok": True,
+            }
+        )
         movements.append(
             repo.movement(product, batch_id, quantity, cost, reason, source_type, source_id)
         )
@@ -290,7 +304,14 @@ async def receive(
             fill = min(left, open_q)
             booked = open_v if fill == open_q else line_cost(fill, d_cost)
             actual = draw_cost(fill, left, unit_cost, value - filled_v)
-            fills.append({"id": d_id, "quantity_remaining": fill, "value_remaining": booked})
+            fills.append(
+                {
+                    "company_id": product.company_id,
+                    "id": d_id,
+                    "quantity_remaining": fill,
+                    "value_remaining": booked,
+                }
+            )
             filled[d_id] = (before_q + fill, before_v + booked)
             filled_q += fill
             filled_v += actual
@@ -312,7 +333,12 @@ async def receive(
     level = None
     if not new_product:
         product.current_stock = product.current_stock + quantity
-        level = {"id": product.listing_id, "current_stock": quantity, "negative_ok": True}
+        level = {
+            "company_id": product.company_id,
+            "id": product.listing_id,
+            "current_stock": quantity,
+            "negative_ok": True,
+        }
     repo.write_receipt(
         uow,
         fills,

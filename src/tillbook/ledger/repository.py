@@ -120,9 +120,13 @@ async def entry_lines(uow: UnitOfWork, entry_id: int) -> tuple[JournalEntry, lis
     return entry, list(result.scalars())
 
 
-def move_balances(uow: UnitOfWork, deltas: Mapping[int, Decimal]) -> None:
-    """Parties' balances moved by ``deltas``, with the unit's last statement."""
-    uow.defer(PARTY_BALANCES, [{"id": p, "balance": d} for p, d in sorted(deltas.items()) if d])
+def move_balances(uow: UnitOfWork, company_id: int, deltas: Mapping[int, Decimal]) -> None:
+    """The company's parties' balances moved by ``deltas``, with the unit's last
+    statement."""
+    rows = [
+        {"company_id": company_id, "id": p, "balance": d} for p, d in sorted(deltas.items()) if d
+    ]
+    uow.defer(PARTY_BALANCES, rows)
 
 
 async def balances(uow: UnitOfWork, party_ids: Sequence[int]) -> list[tuple[int, Decimal]]:

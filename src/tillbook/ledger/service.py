@@ -305,7 +305,7 @@ async def _write(
     deltas = _party_deltas(lines)
     if deltas:
         await _refuse_unbounded_balances(uow, deltas, field)
-    repo.move_balances(uow, deltas)
+    repo.move_balances(uow, company_id, deltas)
     return entry_id
 
 

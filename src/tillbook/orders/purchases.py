@@ -184,7 +184,7 @@ async def create_purchase(uow: UnitOfWork, key: AuthContext, body: PurchaseIn) -
             narration=f"Stock deficit settled at cost by purchase {invoice_number}",
             **common,
         )
-    repo.number_order(uow, order.id, invoice_number, order.journal_entry_id)
+    repo.number_order(uow, order, invoice_number, order.journal_entry_id)
     await announce(uow, key, order, supplier, items, payments, ["purchase.created"])
     answer = purchase_response(order)
     # Audited here, whichever door the delivery came in by (the API, the back office).

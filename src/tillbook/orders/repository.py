@@ -103,8 +103,12 @@ async def insert_items(uow: UnitOfWork, rows: Sequence[Mapping[str, Any]]) -> li
     return await uow.insert_returning_ids(_items, [{**_NO_PROMOTION, **row} for row in rows])
 
 
-def number_order(uow: UnitOfWork, order_id: int, number: str, entry_id: int | None) -> None:
+def number_order(uow: UnitOfWork, order: Order, number: str, entry_id: int | None) -> None:
     """The order's number and journal entry, written with the unit's last statement."""
-    uow.defer(
-        ORDER_NUMBERS, [{"id": order_id, "invoice_number": number, "journal_entry_id": entry_id}]
-    )
+    row = {
+        "company_id": order.company_id,
+        "id": order.id,
+        "invoice_number": number,
+        "journal_entry_id": entry_id,
+    }
+    uow.defer(ORDER_NUMBERS, [row])

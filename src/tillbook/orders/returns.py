@@ -862,7 +862,7 @@ async def create_return(
             narration=f"Stock deficit settled at cost by return {number}",
             **common,
         )
-    repo.number_order(uow, order.id, number, order.journal_entry_id)
+    repo.number_order(uow, order, number, order.journal_entry_id)
     await announce(uow, key, order, party, items, payments, ["return.created"], staff=staff)
     return {**return_response(order), **(points.answer() if sales else {})}
 

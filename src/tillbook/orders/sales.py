@@ -408,7 +408,7 @@ async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[s
         base_figures=("cost", "points"),
         balance_on=("subtotal", "shipping", "tax"),
     )
-    repo.number_order(uow, order.id, invoice_number, order.journal_entry_id)
+    repo.number_order(uow, order, invoice_number, order.journal_entry_id)
     await giftcards.take(
         uow,
         priced.draws,

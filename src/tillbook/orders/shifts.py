@@ -88,7 +88,7 @@ async def current(
                 "or name it",
             )
         return None
-    uow.defer(SHIFT_ORDERS, [{"id": shift_id, "sales_count": 1}])
+    uow.defer(SHIFT_ORDERS, [{"company_id": key.company_id, "id": shift_id, "sales_count": 1}])
     return shift_id
 
 
