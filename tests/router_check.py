@@ -72,6 +72,7 @@ def tenant_tables() -> frozenset[str]:
     )
 
 
+VALUES = "(values)"
 _QUERIES = (exp.Select, exp.Update, exp.Delete, exp.Insert, exp.SetOperation)
 
 
@@ -133,7 +134,7 @@ class RouterAnalyser:
         sources = self._sources(node, ctes)
         constrained = self._constrained(node, sources, outer)
         for alias, table in sources.items():
-            if table is not None and not constrained.get(alias):
+            if table in self.tenants and not constrained.get(alias):
                 problems.append(f"{table} without one company_id")
         inner = {**outer, **constrained}
         for child in self._children(node):
@@ -178,14 +179,18 @@ class RouterAnalyser:
         value = _unwrap(value)
         if _is_value(value):
             return True
-        if isinstance(value, exp.Column) and value.name == "company_id":
-            alias = self._owner(value, sources)
-            return alias is not None and bool(constrained.get(alias))
-        return False
+        alias = self._company_column(value, sources)
+        if alias is not None:
+            return bool(constrained.get(alias))
+        # a row of a VALUES list: one row, one value, as INSERT … VALUES
+        if not isinstance(value, exp.Column):
+            return False
+        owner = value.table or (next(iter(sources)) if len(sources) == 1 else "")
+        return sources.get(owner) == VALUES
 
     def _sources(self, node: exp.Expression, ctes: set[str]) -> dict[str, str | None]:
-        """The tables this query reads or writes by alias: the table's name when it
-        is a tenant table, else None (CTEs, derived tables, functions)."""
+        """The tables this query reads or writes by alias: the table's name, else
+        None (CTEs, derived tables, functions) or ``VALUES``."""
         tables: list[exp.Expression] = []
         if isinstance(node, exp.Update | exp.Delete):
             tables.append(node.this)
@@ -202,8 +207,11 @@ class RouterAnalyser:
         sources: dict[str, str | None] = {}
         for table in tables:
             if isinstance(table, exp.Table) and table.name:
-                tenant = table.name in self.tenants and table.name not in ctes
-                sources[table.alias_or_name] = table.name if tenant else None
+                sources[table.alias_or_name] = None if table.name in ctes else table.name
+            elif isinstance(table, exp.Values) or (
+                isinstance(table, exp.Subquery) and isinstance(table.this, exp.Values)
+            ):
+                sources[table.alias_or_name] = VALUES
             elif isinstance(table, exp.Expression):
                 sources[table.alias_or_name] = None
         return sources
@@ -250,18 +258,28 @@ class RouterAnalyser:
         return {alias: bool(known.get(alias)) for alias in sources}
 
     def _company_column(self, node: exp.Expression, sources: dict[str, str | None]) -> str | None:
-        if isinstance(node, exp.Column) and node.name == "company_id":
-            return self._owner(node, sources)
+        """The alias whose company a column is: a ``company_id``, or ``companies.id``."""
+        if not isinstance(node, exp.Column) or node.name not in {"company_id", "id"}:
+            return None
+        alias = self._owner(node, sources)
+        if alias is None:
+            return None
+        if node.name == "company_id" or sources.get(alias) == "companies":
+            return alias
         return None
 
-    @staticmethod
-    def _owner(column: exp.Column, sources: dict[str, str | None]) -> str | None:
-        """The alias a column belongs to: its qualifier, or the one tenant table of
-        the query (an unqualified ``company_id`` with two would be ambiguous SQL)."""
+    def _owner(self, column: exp.Column, sources: dict[str, str | None]) -> str | None:
+        """The alias a column belongs to: its qualifier, or the one table of the query
+        that has such a column (an unqualified ``company_id`` with two would be
+        ambiguous SQL)."""
         if column.table:
             return column.table
-        tenants = [alias for alias, table in sources.items() if table is not None]
-        return tenants[0] if len(tenants) == 1 else next(iter(sources), None)
+        owners = [
+            alias
+            for alias, table in sources.items()
+            if table in self.tenants or (table == "companies" and column.name == "id")
+        ]
+        return owners[0] if len(owners) == 1 else None
 
     @staticmethod
     def _children(node: exp.Expression) -> Iterator[exp.Expression]:

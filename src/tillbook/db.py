@@ -103,6 +103,12 @@ def in_write_unit() -> bool:
 # statements run on every shard, which is allowed because it is chosen here, once.
 CROSS_TENANT: dict[str, str] = {
     "migrations": "a schema or data migration moves every company's rows",
+    "authentication": "an API key, a back-office session token or a login email is looked "
+    "up before its company is known (the lookup is what finds the company), and a staff "
+    "email, being the login, is unique across companies",
+    "outbox worker": "the webhook worker fans out new events and claims due deliveries of "
+    "every company at once (FOR UPDATE SKIP LOCKED), so one company's backlog never "
+    "waits behind another's",
 }
 _CROSSING: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "tillbook_cross_tenant", default=None

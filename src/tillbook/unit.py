@@ -72,7 +72,8 @@ Row = Mapping[str, Any]
 
 # Called with each statement's SQL sent through ``run`` or ``finish`` on the driver
 # (SQLAlchemy's ``before_cursor_execute`` does not see those): the benchmark's tools
-# (``bench/floor.py --capture``, ``bench/profile_sale.py``) count every statement.
+# (``bench/floor.py --capture``, ``bench/profile_sale.py``) count every statement, and
+# the tests' router-query check (``tests/router_check.py``) reads each one.
 statement_observers: list[Callable[[str], None]] = []
 
 

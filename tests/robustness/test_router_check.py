@@ -30,6 +30,15 @@ check = RouterAnalyser(frozenset({"orders", "order_items", "products", "listings
         "INSERT INTO order_items (company_id, order_id) SELECT $1, u.id FROM unnest($2) AS u(id)",
         "INSERT INTO order_items (company_id, order_id) "
         "SELECT $1::BIGINT AS anon_1, u.id FROM unnest($2) AS u(id)",
+        # SQLAlchemy's insertmanyvalues: a VALUES list, as INSERT … VALUES
+        "INSERT INTO orders (company_id, total) SELECT p0::BIGINT, p1::NUMERIC FROM "
+        "(VALUES ($1, $2, 0), ($3, $4, 1)) AS imp_sen(p0, p1, sen_counter) "
+        "ORDER BY sen_counter RETURNING orders.id",
+        # the company row itself names the company
+        "INSERT INTO orders (company_id) SELECT companies.id FROM companies "
+        "WHERE companies.id = $1",
+        "SELECT orders.id FROM orders JOIN companies ON companies.id = orders.company_id "
+        "WHERE companies.id = $1",
         "UPDATE listings SET current_stock = $1 "
         "WHERE listings.id = $2 AND listings.company_id = $3",
         "UPDATE listings SET current_stock = listings.current_stock + u.q "

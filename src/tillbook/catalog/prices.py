@@ -151,7 +151,11 @@ async def price_adjustment_page(
     batches = (
         await session.execute(
             select(PriceAdjustmentBatch, User)
-            .outerjoin(User, User.id == PriceAdjustmentBatch.created_by)
+            .outerjoin(
+                User,
+                (User.id == PriceAdjustmentBatch.created_by)
+                & (User.company_id == PriceAdjustmentBatch.company_id),
+            )
             .where(*where)
             .order_by(PriceAdjustmentBatch.id.desc())
             .offset(p.offset)
@@ -161,7 +165,11 @@ async def price_adjustment_page(
     items: dict[int, list[dict[str, Any]]] = defaultdict(list)
     history = await session.execute(
         select(PriceHistory, Product)
-        .join(Product, Product.id == PriceHistory.product_id)
+        .join(
+            Product,
+            (Product.id == PriceHistory.product_id)
+            & (Product.company_id == PriceHistory.company_id),
+        )
         .where(
             PriceHistory.warehouse_id == key.warehouse_id,
             PriceHistory.batch_id.in_([b.id for b, _ in batches]),
@@ -207,7 +215,10 @@ async def history(
     with who made them (index ``price_history.product_id``)."""
     rows = await session.execute(
         select(PriceHistory, User.name)
-        .outerjoin(User, User.id == PriceHistory.created_by)
+        .outerjoin(
+            User,
+            (User.id == PriceHistory.created_by) & (User.company_id == PriceHistory.company_id),
+        )
         .where(
             PriceHistory.company_id == company_id,
             PriceHistory.product_id == product_id,

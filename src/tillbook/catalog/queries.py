@@ -90,7 +90,7 @@ def product_item(row: Any) -> dict[str, Any]:
 
 
 async def with_codes_and_units(
-    session: AsyncSession, items: list[dict[str, Any]]
+    session: AsyncSession, company_id: int, items: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
     """``items`` (product items) with every barcode (the primary first) and their
     additional units, in two statements for the whole page: a register walking a
@@ -104,7 +104,7 @@ async def with_codes_and_units(
     if ids:
         for product_id, code in await session.execute(
             select(ProductBarcode.product_id, ProductBarcode.barcode)
-            .where(ProductBarcode.product_id.in_(ids))
+            .where(ProductBarcode.company_id == company_id, ProductBarcode.product_id.in_(ids))
             .order_by(ProductBarcode.product_id, ProductBarcode.id)
         ):
             codes[product_id].append(code)
@@ -119,8 +119,8 @@ async def with_codes_and_units(
                 Unit.name,
                 Unit.short_name,
             )
-            .join(Unit, Unit.id == ProductUnit.unit_id)
-            .where(ProductUnit.product_id.in_(with_units))
+            .join(Unit, (Unit.id == ProductUnit.unit_id) & (Unit.company_id == company_id))
+            .where(ProductUnit.company_id == company_id, ProductUnit.product_id.in_(with_units))
             .order_by(ProductUnit.product_id, ProductUnit.id)
         ):
             units[pu.product_id].append(
@@ -144,7 +144,7 @@ async def with_codes_and_units(
 
 _has_units = (
     select(ProductUnit.id)
-    .where(ProductUnit.product_id == Product.id)
+    .where(ProductUnit.product_id == Product.id, ProductUnit.company_id == Product.company_id)
     .correlate(Product)
     .exists()
     .label("has_units")
@@ -188,11 +188,16 @@ def products_with_refs(key: AuthContext) -> Select[*tuple[Any, ...]]:
         .select_from(Product)
         .join(
             Listing,
-            (Listing.product_id == Product.id) & (Listing.warehouse_id == key.warehouse_id),
+            (Listing.product_id == Product.id)
+            & (Listing.company_id == Product.company_id)
+            & (Listing.warehouse_id == key.warehouse_id),
         )
-        .outerjoin(Category, Category.id == Product.category_id)
-        .outerjoin(Brand, Brand.id == Product.brand_id)
-        .outerjoin(Unit, Unit.id == Product.unit_id)
+        .outerjoin(
+            Category,
+            (Category.id == Product.category_id) & (Category.company_id == Product.company_id),
+        )
+        .outerjoin(Brand, (Brand.id == Product.brand_id) & (Brand.company_id == Product.company_id))
+        .outerjoin(Unit, (Unit.id == Product.unit_id) & (Unit.company_id == Product.company_id))
     )
 
 
@@ -202,6 +207,7 @@ def _listed_here(key: AuthContext) -> list[ColumnElement[bool]]:
         select(Listing.id)
         .where(
             Listing.product_id == Product.id,
+            Listing.company_id == Product.company_id,
             Listing.warehouse_id == key.warehouse_id,
             Listing.active.is_(True),
         )
@@ -274,7 +280,7 @@ async def products(
         if found or page.offset == 0:
             total = found[0].total if found else 0
             items = [product_item(row) for row in found]
-            return envelope(page, total, await with_codes_and_units(session, items))
+            return envelope(page, total, await with_codes_and_units(session, key.company_id, items))
     total = (
         await session.execute(select(func.count()).select_from(Product).where(*conds))
     ).scalar_one()
@@ -287,7 +293,9 @@ async def products(
             .limit(page.limit)
             .offset(page.offset)
         )
-        rows = await with_codes_and_units(session, [product_item(row) for row in result])
+        rows = await with_codes_and_units(
+            session, key.company_id, [product_item(row) for row in result]
+        )
     return envelope(page, total, rows)
 
 
@@ -323,6 +331,7 @@ async def product(
             StockBatch.created_at,
         )
         .where(
+            StockBatch.company_id == key.company_id,
             StockBatch.product_id == found.id,
             StockBatch.warehouse_id == key.warehouse_id,
             StockBatch.quantity_remaining != 0,
@@ -331,7 +340,7 @@ async def product(
     )
     data = product_item(found)
     data["description"] = found.description
-    await with_codes_and_units(session, [data])
+    await with_codes_and_units(session, key.company_id, [data])
     data["batches"] = [
         {
             "id": b.id,

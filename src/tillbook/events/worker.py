@@ -35,7 +35,7 @@ from sqlalchemy import and_, exists, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.config import Settings
-from tillbook.db import Database
+from tillbook.db import Database, cross_tenant
 from tillbook.events.urlpolicy import IPAddress, Resolver, Target, UrlPolicy, UrlRefused, check_url
 from tillbook.events.webhook_service import subscribed, webhook_secret
 from tillbook.kit.crypto import hmac_hex
@@ -150,8 +150,9 @@ class DeliveryWorker:
 
         Returns the number of delivery attempts made.
         """
-        await self.db.write(self._fan_out)
-        claimed = await self.db.write(self._claim)
+        with cross_tenant("outbox worker"):
+            await self.db.write(self._fan_out)
+            claimed = await self.db.write(self._claim)
         if not claimed:
             return 0
         await asyncio.gather(*(self._deliver(c) for c in claimed))
@@ -273,8 +274,16 @@ class DeliveryWorker:
         details = (
             await session.execute(
                 select(WebhookDelivery.id, Webhook, OutboxEvent.type, OutboxEvent.payload)
-                .join(Webhook, Webhook.id == WebhookDelivery.webhook_id)
-                .join(OutboxEvent, OutboxEvent.id == WebhookDelivery.event_id)
+                .join(
+                    Webhook,
+                    (Webhook.id == WebhookDelivery.webhook_id)
+                    & (Webhook.company_id == WebhookDelivery.company_id),
+                )
+                .join(
+                    OutboxEvent,
+                    (OutboxEvent.id == WebhookDelivery.event_id)
+                    & (OutboxEvent.company_id == WebhookDelivery.company_id),
+                )
                 .where(WebhookDelivery.id.in_([d.id for d in deliveries]))
             )
         ).all()

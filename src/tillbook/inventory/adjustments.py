@@ -240,8 +240,16 @@ async def adjustment_page(
     if p.offset < total:
         result = await session.execute(
             select(StockAdjustment, Product, User)
-            .join(Product, Product.id == StockAdjustment.product_id)
-            .outerjoin(User, User.id == StockAdjustment.created_by)
+            .join(
+                Product,
+                (Product.id == StockAdjustment.product_id)
+                & (Product.company_id == StockAdjustment.company_id),
+            )
+            .outerjoin(
+                User,
+                (User.id == StockAdjustment.created_by)
+                & (User.company_id == StockAdjustment.company_id),
+            )
             .where(*where)
             .order_by(StockAdjustment.id.desc())
             .offset(p.offset)

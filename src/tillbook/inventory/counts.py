@@ -107,7 +107,9 @@ async def _listed(
     """The branch's listings of live products, by product id (all, or those asked)."""
     stmt = (
         select(Listing)
-        .join(Product, Product.id == Listing.product_id)
+        .join(
+            Product, (Product.id == Listing.product_id) & (Product.company_id == Listing.company_id)
+        )
         .where(
             Listing.company_id == company_id,
             Listing.warehouse_id == warehouse_id,
@@ -491,7 +493,11 @@ async def count_detail(session: AsyncSession, company_id: int, count_id: int) ->
     rows = (
         await session.execute(
             select(StockCountLine, Product, Listing)
-            .join(Product, Product.id == StockCountLine.product_id)
+            .join(
+                Product,
+                (Product.id == StockCountLine.product_id)
+                & (Product.company_id == StockCountLine.company_id),
+            )
             .outerjoin(
                 Listing,
                 and_(

@@ -151,7 +151,11 @@ async def _views(
     rows = (
         await session.execute(
             select(StockTransferLine, Product)
-            .join(Product, Product.id == StockTransferLine.product_id)
+            .join(
+                Product,
+                (Product.id == StockTransferLine.product_id)
+                & (Product.company_id == StockTransferLine.company_id),
+            )
             .where(StockTransferLine.transfer_id.in_(ids))
             .order_by(StockTransferLine.id)
         )

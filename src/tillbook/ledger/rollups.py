@@ -347,7 +347,11 @@ def _account_groups(session: AsyncSession, company_id: int, after: Any, through:
             func.sum(JournalLine.credit).label("credit"),
             func.count().label("lines"),
         )
-        .join(JournalEntry, JournalEntry.id == JournalLine.entry_id)
+        .join(
+            JournalEntry,
+            (JournalEntry.id == JournalLine.entry_id)
+            & (JournalEntry.company_id == JournalLine.company_id),
+        )
         .where(JournalEntry.company_id == company_id, JournalEntry.entry_date <= through)
         .group_by(month, JournalLine.account_id, wh, closing)
     )
@@ -369,7 +373,11 @@ def _party_groups(session: AsyncSession, company_id: int, after: Any, through: A
             func.sum(JournalLine.debit).label("debit"),
             func.sum(JournalLine.credit).label("credit"),
         )
-        .join(JournalEntry, JournalEntry.id == JournalLine.entry_id)
+        .join(
+            JournalEntry,
+            (JournalEntry.id == JournalLine.entry_id)
+            & (JournalEntry.company_id == JournalLine.company_id),
+        )
         .where(JournalEntry.company_id == company_id, JournalEntry.entry_date <= through)
         .group_by(JournalLine.party_id, month, JournalLine.account_id, wh)
     )

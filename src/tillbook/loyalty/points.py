@@ -287,32 +287,34 @@ async def record_sale(uow: UnitOfWork, quote: SaleQuote, at: Where) -> None:
         _move(session, at, account_id, "earn", quote.earned, left, quote.earned_value)
 
 
-async def order_points(session: AsyncSession, order_id: int) -> dict[str, int]:
+async def order_points(session: AsyncSession, company_id: int, order_id: int) -> dict[str, int]:
     """What an order did to points, by kind (a sale's answer replayed, its detail)."""
     rows = (
         await session.execute(
             select(LoyaltyMovement.kind, func.sum(LoyaltyMovement.points))
-            .where(LoyaltyMovement.order_id == order_id)
+            .where(LoyaltyMovement.company_id == company_id, LoyaltyMovement.order_id == order_id)
             .group_by(LoyaltyMovement.kind)
         )
     ).all()
     return {kind: int(points) for kind, points in rows}
 
 
-async def sale_answer(session: AsyncSession, order_id: int) -> dict[str, int]:
+async def sale_answer(session: AsyncSession, company_id: int, order_id: int) -> dict[str, int]:
     """``SaleQuote.answer`` of a sale already recorded."""
-    moved = await order_points(session, order_id)
+    moved = await order_points(session, company_id, order_id)
     return {"points_earned": moved.get("earn", 0), "points_redeemed": -moved.get("redeem", 0)}
 
 
-async def detail_fields(session: AsyncSession, order_id: int, order_type: str) -> dict[str, int]:
+async def detail_fields(
+    session: AsyncSession, company_id: int, order_id: int, order_type: str
+) -> dict[str, int]:
     """What an order's detail view says of points: a sale what it earned and
     redeemed (a void does not change what it did then), a sales return what it
     took back and refunded."""
     if order_type == "sales":
-        return await sale_answer(session, order_id)
+        return await sale_answer(session, company_id, order_id)
     if order_type == "sales-returns":
-        moved = await order_points(session, order_id)
+        moved = await order_points(session, company_id, order_id)
         return {
             "points_taken_back": -moved.get("return", 0),
             "points_refunded": moved.get("refund", 0),

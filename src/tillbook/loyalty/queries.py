@@ -66,7 +66,11 @@ async def statement(
         moves = (
             await session.execute(
                 select(LoyaltyMovement, Order.invoice_number, Order.order_type)
-                .outerjoin(Order, Order.id == LoyaltyMovement.order_id)
+                .outerjoin(
+                    Order,
+                    (Order.id == LoyaltyMovement.order_id)
+                    & (Order.company_id == LoyaltyMovement.company_id),
+                )
                 .where(LoyaltyMovement.account_id == account_id)
                 .order_by(LoyaltyMovement.id.desc())
                 .limit(page.limit)

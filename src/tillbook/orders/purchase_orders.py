@@ -483,8 +483,16 @@ async def detail(session: AsyncSession, company_id: int, po_id: int) -> dict[str
     row = (
         await session.execute(
             select(PurchaseOrder, User.name, Warehouse.name, Company.name)
-            .join(User, User.id == PurchaseOrder.supplier_id)
-            .join(Warehouse, Warehouse.id == PurchaseOrder.warehouse_id)
+            .join(
+                User,
+                (User.id == PurchaseOrder.supplier_id)
+                & (User.company_id == PurchaseOrder.company_id),
+            )
+            .join(
+                Warehouse,
+                (Warehouse.id == PurchaseOrder.warehouse_id)
+                & (Warehouse.company_id == PurchaseOrder.company_id),
+            )
             .join(Company, Company.id == PurchaseOrder.company_id)
             .where(PurchaseOrder.id == po_id, PurchaseOrder.company_id == company_id)
         )
@@ -495,7 +503,11 @@ async def detail(session: AsyncSession, company_id: int, po_id: int) -> dict[str
     line_rows = (
         await session.execute(
             select(PurchaseOrderLine, Product.name, Product.item_code)
-            .join(Product, Product.id == PurchaseOrderLine.product_id)
+            .join(
+                Product,
+                (Product.id == PurchaseOrderLine.product_id)
+                & (Product.company_id == PurchaseOrderLine.company_id),
+            )
             .where(PurchaseOrderLine.purchase_order_id == po.id)
             .order_by(PurchaseOrderLine.position, PurchaseOrderLine.id)
         )
@@ -576,7 +588,11 @@ async def orders_page(
     if page.offset < total:
         result = await session.execute(
             select(PurchaseOrder, User.name)
-            .join(User, User.id == PurchaseOrder.supplier_id)
+            .join(
+                User,
+                (User.id == PurchaseOrder.supplier_id)
+                & (User.company_id == PurchaseOrder.company_id),
+            )
             .where(*where)
             .order_by(PurchaseOrder.id.desc())
             .offset(page.offset)
@@ -616,7 +632,11 @@ async def still_to_come(
                 PurchaseOrderLine.unit_cost,
             )
             .join(PurchaseOrderLine, PurchaseOrderLine.purchase_order_id == PurchaseOrder.id)
-            .join(Product, Product.id == PurchaseOrderLine.product_id)
+            .join(
+                Product,
+                (Product.id == PurchaseOrderLine.product_id)
+                & (Product.company_id == PurchaseOrderLine.company_id),
+            )
             .where(
                 PurchaseOrder.company_id == company_id,
                 PurchaseOrder.supplier_id == supplier_id,

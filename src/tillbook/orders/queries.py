@@ -54,6 +54,7 @@ async def order_page(
     start, end = parse_dates(dates)
     total, rows = await views.page_of_orders(
         session,
+        key.company_id,
         key.warehouse_id,
         order_type,
         date_from=start,
@@ -68,8 +69,8 @@ async def order_detail(
     session: AsyncSession, key: AuthContext, order_type: str, ref: str
 ) -> dict[str, Any]:
     """One order of the key's warehouse, named by id, xid or invoice number."""
-    id_ = await lookup.order_id(session, key.warehouse_id, [order_type], ref)
-    order = await session.get(Order, id_) if id_ is not None else None
+    id_ = await lookup.order_id(session, key.company_id, key.warehouse_id, [order_type], ref)
+    order = None if id_ is None else await views.order_of(session, key.company_id, id_)
     if order is None:
         raise NotFound(f"{NOUNS[order_type]} not found")
     return await views.load_detail(session, order)
@@ -107,8 +108,10 @@ async def back_office_page(
     rows = (
         await session.execute(
             select(Order, User, staff)
-            .join(User, User.id == Order.user_id)
-            .outerjoin(staff, staff.id == Order.staff_user_id)
+            .join(User, (User.id == Order.user_id) & (User.company_id == Order.company_id))
+            .outerjoin(
+                staff, (staff.id == Order.staff_user_id) & (staff.company_id == Order.company_id)
+            )
             .where(*conditions)
             .order_by(Order.order_date.desc(), Order.id.desc())
             .offset(page.offset)
@@ -128,10 +131,16 @@ async def back_office_detail(
 ) -> tuple[dict[str, Any], Warehouse, Company]:
     """One order of the company with its branch and company (what an invoice prints);
     another company's order is not found, like a missing one."""
-    order = await session.get(Order, order_id)
-    if order is None or order.company_id != company_id or order.order_type != order_type:
+    order = await views.order_of(session, company_id, order_id)
+    if order is None or order.order_type != order_type:
         raise NotFound(f"{NOUNS[order_type]} {order_id} not found")
-    warehouse = await session.get(Warehouse, order.warehouse_id)
+    warehouse = (
+        await session.execute(
+            select(Warehouse).where(
+                Warehouse.company_id == company_id, Warehouse.id == order.warehouse_id
+            )
+        )
+    ).scalar_one_or_none()
     company = await session.get(Company, company_id)
     assert warehouse is not None and company is not None
     data = await views.load_detail(session, order)
@@ -167,7 +176,7 @@ async def outstanding_page(
     rows = (
         await session.execute(
             select(Order, User)
-            .join(User, User.id == Order.user_id)
+            .join(User, (User.id == Order.user_id) & (User.company_id == Order.company_id))
             .where(*conditions)
             .order_by(Order.order_date, Order.id)
             .offset(page.offset)
@@ -217,8 +226,13 @@ async def returnable(session: AsyncSession, company_id: int, order_id: int) -> l
     rows = (
         await session.execute(
             select(OrderItem, Product.name)
-            .join(Order, Order.id == OrderItem.order_id)
-            .join(Product, Product.id == OrderItem.product_id)
+            .join(
+                Order, (Order.id == OrderItem.order_id) & (Order.company_id == OrderItem.company_id)
+            )
+            .join(
+                Product,
+                (Product.id == OrderItem.product_id) & (Product.company_id == OrderItem.company_id),
+            )
             .where(Order.id == order_id, Order.company_id == company_id)
             .order_by(OrderItem.id)
         )

@@ -130,7 +130,7 @@ async def load(
     ref: str,
     tendered: Decimal | None,
 ) -> Receipt:
-    id_ = await lookup.order_id(session, key.warehouse_id, [order_type], ref)
+    id_ = await lookup.order_id(session, key.company_id, key.warehouse_id, [order_type], ref)
     order = await session.get(Order, id_) if id_ is not None else None
     if order is None or order.warehouse_id != key.warehouse_id:
         raise NotFound("sale not found" if order_type == "sales" else "return not found")
@@ -145,7 +145,10 @@ async def load(
     items = (
         await session.execute(
             select(OrderItem, Product.name, Promotion.name)
-            .join(Product, Product.id == OrderItem.product_id)
+            .join(
+                Product,
+                (Product.id == OrderItem.product_id) & (Product.company_id == OrderItem.company_id),
+            )
             # The promotion that priced a line (DESIGN §18), printed under it.
             .outerjoin(
                 Promotion,
@@ -160,8 +163,16 @@ async def load(
         tenders = (
             await session.execute(
                 select(PaymentMode.name, PaymentMode.code, PaymentAllocation.amount)
-                .join(Payment, Payment.id == PaymentAllocation.payment_id)
-                .join(PaymentMode, PaymentMode.id == Payment.payment_mode_id)
+                .join(
+                    Payment,
+                    (Payment.id == PaymentAllocation.payment_id)
+                    & (Payment.company_id == PaymentAllocation.company_id),
+                )
+                .join(
+                    PaymentMode,
+                    (PaymentMode.id == Payment.payment_mode_id)
+                    & (PaymentMode.company_id == Payment.company_id),
+                )
                 .where(PaymentAllocation.order_id == order.id, Payment.payment_type == "in")
                 .order_by(Payment.id)
             )
@@ -170,7 +181,11 @@ async def load(
         tenders = (
             await session.execute(
                 select(PaymentMode.name, PaymentMode.code, Payment.amount)
-                .join(PaymentMode, PaymentMode.id == Payment.payment_mode_id)
+                .join(
+                    PaymentMode,
+                    (PaymentMode.id == Payment.payment_mode_id)
+                    & (PaymentMode.company_id == Payment.company_id),
+                )
                 .where(Payment.order_id == order.id, Payment.payment_type == "out")
                 .order_by(Payment.id)
             )
@@ -230,7 +245,7 @@ async def load(
         due=money_str(order.due_amount),
         tendered=money_str(tendered) if tendered is not None else None,
         change=money_str(change),
-        points=await _points(session, order.id, order_type),
+        points=await _points(session, order.company_id, order.id, order_type),
         reference=(
             f"INV:{order.invoice_number};ID:{xid.encode(order.id)};"
             f"CO:{company.name};BR:{branch.name};DATE:{order.order_date.isoformat()};"
@@ -247,8 +262,10 @@ POINT_LABELS = {
 }
 
 
-async def _points(session: AsyncSession, order_id: int, order_type: str) -> list[tuple[str, int]]:
-    moved = await loyalty.detail_fields(session, order_id, order_type)
+async def _points(
+    session: AsyncSession, company_id: int, order_id: int, order_type: str
+) -> list[tuple[str, int]]:
+    moved = await loyalty.detail_fields(session, company_id, order_id, order_type)
     return [(POINT_LABELS[k], n) for k, n in moved.items() if n]
 
 

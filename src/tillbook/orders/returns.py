@@ -402,6 +402,7 @@ async def _original(
     # against it cannot both pass the quantity check.
     id_ = await lookup.order_id(
         uow.session,
+        key.company_id,
         key.warehouse_id,
         [ORIGINAL[kind]],
         body.invoice_number,
@@ -410,7 +411,11 @@ async def _original(
     original = None
     if id_ is not None:
         original = (
-            await uow.session.execute(select(Order).where(Order.id == id_).with_for_update())
+            await uow.session.execute(
+                select(Order)
+                .where(Order.company_id == key.company_id, Order.id == id_)
+                .with_for_update()
+            )
         ).scalar_one()
     if original is None or original.user_id != party.id:
         problems.add(
@@ -458,7 +463,12 @@ async def _lines_of(session: AsyncSession, original: Order) -> list[OrderItem]:
     return list(
         (
             await session.execute(
-                select(OrderItem).where(OrderItem.order_id == original.id).order_by(OrderItem.id)
+                select(OrderItem)
+                .where(
+                    OrderItem.company_id == original.company_id,
+                    OrderItem.order_id == original.id,
+                )
+                .order_by(OrderItem.id)
             )
         )
         .scalars()

@@ -279,7 +279,10 @@ async def preview_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[
 async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[str, Any]:
     earlier = await existing_order(uow, key.warehouse_id, "sales", body.invoice_number)
     if earlier is not None:
-        return {**sale_response(earlier), **await loyalty.sale_answer(uow.session, earlier.id)}
+        return {
+            **sale_response(earlier),
+            **await loyalty.sale_answer(uow.session, earlier.company_id, earlier.id),
+        }
 
     priced = await price_sale(uow, key, body)
     intake = priced.intake

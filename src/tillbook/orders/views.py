@@ -110,15 +110,27 @@ def detail(
     return out
 
 
+async def _user(session: AsyncSession, company_id: int, user_id: int | None) -> User | None:
+    if user_id is None:
+        return None
+    found = await session.execute(
+        select(User).where(User.company_id == company_id, User.id == user_id)
+    )
+    return found.scalar_one_or_none()
+
+
 async def load_detail(session: AsyncSession, order: Order) -> dict[str, Any]:
-    party = await session.get(User, order.user_id)
+    party = await _user(session, order.company_id, order.user_id)
     assert party is not None
-    staff = await session.get(User, order.staff_user_id) if order.staff_user_id else None
+    staff = await _user(session, order.company_id, order.staff_user_id)
     items = (
         await session.execute(
             select(OrderItem, Product)
-            .join(Product, Product.id == OrderItem.product_id)
-            .where(OrderItem.order_id == order.id)
+            .join(
+                Product,
+                (Product.id == OrderItem.product_id) & (Product.company_id == OrderItem.company_id),
+            )
+            .where(OrderItem.company_id == order.company_id, OrderItem.order_id == order.id)
             .order_by(OrderItem.id)
         )
     ).all()
@@ -127,19 +139,35 @@ async def load_detail(session: AsyncSession, order: Order) -> dict[str, Any]:
     payments = (
         await session.execute(
             select(Payment, PaymentAllocation.amount)
-            .join(PaymentAllocation, PaymentAllocation.payment_id == Payment.id)
-            .where(PaymentAllocation.order_id == order.id)
+            .join(
+                PaymentAllocation,
+                (PaymentAllocation.payment_id == Payment.id)
+                & (PaymentAllocation.company_id == Payment.company_id),
+            )
+            .where(
+                PaymentAllocation.company_id == order.company_id,
+                PaymentAllocation.order_id == order.id,
+            )
             .order_by(Payment.id)
         )
     ).all()
     out = detail(order, party, staff, [(i, p) for i, p in items], [(p, a) for p, a in payments])
     # Loyalty points the order moved (DESIGN §18).
-    out.update(await loyalty.detail_fields(session, order.id, order.order_type))
+    out.update(await loyalty.detail_fields(session, order.company_id, order.id, order.order_type))
     return out
+
+
+async def order_of(session: AsyncSession, company_id: int, order_id: int) -> Order | None:
+    """The company's order ``order_id`` (another company's is None, like a missing one)."""
+    found = await session.execute(
+        select(Order).where(Order.company_id == company_id, Order.id == order_id)
+    )
+    return found.scalar_one_or_none()
 
 
 async def page_of_orders(
     session: AsyncSession,
+    company_id: int,
     warehouse_id: int,
     order_type: str,
     *,
@@ -148,7 +176,11 @@ async def page_of_orders(
     offset: int,
     limit: int,
 ) -> tuple[int, list[dict[str, Any]]]:
-    conditions = [Order.warehouse_id == warehouse_id, Order.order_type == order_type]
+    conditions = [
+        Order.company_id == company_id,
+        Order.warehouse_id == warehouse_id,
+        Order.order_type == order_type,
+    ]
     if date_from is not None:
         conditions.append(Order.order_date >= date_from)
     if date_to is not None:
@@ -158,8 +190,10 @@ async def page_of_orders(
     rows = (
         await session.execute(
             select(Order, User, staff)
-            .join(User, User.id == Order.user_id)
-            .outerjoin(staff, staff.id == Order.staff_user_id)
+            .join(User, (User.id == Order.user_id) & (User.company_id == Order.company_id))
+            .outerjoin(
+                staff, (staff.id == Order.staff_user_id) & (staff.company_id == Order.company_id)
+            )
             .where(*conditions)
             .order_by(Order.order_date.desc(), Order.id.desc())
             .offset(offset)

@@ -187,17 +187,28 @@ async def _order(session: AsyncSession, provider: TerminalProvider, body: Callba
     by id, xid or invoice number, ``invoice_number`` by invoice number (or id)."""
     if body.order_id is not None:
         field, ref = "order_id", body.order_id
-        id_ = await lookup.order_id(session, provider.warehouse_id, ["sales"], ref)
+        id_ = await lookup.order_id(
+            session, provider.company_id, provider.warehouse_id, ["sales"], ref
+        )
     else:
         assert body.invoice_number is not None
         field, ref = "invoice_number", body.invoice_number
         id_ = await lookup.order_id(
-            session, provider.warehouse_id, ["sales"], ref, prefer="invoice_number"
+            session,
+            provider.company_id,
+            provider.warehouse_id,
+            ["sales"],
+            ref,
+            prefer="invoice_number",
         )
     order = None
     if id_ is not None:
         order = (
-            await session.execute(select(Order).where(Order.id == id_).with_for_update())
+            await session.execute(
+                select(Order)
+                .where(Order.company_id == provider.company_id, Order.id == id_)
+                .with_for_update()
+            )
         ).scalar_one()
     if order is None:
         raise invalid(field, f"no sale {ref!r} at this terminal")

@@ -170,7 +170,10 @@ async def list_registers(
     """The company's registers (one branch's when ``warehouse_id``), oldest first."""
     query = (
         select(Register, Warehouse.name)
-        .join(Warehouse, Warehouse.id == Register.warehouse_id)
+        .join(
+            Warehouse,
+            (Warehouse.id == Register.warehouse_id) & (Warehouse.company_id == Register.company_id),
+        )
         .where(Register.company_id == company_id)
         .order_by(Register.id)
     )
