@@ -87,7 +87,9 @@ KEY_LOOKUP = (
         (Warehouse.id == ApiKey.warehouse_id) & (Warehouse.company_id == ApiKey.company_id),
     )
     .join(User, (User.id == ApiKey.user_id) & (User.company_id == ApiKey.company_id))
-    .outerjoin(Register, Register.key_id == ApiKey.id)
+    .outerjoin(
+        Register, (Register.key_id == ApiKey.id) & (Register.company_id == ApiKey.company_id)
+    )
     .where(ApiKey.public_key == bindparam("public_key"))
 )
 

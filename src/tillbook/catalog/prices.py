@@ -106,7 +106,10 @@ async def create_price_adjustment(
         found = (
             await session.execute(
                 select(Product, Listing)
-                .join(Listing, Listing.product_id == Product.id)
+                .join(
+                    Listing,
+                    (Listing.product_id == Product.id) & (Listing.company_id == Product.company_id),
+                )
                 .where(Product.id == product_id, Listing.warehouse_id == key.warehouse_id)
                 .with_for_update(of=Listing)
             )

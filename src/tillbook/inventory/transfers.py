@@ -141,10 +141,18 @@ async def _views(
     if not transfers:
         return []
     ids = [t.id for t in transfers]
+    # (one company's transfers: ``IN`` its one company keeps these router queries)
+    companies = {t.company_id for t in transfers}
     wh_ids = {t.from_warehouse_id for t in transfers} | {t.to_warehouse_id for t in transfers}
     warehouses = {
         w.id: w
-        for w in (await session.execute(select(Warehouse).where(Warehouse.id.in_(wh_ids))))
+        for w in (
+            await session.execute(
+                select(Warehouse).where(
+                    Warehouse.company_id.in_(companies), Warehouse.id.in_(wh_ids)
+                )
+            )
+        )
         .scalars()
         .all()
     }
@@ -156,7 +164,9 @@ async def _views(
                 (Product.id == StockTransferLine.product_id)
                 & (Product.company_id == StockTransferLine.company_id),
             )
-            .where(StockTransferLine.transfer_id.in_(ids))
+            .where(
+                StockTransferLine.company_id.in_(companies), StockTransferLine.transfer_id.in_(ids)
+            )
             .order_by(StockTransferLine.id)
         )
     ).all()
@@ -449,12 +459,15 @@ def _refuse_closed(transfer: StockTransfer) -> None:
         raise Conflict(f"stock transfer {transfer.id} is already {transfer.status}")
 
 
-async def _lines(session: AsyncSession, transfer_id: int) -> list[StockTransferLine]:
+async def _lines(session: AsyncSession, transfer: StockTransfer) -> list[StockTransferLine]:
     return list(
         (
             await session.execute(
                 select(StockTransferLine)
-                .where(StockTransferLine.transfer_id == transfer_id)
+                .where(
+                    StockTransferLine.company_id == transfer.company_id,
+                    StockTransferLine.transfer_id == transfer.id,
+                )
                 .order_by(StockTransferLine.id)
             )
         ).scalars()
@@ -565,7 +578,7 @@ async def receive_transfer(
             f"stock transfer {transfer.id} is received by the warehouse it was sent to"
         )
     _refuse_closed(transfer)
-    lines = await _lines(session, transfer.id)
+    lines = await _lines(session, transfer)
     sent: dict[int, Decimal] = defaultdict(lambda: ZERO)
     for line in lines:
         sent[line.product_id] += line.quantity
@@ -641,7 +654,7 @@ async def cancel_transfer(
             f"stock transfer {transfer.id} is cancelled by the warehouse that sent it"
         )
     _refuse_closed(transfer)
-    lines = await _lines(session, transfer.id)
+    lines = await _lines(session, transfer)
     everything: dict[int, Decimal] = defaultdict(lambda: ZERO)
     for line in lines:
         everything[line.product_id] += line.quantity

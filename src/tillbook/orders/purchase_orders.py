@@ -169,7 +169,10 @@ async def _checked_lines(
         for pid, name, active, archived in (
             await session.execute(
                 select(Product.id, Product.name, Listing.active, Product.archived_at)
-                .join(Listing, Listing.product_id == Product.id)
+                .join(
+                    Listing,
+                    (Listing.product_id == Product.id) & (Listing.company_id == Product.company_id),
+                )
                 .where(
                     Product.company_id == company_id,
                     Listing.warehouse_id == warehouse.id,
@@ -515,7 +518,11 @@ async def detail(session: AsyncSession, company_id: int, po_id: int) -> dict[str
     receipts = (
         await session.execute(
             select(Order.id, Order.invoice_number, Order.order_date, Order.total)
-            .join(PurchaseOrderReceipt, PurchaseOrderReceipt.order_id == Order.id)
+            .join(
+                PurchaseOrderReceipt,
+                (PurchaseOrderReceipt.order_id == Order.id)
+                & (PurchaseOrderReceipt.company_id == Order.company_id),
+            )
             .where(PurchaseOrderReceipt.purchase_order_id == po.id)
             .order_by(Order.id)
         )
@@ -631,7 +638,11 @@ async def still_to_come(
                 PurchaseOrderLine.received,
                 PurchaseOrderLine.unit_cost,
             )
-            .join(PurchaseOrderLine, PurchaseOrderLine.purchase_order_id == PurchaseOrder.id)
+            .join(
+                PurchaseOrderLine,
+                (PurchaseOrderLine.purchase_order_id == PurchaseOrder.id)
+                & (PurchaseOrderLine.company_id == PurchaseOrder.company_id),
+            )
             .join(
                 Product,
                 (Product.id == PurchaseOrderLine.product_id)

@@ -179,7 +179,11 @@ async def payment_receipt(
     allocations = (
         await session.execute(
             select(Order.id, Order.invoice_number, Order.order_date, PaymentAllocation.amount)
-            .join(PaymentAllocation, PaymentAllocation.order_id == Order.id)
+            .join(
+                PaymentAllocation,
+                (PaymentAllocation.order_id == Order.id)
+                & (PaymentAllocation.company_id == Order.company_id),
+            )
             .where(
                 PaymentAllocation.payment_id == payment.id,
                 PaymentAllocation.company_id == company_id,

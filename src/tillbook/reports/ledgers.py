@@ -186,7 +186,11 @@ async def _page(
                 JournalLine.amount_foreign,
                 JournalLine.rate,
             )
-            .join(JournalLine, JournalLine.entry_id == JournalEntry.id)
+            .join(
+                JournalLine,
+                (JournalLine.entry_id == JournalEntry.id)
+                & (JournalLine.company_id == JournalEntry.company_id),
+            )
             .where(*conditions)
             .order_by(JournalEntry.entry_date, JournalEntry.id, JournalLine.id)
             .limit(limit + 1)
