@@ -328,6 +328,7 @@ def _conjuncts(node: exp.Expression) -> list[exp.Expression]:
 SRC = Path(tillbook.__file__).resolve().parent
 TESTS = Path(__file__).resolve().parent
 PLUMBING = {str(SRC / "db.py")}
+UNIT = str(SRC / "unit.py")
 MODE = os.environ.get("TILLBOOK_TEST_ROUTER_CHECK", "report")
 if MODE not in {"strict", "report", "off"}:
     raise RuntimeError("TILLBOOK_TEST_ROUTER_CHECK is one of strict, report, off")
@@ -362,13 +363,18 @@ def _origin() -> tuple[str, str]:
     """``("app", place)`` for a statement the service sends, ``("test", place)`` for
     one a test or fixture writes itself, ``("other", "")`` when neither is on the
     stack (a library's own, a statement at connect)."""
+    unit = ""
     for frame in _frames():
         path = frame.f_code.co_filename
+        place = f"{path}:{frame.f_lineno}"
         if path.startswith(str(TESTS)) and path != __file__:
-            return "test", f"{path}:{frame.f_lineno}"
+            return ("app", unit) if unit else ("test", place)
         if path.startswith(str(SRC)) and path not in PLUMBING:
-            return "app", f"{path}:{frame.f_lineno}"
-    return "other", ""
+            if path != UNIT:
+                return "app", f"{place} (through the unit of work)" if unit else place
+            # the unit's own statement: named by the service that queued or ran it
+            unit = unit or place
+    return ("app", unit) if unit else ("other", "")
 
 
 class Recorder:

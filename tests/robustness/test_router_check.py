@@ -110,3 +110,44 @@ def test_the_tenant_tables_come_from_the_models() -> None:
     assert {"orders", "order_items", "journal_lines", "listings"} <= tables
     assert "companies" not in tables
     assert "seen_signatures" not in tables
+
+
+def test_the_units_last_statement_names_one_company() -> None:
+    """The sale's last statement (every kind of queued write at once) and an array
+    insert, as compiled for asyncpg, are router queries: company_id goes as one value."""
+    from sqlalchemy.dialects.postgresql.asyncpg import dialect
+
+    from tillbook.events.outbox import _INSERT as EVENTS
+    from tillbook.inventory import repository as stock
+    from tillbook.ledger.repository import PARTY_BALANCES
+    from tillbook.models import OrderItem
+    from tillbook.models.base import table_of
+    from tillbook.orders.repository import ORDER_NUMBERS
+    from tillbook.orders.shifts import SHIFT_ORDERS
+    from tillbook.unit import _array_insert, _combine
+
+    kinds = (
+        stock.LAYER_DRAWS,
+        stock.STOCK_LEVELS,
+        stock.DEFICIT_FILLS,
+        stock.LAYER_RESTORES,
+        stock.MOVEMENTS,
+        stock.ALERTS,
+        PARTY_BALANCES,
+        ORDER_NUMBERS,
+        SHIFT_ORDERS,
+        EVENTS,
+    )
+    analyser = RouterAnalyser(tenant_tables())
+    sql = str(_combine(kinds).compile(dialect=dialect()))
+    assert analyser.problems(sql) == ()
+    insert = _array_insert(table_of(OrderItem), ("company_id", "order_id", "quantity"))
+    assert analyser.problems(str(insert.compile(dialect=dialect()))) == ()
+
+
+def test_a_units_rows_of_two_companies_are_refused() -> None:
+    from tillbook.inventory.repository import MOVEMENTS
+
+    row = dict.fromkeys(MOVEMENTS.columns, 1)
+    with pytest.raises(ValueError, match="2 companies"):
+        MOVEMENTS.array_params([row, {**row, "company_id": 2}])

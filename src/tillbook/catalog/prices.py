@@ -38,7 +38,7 @@ async def open_batch(
     session = uow.session
     now = dt.datetime.now(dt.UTC)
     await periods.refuse_closed(session, company_id, now.date(), "date")
-    invoice_number = await numbering.take(uow, warehouse_id, "price-adjustments")
+    invoice_number = await numbering.take(uow, company_id, warehouse_id, "price-adjustments")
     batch = PriceAdjustmentBatch(
         company_id=company_id,
         warehouse_id=warehouse_id,
@@ -110,7 +110,11 @@ async def create_price_adjustment(
                     Listing,
                     (Listing.product_id == Product.id) & (Listing.company_id == Product.company_id),
                 )
-                .where(Product.id == product_id, Listing.warehouse_id == key.warehouse_id)
+                .where(
+                    Product.company_id == key.company_id,
+                    Product.id == product_id,
+                    Listing.warehouse_id == key.warehouse_id,
+                )
                 .with_for_update(of=Listing)
             )
         ).first()
@@ -174,6 +178,7 @@ async def price_adjustment_page(
             & (Product.company_id == PriceHistory.company_id),
         )
         .where(
+            PriceHistory.company_id == key.company_id,
             PriceHistory.warehouse_id == key.warehouse_id,
             PriceHistory.batch_id.in_([b.id for b, _ in batches]),
         )

@@ -631,7 +631,7 @@ async def add_opening_stock(
     session = uow.session
     product = await get(session, company_id, product_id)
     await _listing(session, product, warehouse_id)
-    listed = (await inventory.products(uow, warehouse_id, [product.id]))[product.id]
+    listed = (await inventory.products(uow, company_id, warehouse_id, [product.id]))[product.id]
     value = money(body.quantity * body.unit_cost)
     receipt = await inventory.receive(
         uow,

@@ -57,6 +57,7 @@ def _utc(value: dt.datetime) -> dt.datetime:
 
 @dataclass(frozen=True)
 class Claimed:
+    company_id: int
     delivery_id: int
     delivery_uid: str
     url: str
@@ -293,6 +294,7 @@ class DeliveryWorker:
             _, hook, event_type, payload = by_id[d.id]
             claimed.append(
                 Claimed(
+                    company_id=d.company_id,
                     delivery_id=d.id,
                     delivery_uid=d.delivery_uid,
                     url=hook.url,
@@ -383,7 +385,12 @@ class DeliveryWorker:
         raise last
 
     async def _record(self, session: AsyncSession, claimed: Claimed, outcome: Outcome) -> None:
-        delivery = await session.get(WebhookDelivery, claimed.delivery_id)
+        delivery = await session.scalar(
+            select(WebhookDelivery).where(
+                WebhookDelivery.company_id == claimed.company_id,
+                WebhookDelivery.id == claimed.delivery_id,
+            )
+        )
         if delivery is None:  # the webhook was removed meanwhile
             return
         session.add(

@@ -76,7 +76,9 @@ async def create_adjustment(
     session = uow.session
     problems = Problems()
     product_id = ref_to_id(body.product_id)
-    products = await inventory.products(uow, key.warehouse_id, [product_id] if product_id else [])
+    products = await inventory.products(
+        uow, key.company_id, key.warehouse_id, [product_id] if product_id else []
+    )
     product = products.get(product_id or 0)
     if product is None:
         problems.add("product_id", f"unknown product {body.product_id!r}")

@@ -47,10 +47,16 @@ __all__ = [
 
 
 async def products(
-    uow: UnitOfWork, warehouse_id: int, product_ids: Iterable[int], *, lock: bool = False
+    uow: UnitOfWork,
+    company_id: int,
+    warehouse_id: int,
+    product_ids: Iterable[int],
+    *,
+    lock: bool = False,
 ) -> dict[int, Listed]:
-    """Products of the warehouse by id, read without a lock (see the module)."""
-    return await repo.products(uow, warehouse_id, product_ids, lock=lock)
+    """The company's products of the warehouse by id, read without a lock (see the
+    module)."""
+    return await repo.products(uow, company_id, warehouse_id, product_ids, lock=lock)
 
 
 async def plan(
@@ -65,11 +71,13 @@ async def plan(
     that asked), in order, on the layers as read now. Without negative stock every
     shortage of the request is one 422, each naming its field, product and the
     requested and available quantities."""
-    warehouses = {products[p].warehouse_id for p, _, _ in takes}
+    warehouses = {(products[p].company_id, products[p].warehouse_id) for p, _, _ in takes}
     assert len(warehouses) <= 1, "one plan draws from one warehouse"
+    company_id, warehouse_id = next(iter(warehouses), (0, 0))
     layers = await repo.open_layers(
         uow,
-        next(iter(warehouses), 0),
+        company_id,
+        warehouse_id,
         (p for p, _, _ in takes),
         today or dt.date.today(),
     )

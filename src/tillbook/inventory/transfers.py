@@ -328,7 +328,9 @@ async def create_transfer(
         if product_id in ids:
             problems.add(f"items.{i}.product_id", "the product is named twice in items")
         ids.append(product_id)
-    products = await inventory.products(uow, key.warehouse_id, [p for p in ids if p])
+    products = await inventory.products(
+        uow, key.company_id, key.warehouse_id, [p for p in ids if p]
+    )
     for i, (item, product_id) in enumerate(zip(body.items, ids, strict=True)):
         if product_id not in products:
             problems.add(f"items.{i}.product_id", f"unknown product {item.product_id!r}")
@@ -479,10 +481,12 @@ async def _listed_in(
 ) -> dict[int, Listed]:
     """The products as ``warehouse_id`` lists them; one it does not list yet is listed
     there now, at the sender's prices."""
-    found = await inventory.products(uow, warehouse_id, product_ids)
+    found = await inventory.products(uow, transfer.company_id, warehouse_id, product_ids)
     missing = [p for p in product_ids if p not in found]
     if missing:
-        sender = await inventory.products(uow, transfer.from_warehouse_id, missing)
+        sender = await inventory.products(
+            uow, transfer.company_id, transfer.from_warehouse_id, missing
+        )
         for product_id in missing:
             source = sender.get(product_id)
             uow.session.add(
@@ -498,7 +502,7 @@ async def _listed_in(
                 )
             )
         await uow.session.flush()
-        found = await inventory.products(uow, warehouse_id, product_ids)
+        found = await inventory.products(uow, transfer.company_id, warehouse_id, product_ids)
     return found
 
 

@@ -233,7 +233,10 @@ async def account_sums(
         keys += [JournalEntry.entry_date] if by_month else []
         query = (
             select(*keys, func.sum(line.debit), func.sum(line.credit))
-            .join(JournalEntry, JournalEntry.id == line.entry_id)
+            .join(
+                JournalEntry,
+                (JournalEntry.id == line.entry_id) & (JournalEntry.company_id == line.company_id),
+            )
             .where(
                 JournalEntry.company_id == company_id,
                 line.company_id == company_id,
@@ -300,7 +303,10 @@ async def party_sums(
         line = JournalLine
         live = (
             select(line.party_id, line.account_id, func.sum(line.debit), func.sum(line.credit))
-            .join(JournalEntry, JournalEntry.id == line.entry_id)
+            .join(
+                JournalEntry,
+                (JournalEntry.id == line.entry_id) & (JournalEntry.company_id == line.company_id),
+            )
             .where(
                 line.company_id == company_id,
                 line.party_id.in_(parties),

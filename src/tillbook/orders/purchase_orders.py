@@ -126,12 +126,15 @@ async def _locked(session: AsyncSession, company_id: int, po_id: int) -> Purchas
     return po
 
 
-async def _lines(session: AsyncSession, po_id: int) -> list[PurchaseOrderLine]:
+async def _lines(session: AsyncSession, po: PurchaseOrder) -> list[PurchaseOrderLine]:
     return list(
         (
             await session.execute(
                 select(PurchaseOrderLine)
-                .where(PurchaseOrderLine.purchase_order_id == po_id)
+                .where(
+                    PurchaseOrderLine.company_id == po.company_id,
+                    PurchaseOrderLine.purchase_order_id == po.id,
+                )
                 .order_by(PurchaseOrderLine.position, PurchaseOrderLine.id)
                 .execution_options(populate_existing=True)
             )
@@ -243,7 +246,7 @@ async def create_order(
         company_id=company_id,
         warehouse_id=warehouse.id,
         supplier_id=supplier.id,
-        number=await numbering.take(uow, warehouse.id, COUNTER),
+        number=await numbering.take(uow, warehouse.company_id, warehouse.id, COUNTER),
         status="draft",
         order_date=body.order_date or dt.date.today(),
         expected_date=body.expected_date,
@@ -286,7 +289,7 @@ async def edit_order(
     problems.raise_if_any()
     assert supplier is not None
     before = {"supplier_id": po.supplier_id, "total": money_str(po.total)}
-    for old in await _lines(session, po.id):
+    for old in await _lines(session, po):
         await session.delete(old)
     await session.flush()
     po.supplier_id = supplier.id
@@ -341,7 +344,7 @@ async def close_order(
     po = await _locked(session, company_id, po_id)
     if po.status not in CLOSABLE:
         raise Conflict(f"purchase order {po.number} is {po.status}: it cannot be closed")
-    received = any(line.received > 0 for line in await _lines(session, po.id))
+    received = any(line.received > 0 for line in await _lines(session, po))
     before = po.status
     po.status = "closed" if received else "cancelled"
     po.closed_at = _now()
@@ -384,7 +387,7 @@ async def receive(
         raise Conflict(
             f"purchase order {po.number} is {po.status}: only an ordered one can be received"
         )
-    lines = {line.product_id: line for line in await _lines(session, po.id)}
+    lines = {line.product_id: line for line in await _lines(session, po)}
     problems = Problems()
     items: list[dict[str, Any]] = []
     taken: list[tuple[PurchaseOrderLine, Decimal]] = []
@@ -420,7 +423,7 @@ async def receive(
         )
     problems.raise_if_any()
     if body.invoice_number is not None and (
-        await existing_order(uow, po.warehouse_id, "purchases", body.invoice_number)
+        await existing_order(uow, po.company_id, po.warehouse_id, "purchases", body.invoice_number)
     ):
         raise ValidationFailed(
             {"invoice_number": [f"purchase {body.invoice_number!r} is already recorded here"]}
@@ -511,7 +514,10 @@ async def detail(session: AsyncSession, company_id: int, po_id: int) -> dict[str
                 (Product.id == PurchaseOrderLine.product_id)
                 & (Product.company_id == PurchaseOrderLine.company_id),
             )
-            .where(PurchaseOrderLine.purchase_order_id == po.id)
+            .where(
+                PurchaseOrderLine.company_id == po.company_id,
+                PurchaseOrderLine.purchase_order_id == po.id,
+            )
             .order_by(PurchaseOrderLine.position, PurchaseOrderLine.id)
         )
     ).all()
@@ -523,7 +529,10 @@ async def detail(session: AsyncSession, company_id: int, po_id: int) -> dict[str
                 (PurchaseOrderReceipt.order_id == Order.id)
                 & (PurchaseOrderReceipt.company_id == Order.company_id),
             )
-            .where(PurchaseOrderReceipt.purchase_order_id == po.id)
+            .where(
+                PurchaseOrderReceipt.company_id == po.company_id,
+                PurchaseOrderReceipt.purchase_order_id == po.id,
+            )
             .order_by(Order.id)
         )
     ).all()

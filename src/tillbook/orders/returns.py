@@ -617,7 +617,7 @@ async def create_return(
         gift_cards=sales,
     )
     ids = [i for i in (ref_to_id(item.product_id) for item in body.items) if i is not None]
-    products = await inventory.products(uow, key.warehouse_id, ids)
+    products = await inventory.products(uow, key.company_id, key.warehouse_id, ids)
     resolved: list[Listed] = []
     for i, item in enumerate(body.items):
         product = products.get(ref_to_id(item.product_id) or 0)
@@ -667,7 +667,7 @@ async def create_return(
     allocations = []
     taken: str | None = None
     if not sales:  # a purchase return takes stock out by FIFO
-        taken = await numbering.take_before_plan(uow, key.warehouse_id, kind)
+        taken = await numbering.take_before_plan(uow, key.company_id, key.warehouse_id, kind)
         allocations = await inventory.plan(
             uow,
             products,
@@ -793,7 +793,7 @@ async def create_return(
     # The original's changes go out with a flush now, before the closing step.
     await session.flush()
 
-    number = taken or await numbering.take(uow, key.warehouse_id, kind)
+    number = taken or await numbering.take(uow, key.company_id, key.warehouse_id, kind)
     order.invoice_number = number
     common: dict[str, Any] = dict(
         company_id=key.company_id,

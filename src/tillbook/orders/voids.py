@@ -153,7 +153,9 @@ async def void_sale(uow: UnitOfWork, key: AuthContext, ref: str, body: VoidIn) -
             f"sale {order.invoice_number} sold units below zero that stock received since "
             "has filled: correct it with a return, not a void",
         )
-    products = await inventory.products(uow, key.warehouse_id, {d[0] for d in draws})
+    products = await inventory.products(
+        uow, key.company_id, key.warehouse_id, {d[0] for d in draws}
+    )
     await inventory.restore(
         uow,
         products,

@@ -19,6 +19,7 @@ from tillbook.auth.ratelimit import parse_rate
 from tillbook.auth.service import HMAC_CONTEXT, SECRET_CONTEXT
 from tillbook.config import master_key
 from tillbook.currency import rates
+from tillbook.db import cross_tenant
 from tillbook.errors import (
     Conflict,
     NotFound,
@@ -229,7 +230,8 @@ async def find_key(session: AsyncSession, public_key: str, *, lock: bool = False
     query = select(ApiKey).where(ApiKey.public_key == public_key)
     if lock:
         query = query.with_for_update().execution_options(populate_existing=True)
-    key = (await session.execute(query)).scalar_one_or_none()
+    with cross_tenant("operator"):
+        key = (await session.execute(query)).scalar_one_or_none()
     if key is None:
         raise NotFound("no such key")
     return key
