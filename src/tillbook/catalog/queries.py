@@ -37,7 +37,11 @@ from tillbook.models import (
 async def warehouses(session: AsyncSession, key: AuthContext) -> list[dict[str, Any]]:
     """Only the key's own warehouse: a key is bound to one branch."""
     wh = (
-        await session.execute(select(Warehouse).where(Warehouse.id == key.warehouse_id))
+        await session.execute(
+            select(Warehouse).where(
+                Warehouse.company_id == key.company_id, Warehouse.id == key.warehouse_id
+            )
+        )
     ).scalar_one()
     return [
         {

@@ -352,7 +352,11 @@ async def create_transfer(
     layers = {
         b.id: b
         for b in (
-            await session.execute(select(StockBatch).where(StockBatch.id.in_(layer_ids)))
+            await session.execute(
+                select(StockBatch).where(
+                    StockBatch.company_id == key.company_id, StockBatch.id.in_(layer_ids)
+                )
+            )
         ).scalars()
     }
     now = dt.datetime.now(dt.UTC)
@@ -439,7 +443,11 @@ async def _close(
     now = dt.datetime.now(dt.UTC)
     result = await uow.session.execute(
         update(StockTransfer)
-        .where(StockTransfer.id == transfer.id, StockTransfer.status == "dispatched")
+        .where(
+            StockTransfer.company_id == transfer.company_id,
+            StockTransfer.id == transfer.id,
+            StockTransfer.status == "dispatched",
+        )
         .values(status=status, closed_at=now, closed_by=key.user_id, reason=reason)
         .execution_options(synchronize_session=False)
     )

@@ -60,7 +60,10 @@ async def statement(
             await session.execute(
                 select(func.count())
                 .select_from(LoyaltyMovement)
-                .where(LoyaltyMovement.account_id == account_id)
+                .where(
+                    LoyaltyMovement.company_id == company_id,
+                    LoyaltyMovement.account_id == account_id,
+                )
             )
         ).scalar_one()
         moves = (
@@ -71,7 +74,10 @@ async def statement(
                     (Order.id == LoyaltyMovement.order_id)
                     & (Order.company_id == LoyaltyMovement.company_id),
                 )
-                .where(LoyaltyMovement.account_id == account_id)
+                .where(
+                    LoyaltyMovement.company_id == company_id,
+                    LoyaltyMovement.account_id == account_id,
+                )
                 .order_by(LoyaltyMovement.id.desc())
                 .limit(page.limit)
                 .offset(page.offset)

@@ -155,7 +155,7 @@ async def load(
                 (Promotion.id == OrderItem.promotion_id)
                 & (Promotion.company_id == OrderItem.company_id),
             )
-            .where(OrderItem.order_id == order.id)
+            .where(OrderItem.company_id == order.company_id, OrderItem.order_id == order.id)
             .order_by(OrderItem.id)
         )
     ).all()
@@ -173,7 +173,11 @@ async def load(
                     (PaymentMode.id == Payment.payment_mode_id)
                     & (PaymentMode.company_id == Payment.company_id),
                 )
-                .where(PaymentAllocation.order_id == order.id, Payment.payment_type == "in")
+                .where(
+                    PaymentAllocation.company_id == order.company_id,
+                    PaymentAllocation.order_id == order.id,
+                    Payment.payment_type == "in",
+                )
                 .order_by(Payment.id)
             )
         ).all()
@@ -186,7 +190,11 @@ async def load(
                     (PaymentMode.id == Payment.payment_mode_id)
                     & (PaymentMode.company_id == Payment.company_id),
                 )
-                .where(Payment.order_id == order.id, Payment.payment_type == "out")
+                .where(
+                    Payment.company_id == order.company_id,
+                    Payment.order_id == order.id,
+                    Payment.payment_type == "out",
+                )
                 .order_by(Payment.id)
             )
         ).all()

@@ -293,6 +293,7 @@ async def user_invoices(
             await session.execute(
                 select(Order)
                 .where(
+                    Order.company_id == key.company_id,
                     Order.warehouse_id == key.warehouse_id,
                     Order.user_id == party.id,
                     Order.order_type == ORDER_TYPE_OF_PARTY[party.user_type],

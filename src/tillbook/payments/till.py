@@ -67,6 +67,7 @@ async def _shift(session: AsyncSession, key: AuthContext, ref: str, *, lock: boo
     (``R1-S000007``; another warehouse's is not found)."""
     id_ = ref_to_id(ref)
     query = select(Shift).where(
+        Shift.company_id == key.company_id,
         Shift.id == id_ if id_ is not None else Shift.reference == ref,
         Shift.warehouse_id == key.warehouse_id,
     )
@@ -496,6 +497,7 @@ async def _over_short(session: AsyncSession, shift: Shift) -> Decimal:
             (Account.id == JournalLine.account_id) & (Account.company_id == JournalLine.company_id),
         )
         .where(
+            JournalLine.company_id == shift.company_id,
             JournalLine.entry_id == shift.journal_entry_id,
             Account.code == chart.CASH_OVER_SHORT,
         )
