@@ -366,7 +366,7 @@ def _origin() -> tuple[str, str]:
     unit = ""
     for frame in _frames():
         path = frame.f_code.co_filename
-        place = f"{path}:{frame.f_lineno}"
+        place = f"{path}:{frame.f_lineno} {frame.f_code.co_name}()"
         if path.startswith(str(TESTS)) and path != __file__:
             return ("app", unit) if unit else ("test", place)
         if path.startswith(str(SRC)) and path not in PLUMBING:

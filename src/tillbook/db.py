@@ -103,11 +103,11 @@ def in_write_unit() -> bool:
 # statements run on every shard, which is allowed because it is chosen here, once.
 CROSS_TENANT: dict[str, str] = {
     "migrations": "a schema or data migration moves every company's rows",
-    "authentication": "an API key, a back-office session token or a login email is looked "
-    "up before its company is known (the lookup is what finds the company), and a staff "
-    "email, being the login, is unique across companies",
-    "operator": "the operator's command line names a key by its public key, of whichever "
-    "company, before it knows the company",
+    "authentication": "an API key, a back-office session token, a login email or a terminal "
+    "callback's provider is looked up before its company is known (the lookup is what finds "
+    "the company), and a staff email, being the login, is unique across companies",
+    "operator": "the operator's command line names a key by its public key, or a warehouse "
+    "by its id, of whichever company, before it knows the company",
     "outbox worker": "the webhook worker fans out new events and claims due deliveries of "
     "every company at once (FOR UPDATE SKIP LOCKED), so one company's backlog never "
     "waits behind another's",

@@ -221,10 +221,12 @@ def _listed_here(key: AuthContext) -> list[ColumnElement[bool]]:
     return [Product.company_id == key.company_id, Product.archived_at.is_(None), listed]
 
 
-def _barcode_is(text: str) -> ColumnElement[bool]:
+def _barcode_is(company_id: int, text: str) -> ColumnElement[bool]:
     """Any of a product's barcodes, exactly (what a scanner sends)."""
     return Product.id.in_(
-        select(ProductBarcode.product_id).where(ProductBarcode.barcode == text.strip())
+        select(ProductBarcode.product_id).where(
+            ProductBarcode.company_id == company_id, ProductBarcode.barcode == text.strip()
+        )
     )
 
 
@@ -249,7 +251,7 @@ async def products(
         conds.append(
             or_(
                 matches(search, Product.name, Product.item_code, Product.barcode),
-                _barcode_is(search),
+                _barcode_is(key.company_id, search),
             )
         )
     if category_id is not None:
@@ -278,6 +280,7 @@ async def products(
                 products_with_refs(key)
                 .add_columns(matched.c.total)
                 .join(matched, matched.c.id == Product.id)
+                .where(Product.company_id == key.company_id)
                 .order_by(Product.id)
             )
         ).all()

@@ -38,17 +38,15 @@ from tillbook.kit.money import ZERO, money_str, number
 from tillbook.loyalty import points as loyalty
 from tillbook.models import (
     Company,
-    Order,
     OrderItem,
     Payment,
     PaymentAllocation,
     PaymentMode,
     Product,
     Promotion,
-    User,
     Warehouse,
 )
-from tillbook.orders import lookup
+from tillbook.orders import lookup, views
 
 TITLES = {"sales": "Sale receipt", "sales-returns": "Return receipt"}
 # What the query accepts (``format``, ``size``, ``width``); the API document's
@@ -131,15 +129,17 @@ async def load(
     tendered: Decimal | None,
 ) -> Receipt:
     id_ = await lookup.order_id(session, key.company_id, key.warehouse_id, [order_type], ref)
-    order = await session.get(Order, id_) if id_ is not None else None
+    order = None if id_ is None else await views.order_of(session, key.company_id, id_)
     if order is None or order.warehouse_id != key.warehouse_id:
         raise NotFound("sale not found" if order_type == "sales" else "return not found")
     company = await session.get(Company, order.company_id)
     branch = await session.get(Warehouse, order.warehouse_id)
-    party = await session.get(User, order.user_id)
-    staff = await session.get(User, order.staff_user_id) if order.staff_user_id else None
+    party = await views.user_of(session, order.company_id, order.user_id)
+    staff = await views.user_of(session, order.company_id, order.staff_user_id)
     original = (
-        await session.get(Order, order.original_order_id) if order.original_order_id else None
+        await views.order_of(session, order.company_id, order.original_order_id)
+        if order.original_order_id
+        else None
     )
     assert company is not None and branch is not None and party is not None
     items = (

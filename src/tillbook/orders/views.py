@@ -110,7 +110,8 @@ def detail(
     return out
 
 
-async def _user(session: AsyncSession, company_id: int, user_id: int | None) -> User | None:
+async def user_of(session: AsyncSession, company_id: int, user_id: int | None) -> User | None:
+    """The company's party or staff member ``user_id`` (None for none)."""
     if user_id is None:
         return None
     found = await session.execute(
@@ -120,9 +121,9 @@ async def _user(session: AsyncSession, company_id: int, user_id: int | None) -> 
 
 
 async def load_detail(session: AsyncSession, order: Order) -> dict[str, Any]:
-    party = await _user(session, order.company_id, order.user_id)
+    party = await user_of(session, order.company_id, order.user_id)
     assert party is not None
-    staff = await _user(session, order.company_id, order.staff_user_id)
+    staff = await user_of(session, order.company_id, order.staff_user_id)
     items = (
         await session.execute(
             select(OrderItem, Product)

@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tillbook.auth.actor import Actor
 from tillbook.auth.context import AuthContext
 from tillbook.config import master_key
+from tillbook.db import cross_tenant
 from tillbook.errors import NotFound, Unauthorized, Unprocessable, ValidationFailed, invalid
 from tillbook.fields import InvoiceNo, Ref, Strict
 from tillbook.kit import crypto, xid
@@ -53,7 +54,8 @@ async def add_provider(
     session: AsyncSession, warehouse_id: int, name: str, payment_mode: str
 ) -> tuple[TerminalProvider, str]:
     """Register a provider; the secret is returned once and kept encrypted."""
-    warehouse = await session.get(Warehouse, warehouse_id)
+    with cross_tenant("operator"):  # a warehouse of whichever company
+        warehouse = await session.get(Warehouse, warehouse_id)
     if warehouse is None:
         raise NotFound(f"warehouse {warehouse_id} not found")
     if not name.strip() or len(name) > 100:
@@ -65,7 +67,9 @@ async def add_provider(
     problems.raise_if_any()
     taken = await session.scalar(
         select(TerminalProvider.id).where(
-            TerminalProvider.warehouse_id == warehouse.id, TerminalProvider.name == name.strip()
+            TerminalProvider.company_id == warehouse.company_id,
+            TerminalProvider.warehouse_id == warehouse.id,
+            TerminalProvider.name == name.strip(),
         )
     )
     if taken is not None:
@@ -102,7 +106,9 @@ def callback_path(provider: TerminalProvider) -> str:
 
 async def find_provider(session: AsyncSession, provider_ref: str) -> TerminalProvider:
     id_ = xid.decode(provider_ref)
-    provider = await session.get(TerminalProvider, id_) if id_ is not None else None
+    # A callback's path names its provider before anything names the company.
+    with cross_tenant("authentication"):
+        provider = await session.get(TerminalProvider, id_) if id_ is not None else None
     if provider is None or not provider.active:
         raise NotFound("terminal provider not found")
     return provider
