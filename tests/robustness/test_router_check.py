@@ -151,3 +151,15 @@ def test_a_units_rows_of_two_companies_are_refused() -> None:
     row = dict.fromkeys(MOVEMENTS.columns, 1)
     with pytest.raises(ValueError, match="2 companies"):
         MOVEMENTS.array_params([row, {**row, "company_id": 2}])
+
+
+def test_cross_tenant_work_is_named_in_the_one_list() -> None:
+    from tillbook.db import CROSS_TENANT, cross_tenant, crossing_tenants
+
+    assert crossing_tenants() is None
+    with cross_tenant("outbox worker"):
+        assert crossing_tenants() == "outbox worker"
+    assert crossing_tenants() is None
+    assert all(reason for reason in CROSS_TENANT.values())
+    with pytest.raises(KeyError, match="CROSS_TENANT"), cross_tenant("a report of every shop"):
+        pass
