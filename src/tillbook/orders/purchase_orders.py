@@ -146,8 +146,12 @@ async def _supplier(
     session: AsyncSession, company_id: int, ref: Any, problems: Problems
 ) -> User | None:
     sid = ref_to_id(ref)
-    supplier = None if sid is None else await session.get(User, sid)
-    if supplier is None or supplier.company_id != company_id or supplier.user_type != "supplier":
+    supplier = (
+        None
+        if sid is None
+        else await session.scalar(select(User).where(User.company_id == company_id, User.id == sid))
+    )
+    if supplier is None or supplier.user_type != "supplier":
         problems.add("supplier_id", f"unknown supplier {ref!r}")
         return None
     if supplier.archived_at is not None:
@@ -235,8 +239,14 @@ async def create_order(
     session = uow.session
     problems = Problems()
     wid = ref_to_id(body.warehouse_id) if body.warehouse_id is not None else None
-    warehouse = None if wid is None else await session.get(Warehouse, wid)
-    if warehouse is None or warehouse.company_id != company_id:
+    warehouse = (
+        None
+        if wid is None
+        else await session.scalar(
+            select(Warehouse).where(Warehouse.company_id == company_id, Warehouse.id == wid)
+        )
+    )
+    if warehouse is None:
         raise ValidationFailed({"warehouse_id": [f"unknown branch {body.warehouse_id!r}"]})
     supplier = await _supplier(session, company_id, body.supplier_id, problems)
     lines = await _checked_lines(session, company_id, warehouse, body, problems)

@@ -90,8 +90,10 @@ class Paired:
 
 
 async def _warehouse(session: AsyncSession, company_id: int, warehouse_id: int) -> Warehouse:
-    warehouse = await session.get(Warehouse, warehouse_id)
-    if warehouse is None or warehouse.company_id != company_id:
+    warehouse = await session.scalar(
+        select(Warehouse).where(Warehouse.company_id == company_id, Warehouse.id == warehouse_id)
+    )
+    if warehouse is None:
         raise invalid("warehouse_id", f"warehouse {warehouse_id} not found")
     if warehouse.archived_at is not None:
         raise invalid("warehouse_id", f"warehouse {warehouse_id} is archived")

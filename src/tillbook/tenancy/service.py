@@ -451,8 +451,10 @@ async def issue_api_key(
     of another company is not found, like a missing one. ``user_id``: the staff
     member the key acts as (a cashier's own till: their name on its sales); a
     refusal names the field ``user_id``."""
-    warehouse = await session.get(Warehouse, warehouse_id)
-    if warehouse is None or warehouse.company_id != company_id:
+    warehouse = await session.scalar(
+        select(Warehouse).where(Warehouse.company_id == company_id, Warehouse.id == warehouse_id)
+    )
+    if warehouse is None:
         raise invalid("warehouse_id", f"warehouse {warehouse_id} not found")
     clean = name.strip()
     if not 1 <= len(clean) <= stored_length(ApiKey.name):

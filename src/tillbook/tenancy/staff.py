@@ -425,8 +425,10 @@ async def acting_staff(
     """The staff member an API key of ``warehouse_id`` will act as (``keys create
     --user``): of the key's company, staff, not archived, and, when scoped, scoped
     to the key's warehouse. 404 for anyone else, worded like a missing id."""
-    user = await session.get(User, user_id)
-    if user is None or user.company_id != company_id or user.user_type != "staff":
+    user = await session.scalar(
+        select(User).where(User.company_id == company_id, User.id == user_id)
+    )
+    if user is None or user.user_type != "staff":
         raise NotFound(f"staff member {user_id} not found in company {company_id}")
     if user.archived_at is not None:
         raise Unprocessable(f"staff member {user_id} is archived; a key cannot act as them")
