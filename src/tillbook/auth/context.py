@@ -63,7 +63,9 @@ async def acting_for(
     )
     if warehouse is None:
         raise NotFound(f"warehouse {warehouse_id} not found")
-    staff = await session.get(User, actor_id)
+    staff = await session.scalar(
+        select(User).where(User.company_id == company_id, User.id == actor_id)
+    )
     return AuthContext(
         actor=Actor.staff(actor_id, staff.name if staff is not None else ""),
         company_id=company_id,

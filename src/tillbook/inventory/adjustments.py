@@ -171,7 +171,9 @@ async def create_adjustment(
             **common,
         )
 
-    creator = await session.get(User, key.user_id)
+    creator = await session.scalar(
+        select(User).where(User.company_id == key.company_id, User.id == key.user_id)
+    )
     emit(
         uow,
         company_id=key.company_id,

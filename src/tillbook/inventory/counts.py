@@ -605,7 +605,11 @@ async def count_detail(session: AsyncSession, company_id: int, count_id: int) ->
             )
         ).all()
     )
-    warehouse = await session.get(Warehouse, count.warehouse_id)
+    warehouse = await session.scalar(
+        select(Warehouse).where(
+            Warehouse.company_id == count.company_id, Warehouse.id == count.warehouse_id
+        )
+    )
     return {
         "id": count.id,
         "warehouse_id": count.warehouse_id,

@@ -154,7 +154,7 @@ async def announce(
     """Outbox events carrying the order's detail shape (``staff``: the key's user,
     when the caller has it already)."""
     if staff is None:
-        staff = await uow.session.get(User, key.user_id)
+        staff = await views.user_of(uow.session, key.company_id, key.user_id)
     data = views.detail(order, party, staff, items, [(p, p.amount) for p in payments])
     emit(uow, company_id=key.company_id, warehouse_id=key.warehouse_id, types=types, data=data)
 

@@ -291,7 +291,11 @@ async def edit_order(
     po = await _locked(session, company_id, po_id)
     if po.status not in EDITABLE:
         raise Conflict(f"purchase order {po.number} is {po.status}: only a draft can be edited")
-    warehouse = await session.get(Warehouse, po.warehouse_id)
+    warehouse = await session.scalar(
+        select(Warehouse).where(
+            Warehouse.company_id == po.company_id, Warehouse.id == po.warehouse_id
+        )
+    )
     assert warehouse is not None
     problems = Problems()
     supplier = await _supplier(session, company_id, body.supplier_id, problems)

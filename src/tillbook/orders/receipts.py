@@ -133,7 +133,11 @@ async def load(
     if order is None or order.warehouse_id != key.warehouse_id:
         raise NotFound("sale not found" if order_type == "sales" else "return not found")
     company = await session.get(Company, order.company_id)
-    branch = await session.get(Warehouse, order.warehouse_id)
+    branch = await session.scalar(
+        select(Warehouse).where(
+            Warehouse.company_id == order.company_id, Warehouse.id == order.warehouse_id
+        )
+    )
     party = await views.user_of(session, order.company_id, order.user_id)
     staff = await views.user_of(session, order.company_id, order.staff_user_id)
     original = (

@@ -206,7 +206,11 @@ async def revoke(
     whether it was revoked already (then nothing changes and nothing is recorded).
     The device keeps its queue and shows it as refused."""
     register = await get_register(session, company_id, register_id, lock=True)
-    warehouse = await session.get(Warehouse, register.warehouse_id)
+    warehouse = await session.scalar(
+        select(Warehouse).where(
+            Warehouse.company_id == register.company_id, Warehouse.id == register.warehouse_id
+        )
+    )
     assert warehouse is not None
     if register.revoked_at is not None:
         return view(register, warehouse.name), True
@@ -229,7 +233,11 @@ async def revoke(
 async def of_key(session: AsyncSession, key: AuthContext) -> Register:
     """The register whose credential the request came with."""
     assert key.register_id is not None
-    found = await session.get(Register, key.register_id)
+    found = await session.scalar(
+        select(Register).where(
+            Register.company_id == key.company_id, Register.id == key.register_id
+        )
+    )
     if found is None:
         raise NotFound("register not found")
     return found
@@ -240,7 +248,11 @@ async def details(session: AsyncSession, key: AuthContext) -> dict[str, Any]:
     highest invoice number of its prefix the server holds (a wiped device starts
     after it) and its open shift."""
     register = await of_key(session, key)
-    warehouse = await session.get(Warehouse, register.warehouse_id)
+    warehouse = await session.scalar(
+        select(Warehouse).where(
+            Warehouse.company_id == register.company_id, Warehouse.id == register.warehouse_id
+        )
+    )
     company = await session.get(Company, register.company_id)
     assert warehouse is not None and company is not None
     own = f"{register.prefix}-%"
