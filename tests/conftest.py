@@ -15,10 +15,12 @@ reached through the pooler (``.ci/run`` runs the concurrency and crash suites so
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -28,6 +30,8 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from tests.factories import Shop, make_shop
 from tests.live_server import pw, server  # noqa: F401  (fixtures of the browser tests)
+from tests.router_check import MODE as ROUTER_CHECK
+from tests.router_check import Recorder, RouterAnalyser, tenant_tables
 from tests.servers import PgBouncer
 from tillbook.app import create_app
 from tillbook.config import Settings
@@ -42,6 +46,9 @@ if BEHIND_PGBOUNCER and not PG_URL:
     raise RuntimeError("TILLBOOK_TEST_PGBOUNCER=1 needs TILLBOOK_TEST_DATABASE_URL")
 BACKENDS = ["pgbouncer"] if BEHIND_PGBOUNCER else ["sqlite"] + (["postgresql"] if PG_URL else [])
 _pgbouncer: PgBouncer | None = None
+# Router queries (tests/router_check.py): on the PostgreSQL run, every statement the
+# service sends names one company_id for each tenant table it touches.
+_router = Recorder(RouterAnalyser(tenant_tables())) if PG_URL and ROUTER_CHECK != "off" else None
 
 
 def pgbouncer() -> PgBouncer:
@@ -54,8 +61,48 @@ def pgbouncer() -> PgBouncer:
     return _pgbouncer
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    if _router is not None:
+        _router.install()
+
+
+@pytest.fixture(autouse=True)
+def router_queries() -> Iterator[None]:
+    """Fail the test whose statements left a tenant table without one company_id
+    (``TILLBOOK_TEST_ROUTER_CHECK=strict``); otherwise they are listed at the end."""
+    if _router is None:
+        yield
+        return
+    _router.take()
+    yield
+    found = _router.take()
+    if found and ROUTER_CHECK == "strict":
+        pytest.fail(
+            "statements that are not router queries (tests/router_check.py):\n"
+            + "\n".join(v.describe() for v in found),
+            pytrace=False,
+        )
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if _router is None:
+        return
+    found = list(_router.everything.values())
+    out = os.environ.get("TILLBOOK_TEST_ROUTER_REPORT")
+    if out:
+        with open(out, "a", encoding="utf-8") as report:
+            for v in found:
+                report.write(json.dumps({"sql": v.sql, "problems": v.problems, "where": v.where}))
+                report.write("\n")
+    terminalreporter.write_sep("-", f"router queries: {len(found)} distinct violations")
+    for v in found:
+        terminalreporter.write_line(v.describe())
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     global _pgbouncer
+    if _router is not None:
+        _router.uninstall()
     if _pgbouncer is not None:
         _pgbouncer.stop()
         _pgbouncer = None

@@ -39,7 +39,7 @@ import asyncio
 import contextlib
 import contextvars
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
 from sqlalchemy import Executable, RowMapping, Select, event, func, text
@@ -210,6 +210,45 @@ def in_write_unit() -> bool:
     """Whether this task runs inside a write unit: a write of its own would wait
     for the unit's locks (SQLite's one write connection, PostgreSQL's rows)."""
     return _IN_UNIT.get()
+
+
+# Every statement on a tenant table names one company_id, so that a database
+# distributed by company (Citus, docs/operators/scaling.md) routes it to one node;
+# ``tests/router_check.py`` holds the whole test suite to it. The work below is
+# cross-tenant by nature and runs inside ``cross_tenant(name)``: on Citus those
+# statements run on every shard, which is allowed because it is chosen here, once.
+CROSS_TENANT: dict[str, str] = {
+    "migrations": "a schema or data migration moves every company's rows",
+    "authentication": "an API key, a back-office session token, a login email or a terminal "
+    "callback's provider is looked up before its company is known (the lookup is what finds "
+    "the company), and a staff email, being the login, is unique across companies",
+    "operator": "the operator's command line names a key by its public key, or a warehouse "
+    "by its id, of whichever company, before it knows the company",
+    "outbox worker": "the webhook worker fans out new events and claims due deliveries of "
+    "every company at once (FOR UPDATE SKIP LOCKED), so one company's backlog never "
+    "waits behind another's",
+}
+_CROSSING: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "tillbook_cross_tenant", default=None
+)
+
+
+@contextlib.contextmanager
+def cross_tenant(name: str) -> Iterator[None]:
+    """Mark the statements sent inside as deliberately cross-tenant, for the reason
+    ``CROSS_TENANT[name]`` gives (a name not in the list is a programming error)."""
+    if name not in CROSS_TENANT:
+        raise KeyError(f"{name!r} is not in tillbook.db.CROSS_TENANT")
+    token = _CROSSING.set(name)
+    try:
+        yield
+    finally:
+        _CROSSING.reset(token)
+
+
+def crossing_tenants() -> str | None:
+    """The ``CROSS_TENANT`` name the current statements run under, if any."""
+    return _CROSSING.get()
 
 
 # admin shutdown, crash shutdown, cannot connect now (starting up or shutting down),

@@ -303,13 +303,20 @@ async def _build_company(uow: UnitOfWork, spec: CompanySpec) -> dict[str, Any]:
 
     modes = await session.execute(
         select(PaymentMode.id, PaymentMode.code, PaymentMode.name, Account.code)
-        .join(Account, Account.id == PaymentMode.account_id)
+        .join(
+            Account,
+            (Account.id == PaymentMode.account_id) & (Account.company_id == PaymentMode.company_id),
+        )
         .where(PaymentMode.company_id == cid)
         .order_by(PaymentMode.id)
     )
     expense_categories = await session.execute(
         select(ExpenseCategory.id, ExpenseCategory.name, Account.code)
-        .join(Account, Account.id == ExpenseCategory.account_id)
+        .join(
+            Account,
+            (Account.id == ExpenseCategory.account_id)
+            & (Account.company_id == ExpenseCategory.company_id),
+        )
         .where(ExpenseCategory.company_id == cid)
         .order_by(ExpenseCategory.id)
     )

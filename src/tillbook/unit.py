@@ -72,7 +72,8 @@ Row = Mapping[str, Any]
 
 # Called with each statement's SQL sent through ``run`` or ``finish`` on the driver
 # (SQLAlchemy's ``before_cursor_execute`` does not see those): the benchmark's tools
-# (``bench/floor.py --capture``, ``bench/profile_sale.py``) count every statement.
+# (``bench/floor.py --capture``, ``bench/profile_sale.py``) count every statement, and
+# the tests' router-query check (``tests/router_check.py``) reads each one.
 statement_observers: list[Callable[[str], None]] = []
 
 
@@ -163,13 +164,24 @@ class Queued:
         self.guarded = False
         self.rows_statement: Insert | Update
         self.array_statement: Insert | Update
+        # A tenant table's rows of one unit are one company's: its company_id goes as
+        # one value, not an array, so that the statement names the company (a router
+        # query on a database distributed by company, tests/router_check.py).
+        self.tenant = "company_id" in columns
+        self.company = (
+            bindparam(self._array_name("company_id"), type_=table.c.company_id.type)
+            if self.tenant
+            else None
+        )
 
     def _arrays(self) -> Any:
-        """``unnest(:a, :b, …) AS v(a, b, …)``: one typed array parameter a column."""
-        binds = [bindparam(self._array_name(c), type_=ARRAY(self._type(c))) for c in self.columns]
+        """``unnest(:a, :b, …) AS v(a, b, …)``: one typed array parameter a column
+        (but the one company_id)."""
+        columns = [c for c in self.columns if c != "company_id"]
+        binds = [bindparam(self._array_name(c), type_=ARRAY(self._type(c))) for c in columns]
         return (
             func.unnest(*binds)
-            .table_valued(*self.columns)
+            .table_valued(*columns)
             .render_derived(name=f"{self.prefix}_{self.table.name}")
         )
 
@@ -179,11 +191,25 @@ class Queued:
     def _array_name(self, column: str) -> str:
         return f"{self.prefix}_{self.table.name}_{column}"
 
-    def array_params(self, rows: Sequence[Row]) -> dict[str, list[Any]]:
-        return {self._array_name(c): [row[c] for row in rows] for c in self.columns}
+    def array_params(self, rows: Sequence[Row]) -> dict[str, Any]:
+        params: dict[str, Any] = {
+            self._array_name(c): [row[c] for row in rows] for c in self.columns
+        }
+        if self.tenant:
+            params[self._array_name("company_id")] = one_company(params, self._array_name)
+        return params
 
     def row_params(self, row: Row) -> dict[str, Any]:
         return dict(row)
+
+
+def one_company(params: Mapping[str, Any], name: Callable[[str], str]) -> Any:
+    """The one company_id of a unit's rows of one kind (their array, in ``params``):
+    a unit acts for one company, so rows of two are a bug in the caller."""
+    companies = set(params[name("company_id")])
+    if len(companies) != 1:
+        raise ValueError(f"rows of one unit name {len(companies)} companies")
+    return companies.pop()
 
 
 class QueuedInsert(Queued):
@@ -195,8 +221,11 @@ class QueuedInsert(Queued):
         super().__init__(table, columns)
         self.rows_statement = insert(table)
         arrays = self._arrays()
+        given: dict[str, Any] = {
+            c: self.company if c == "company_id" else arrays.c[c] for c in self.columns
+        }
         self.array_statement = insert(table).from_select(
-            list(self.columns), select(*(arrays.c[c] for c in self.columns))
+            list(self.columns), select(*(given[c] for c in self.columns))
         )
 
 
@@ -226,17 +255,25 @@ class QueuedUpdate(Queued):
         flags: Mapping[str, Any] | None = None,
     ):
         self.flags = dict(flags or {})
-        super().__init__(table, [*keys, *values, *increments, *self.flags])
-        self.keys = tuple(keys)
+        # A tenant table's rows are found by their company too (each row gives it).
+        company = table.c.get("company_id")
+        tenant = ["company_id"] if company is not None and not company.nullable else []
+        if "company_id" in keys:
+            tenant = []
+        super().__init__(table, [*tenant, *keys, *values, *increments, *self.flags])
+        self.keys = tuple(self.columns[: len(tenant) + len(keys)])
         self.values = tuple(values)
         self.increments = tuple(increments)
         self.also = dict(also or {})
         self.guard = guard
         self.guarded = guard is not None
-        given = {c: bindparam(f"new_{c}", type_=self._type(c)) for c in self.columns}
+        keys = [*tenant, *keys]
+        given: dict[str, Any] = {
+            c: bindparam(f"new_{c}", type_=self._type(c)) for c in self.columns
+        }
         self.rows_statement = self._build(given, [table.c[k] == given[k] for k in keys])
         arrays = self._arrays()
-        given = {c: arrays.c[c] for c in self.columns}
+        given = {c: self.company if c == "company_id" else arrays.c[c] for c in self.columns}
         statement = self._build(given, [table.c[k] == given[k] for k in keys])
         # (the CTE of a guarded kind returns a row per row it changed, for counting)
         self.array_statement = (
@@ -398,13 +435,18 @@ def _array_insert(table: Table, columns: tuple[str, ...]) -> Insert:
     sorted, are in row order; ``tests/db/test_db.py`` holds it to that."""
     statement = _ARRAY_INSERTS.get((table, columns))
     if statement is None:
-        binds = [bindparam(f"arr_{c}", type_=ARRAY(table.c[c].type)) for c in columns]
+        # (a tenant table's one company_id goes as one value, as in ``Queued``)
+        arrays = [c for c in columns if c != "company_id"]
+        binds = [bindparam(f"arr_{c}", type_=ARRAY(table.c[c].type)) for c in arrays]
         rows = (
             func.unnest(*binds)
-            .table_valued(*columns, with_ordinality="ordinality")
+            .table_valued(*arrays, with_ordinality="ordinality")
             .render_derived(name=f"arr_{table.name}")
         )
-        select_rows = select(*(rows.c[c] for c in columns)).order_by(rows.c.ordinality)
+        given: dict[str, Any] = {c: rows.c[c] for c in arrays}
+        if "company_id" in columns:
+            given["company_id"] = bindparam("arr_company_id", type_=table.c.company_id.type)
+        select_rows = select(*(given[c] for c in columns)).order_by(rows.c.ordinality)
         statement = insert(table).from_select(list(columns), select_rows).returning(table.c.id)
         _ARRAY_INSERTS[(table, columns)] = statement
     return statement
@@ -549,7 +591,9 @@ class UnitOfWork:
             return []
         if len(rows) > 1 and self.is_postgresql:
             columns = tuple(rows[0])
-            params = {f"arr_{c}": [row[c] for row in rows] for c in columns}
+            params: dict[str, Any] = {f"arr_{c}": [row[c] for row in rows] for c in columns}
+            if "company_id" in columns:
+                params["arr_company_id"] = one_company(params, lambda c: f"arr_{c}")
             # Sorted: each row takes its id from the sequence as the SELECT yields
             # it, in row order, whatever order RETURNING lists them in.
             return sorted(r[0] for r in await self.run(_array_insert(table, columns), params))

@@ -475,7 +475,9 @@ async def test_product_detail_hides_empty_batches(client: httpx.AsyncClient, db:
     shop = await make_shop(db)
 
     async def sell_first_batch(uow: UnitOfWork) -> None:
-        products = await inventory.products(uow, shop.warehouse_id, [shop.products["apple"]])
+        products = await inventory.products(
+            uow, shop.company_id, shop.warehouse_id, [shop.products["apple"]]
+        )
         product = products[shop.products["apple"]]
         await inventory.draw(
             uow,

@@ -134,7 +134,9 @@ async def test_reports_after_fifo_draw(db: Database, shop: Shop) -> None:
     inventory and ledger services a stock adjustment uses, then read every report."""
 
     async def write_off(uow: UnitOfWork) -> D:
-        products = await inventory.products(uow, shop.warehouse_id, [shop.products["apple"]])
+        products = await inventory.products(
+            uow, shop.company_id, shop.warehouse_id, [shop.products["apple"]]
+        )
         alloc = await inventory.draw(
             uow,
             products[shop.products["apple"]],

@@ -168,7 +168,14 @@ async def run_write(
         result = await work(uow)
         if token:
             response = {"response_status": 200, "response_body": dumps(result).decode()}
-            row = {"warehouse_id": key.warehouse_id, "token": token, **response}
+            # (company_id: unused while a warehouse's records leave it empty; once the
+            # column is NOT NULL, ``QueuedUpdate`` finds the row by it too)
+            row = {
+                "company_id": key.company_id,
+                "warehouse_id": key.warehouse_id,
+                "token": token,
+                **response,
+            }
             uow.defer(_RESPONSE, [row])
         return 200, result, False
 

@@ -58,7 +58,9 @@ async def list_events(
     ) or 0
     rows = await session.execute(
         select(AuditEvent, User.name)
-        .outerjoin(User, User.id == AuditEvent.user_id)
+        .outerjoin(
+            User, (User.id == AuditEvent.user_id) & (User.company_id == AuditEvent.company_id)
+        )
         .where(*conditions)
         .order_by(AuditEvent.id.desc())
         .offset(page.offset)

@@ -55,7 +55,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tillbook.auth import roles
 from tillbook.auth.actor import Actor
 from tillbook.auth.ratelimit import RateLimiter, retry_after
-from tillbook.db import Database
+from tillbook.db import Database, cross_tenant
 from tillbook.errors import Forbidden, RateLimited, Unauthorized, invalid
 from tillbook.kit import crypto
 from tillbook.models import AdminSession, User
@@ -205,7 +205,11 @@ async def open_session(session: AsyncSession, company_id: int, user_id: int) -> 
     now = dt.datetime.now(dt.UTC)
     # Expired sessions of this user are swept on the way in.
     await session.execute(
-        delete(AdminSession).where(AdminSession.user_id == user_id, AdminSession.expires_at < now)
+        delete(AdminSession).where(
+            AdminSession.company_id == company_id,
+            AdminSession.user_id == user_id,
+            AdminSession.expires_at < now,
+        )
     )
     token = crypto.random_token(TOKEN_PREFIX, TOKEN_LENGTH)
     expires_at = now + SESSION_TTL
@@ -247,7 +251,8 @@ async def login(
                     address,
                 )
                 raise refused
-        candidates = await db.read(lambda s: _staff_with_email(s, normalized))
+        with cross_tenant("authentication"):
+            candidates = await db.read(lambda s: _staff_with_email(s, normalized))
         matched: tuple[int, int] | None = None
         if not candidates:
             await _verify(password, DUMMY_HASH)  # the same work as a real check
@@ -313,7 +318,7 @@ SESSION_LOOKUP = (
         User.archived_at,
         User.name.label("user_name"),
     )
-    .join(User, User.id == AdminSession.user_id)
+    .join(User, (User.id == AdminSession.user_id) & (User.company_id == AdminSession.company_id))
     .where(AdminSession.token_digest == bindparam("digest"))
 )
 
@@ -339,7 +344,8 @@ async def authenticate(db: Database, authorization: str | None) -> AdminContext:
     if not _well_formed(token):
         raise Unauthorized("invalid session token", headers={"WWW-Authenticate": "Bearer"})
     digest = crypto.sha256_hex(token)
-    row = await db.first(SESSION_LOOKUP, {"digest": digest})
+    with cross_tenant("authentication"):
+        row = await db.first(SESSION_LOOKUP, {"digest": digest})
     if row is None:
         raise Unauthorized("invalid session token", headers={"WWW-Authenticate": "Bearer"})
     expired = utc(row["expires_at"]) <= dt.datetime.now(dt.UTC)

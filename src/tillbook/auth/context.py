@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.auth.actor import Actor
@@ -57,10 +58,14 @@ async def acting_for(
     call the till's services (stock adjustments, transfers, voids, shifts). The caller
     has checked the staff member's permission for that warehouse; another company's
     warehouse is not found."""
-    warehouse = await session.get(Warehouse, warehouse_id)
-    if warehouse is None or warehouse.company_id != company_id:
+    warehouse = await session.scalar(
+        select(Warehouse).where(Warehouse.company_id == company_id, Warehouse.id == warehouse_id)
+    )
+    if warehouse is None:
         raise NotFound(f"warehouse {warehouse_id} not found")
-    staff = await session.get(User, actor_id)
+    staff = await session.scalar(
+        select(User).where(User.company_id == company_id, User.id == actor_id)
+    )
     return AuthContext(
         actor=Actor.staff(actor_id, staff.name if staff is not None else ""),
         company_id=company_id,

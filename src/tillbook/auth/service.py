@@ -33,7 +33,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tillbook.auth.actor import Actor
 from tillbook.auth.context import AuthContext
 from tillbook.config import master_key
-from tillbook.db import Database, commit_observers
+from tillbook.db import Database, commit_observers, cross_tenant
 from tillbook.errors import Forbidden, Unauthorized
 from tillbook.kit import crypto
 from tillbook.kit.changes import utc
@@ -82,9 +82,14 @@ KEY_LOOKUP = (
         Register.id.label("register_id"),
     )
     .join(Company, Company.id == ApiKey.company_id)
-    .join(Warehouse, Warehouse.id == ApiKey.warehouse_id)
-    .join(User, User.id == ApiKey.user_id)
-    .outerjoin(Register, Register.key_id == ApiKey.id)
+    .join(
+        Warehouse,
+        (Warehouse.id == ApiKey.warehouse_id) & (Warehouse.company_id == ApiKey.company_id),
+    )
+    .join(User, (User.id == ApiKey.user_id) & (User.company_id == ApiKey.company_id))
+    .outerjoin(
+        Register, (Register.key_id == ApiKey.id) & (Register.company_id == ApiKey.company_id)
+    )
     .where(ApiKey.public_key == bindparam("public_key"))
 )
 
@@ -122,7 +127,8 @@ async def _key_row(db: Database, public_key: str, method: str) -> Mapping[str, A
         found = _keys.get(public_key)
         if found is not None and now - found[0] < KEY_CACHE_S:
             return found[1]
-    row = await db.first(KEY_LOOKUP, {"public_key": public_key})
+    with cross_tenant("authentication"):
+        row = await db.first(KEY_LOOKUP, {"public_key": public_key})
     if row is None:
         _keys.pop(public_key, None)
         return None

@@ -143,7 +143,9 @@ async def announce_everywhere(uow: UnitOfWork, product: Product) -> None:
     product's own fields: its name, codes, references or archiving)."""
     listings = (
         await uow.session.execute(
-            select(Listing).where(Listing.product_id == product.id).order_by(Listing.warehouse_id)
+            select(Listing)
+            .where(Listing.company_id == product.company_id, Listing.product_id == product.id)
+            .order_by(Listing.warehouse_id)
         )
     ).scalars()
     for listing in listings:

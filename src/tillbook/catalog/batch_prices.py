@@ -136,7 +136,9 @@ async def _listings(
 ) -> list[tuple[Product, Listing]]:
     query = (
         select(Product, Listing)
-        .join(Listing, Listing.product_id == Product.id)
+        .join(
+            Listing, (Listing.product_id == Product.id) & (Listing.company_id == Product.company_id)
+        )
         .where(
             Product.company_id == company_id,
             Product.archived_at.is_(None),

@@ -33,7 +33,9 @@ async def products(session: AsyncSession, key: AuthContext, walk: Walk) -> dict[
     )
 
     async def render(rows: Sequence[Row[Any]]) -> list[dict[str, Any]]:
-        return await with_codes_and_units(session, [product_item(row._mapping) for row in rows])
+        return await with_codes_and_units(
+            session, key.company_id, [product_item(row._mapping) for row in rows]
+        )
 
     return await changes(
         session,

@@ -38,7 +38,7 @@ async def open_batch(
     session = uow.session
     now = dt.datetime.now(dt.UTC)
     await periods.refuse_closed(session, company_id, now.date(), "date")
-    invoice_number = await numbering.take(uow, warehouse_id, "price-adjustments")
+    invoice_number = await numbering.take(uow, company_id, warehouse_id, "price-adjustments")
     batch = PriceAdjustmentBatch(
         company_id=company_id,
         warehouse_id=warehouse_id,
@@ -106,8 +106,15 @@ async def create_price_adjustment(
         found = (
             await session.execute(
                 select(Product, Listing)
-                .join(Listing, Listing.product_id == Product.id)
-                .where(Product.id == product_id, Listing.warehouse_id == key.warehouse_id)
+                .join(
+                    Listing,
+                    (Listing.product_id == Product.id) & (Listing.company_id == Product.company_id),
+                )
+                .where(
+                    Product.company_id == key.company_id,
+                    Product.id == product_id,
+                    Listing.warehouse_id == key.warehouse_id,
+                )
                 .with_for_update(of=Listing)
             )
         ).first()
@@ -151,7 +158,11 @@ async def price_adjustment_page(
     batches = (
         await session.execute(
             select(PriceAdjustmentBatch, User)
-            .outerjoin(User, User.id == PriceAdjustmentBatch.created_by)
+            .outerjoin(
+                User,
+                (User.id == PriceAdjustmentBatch.created_by)
+                & (User.company_id == PriceAdjustmentBatch.company_id),
+            )
             .where(*where)
             .order_by(PriceAdjustmentBatch.id.desc())
             .offset(p.offset)
@@ -161,8 +172,13 @@ async def price_adjustment_page(
     items: dict[int, list[dict[str, Any]]] = defaultdict(list)
     history = await session.execute(
         select(PriceHistory, Product)
-        .join(Product, Product.id == PriceHistory.product_id)
+        .join(
+            Product,
+            (Product.id == PriceHistory.product_id)
+            & (Product.company_id == PriceHistory.company_id),
+        )
         .where(
+            PriceHistory.company_id == key.company_id,
             PriceHistory.warehouse_id == key.warehouse_id,
             PriceHistory.batch_id.in_([b.id for b, _ in batches]),
         )
@@ -207,7 +223,10 @@ async def history(
     with who made them (index ``price_history.product_id``)."""
     rows = await session.execute(
         select(PriceHistory, User.name)
-        .outerjoin(User, User.id == PriceHistory.created_by)
+        .outerjoin(
+            User,
+            (User.id == PriceHistory.created_by) & (User.company_id == PriceHistory.company_id),
+        )
         .where(
             PriceHistory.company_id == company_id,
             PriceHistory.product_id == product_id,

@@ -88,18 +88,27 @@ async def view(session: AsyncSession, product: Product) -> dict[str, Any]:
     barcodes = (
         await session.execute(
             select(ProductBarcode.barcode)
-            .where(ProductBarcode.product_id == product.id)
+            .where(
+                ProductBarcode.company_id == product.company_id,
+                ProductBarcode.product_id == product.id,
+            )
             .order_by(ProductBarcode.id)
         )
     ).scalars()
     units = (
         await session.execute(
-            select(ProductUnit).where(ProductUnit.product_id == product.id).order_by(ProductUnit.id)
+            select(ProductUnit)
+            .where(
+                ProductUnit.company_id == product.company_id, ProductUnit.product_id == product.id
+            )
+            .order_by(ProductUnit.id)
         )
     ).scalars()
     listings = (
         await session.execute(
-            select(Listing).where(Listing.product_id == product.id).order_by(Listing.warehouse_id)
+            select(Listing)
+            .where(Listing.company_id == product.company_id, Listing.product_id == product.id)
+            .order_by(Listing.warehouse_id)
         )
     ).scalars()
     return {
@@ -133,8 +142,12 @@ async def view(session: AsyncSession, product: Product) -> dict[str, Any]:
 
 async def get(session: AsyncSession, company_id: int, product_id: int) -> Product:
     """The company's product, or a 404 worded like one that does not exist."""
-    product = await session.get(Product, product_id)
-    if product is None or product.company_id != company_id:
+    product = (
+        await session.execute(
+            select(Product).where(Product.company_id == company_id, Product.id == product_id)
+        )
+    ).scalar_one_or_none()
+    if product is None:
         raise NotFound(f"product {product_id} not found")
     return product
 
@@ -207,8 +220,14 @@ async def _check_references(
 async def _check_warehouse(
     session: AsyncSession, company_id: int, field: str, warehouse_id: int, problems: Problems
 ) -> None:
-    wh = await session.get(Warehouse, warehouse_id)
-    if wh is None or wh.company_id != company_id:
+    wh = (
+        await session.execute(
+            select(Warehouse).where(
+                Warehouse.company_id == company_id, Warehouse.id == warehouse_id
+            )
+        )
+    ).scalar_one_or_none()
+    if wh is None:
         problems.add(field, f"unknown warehouse {warehouse_id}")
     elif wh.archived_at is not None:
         problems.add(field, f"warehouse {warehouse_id} ({wh.name}) is archived")
@@ -482,7 +501,9 @@ async def _listing(
     session: AsyncSession, product: Product, warehouse_id: int, *, lock: bool = False
 ) -> Listing:
     statement = select(Listing).where(
-        Listing.product_id == product.id, Listing.warehouse_id == warehouse_id
+        Listing.company_id == product.company_id,
+        Listing.product_id == product.id,
+        Listing.warehouse_id == warehouse_id,
     )
     if lock:
         statement = statement.with_for_update()
@@ -506,7 +527,9 @@ async def add_listing(
     problems.raise_if_any()
     existing = await session.scalar(
         select(Listing.id).where(
-            Listing.product_id == product.id, Listing.warehouse_id == body.warehouse_id
+            Listing.company_id == company_id,
+            Listing.product_id == product.id,
+            Listing.warehouse_id == body.warehouse_id,
         )
     )
     if existing is not None:
@@ -608,7 +631,7 @@ async def add_opening_stock(
     session = uow.session
     product = await get(session, company_id, product_id)
     await _listing(session, product, warehouse_id)
-    listed = (await inventory.products(uow, warehouse_id, [product.id]))[product.id]
+    listed = (await inventory.products(uow, company_id, warehouse_id, [product.id]))[product.id]
     value = money(body.quantity * body.unit_cost)
     receipt = await inventory.receive(
         uow,

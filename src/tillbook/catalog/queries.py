@@ -38,7 +38,11 @@ from tillbook.models import (
 async def warehouses(session: AsyncSession, key: AuthContext) -> list[dict[str, Any]]:
     """Only the key's own warehouse: a key is bound to one branch."""
     wh = (
-        await session.execute(select(Warehouse).where(Warehouse.id == key.warehouse_id))
+        await session.execute(
+            select(Warehouse).where(
+                Warehouse.company_id == key.company_id, Warehouse.id == key.warehouse_id
+            )
+        )
     ).scalar_one()
     return [
         {
@@ -123,11 +127,11 @@ _UNITS = select(
     Unit.id.label("unit_id"),
     Unit.name,
     Unit.short_name,
-).join(Unit, Unit.id == ProductUnit.unit_id)
+).join(Unit, (Unit.id == ProductUnit.unit_id) & (Unit.company_id == ProductUnit.company_id))
 
 
 async def with_codes_and_units(
-    session: AsyncSession, items: list[dict[str, Any]]
+    session: AsyncSession, company_id: int, items: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
     """``items`` (product items) with every barcode (the primary first) and their
     additional units, in two statements for the whole page: a register walking a
@@ -141,15 +145,15 @@ async def with_codes_and_units(
     if ids:
         for product_id, code in await session.execute(
             select(ProductBarcode.product_id, ProductBarcode.barcode)
-            .where(ProductBarcode.product_id.in_(ids))
+            .where(ProductBarcode.company_id == company_id, ProductBarcode.product_id.in_(ids))
             .order_by(ProductBarcode.product_id, ProductBarcode.id)
         ):
             codes[product_id].append(code)
     if with_units:
         for pu in await session.execute(
-            _UNITS.where(ProductUnit.product_id.in_(with_units)).order_by(
-                ProductUnit.product_id, ProductUnit.id
-            )
+            _UNITS.where(
+                ProductUnit.company_id == company_id, ProductUnit.product_id.in_(with_units)
+            ).order_by(ProductUnit.product_id, ProductUnit.id)
         ):
             units[pu.product_id].append(_unit_item(pu._mapping))
     for item in items:
@@ -159,7 +163,7 @@ async def with_codes_and_units(
 
 _has_units = (
     select(ProductUnit.id)
-    .where(ProductUnit.product_id == Product.id)
+    .where(ProductUnit.product_id == Product.id, ProductUnit.company_id == Product.company_id)
     .correlate(Product)
     .exists()
     .label("has_units")
@@ -209,11 +213,16 @@ def _with_refs(warehouse_id: Any) -> Select[*tuple[Any, ...]]:
         .select_from(Product)
         .join(
             Listing,
-            (Listing.product_id == Product.id) & (Listing.warehouse_id == warehouse_id),
+            (Listing.product_id == Product.id)
+            & (Listing.company_id == Product.company_id)
+            & (Listing.warehouse_id == warehouse_id),
         )
-        .outerjoin(Category, Category.id == Product.category_id)
-        .outerjoin(Brand, Brand.id == Product.brand_id)
-        .outerjoin(Unit, Unit.id == Product.unit_id)
+        .outerjoin(
+            Category,
+            (Category.id == Product.category_id) & (Category.company_id == Product.company_id),
+        )
+        .outerjoin(Brand, (Brand.id == Product.brand_id) & (Brand.company_id == Product.company_id))
+        .outerjoin(Unit, (Unit.id == Product.unit_id) & (Unit.company_id == Product.company_id))
     )
 
 
@@ -223,6 +232,7 @@ def _listed_here(key: AuthContext) -> list[ColumnElement[bool]]:
         select(Listing.id)
         .where(
             Listing.product_id == Product.id,
+            Listing.company_id == Product.company_id,
             Listing.warehouse_id == key.warehouse_id,
             Listing.active.is_(True),
         )
@@ -232,10 +242,12 @@ def _listed_here(key: AuthContext) -> list[ColumnElement[bool]]:
     return [Product.company_id == key.company_id, Product.archived_at.is_(None), listed]
 
 
-def _barcode_is(text: str) -> ColumnElement[bool]:
+def _barcode_is(company_id: int, text: str) -> ColumnElement[bool]:
     """Any of a product's barcodes, exactly (what a scanner sends)."""
     return Product.id.in_(
-        select(ProductBarcode.product_id).where(ProductBarcode.barcode == text.strip())
+        select(ProductBarcode.product_id).where(
+            ProductBarcode.company_id == company_id, ProductBarcode.barcode == text.strip()
+        )
     )
 
 
@@ -260,7 +272,7 @@ async def products(
         conds.append(
             or_(
                 matches(search, Product.name, Product.item_code, Product.barcode),
-                _barcode_is(search),
+                _barcode_is(key.company_id, search),
             )
         )
     if category_id is not None:
@@ -290,6 +302,7 @@ async def products(
                     products_with_refs(key)
                     .add_columns(matched.c.total)
                     .join(matched, matched.c.id == Product.id)
+                    .where(Product.company_id == key.company_id)
                     .order_by(Product.id)
                 )
             )
@@ -299,7 +312,7 @@ async def products(
         if found or page.offset == 0:
             total = found[0]["total"] if found else 0
             items = [product_item(row) for row in found]
-            return envelope(page, total, await with_codes_and_units(session, items))
+            return envelope(page, total, await with_codes_and_units(session, key.company_id, items))
     total = (
         await session.execute(select(func.count()).select_from(Product).where(*conds))
     ).scalar_one()
@@ -312,7 +325,9 @@ async def products(
             .limit(page.limit)
             .offset(page.offset)
         )
-        rows = await with_codes_and_units(session, [product_item(row) for row in result.mappings()])
+        rows = await with_codes_and_units(
+            session, key.company_id, [product_item(row) for row in result.mappings()]
+        )
     return envelope(page, total, rows)
 
 

@@ -103,6 +103,7 @@ async def revalue(
             continue
         back = await reverse(
             uow,
+            company_id,
             entry_id,
             narration=f"Reversal of the {code} revaluation of {through}",
             entry_date=through + dt.timedelta(days=1),
@@ -139,6 +140,7 @@ async def revalue(
             continue
         back = await reverse(
             uow,
+            company_id,
             entry_id,
             narration=f"Reversal of the {code} cash revaluation of {through}",
             entry_date=through + dt.timedelta(days=1),
@@ -172,7 +174,11 @@ async def _foreign_cash(
     held = (
         await session.execute(
             select(PaymentMode.currency, Account.id, Account.code)
-            .join(Account, Account.id == PaymentMode.account_id)
+            .join(
+                Account,
+                (Account.id == PaymentMode.account_id)
+                & (Account.company_id == PaymentMode.company_id),
+            )
             .where(PaymentMode.company_id == company_id, PaymentMode.currency.is_not(None))
         )
     ).all()
@@ -194,7 +200,11 @@ async def _foreign_cash(
                         0,
                     ),
                 )
-                .join(JournalEntry, JournalEntry.id == JournalLine.entry_id)
+                .join(
+                    JournalEntry,
+                    (JournalEntry.id == JournalLine.entry_id)
+                    & (JournalEntry.company_id == JournalLine.company_id),
+                )
                 .where(
                     JournalLine.company_id == company_id,
                     JournalLine.account_id == account_id,

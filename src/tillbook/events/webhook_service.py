@@ -176,11 +176,17 @@ async def remove_webhook(
     """Delete the endpoint with its deliveries and their attempts."""
     webhook = await get_webhook(session, company_id, webhook_id)
     before = _audited(webhook)
-    delivery_ids = select(WebhookDelivery.id).where(WebhookDelivery.webhook_id == webhook.id)
+    delivery_ids = select(WebhookDelivery.id).where(
+        WebhookDelivery.company_id == company_id, WebhookDelivery.webhook_id == webhook.id
+    )
     await session.execute(
         delete(DeliveryAttempt).where(DeliveryAttempt.delivery_id.in_(delivery_ids))
     )
-    await session.execute(delete(WebhookDelivery).where(WebhookDelivery.webhook_id == webhook.id))
+    await session.execute(
+        delete(WebhookDelivery).where(
+            WebhookDelivery.company_id == company_id, WebhookDelivery.webhook_id == webhook.id
+        )
+    )
     await session.delete(webhook)
     await session.flush()
     await _audit(session, company_id, actor, "removed", webhook_id, before, None)
@@ -238,9 +244,11 @@ async def event_refs(
     ids = {d.event_id for d in deliveries}
     if not ids:
         return {}
+    # (one company's deliveries, so one company's events: a router query)
+    companies = {d.company_id for d in deliveries}
     rows = await session.execute(
         select(OutboxEvent.id, OutboxEvent.event_id, OutboxEvent.type).where(
-            OutboxEvent.id.in_(ids)
+            OutboxEvent.company_id.in_(companies), OutboxEvent.id.in_(ids)
         )
     )
     return {row_id: (event_id, type_) for row_id, event_id, type_ in rows.all()}

@@ -35,7 +35,7 @@ from sqlalchemy import and_, exists, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.config import Settings
-from tillbook.db import Database
+from tillbook.db import Database, cross_tenant
 from tillbook.events.urlpolicy import IPAddress, Resolver, Target, UrlPolicy, UrlRefused, check_url
 from tillbook.events.webhook_service import subscribed, webhook_secret
 from tillbook.kit.crypto import hmac_hex
@@ -57,6 +57,7 @@ def _utc(value: dt.datetime) -> dt.datetime:
 
 @dataclass(frozen=True)
 class Claimed:
+    company_id: int
     delivery_id: int
     delivery_uid: str
     url: str
@@ -150,8 +151,9 @@ class DeliveryWorker:
 
         Returns the number of delivery attempts made.
         """
-        await self.db.write(self._fan_out)
-        claimed = await self.db.write(self._claim)
+        with cross_tenant("outbox worker"):
+            await self.db.write(self._fan_out)
+            claimed = await self.db.write(self._claim)
         if not claimed:
             return 0
         await asyncio.gather(*(self._deliver(c) for c in claimed))
@@ -273,8 +275,16 @@ class DeliveryWorker:
         details = (
             await session.execute(
                 select(WebhookDelivery.id, Webhook, OutboxEvent.type, OutboxEvent.payload)
-                .join(Webhook, Webhook.id == WebhookDelivery.webhook_id)
-                .join(OutboxEvent, OutboxEvent.id == WebhookDelivery.event_id)
+                .join(
+                    Webhook,
+                    (Webhook.id == WebhookDelivery.webhook_id)
+                    & (Webhook.company_id == WebhookDelivery.company_id),
+                )
+                .join(
+                    OutboxEvent,
+                    (OutboxEvent.id == WebhookDelivery.event_id)
+                    & (OutboxEvent.company_id == WebhookDelivery.company_id),
+                )
                 .where(WebhookDelivery.id.in_([d.id for d in deliveries]))
             )
         ).all()
@@ -284,6 +294,7 @@ class DeliveryWorker:
             _, hook, event_type, payload = by_id[d.id]
             claimed.append(
                 Claimed(
+                    company_id=d.company_id,
                     delivery_id=d.id,
                     delivery_uid=d.delivery_uid,
                     url=hook.url,
@@ -374,7 +385,12 @@ class DeliveryWorker:
         raise last
 
     async def _record(self, session: AsyncSession, claimed: Claimed, outcome: Outcome) -> None:
-        delivery = await session.get(WebhookDelivery, claimed.delivery_id)
+        delivery = await session.scalar(
+            select(WebhookDelivery).where(
+                WebhookDelivery.company_id == claimed.company_id,
+                WebhookDelivery.id == claimed.delivery_id,
+            )
+        )
         if delivery is None:  # the webhook was removed meanwhile
             return
         session.add(

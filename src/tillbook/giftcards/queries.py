@@ -62,7 +62,9 @@ async def card_page(
     rows = (
         await session.execute(
             select(GiftCard, User.name)
-            .outerjoin(User, User.id == GiftCard.customer_id)
+            .outerjoin(
+                User, (User.id == GiftCard.customer_id) & (User.company_id == GiftCard.company_id)
+            )
             .where(*where)
             .order_by(GiftCard.id.desc())
             .limit(page.limit)
@@ -78,7 +80,9 @@ async def statement(session: AsyncSession, company_id: int, card_id: int) -> dic
     found = (
         await session.execute(
             select(GiftCard, User.name)
-            .outerjoin(User, User.id == GiftCard.customer_id)
+            .outerjoin(
+                User, (User.id == GiftCard.customer_id) & (User.company_id == GiftCard.company_id)
+            )
             .where(GiftCard.id == card_id, GiftCard.company_id == company_id)
         )
     ).one_or_none()

@@ -76,7 +76,9 @@ async def create_adjustment(
     session = uow.session
     problems = Problems()
     product_id = ref_to_id(body.product_id)
-    products = await inventory.products(uow, key.warehouse_id, [product_id] if product_id else [])
+    products = await inventory.products(
+        uow, key.company_id, key.warehouse_id, [product_id] if product_id else []
+    )
     product = products.get(product_id or 0)
     if product is None:
         problems.add("product_id", f"unknown product {body.product_id!r}")
@@ -159,7 +161,7 @@ async def create_adjustment(
     # The ledger refuses an entry without lines: a zero-cost change moves no money.
     if cost != 0:
         entry_id = await post(uow, rule=rule, figures={"cost": cost}, narration=narration, **common)
-        inventory_repo.link_adjustment_entry(uow, adj.id, entry_id)
+        inventory_repo.link_adjustment_entry(uow, adj.company_id, adj.id, entry_id)
     if variance:
         await post(
             uow,
@@ -169,7 +171,9 @@ async def create_adjustment(
             **common,
         )
 
-    creator = await session.get(User, key.user_id)
+    creator = await session.scalar(
+        select(User).where(User.company_id == key.company_id, User.id == key.user_id)
+    )
     emit(
         uow,
         company_id=key.company_id,
@@ -240,8 +244,16 @@ async def adjustment_page(
     if p.offset < total:
         result = await session.execute(
             select(StockAdjustment, Product, User)
-            .join(Product, Product.id == StockAdjustment.product_id)
-            .outerjoin(User, User.id == StockAdjustment.created_by)
+            .join(
+                Product,
+                (Product.id == StockAdjustment.product_id)
+                & (Product.company_id == StockAdjustment.company_id),
+            )
+            .outerjoin(
+                User,
+                (User.id == StockAdjustment.created_by)
+                & (User.company_id == StockAdjustment.company_id),
+            )
             .where(*where)
             .order_by(StockAdjustment.id.desc())
             .offset(p.offset)

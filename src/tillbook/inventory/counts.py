@@ -107,7 +107,9 @@ async def _listed(
     """The branch's listings of live products, by product id (all, or those asked)."""
     stmt = (
         select(Listing)
-        .join(Product, Product.id == Listing.product_id)
+        .join(
+            Product, (Product.id == Listing.product_id) & (Product.company_id == Listing.company_id)
+        )
         .where(
             Listing.company_id == company_id,
             Listing.warehouse_id == warehouse_id,
@@ -125,15 +127,31 @@ async def start_count(
     """A new draft count sheet. The caller has checked ``stock.write`` for the
     branch."""
     warehouse_id = ref_to_id(body.warehouse_id)
-    warehouse = None if warehouse_id is None else await session.get(Warehouse, warehouse_id)
-    if warehouse is None or warehouse.company_id != company_id:
+    warehouse = (
+        None
+        if warehouse_id is None
+        else await session.scalar(
+            select(Warehouse).where(
+                Warehouse.company_id == company_id, Warehouse.id == warehouse_id
+            )
+        )
+    )
+    if warehouse is None:
         raise invalid("warehouse_id", f"unknown branch {body.warehouse_id!r}")
     category_id: int | None = None
     wanted: list[int] | None = None
     if body.scope == "category":
         category_id = ref_to_id(body.category_id)
-        category = None if category_id is None else await session.get(Category, category_id)
-        if category is None or category.company_id != company_id:
+        category = (
+            None
+            if category_id is None
+            else await session.scalar(
+                select(Category).where(
+                    Category.company_id == company_id, Category.id == category_id
+                )
+            )
+        )
+        if category is None:
             raise invalid("category_id", "choose a category")
     elif body.scope == "list":
         refs = body.product_ids or []
@@ -223,8 +241,10 @@ async def start_count(
 async def _hold_draft(session: AsyncSession, company_id: int, count_id: int) -> StockCount:
     """The count, still a draft, its row held to the end of the unit (a touching
     update: a post or a second entry waits for this one), else 409."""
-    count = await session.get(StockCount, count_id)
-    if count is None or count.company_id != company_id:
+    count = await session.scalar(
+        select(StockCount).where(StockCount.company_id == company_id, StockCount.id == count_id)
+    )
+    if count is None:
         raise NotFound(f"stock count {count_id} not found")
     done = await session.execute(
         update(StockCount)
@@ -352,8 +372,10 @@ async def post_count(
     """Every counted difference as a stock adjustment, in this one unit of work (see
     the module). The caller has checked ``stock.write`` for the count's branch."""
     session = uow.session
-    count = await session.get(StockCount, count_id)
-    if count is None or count.company_id != company_id:
+    count = await session.scalar(
+        select(StockCount).where(StockCount.company_id == company_id, StockCount.id == count_id)
+    )
+    if count is None:
         raise NotFound(f"stock count {count_id} not found")
     moved = await session.execute(
         update(StockCount)
@@ -485,13 +507,19 @@ async def count_detail(session: AsyncSession, company_id: int, count_id: int) ->
     """The sheet: each line with what was counted, the book stock it is measured
     against, the difference and its cost (as posted, or as posting would take it
     now), and the stock the line leaves; the totals."""
-    count = await session.get(StockCount, count_id)
-    if count is None or count.company_id != company_id:
+    count = await session.scalar(
+        select(StockCount).where(StockCount.company_id == company_id, StockCount.id == count_id)
+    )
+    if count is None:
         raise NotFound(f"stock count {count_id} not found")
     rows = (
         await session.execute(
             select(StockCountLine, Product, Listing)
-            .join(Product, Product.id == StockCountLine.product_id)
+            .join(
+                Product,
+                (Product.id == StockCountLine.product_id)
+                & (Product.company_id == StockCountLine.company_id),
+            )
             .outerjoin(
                 Listing,
                 and_(
@@ -577,7 +605,11 @@ async def count_detail(session: AsyncSession, company_id: int, count_id: int) ->
             )
         ).all()
     )
-    warehouse = await session.get(Warehouse, count.warehouse_id)
+    warehouse = await session.scalar(
+        select(Warehouse).where(
+            Warehouse.company_id == count.company_id, Warehouse.id == count.warehouse_id
+        )
+    )
     return {
         "id": count.id,
         "warehouse_id": count.warehouse_id,

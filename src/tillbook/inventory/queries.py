@@ -45,7 +45,13 @@ async def levels_page(
                 ),
             )
         )
-    base = select(func.count()).select_from(Listing).join(Product, Product.id == Listing.product_id)
+    base = (
+        select(func.count())
+        .select_from(Listing)
+        .join(
+            Product, (Product.id == Listing.product_id) & (Product.company_id == Listing.company_id)
+        )
+    )
     total = (await session.execute(base.where(*conds))).scalar_one()
     order = (
         [Listing.current_stock - Listing.reorder_level, Listing.id]
@@ -64,7 +70,10 @@ async def levels_page(
                 Listing.sales_price,
                 Listing.active,
             )
-            .join(Product, Product.id == Listing.product_id)
+            .join(
+                Product,
+                (Product.id == Listing.product_id) & (Product.company_id == Listing.company_id),
+            )
             .where(*conds)
             .order_by(*order)
             .offset(page.offset)

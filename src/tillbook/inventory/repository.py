@@ -113,8 +113,8 @@ def _listed_rows(*, pg: bool, lock: bool) -> Any:
             p.archived_at,
             li.active.label("listing_active"),
         )
-        .join(_listings, li.product_id == p.id)
-        .where(ids, li.warehouse_id == bindparam("w_id"))
+        .join(_listings, (li.product_id == p.id) & (li.company_id == p.company_id))
+        .where(ids, p.company_id == bindparam("c_id"), li.warehouse_id == bindparam("w_id"))
         .order_by(p.id)
     )
     return statement.with_for_update(of=_listings) if lock else statement
@@ -149,6 +149,7 @@ def _open_batches(*, pg: bool) -> Any:
         )
         .where(
             ids,
+            _batches.c.company_id == bindparam("c_id"),
             _batches.c.warehouse_id == bindparam("w_id"),
             _batches.c.quantity_remaining > 0,
         )
@@ -165,6 +166,7 @@ _DEFICITS = (
         _batches.c.value_remaining,
     )
     .where(
+        _batches.c.company_id == bindparam("c_id"),
         _batches.c.product_id == bindparam("product_id"),
         _batches.c.warehouse_id == bindparam("w_id"),
         _batches.c.quantity_remaining < 0,
@@ -266,7 +268,12 @@ ALERTS = QueuedInsert(
 
 
 async def products(
-    uow: UnitOfWork, warehouse_id: int, product_ids: Iterable[int], *, lock: bool = False
+    uow: UnitOfWork,
+    company_id: int,
+    warehouse_id: int,
+    product_ids: Iterable[int],
+    *,
+    lock: bool = False,
 ) -> dict[int, Listed]:
     """Products listed in this warehouse, by product id (a product not listed there
     is absent, like one that does not exist). ``lock``: ``FOR UPDATE`` of the
@@ -275,7 +282,8 @@ async def products(
     ids = sorted(set(product_ids))
     if not ids:
         return {}
-    rows = await uow.run(_LISTED[(uow.is_postgresql, lock)], {"ids": ids, "w_id": warehouse_id})
+    params = {"ids": ids, "c_id": company_id, "w_id": warehouse_id}
+    rows = await uow.run(_LISTED[(uow.is_postgresql, lock)], params)
     out: dict[int, Listed] = {}
     for row in rows:
         values = row.as_dict()
@@ -286,7 +294,7 @@ async def products(
 
 
 async def open_layers(
-    uow: UnitOfWork, warehouse_id: int, product_ids: Iterable[int], today: dt.date
+    uow: UnitOfWork, company_id: int, warehouse_id: int, product_ids: Iterable[int], today: dt.date
 ) -> dict[int, list[Layer]]:
     """Every open FIFO layer of the products in the warehouse, by product."""
     ids = sorted(set(product_ids))
@@ -294,7 +302,8 @@ async def open_layers(
     if not ids:
         return out
     rows = await uow.run(
-        _OPEN_BATCHES[uow.is_postgresql], {"ids": ids, "w_id": warehouse_id, "today": today}
+        _OPEN_BATCHES[uow.is_postgresql],
+        {"ids": ids, "c_id": company_id, "w_id": warehouse_id, "today": today},
     )
     for b_id, product_id, unit_cost, quantity, value, expired in rows:
         out.setdefault(product_id, []).append(
@@ -307,7 +316,8 @@ async def deficit_layers(
     uow: UnitOfWork, product: Listed
 ) -> list[tuple[int, Decimal, Decimal, Decimal]]:
     """(id, unit cost, quantity, value) of the listing's deficit layers, oldest first."""
-    rows = await uow.run(_DEFICITS, {"product_id": product.id, "w_id": product.warehouse_id})
+    params = {"c_id": product.company_id, "product_id": product.id, "w_id": product.warehouse_id}
+    rows = await uow.run(_DEFICITS, params)
     return [(r[0], r[1], r[2], r[3]) for r in rows]
 
 
@@ -383,8 +393,11 @@ def write_restores(
 _ADJUSTMENT_ENTRY = QueuedUpdate(table_of(StockAdjustment), ["id"], ["journal_entry_id"])
 
 
-def link_adjustment_entry(uow: UnitOfWork, adjustment_id: int, entry_id: int | None) -> None:
+def link_adjustment_entry(
+    uow: UnitOfWork, company_id: int, adjustment_id: int, entry_id: int | None
+) -> None:
     """An adjustment's journal entry, written with the unit's last statement (set on
     the adjustment object instead, it would be flushed after that statement, while
     the stock rows are locked)."""
-    uow.defer(_ADJUSTMENT_ENTRY, [{"id": adjustment_id, "journal_entry_id": entry_id}])
+    row = {"company_id": company_id, "id": adjustment_id, "journal_entry_id": entry_id}
+    uow.defer(_ADJUSTMENT_ENTRY, [row])

@@ -47,10 +47,16 @@ __all__ = [
 
 
 async def products(
-    uow: UnitOfWork, warehouse_id: int, product_ids: Iterable[int], *, lock: bool = False
+    uow: UnitOfWork,
+    company_id: int,
+    warehouse_id: int,
+    product_ids: Iterable[int],
+    *,
+    lock: bool = False,
 ) -> dict[int, Listed]:
-    """Products of the warehouse by id, read without a lock (see the module)."""
-    return await repo.products(uow, warehouse_id, product_ids, lock=lock)
+    """The company's products of the warehouse by id, read without a lock (see the
+    module)."""
+    return await repo.products(uow, company_id, warehouse_id, product_ids, lock=lock)
 
 
 async def plan(
@@ -65,11 +71,13 @@ async def plan(
     that asked), in order, on the layers as read now. Without negative stock every
     shortage of the request is one 422, each naming its field, product and the
     requested and available quantities."""
-    warehouses = {products[p].warehouse_id for p, _, _ in takes}
+    warehouses = {(products[p].company_id, products[p].warehouse_id) for p, _, _ in takes}
     assert len(warehouses) <= 1, "one plan draws from one warehouse"
+    company_id, warehouse_id = next(iter(warehouses), (0, 0))
     layers = await repo.open_layers(
         uow,
-        next(iter(warehouses), 0),
+        company_id,
+        warehouse_id,
         (p for p, _, _ in takes),
         today or dt.date.today(),
     )
@@ -167,6 +175,7 @@ async def take(
             else:
                 draws.append(
                     {
+                        "company_id": product.company_id,
                         "id": batch_id,
                         "quantity_remaining": -draw.quantity,
                         "value_remaining": -draw.cost,
@@ -181,6 +190,7 @@ async def take(
         product.current_stock = product.current_stock - alloc.quantity
         levels.append(
             {
+                "company_id": product.company_id,
                 "id": product.listing_id,
                 "current_stock": -alloc.quantity,
                 "negative_ok": allow_negative,
@@ -223,10 +233,22 @@ async def restore(
         product = products[product_id]
         if batch_id is not None:
             restores.append(
-                {"id": batch_id, "quantity_remaining": quantity, "value_remaining": cost}
+                {
+                    "company_id": product.company_id,
+                    "id": batch_id,
+                    "quantity_remaining": quantity,
+                    "value_remaining": cost,
+                }
             )
         product.current_stock = product.current_stock + quantity
-        levels.append({"id": product.listing_id, "current_stock": quantity, "negative_ok": True})
+        levels.append(
+            {
+                "company_id": product.company_id,
+                "id": product.listing_id,
+                "current_stock": quantity,
+                "negative_ok": True,
+            }
+        )
         movements.append(
             repo.movement(product, batch_id, quantity, cost, reason, source_type, source_id)
         )
@@ -290,7 +312,14 @@ async def receive(
             fill = min(left, open_q)
             booked = open_v if fill == open_q else line_cost(fill, d_cost)
             actual = draw_cost(fill, left, unit_cost, value - filled_v)
-            fills.append({"id": d_id, "quantity_remaining": fill, "value_remaining": booked})
+            fills.append(
+                {
+                    "company_id": product.company_id,
+                    "id": d_id,
+                    "quantity_remaining": fill,
+                    "value_remaining": booked,
+                }
+            )
             filled[d_id] = (before_q + fill, before_v + booked)
             filled_q += fill
             filled_v += actual
@@ -312,7 +341,12 @@ async def receive(
     level = None
     if not new_product:
         product.current_stock = product.current_stock + quantity
-        level = {"id": product.listing_id, "current_stock": quantity, "negative_ok": True}
+        level = {
+            "company_id": product.company_id,
+            "id": product.listing_id,
+            "current_stock": quantity,
+            "negative_ok": True,
+        }
     repo.write_receipt(
         uow,
         fills,

@@ -141,18 +141,32 @@ async def _views(
     if not transfers:
         return []
     ids = [t.id for t in transfers]
+    # (one company's transfers: ``IN`` its one company keeps these router queries)
+    companies = {t.company_id for t in transfers}
     wh_ids = {t.from_warehouse_id for t in transfers} | {t.to_warehouse_id for t in transfers}
     warehouses = {
         w.id: w
-        for w in (await session.execute(select(Warehouse).where(Warehouse.id.in_(wh_ids))))
+        for w in (
+            await session.execute(
+                select(Warehouse).where(
+                    Warehouse.company_id.in_(companies), Warehouse.id.in_(wh_ids)
+                )
+            )
+        )
         .scalars()
         .all()
     }
     rows = (
         await session.execute(
             select(StockTransferLine, Product)
-            .join(Product, Product.id == StockTransferLine.product_id)
-            .where(StockTransferLine.transfer_id.in_(ids))
+            .join(
+                Product,
+                (Product.id == StockTransferLine.product_id)
+                & (Product.company_id == StockTransferLine.company_id),
+            )
+            .where(
+                StockTransferLine.company_id.in_(companies), StockTransferLine.transfer_id.in_(ids)
+            )
             .order_by(StockTransferLine.id)
         )
     ).all()
@@ -314,7 +328,9 @@ async def create_transfer(
         if product_id in ids:
             problems.add(f"items.{i}.product_id", "the product is named twice in items")
         ids.append(product_id)
-    products = await inventory.products(uow, key.warehouse_id, [p for p in ids if p])
+    products = await inventory.products(
+        uow, key.company_id, key.warehouse_id, [p for p in ids if p]
+    )
     for i, (item, product_id) in enumerate(zip(body.items, ids, strict=True)):
         if product_id not in products:
             problems.add(f"items.{i}.product_id", f"unknown product {item.product_id!r}")
@@ -336,7 +352,11 @@ async def create_transfer(
     layers = {
         b.id: b
         for b in (
-            await session.execute(select(StockBatch).where(StockBatch.id.in_(layer_ids)))
+            await session.execute(
+                select(StockBatch).where(
+                    StockBatch.company_id == key.company_id, StockBatch.id.in_(layer_ids)
+                )
+            )
         ).scalars()
     }
     now = dt.datetime.now(dt.UTC)
@@ -423,7 +443,11 @@ async def _close(
     now = dt.datetime.now(dt.UTC)
     result = await uow.session.execute(
         update(StockTransfer)
-        .where(StockTransfer.id == transfer.id, StockTransfer.status == "dispatched")
+        .where(
+            StockTransfer.company_id == transfer.company_id,
+            StockTransfer.id == transfer.id,
+            StockTransfer.status == "dispatched",
+        )
         .values(status=status, closed_at=now, closed_by=key.user_id, reason=reason)
         .execution_options(synchronize_session=False)
     )
@@ -445,12 +469,15 @@ def _refuse_closed(transfer: StockTransfer) -> None:
         raise Conflict(f"stock transfer {transfer.id} is already {transfer.status}")
 
 
-async def _lines(session: AsyncSession, transfer_id: int) -> list[StockTransferLine]:
+async def _lines(session: AsyncSession, transfer: StockTransfer) -> list[StockTransferLine]:
     return list(
         (
             await session.execute(
                 select(StockTransferLine)
-                .where(StockTransferLine.transfer_id == transfer_id)
+                .where(
+                    StockTransferLine.company_id == transfer.company_id,
+                    StockTransferLine.transfer_id == transfer.id,
+                )
                 .order_by(StockTransferLine.id)
             )
         ).scalars()
@@ -462,10 +489,12 @@ async def _listed_in(
 ) -> dict[int, Listed]:
     """The products as ``warehouse_id`` lists them; one it does not list yet is listed
     there now, at the sender's prices."""
-    found = await inventory.products(uow, warehouse_id, product_ids)
+    found = await inventory.products(uow, transfer.company_id, warehouse_id, product_ids)
     missing = [p for p in product_ids if p not in found]
     if missing:
-        sender = await inventory.products(uow, transfer.from_warehouse_id, missing)
+        sender = await inventory.products(
+            uow, transfer.company_id, transfer.from_warehouse_id, missing
+        )
         for product_id in missing:
             source = sender.get(product_id)
             uow.session.add(
@@ -481,7 +510,7 @@ async def _listed_in(
                 )
             )
         await uow.session.flush()
-        found = await inventory.products(uow, warehouse_id, product_ids)
+        found = await inventory.products(uow, transfer.company_id, warehouse_id, product_ids)
     return found
 
 
@@ -561,7 +590,7 @@ async def receive_transfer(
             f"stock transfer {transfer.id} is received by the warehouse it was sent to"
         )
     _refuse_closed(transfer)
-    lines = await _lines(session, transfer.id)
+    lines = await _lines(session, transfer)
     sent: dict[int, Decimal] = defaultdict(lambda: ZERO)
     for line in lines:
         sent[line.product_id] += line.quantity
@@ -637,7 +666,7 @@ async def cancel_transfer(
             f"stock transfer {transfer.id} is cancelled by the warehouse that sent it"
         )
     _refuse_closed(transfer)
-    lines = await _lines(session, transfer.id)
+    lines = await _lines(session, transfer)
     everything: dict[int, Decimal] = defaultdict(lambda: ZERO)
     for line in lines:
         everything[line.product_id] += line.quantity

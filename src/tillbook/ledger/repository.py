@@ -68,7 +68,9 @@ def _entry_with_lines() -> Any:
 
 
 _ENTRY_WITH_LINES = _entry_with_lines()
-_BALANCES = select(User.id, User.balance).where(User.id.in_(bindparam("ids", expanding=True)))
+_BALANCES = select(User.id, User.balance).where(
+    User.company_id == bindparam("company_id"), User.id.in_(bindparam("ids", expanding=True))
+)
 _ACCOUNT_IDS = select(Account.code, Account.id).where(Account.company_id == bindparam("company_id"))
 
 # Customers' balance is what they owe (11500), suppliers' what we owe them (21100):
@@ -110,22 +112,38 @@ async def insert_entry(
     return entry_id
 
 
-async def entry_lines(uow: UnitOfWork, entry_id: int) -> tuple[JournalEntry, list[JournalLine]]:
-    entry = await uow.session.get(JournalEntry, entry_id)
+async def entry_lines(
+    uow: UnitOfWork, company_id: int, entry_id: int
+) -> tuple[JournalEntry, list[JournalLine]]:
+    entry = (
+        await uow.session.execute(
+            select(JournalEntry).where(
+                JournalEntry.company_id == company_id, JournalEntry.id == entry_id
+            )
+        )
+    ).scalar_one_or_none()
     if entry is None:
         raise LookupError(f"journal entry {entry_id}")
     result = await uow.session.execute(
-        select(JournalLine).where(JournalLine.entry_id == entry_id).order_by(JournalLine.id)
+        select(JournalLine)
+        .where(JournalLine.company_id == company_id, JournalLine.entry_id == entry_id)
+        .order_by(JournalLine.id)
     )
     return entry, list(result.scalars())
 
 
-def move_balances(uow: UnitOfWork, deltas: Mapping[int, Decimal]) -> None:
-    """Parties' balances moved by ``deltas``, with the unit's last statement."""
-    uow.defer(PARTY_BALANCES, [{"id": p, "balance": d} for p, d in sorted(deltas.items()) if d])
+def move_balances(uow: UnitOfWork, company_id: int, deltas: Mapping[int, Decimal]) -> None:
+    """The company's parties' balances moved by ``deltas``, with the unit's last
+    statement."""
+    rows = [
+        {"company_id": company_id, "id": p, "balance": d} for p, d in sorted(deltas.items()) if d
+    ]
+    uow.defer(PARTY_BALANCES, rows)
 
 
-async def balances(uow: UnitOfWork, party_ids: Sequence[int]) -> list[tuple[int, Decimal]]:
-    """(id, balance) of the parties, as the unit reads them now."""
-    rows = await uow.session.execute(_BALANCES, {"ids": list(party_ids)})
+async def balances(
+    uow: UnitOfWork, company_id: int, party_ids: Sequence[int]
+) -> list[tuple[int, Decimal]]:
+    """(id, balance) of the company's parties, as the unit reads them now."""
+    rows = await uow.session.execute(_BALANCES, {"company_id": company_id, "ids": list(party_ids)})
     return [(r[0], r[1]) for r in rows]

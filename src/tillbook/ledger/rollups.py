@@ -233,7 +233,10 @@ async def account_sums(
         keys += [JournalEntry.entry_date] if by_month else []
         query = (
             select(*keys, func.sum(line.debit), func.sum(line.credit))
-            .join(JournalEntry, JournalEntry.id == line.entry_id)
+            .join(
+                JournalEntry,
+                (JournalEntry.id == line.entry_id) & (JournalEntry.company_id == line.company_id),
+            )
             .where(
                 JournalEntry.company_id == company_id,
                 line.company_id == company_id,
@@ -300,7 +303,10 @@ async def party_sums(
         line = JournalLine
         live = (
             select(line.party_id, line.account_id, func.sum(line.debit), func.sum(line.credit))
-            .join(JournalEntry, JournalEntry.id == line.entry_id)
+            .join(
+                JournalEntry,
+                (JournalEntry.id == line.entry_id) & (JournalEntry.company_id == line.company_id),
+            )
             .where(
                 line.company_id == company_id,
                 line.party_id.in_(parties),
@@ -347,7 +353,11 @@ def _account_groups(session: AsyncSession, company_id: int, after: Any, through:
             func.sum(JournalLine.credit).label("credit"),
             func.count().label("lines"),
         )
-        .join(JournalEntry, JournalEntry.id == JournalLine.entry_id)
+        .join(
+            JournalEntry,
+            (JournalEntry.id == JournalLine.entry_id)
+            & (JournalEntry.company_id == JournalLine.company_id),
+        )
         .where(JournalEntry.company_id == company_id, JournalEntry.entry_date <= through)
         .group_by(month, JournalLine.account_id, wh, closing)
     )
@@ -369,7 +379,11 @@ def _party_groups(session: AsyncSession, company_id: int, after: Any, through: A
             func.sum(JournalLine.debit).label("debit"),
             func.sum(JournalLine.credit).label("credit"),
         )
-        .join(JournalEntry, JournalEntry.id == JournalLine.entry_id)
+        .join(
+            JournalEntry,
+            (JournalEntry.id == JournalLine.entry_id)
+            & (JournalEntry.company_id == JournalLine.company_id),
+        )
         .where(JournalEntry.company_id == company_id, JournalEntry.entry_date <= through)
         .group_by(JournalLine.party_id, month, JournalLine.account_id, wh)
     )

@@ -169,6 +169,7 @@ async def post(
 
 async def reverse(
     uow: UnitOfWork,
+    company_id: int,
     entry_id: int,
     *,
     narration: str,
@@ -180,7 +181,7 @@ async def reverse(
 ) -> int:
     """Post the mirror of entry ``entry_id`` (every debit a credit and back), naming
     it in ``reverses_entry_id``: the books' only way to undo an entry."""
-    original, original_lines = await repo.entry_lines(uow, entry_id)
+    original, original_lines = await repo.entry_lines(uow, company_id, entry_id)
     ids = await account_ids(uow.session, original.company_id)
     if any(line.account_id not in ids.values() for line in original_lines):
         ids = await _ACCOUNT_IDS.get(uow.session, original.company_id, reload=True)
@@ -304,18 +305,18 @@ async def _write(
         )
     deltas = _party_deltas(lines)
     if deltas:
-        await _refuse_unbounded_balances(uow, deltas, field)
-    repo.move_balances(uow, deltas)
+        await _refuse_unbounded_balances(uow, company_id, deltas, field)
+    repo.move_balances(uow, company_id, deltas)
     return entry_id
 
 
 async def _refuse_unbounded_balances(
-    uow: UnitOfWork, deltas: Mapping[int, Decimal], field: str
+    uow: UnitOfWork, company_id: int, deltas: Mapping[int, Decimal], field: str
 ) -> None:
     """A party's balance after the entry must be a value the books hold
     (``kit/bounds.py``): checked on the balance as read now (the increment itself
     goes with the unit's last statement)."""
-    for party_id, balance in await repo.balances(uow, sorted(deltas)):
+    for party_id, balance in await repo.balances(uow, company_id, sorted(deltas)):
         after = balance + deltas[party_id]
         if bounds.exceeds(after, MONEY, "the balance") is not None:
             raise ValidationFailed(

@@ -208,14 +208,14 @@ async def _account(session: AsyncSession, company_id: int, customer_id: int) -> 
     return account.id
 
 
-async def _add(session: AsyncSession, account_id: int, points: int) -> int:
+async def _add(session: AsyncSession, company_id: int, account_id: int, points: int) -> int:
     """points += ``points`` (unguarded: earning, giving back, taking back); the new
     balance."""
     return int(
         (
             await session.execute(
                 update(LoyaltyAccount)
-                .where(LoyaltyAccount.id == account_id)
+                .where(LoyaltyAccount.company_id == company_id, LoyaltyAccount.id == account_id)
                 .values(points=LoyaltyAccount.points + points)
                 .returning(LoyaltyAccount.points)
             )
@@ -270,7 +270,11 @@ async def record_sale(uow: UnitOfWork, quote: SaleQuote, at: Where) -> None:
         left = (
             await session.execute(
                 update(LoyaltyAccount)
-                .where(LoyaltyAccount.id == account_id, LoyaltyAccount.points >= use.points)
+                .where(
+                    LoyaltyAccount.company_id == at.company_id,
+                    LoyaltyAccount.id == account_id,
+                    LoyaltyAccount.points >= use.points,
+                )
                 .values(points=LoyaltyAccount.points - use.points)
                 .returning(LoyaltyAccount.points)
             )
@@ -283,7 +287,7 @@ async def record_sale(uow: UnitOfWork, quote: SaleQuote, at: Where) -> None:
             )
         _move(session, at, account_id, "redeem", -use.points, int(left), -use.amount)
     if quote.earned:
-        left = await _add(session, account_id, quote.earned)
+        left = await _add(session, at.company_id, account_id, quote.earned)
         _move(session, at, account_id, "earn", quote.earned, left, quote.earned_value)
 
 
@@ -355,24 +359,32 @@ async def _earned_and_taken(session: AsyncSession, original: Order) -> tuple[int
     earned = (
         await session.execute(
             select(func.coalesce(func.sum(LoyaltyMovement.points), 0)).where(
-                LoyaltyMovement.order_id == original.id, LoyaltyMovement.kind == "earn"
+                LoyaltyMovement.company_id == original.company_id,
+                LoyaltyMovement.order_id == original.id,
+                LoyaltyMovement.kind == "earn",
             )
         )
     ).scalar_one()
     returns = select(Order.id).where(
-        Order.original_order_id == original.id, Order.order_type == "sales-returns"
+        Order.company_id == original.company_id,
+        Order.original_order_id == original.id,
+        Order.order_type == "sales-returns",
     )
     taken = (
         await session.execute(
             select(func.coalesce(func.sum(LoyaltyMovement.points), 0)).where(
-                LoyaltyMovement.order_id.in_(returns), LoyaltyMovement.kind == "return"
+                LoyaltyMovement.company_id == original.company_id,
+                LoyaltyMovement.order_id.in_(returns),
+                LoyaltyMovement.kind == "return",
             )
         )
     ).scalar_one()
     returned = (
         await session.execute(
             select(func.coalesce(func.sum(Order.total), 0)).where(
-                Order.original_order_id == original.id, Order.order_type == "sales-returns"
+                Order.company_id == original.company_id,
+                Order.original_order_id == original.id,
+                Order.order_type == "sales-returns",
             )
         )
     ).scalar_one()
@@ -432,10 +444,10 @@ async def record_return(uow: UnitOfWork, quote: ReturnQuote, at: Where) -> None:
     session = uow.session
     account_id = await _account(session, at.company_id, quote.customer_id)
     for use in quote.gives:
-        left = await _add(session, account_id, use.points)
+        left = await _add(session, at.company_id, account_id, use.points)
         _move(session, at, account_id, "refund", use.points, left, use.amount)
     if quote.back:
-        left = await _add(session, account_id, -quote.back)
+        left = await _add(session, at.company_id, account_id, -quote.back)
         _move(session, at, account_id, "return", -quote.back, left, -quote.back_value)
 
 
@@ -452,6 +464,7 @@ async def void_back(uow: UnitOfWork, at: Where, sale_id: int, today: dt.date) ->
         await session.execute(
             select(LoyaltyMovement.account_id, LoyaltyMovement.points, LoyaltyMovement.value)
             .where(
+                LoyaltyMovement.company_id == at.company_id,
                 LoyaltyMovement.order_id == sale_id,
                 LoyaltyMovement.kind.in_(("earn", "redeem")),
             )
@@ -466,7 +479,7 @@ async def void_back(uow: UnitOfWork, at: Where, sale_id: int, today: dt.date) ->
     for account_id, points, value in moved:
         back = -int(points)
         now = back * found.point_value
-        left = await _add(session, account_id, back)
+        left = await _add(session, at.company_id, account_id, back)
         _move(session, at, account_id, "void", back, left, now)
         difference += now + Decimal(value)
     if difference:

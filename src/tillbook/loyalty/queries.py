@@ -60,14 +60,24 @@ async def statement(
             await session.execute(
                 select(func.count())
                 .select_from(LoyaltyMovement)
-                .where(LoyaltyMovement.account_id == account_id)
+                .where(
+                    LoyaltyMovement.company_id == company_id,
+                    LoyaltyMovement.account_id == account_id,
+                )
             )
         ).scalar_one()
         moves = (
             await session.execute(
                 select(LoyaltyMovement, Order.invoice_number, Order.order_type)
-                .outerjoin(Order, Order.id == LoyaltyMovement.order_id)
-                .where(LoyaltyMovement.account_id == account_id)
+                .outerjoin(
+                    Order,
+                    (Order.id == LoyaltyMovement.order_id)
+                    & (Order.company_id == LoyaltyMovement.company_id),
+                )
+                .where(
+                    LoyaltyMovement.company_id == company_id,
+                    LoyaltyMovement.account_id == account_id,
+                )
                 .order_by(LoyaltyMovement.id.desc())
                 .limit(page.limit)
                 .offset(page.offset)

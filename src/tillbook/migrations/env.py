@@ -10,7 +10,7 @@ from alembic import context
 from sqlalchemy.engine import Connection
 
 from tillbook.config import get_settings
-from tillbook.db import async_url, create_engine
+from tillbook.db import async_url, create_engine, cross_tenant
 from tillbook.models import Base
 
 # SQLite's batch operations reflect the table first, and SQLAlchemy cannot reflect
@@ -75,4 +75,5 @@ if context.is_offline_mode():
     with context.begin_transaction():
         context.run_migrations()
 else:
-    asyncio.run(_run_async())
+    with cross_tenant("migrations"):
+        asyncio.run(_run_async())

@@ -76,7 +76,7 @@ async def take_in(
     problems = Problems()
     party = await lookup.party(uow, key.company_id, body.user_id, party_type, "user_id", problems)
     wanted = [i for i in (ref_to_id(item.xid) for item in body.product_items) if i is not None]
-    products = await inventory.products(uow, key.warehouse_id, wanted)
+    products = await inventory.products(uow, key.company_id, key.warehouse_id, wanted)
     fields = [f"all_payments.{i}.payment_mode_id" for i in range(len(body.all_payments))]
     modes = await lookup.payment_modes(
         session,
@@ -154,18 +154,18 @@ async def announce(
     """Outbox events carrying the order's detail shape (``staff``: the key's user,
     when the caller has it already)."""
     if staff is None:
-        staff = await uow.session.get(User, key.user_id)
+        staff = await views.user_of(uow.session, key.company_id, key.user_id)
     data = views.detail(order, party, staff, items, [(p, p.amount) for p in payments])
     emit(uow, company_id=key.company_id, warehouse_id=key.warehouse_id, types=types, data=data)
 
 
 async def existing_order(
-    uow: UnitOfWork, warehouse_id: int, order_type: str, invoice_number: str | None
+    uow: UnitOfWork, company_id: int, warehouse_id: int, order_type: str, invoice_number: str | None
 ) -> Order | None:
     """The earlier order a client invoice number names (spec: same number, same order)."""
     if invoice_number is None:
         return None
-    return await repo.client_numbered(uow, warehouse_id, order_type, invoice_number)
+    return await repo.client_numbered(uow, company_id, warehouse_id, order_type, invoice_number)
 
 
 async def price_lines(

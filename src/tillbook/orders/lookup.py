@@ -41,7 +41,10 @@ _MODES = (
         PaymentMode.archived_at.is_not(None),
         PaymentMode.currency,
     )
-    .join(Account, Account.id == PaymentMode.account_id)
+    .join(
+        Account,
+        (Account.id == PaymentMode.account_id) & (Account.company_id == PaymentMode.company_id),
+    )
     .where(PaymentMode.company_id == bindparam("company_id"))
 )
 _TAXES = select(Tax.id, Tax.name, Tax.rate, Tax.inclusive, Tax.archived_at.is_not(None)).where(
@@ -186,6 +189,7 @@ ORDER_BY_NUMBER = select(Order.id).where(
 
 async def order_ids(
     session: AsyncSession,
+    company_id: int,
     warehouse_id: int,
     order_types: Sequence[str],
     refs: Sequence[RefValue],
@@ -212,6 +216,7 @@ async def order_ids(
     rows = (
         await session.execute(
             select(Order.id, Order.invoice_number).where(
+                Order.company_id == company_id,
                 Order.warehouse_id == warehouse_id,
                 Order.order_type.in_(tuple(order_types)),
                 or_(Order.id.in_(wanted_ids), Order.invoice_number.in_(numbers)),
@@ -233,6 +238,7 @@ async def order_ids(
 
 async def order_id(
     session: AsyncSession,
+    company_id: int,
     warehouse_id: int,
     order_types: Sequence[str],
     ref: RefValue,
@@ -240,7 +246,8 @@ async def order_id(
     prefer: Literal["id", "invoice_number"] = "id",
 ) -> int | None:
     """``order_ids`` for one reference."""
-    return (await order_ids(session, warehouse_id, order_types, [ref], prefer=prefer))[0]
+    found = await order_ids(session, company_id, warehouse_id, order_types, [ref], prefer=prefer)
+    return found[0]
 
 
 async def payment_modes(

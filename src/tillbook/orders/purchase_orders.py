@@ -126,12 +126,15 @@ async def _locked(session: AsyncSession, company_id: int, po_id: int) -> Purchas
     return po
 
 
-async def _lines(session: AsyncSession, po_id: int) -> list[PurchaseOrderLine]:
+async def _lines(session: AsyncSession, po: PurchaseOrder) -> list[PurchaseOrderLine]:
     return list(
         (
             await session.execute(
                 select(PurchaseOrderLine)
-                .where(PurchaseOrderLine.purchase_order_id == po_id)
+                .where(
+                    PurchaseOrderLine.company_id == po.company_id,
+                    PurchaseOrderLine.purchase_order_id == po.id,
+                )
                 .order_by(PurchaseOrderLine.position, PurchaseOrderLine.id)
                 .execution_options(populate_existing=True)
             )
@@ -143,8 +146,12 @@ async def _supplier(
     session: AsyncSession, company_id: int, ref: Any, problems: Problems
 ) -> User | None:
     sid = ref_to_id(ref)
-    supplier = None if sid is None else await session.get(User, sid)
-    if supplier is None or supplier.company_id != company_id or supplier.user_type != "supplier":
+    supplier = (
+        None
+        if sid is None
+        else await session.scalar(select(User).where(User.company_id == company_id, User.id == sid))
+    )
+    if supplier is None or supplier.user_type != "supplier":
         problems.add("supplier_id", f"unknown supplier {ref!r}")
         return None
     if supplier.archived_at is not None:
@@ -169,7 +176,10 @@ async def _checked_lines(
         for pid, name, active, archived in (
             await session.execute(
                 select(Product.id, Product.name, Listing.active, Product.archived_at)
-                .join(Listing, Listing.product_id == Product.id)
+                .join(
+                    Listing,
+                    (Listing.product_id == Product.id) & (Listing.company_id == Product.company_id),
+                )
                 .where(
                     Product.company_id == company_id,
                     Listing.warehouse_id == warehouse.id,
@@ -229,8 +239,14 @@ async def create_order(
     session = uow.session
     problems = Problems()
     wid = ref_to_id(body.warehouse_id) if body.warehouse_id is not None else None
-    warehouse = None if wid is None else await session.get(Warehouse, wid)
-    if warehouse is None or warehouse.company_id != company_id:
+    warehouse = (
+        None
+        if wid is None
+        else await session.scalar(
+            select(Warehouse).where(Warehouse.company_id == company_id, Warehouse.id == wid)
+        )
+    )
+    if warehouse is None:
         raise ValidationFailed({"warehouse_id": [f"unknown branch {body.warehouse_id!r}"]})
     supplier = await _supplier(session, company_id, body.supplier_id, problems)
     lines = await _checked_lines(session, company_id, warehouse, body, problems)
@@ -240,7 +256,7 @@ async def create_order(
         company_id=company_id,
         warehouse_id=warehouse.id,
         supplier_id=supplier.id,
-        number=await numbering.take(uow, warehouse.id, COUNTER),
+        number=await numbering.take(uow, warehouse.company_id, warehouse.id, COUNTER),
         status="draft",
         order_date=body.order_date or dt.date.today(),
         expected_date=body.expected_date,
@@ -275,7 +291,11 @@ async def edit_order(
     po = await _locked(session, company_id, po_id)
     if po.status not in EDITABLE:
         raise Conflict(f"purchase order {po.number} is {po.status}: only a draft can be edited")
-    warehouse = await session.get(Warehouse, po.warehouse_id)
+    warehouse = await session.scalar(
+        select(Warehouse).where(
+            Warehouse.company_id == po.company_id, Warehouse.id == po.warehouse_id
+        )
+    )
     assert warehouse is not None
     problems = Problems()
     supplier = await _supplier(session, company_id, body.supplier_id, problems)
@@ -283,7 +303,7 @@ async def edit_order(
     problems.raise_if_any()
     assert supplier is not None
     before = {"supplier_id": po.supplier_id, "total": money_str(po.total)}
-    for old in await _lines(session, po.id):
+    for old in await _lines(session, po):
         await session.delete(old)
     await session.flush()
     po.supplier_id = supplier.id
@@ -338,7 +358,7 @@ async def close_order(
     po = await _locked(session, company_id, po_id)
     if po.status not in CLOSABLE:
         raise Conflict(f"purchase order {po.number} is {po.status}: it cannot be closed")
-    received = any(line.received > 0 for line in await _lines(session, po.id))
+    received = any(line.received > 0 for line in await _lines(session, po))
     before = po.status
     po.status = "closed" if received else "cancelled"
     po.closed_at = _now()
@@ -381,7 +401,7 @@ async def receive(
         raise Conflict(
             f"purchase order {po.number} is {po.status}: only an ordered one can be received"
         )
-    lines = {line.product_id: line for line in await _lines(session, po.id)}
+    lines = {line.product_id: line for line in await _lines(session, po)}
     problems = Problems()
     items: list[dict[str, Any]] = []
     taken: list[tuple[PurchaseOrderLine, Decimal]] = []
@@ -417,7 +437,7 @@ async def receive(
         )
     problems.raise_if_any()
     if body.invoice_number is not None and (
-        await existing_order(uow, po.warehouse_id, "purchases", body.invoice_number)
+        await existing_order(uow, po.company_id, po.warehouse_id, "purchases", body.invoice_number)
     ):
         raise ValidationFailed(
             {"invoice_number": [f"purchase {body.invoice_number!r} is already recorded here"]}
@@ -483,8 +503,16 @@ async def detail(session: AsyncSession, company_id: int, po_id: int) -> dict[str
     row = (
         await session.execute(
             select(PurchaseOrder, User.name, Warehouse.name, Company.name)
-            .join(User, User.id == PurchaseOrder.supplier_id)
-            .join(Warehouse, Warehouse.id == PurchaseOrder.warehouse_id)
+            .join(
+                User,
+                (User.id == PurchaseOrder.supplier_id)
+                & (User.company_id == PurchaseOrder.company_id),
+            )
+            .join(
+                Warehouse,
+                (Warehouse.id == PurchaseOrder.warehouse_id)
+                & (Warehouse.company_id == PurchaseOrder.company_id),
+            )
             .join(Company, Company.id == PurchaseOrder.company_id)
             .where(PurchaseOrder.id == po_id, PurchaseOrder.company_id == company_id)
         )
@@ -495,16 +523,30 @@ async def detail(session: AsyncSession, company_id: int, po_id: int) -> dict[str
     line_rows = (
         await session.execute(
             select(PurchaseOrderLine, Product.name, Product.item_code)
-            .join(Product, Product.id == PurchaseOrderLine.product_id)
-            .where(PurchaseOrderLine.purchase_order_id == po.id)
+            .join(
+                Product,
+                (Product.id == PurchaseOrderLine.product_id)
+                & (Product.company_id == PurchaseOrderLine.company_id),
+            )
+            .where(
+                PurchaseOrderLine.company_id == po.company_id,
+                PurchaseOrderLine.purchase_order_id == po.id,
+            )
             .order_by(PurchaseOrderLine.position, PurchaseOrderLine.id)
         )
     ).all()
     receipts = (
         await session.execute(
             select(Order.id, Order.invoice_number, Order.order_date, Order.total)
-            .join(PurchaseOrderReceipt, PurchaseOrderReceipt.order_id == Order.id)
-            .where(PurchaseOrderReceipt.purchase_order_id == po.id)
+            .join(
+                PurchaseOrderReceipt,
+                (PurchaseOrderReceipt.order_id == Order.id)
+                & (PurchaseOrderReceipt.company_id == Order.company_id),
+            )
+            .where(
+                PurchaseOrderReceipt.company_id == po.company_id,
+                PurchaseOrderReceipt.purchase_order_id == po.id,
+            )
             .order_by(Order.id)
         )
     ).all()
@@ -576,7 +618,11 @@ async def orders_page(
     if page.offset < total:
         result = await session.execute(
             select(PurchaseOrder, User.name)
-            .join(User, User.id == PurchaseOrder.supplier_id)
+            .join(
+                User,
+                (User.id == PurchaseOrder.supplier_id)
+                & (User.company_id == PurchaseOrder.company_id),
+            )
             .where(*where)
             .order_by(PurchaseOrder.id.desc())
             .offset(page.offset)
@@ -615,8 +661,16 @@ async def still_to_come(
                 PurchaseOrderLine.received,
                 PurchaseOrderLine.unit_cost,
             )
-            .join(PurchaseOrderLine, PurchaseOrderLine.purchase_order_id == PurchaseOrder.id)
-            .join(Product, Product.id == PurchaseOrderLine.product_id)
+            .join(
+                PurchaseOrderLine,
+                (PurchaseOrderLine.purchase_order_id == PurchaseOrder.id)
+                & (PurchaseOrderLine.company_id == PurchaseOrder.company_id),
+            )
+            .join(
+                Product,
+                (Product.id == PurchaseOrderLine.product_id)
+                & (Product.company_id == PurchaseOrderLine.company_id),
+            )
             .where(
                 PurchaseOrder.company_id == company_id,
                 PurchaseOrder.supplier_id == supplier_id,

@@ -51,7 +51,9 @@ async def create_purchase(uow: UnitOfWork, key: AuthContext, body: PurchaseIn) -
     """Unlocked: the supplier, products and prices, the order and its lines, the new
     layers (plain inserts). Closing step: the number, the entries; the stock levels
     go up with the last statement."""
-    earlier = await existing_order(uow, key.warehouse_id, "purchases", body.invoice_number)
+    earlier = await existing_order(
+        uow, key.company_id, key.warehouse_id, "purchases", body.invoice_number
+    )
     if earlier is not None:
         return purchase_response(earlier)
     intake = await take_in(uow, key, body, party_type="supplier")
@@ -146,7 +148,9 @@ async def create_purchase(uow: UnitOfWork, key: AuthContext, body: PurchaseIn) -
     payments, tender_postings = await record_order_tenders(
         uow, key, order, intake.tenders, payment_type="out", date=order.order_date
     )
-    invoice_number = body.invoice_number or await numbering.take(uow, key.warehouse_id, "purchases")
+    invoice_number = body.invoice_number or await numbering.take(
+        uow, key.company_id, key.warehouse_id, "purchases"
+    )
     order.invoice_number = invoice_number
     common: dict[str, Any] = dict(
         company_id=key.company_id,
@@ -184,7 +188,7 @@ async def create_purchase(uow: UnitOfWork, key: AuthContext, body: PurchaseIn) -
             narration=f"Stock deficit settled at cost by purchase {invoice_number}",
             **common,
         )
-    repo.number_order(uow, order.id, invoice_number, order.journal_entry_id)
+    repo.number_order(uow, order, invoice_number, order.journal_entry_id)
     await announce(uow, key, order, supplier, items, payments, ["purchase.created"])
     answer = purchase_response(order)
     # Audited here, whichever door the delivery came in by (the API, the back office).

@@ -56,6 +56,7 @@ async def order_page(
     start, end = parse_dates(dates)
     total, rows = await views.page_of_orders(
         session,
+        key.company_id,
         key.warehouse_id,
         order_type,
         date_from=start,
@@ -128,8 +129,10 @@ async def back_office_page(
     rows = (
         await session.execute(
             select(Order, User, staff)
-            .join(User, User.id == Order.user_id)
-            .outerjoin(staff, staff.id == Order.staff_user_id)
+            .join(User, (User.id == Order.user_id) & (User.company_id == Order.company_id))
+            .outerjoin(
+                staff, (staff.id == Order.staff_user_id) & (staff.company_id == Order.company_id)
+            )
             .where(*conditions)
             .order_by(Order.order_date.desc(), Order.id.desc())
             .offset(page.offset)
@@ -149,10 +152,16 @@ async def back_office_detail(
 ) -> tuple[dict[str, Any], Warehouse, Company]:
     """One order of the company with its branch and company (what an invoice prints);
     another company's order is not found, like a missing one."""
-    order = await session.get(Order, order_id)
-    if order is None or order.company_id != company_id or order.order_type != order_type:
+    order = await views.order_of(session, company_id, order_id)
+    if order is None or order.order_type != order_type:
         raise NotFound(f"{NOUNS[order_type]} {order_id} not found")
-    warehouse = await session.get(Warehouse, order.warehouse_id)
+    warehouse = (
+        await session.execute(
+            select(Warehouse).where(
+                Warehouse.company_id == company_id, Warehouse.id == order.warehouse_id
+            )
+        )
+    ).scalar_one_or_none()
     company = await session.get(Company, company_id)
     assert warehouse is not None and company is not None
     data = await views.load_detail(session, order)
@@ -188,7 +197,7 @@ async def outstanding_page(
     rows = (
         await session.execute(
             select(Order, User)
-            .join(User, User.id == Order.user_id)
+            .join(User, (User.id == Order.user_id) & (User.company_id == Order.company_id))
             .where(*conditions)
             .order_by(Order.order_date, Order.id)
             .offset(page.offset)
@@ -238,8 +247,13 @@ async def returnable(session: AsyncSession, company_id: int, order_id: int) -> l
     rows = (
         await session.execute(
             select(OrderItem, Product.name)
-            .join(Order, Order.id == OrderItem.order_id)
-            .join(Product, Product.id == OrderItem.product_id)
+            .join(
+                Order, (Order.id == OrderItem.order_id) & (Order.company_id == OrderItem.company_id)
+            )
+            .join(
+                Product,
+                (Product.id == OrderItem.product_id) & (Product.company_id == OrderItem.company_id),
+            )
             .where(Order.id == order_id, Order.company_id == company_id)
             .order_by(OrderItem.id)
         )

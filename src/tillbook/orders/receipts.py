@@ -45,10 +45,9 @@ from tillbook.models import (
     PaymentMode,
     Product,
     Promotion,
-    User,
     Warehouse,
 )
-from tillbook.orders import lookup
+from tillbook.orders import lookup, views
 
 TITLES = {"sales": "Sale receipt", "sales-returns": "Return receipt"}
 # What the query accepts (``format``, ``size``, ``width``); the API document's
@@ -130,29 +129,38 @@ async def load(
     ref: str,
     tendered: Decimal | None,
 ) -> Receipt:
-    id_ = await lookup.order_id(session, key.warehouse_id, [order_type], ref)
-    order = await session.get(Order, id_) if id_ is not None else None
+    id_ = await lookup.order_id(session, key.company_id, key.warehouse_id, [order_type], ref)
+    order = None if id_ is None else await views.order_of(session, key.company_id, id_)
     if order is None or order.warehouse_id != key.warehouse_id:
         raise NotFound("sale not found" if order_type == "sales" else "return not found")
     company = await session.get(Company, order.company_id)
-    branch = await session.get(Warehouse, order.warehouse_id)
-    party = await session.get(User, order.user_id)
-    staff = await session.get(User, order.staff_user_id) if order.staff_user_id else None
+    branch = await session.scalar(
+        select(Warehouse).where(
+            Warehouse.company_id == order.company_id, Warehouse.id == order.warehouse_id
+        )
+    )
+    party = await views.user_of(session, order.company_id, order.user_id)
+    staff = await views.user_of(session, order.company_id, order.staff_user_id)
     original = (
-        await session.get(Order, order.original_order_id) if order.original_order_id else None
+        await views.order_of(session, order.company_id, order.original_order_id)
+        if order.original_order_id
+        else None
     )
     assert company is not None and branch is not None and party is not None
     items = (
         await session.execute(
             select(OrderItem, Product.name, Promotion.name)
-            .join(Product, Product.id == OrderItem.product_id)
+            .join(
+                Product,
+                (Product.id == OrderItem.product_id) & (Product.company_id == OrderItem.company_id),
+            )
             # The promotion that priced a line (DESIGN §18), printed under it.
             .outerjoin(
                 Promotion,
                 (Promotion.id == OrderItem.promotion_id)
                 & (Promotion.company_id == OrderItem.company_id),
             )
-            .where(OrderItem.order_id == order.id)
+            .where(OrderItem.company_id == order.company_id, OrderItem.order_id == order.id)
             .order_by(OrderItem.id)
         )
     ).all()
@@ -160,9 +168,21 @@ async def load(
         tenders = (
             await session.execute(
                 select(PaymentMode.name, PaymentMode.code, PaymentAllocation.amount)
-                .join(Payment, Payment.id == PaymentAllocation.payment_id)
-                .join(PaymentMode, PaymentMode.id == Payment.payment_mode_id)
-                .where(PaymentAllocation.order_id == order.id, Payment.payment_type == "in")
+                .join(
+                    Payment,
+                    (Payment.id == PaymentAllocation.payment_id)
+                    & (Payment.company_id == PaymentAllocation.company_id),
+                )
+                .join(
+                    PaymentMode,
+                    (PaymentMode.id == Payment.payment_mode_id)
+                    & (PaymentMode.company_id == Payment.company_id),
+                )
+                .where(
+                    PaymentAllocation.company_id == order.company_id,
+                    PaymentAllocation.order_id == order.id,
+                    Payment.payment_type == "in",
+                )
                 .order_by(Payment.id)
             )
         ).all()
@@ -170,8 +190,16 @@ async def load(
         tenders = (
             await session.execute(
                 select(PaymentMode.name, PaymentMode.code, Payment.amount)
-                .join(PaymentMode, PaymentMode.id == Payment.payment_mode_id)
-                .where(Payment.order_id == order.id, Payment.payment_type == "out")
+                .join(
+                    PaymentMode,
+                    (PaymentMode.id == Payment.payment_mode_id)
+                    & (PaymentMode.company_id == Payment.company_id),
+                )
+                .where(
+                    Payment.company_id == order.company_id,
+                    Payment.order_id == order.id,
+                    Payment.payment_type == "out",
+                )
                 .order_by(Payment.id)
             )
         ).all()

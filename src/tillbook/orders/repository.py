@@ -44,6 +44,7 @@ def _next_value(insert: Any) -> Any:
 _NEXT = {True: _next_value(pg_insert), False: _next_value(sqlite_insert)}
 _ORDER_TAKEN = select(
     exists().where(
+        _orders.c.company_id == bindparam("company_id"),
         _orders.c.warehouse_id == bindparam("warehouse_id"),
         _orders.c.order_type == bindparam("counter_type"),
         _orders.c.invoice_number == bindparam("number"),
@@ -51,11 +52,13 @@ _ORDER_TAKEN = select(
 )
 _BATCH_TAKEN = select(
     exists().where(
+        _price_batches.c.company_id == bindparam("company_id"),
         _price_batches.c.warehouse_id == bindparam("warehouse_id"),
         _price_batches.c.invoice_number == bindparam("number"),
     )
 )
 _CLIENT_NUMBERED = select(_orders).where(
+    _orders.c.company_id == bindparam("company_id"),
     _orders.c.warehouse_id == bindparam("warehouse_id"),
     _orders.c.order_type == bindparam("order_type"),
     _orders.c.invoice_number == bindparam("number"),
@@ -71,19 +74,31 @@ async def next_counter_value(uow: UnitOfWork, warehouse_id: int, counter_type: s
     return int((await uow.run(_NEXT[uow.is_postgresql], params))[0][0])
 
 
-async def number_taken(uow: UnitOfWork, warehouse_id: int, counter_type: str, number: str) -> bool:
+async def number_taken(
+    uow: UnitOfWork, company_id: int, warehouse_id: int, counter_type: str, number: str
+) -> bool:
     query = _BATCH_TAKEN if counter_type == "price-adjustments" else _ORDER_TAKEN
-    params = {"warehouse_id": warehouse_id, "counter_type": counter_type, "number": number}
+    params = {
+        "company_id": company_id,
+        "warehouse_id": warehouse_id,
+        "counter_type": counter_type,
+        "number": number,
+    }
     return bool((await uow.run(query, params))[0][0])
 
 
 async def client_numbered(
-    uow: UnitOfWork, warehouse_id: int, order_type: str, number: str
+    uow: UnitOfWork, company_id: int, warehouse_id: int, order_type: str, number: str
 ) -> Order | None:
     """The order a client's own invoice number names, if it exists."""
     rows = await uow.run(
         _CLIENT_NUMBERED,
-        {"warehouse_id": warehouse_id, "order_type": order_type, "number": number},
+        {
+            "company_id": company_id,
+            "warehouse_id": warehouse_id,
+            "order_type": order_type,
+            "number": number,
+        },
     )
     return value_of(Order, **rows[0].as_dict()) if rows else None
 
@@ -103,8 +118,12 @@ async def insert_items(uow: UnitOfWork, rows: Sequence[Mapping[str, Any]]) -> li
     return await uow.insert_returning_ids(_items, [{**_NO_PROMOTION, **row} for row in rows])
 
 
-def number_order(uow: UnitOfWork, order_id: int, number: str, entry_id: int | None) -> None:
+def number_order(uow: UnitOfWork, order: Order, number: str, entry_id: int | None) -> None:
     """The order's number and journal entry, written with the unit's last statement."""
-    uow.defer(
-        ORDER_NUMBERS, [{"id": order_id, "invoice_number": number, "journal_entry_id": entry_id}]
-    )
+    row = {
+        "company_id": order.company_id,
+        "id": order.id,
+        "invoice_number": number,
+        "journal_entry_id": entry_id,
+    }
+    uow.defer(ORDER_NUMBERS, [row])

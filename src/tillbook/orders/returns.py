@@ -402,6 +402,7 @@ async def _original(
     # against it cannot both pass the quantity check.
     id_ = await lookup.order_id(
         uow.session,
+        key.company_id,
         key.warehouse_id,
         [ORIGINAL[kind]],
         body.invoice_number,
@@ -410,7 +411,11 @@ async def _original(
     original = None
     if id_ is not None:
         original = (
-            await uow.session.execute(select(Order).where(Order.id == id_).with_for_update())
+            await uow.session.execute(
+                select(Order)
+                .where(Order.company_id == key.company_id, Order.id == id_)
+                .with_for_update()
+            )
         ).scalar_one()
     if original is None or original.user_id != party.id:
         problems.add(
@@ -458,7 +463,12 @@ async def _lines_of(session: AsyncSession, original: Order) -> list[OrderItem]:
     return list(
         (
             await session.execute(
-                select(OrderItem).where(OrderItem.order_id == original.id).order_by(OrderItem.id)
+                select(OrderItem)
+                .where(
+                    OrderItem.company_id == original.company_id,
+                    OrderItem.order_id == original.id,
+                )
+                .order_by(OrderItem.id)
             )
         )
         .scalars()
@@ -607,7 +617,7 @@ async def create_return(
         gift_cards=sales,
     )
     ids = [i for i in (ref_to_id(item.product_id) for item in body.items) if i is not None]
-    products = await inventory.products(uow, key.warehouse_id, ids)
+    products = await inventory.products(uow, key.company_id, key.warehouse_id, ids)
     resolved: list[Listed] = []
     for i, item in enumerate(body.items):
         product = products.get(ref_to_id(item.product_id) or 0)
@@ -657,7 +667,7 @@ async def create_return(
     allocations = []
     taken: str | None = None
     if not sales:  # a purchase return takes stock out by FIFO
-        taken = await numbering.take_before_plan(uow, key.warehouse_id, kind)
+        taken = await numbering.take_before_plan(uow, key.company_id, key.warehouse_id, kind)
         allocations = await inventory.plan(
             uow,
             products,
@@ -783,7 +793,7 @@ async def create_return(
     # The original's changes go out with a flush now, before the closing step.
     await session.flush()
 
-    number = taken or await numbering.take(uow, key.warehouse_id, kind)
+    number = taken or await numbering.take(uow, key.company_id, key.warehouse_id, kind)
     order.invoice_number = number
     common: dict[str, Any] = dict(
         company_id=key.company_id,
@@ -862,7 +872,7 @@ async def create_return(
             narration=f"Stock deficit settled at cost by return {number}",
             **common,
         )
-    repo.number_order(uow, order.id, number, order.journal_entry_id)
+    repo.number_order(uow, order, number, order.journal_entry_id)
     await announce(uow, key, order, party, items, payments, ["return.created"], staff=staff)
     return {**return_response(order), **(points.answer() if sales else {})}
 

@@ -277,7 +277,9 @@ async def preview_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[
 
 
 async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[str, Any]:
-    earlier = await existing_order(uow, key.warehouse_id, "sales", body.invoice_number)
+    earlier = await existing_order(
+        uow, key.company_id, key.warehouse_id, "sales", body.invoice_number
+    )
     if earlier is not None:
         return {**sale_response(earlier), **await loyalty.sale_answer(uow.session, earlier)}
 
@@ -294,7 +296,9 @@ async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[s
     shift_id = await shifts.for_sale(uow, key, body.shift_id)
     fx = priced.fx
     await check_credit_limit(uow, key, customer, priced.base(total - paid))
-    taken = body.invoice_number or await numbering.take_before_plan(uow, key.warehouse_id, "sales")
+    taken = body.invoice_number or await numbering.take_before_plan(
+        uow, key.company_id, key.warehouse_id, "sales"
+    )
     # An offline sale (a register's, ``check_offline``) goes below zero like a sale
     # in a branch that allows negative stock: a deficit layer and a discrepancy.
     allow_negative = key.allow_negative_stock or body.offline
@@ -373,7 +377,7 @@ async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[s
     # the journal entry that names it, and the stock changes, queued for the last
     # statement with everything else nothing reads back.
     promoted = sum((line.promotion_cost for line in lines), ZERO)
-    invoice_number = taken or await numbering.take(uow, key.warehouse_id, "sales")
+    invoice_number = taken or await numbering.take(uow, key.company_id, key.warehouse_id, "sales")
     order.invoice_number = invoice_number
     points = await loyalty.confirm(uow.session, key.company_id, customer, priced.loyalty)
     order.journal_entry_id = await post(
@@ -408,7 +412,7 @@ async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[s
         base_figures=("cost", "points"),
         balance_on=("subtotal", "shipping", "tax"),
     )
-    repo.number_order(uow, order.id, invoice_number, order.journal_entry_id)
+    repo.number_order(uow, order, invoice_number, order.journal_entry_id)
     await giftcards.take(
         uow,
         priced.draws,

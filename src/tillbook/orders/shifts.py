@@ -34,15 +34,22 @@ SHIFT_ORDERS = QueuedUpdate(
 
 
 async def _open_shifts(
-    uow: UnitOfWork, warehouse_id: int
+    uow: UnitOfWork, company_id: int, warehouse_id: int
 ) -> tuple[bool, list[tuple[int, int | None, str | None]]]:
     """The warehouse's ``require_shift`` and its open shifts (id, opened by,
     register reference): one read."""
     rows = (
         await uow.session.execute(
             select(Warehouse.require_shift, Shift.id, Shift.opened_by, Shift.reference)
-            .outerjoin(Shift, and_(Shift.warehouse_id == Warehouse.id, Shift.status == "open"))
-            .where(Warehouse.id == warehouse_id)
+            .outerjoin(
+                Shift,
+                and_(
+                    Shift.warehouse_id == Warehouse.id,
+                    Shift.company_id == Warehouse.company_id,
+                    Shift.status == "open",
+                ),
+            )
+            .where(Warehouse.company_id == company_id, Warehouse.id == warehouse_id)
             .order_by(Shift.id)
         )
     ).all()
@@ -67,7 +74,7 @@ async def current(
     statement is spent: a shift opened in the instant since is the next request's."""
     if ref is None and not key.shifts_in_play:
         return None
-    required, open_shifts = await _open_shifts(uow, key.warehouse_id)
+    required, open_shifts = await _open_shifts(uow, key.company_id, key.warehouse_id)
     shift_id: int | None = None
     if ref is not None:
         wanted = ref_to_id(ref)
@@ -88,7 +95,7 @@ async def current(
                 "or name it",
             )
         return None
-    uow.defer(SHIFT_ORDERS, [{"id": shift_id, "sales_count": 1}])
+    uow.defer(SHIFT_ORDERS, [{"company_id": key.company_id, "id": shift_id, "sales_count": 1}])
     return shift_id
 
 

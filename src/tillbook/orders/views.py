@@ -112,6 +112,16 @@ def detail(
     return out
 
 
+async def user_of(session: AsyncSession, company_id: int, user_id: int | None) -> User | None:
+    """The company's party or staff member ``user_id`` (None for none)."""
+    if user_id is None:
+        return None
+    found = await session.execute(
+        select(User).where(User.company_id == company_id, User.id == user_id)
+    )
+    return found.scalar_one_or_none()
+
+
 # What an order's detail reads beside the order: its lines with their products, the
 # tenders and payments allocated to it (the allocation says how much of each payment
 # settles this order: tenders taken with it and later payments alike), and the
@@ -125,11 +135,18 @@ DETAIL_LISTS: dict[str, Select[*tuple[Any, ...]]] = {
         Product.name.label("product_name"),
         Product.item_code.label("product_item_code"),
     )
-    .join(Product, Product.id == OrderItem.product_id)
+    .join(
+        Product,
+        (Product.id == OrderItem.product_id) & (Product.company_id == OrderItem.company_id),
+    )
     .where(OrderItem.order_id == _ORDER_ID, OrderItem.company_id == _COMPANY)
     .order_by(OrderItem.id),
     "payments": select(*Payment.__table__.c, PaymentAllocation.amount.label("applied"))
-    .join(PaymentAllocation, PaymentAllocation.payment_id == Payment.id)
+    .join(
+        PaymentAllocation,
+        (PaymentAllocation.payment_id == Payment.id)
+        & (PaymentAllocation.company_id == Payment.company_id),
+    )
     .where(PaymentAllocation.order_id == _ORDER_ID, PaymentAllocation.company_id == _COMPANY)
     .order_by(Payment.id),
     "points": loyalty.ORDER_POINTS,
@@ -143,8 +160,8 @@ _ORDER = (
         _PARTY.phone.label("party_phone"),
         _STAFF.name.label("staff_name"),
     )
-    .join(_PARTY, _PARTY.id == Order.user_id)
-    .outerjoin(_STAFF, _STAFF.id == Order.staff_user_id)
+    .join(_PARTY, (_PARTY.id == Order.user_id) & (_PARTY.company_id == Order.company_id))
+    .outerjoin(_STAFF, (_STAFF.id == Order.staff_user_id) & (_STAFF.company_id == Order.company_id))
     .where(Order.id == _ORDER_ID, Order.company_id == _COMPANY)
 )
 
@@ -178,9 +195,9 @@ def _detail_from(
 
 async def load_detail(session: AsyncSession, order: Order) -> dict[str, Any]:
     """The detail of ``order`` as this session holds it (a write's, before COMMIT)."""
-    party = await session.get(User, order.user_id)
+    party = await user_of(session, order.company_id, order.user_id)
     assert party is not None
-    staff = await session.get(User, order.staff_user_id) if order.staff_user_id else None
+    staff = await user_of(session, order.company_id, order.staff_user_id)
     reads = SessionReads(session)
     params = {"order_id": order.id, "company_id": order.company_id}
     lists = {name: list(await reads.all(stmt, params)) for name, stmt in DETAIL_LISTS.items()}
@@ -206,8 +223,17 @@ async def read_detail(
     return order, _detail_from(order, party, staff, lists)
 
 
+async def order_of(session: AsyncSession, company_id: int, order_id: int) -> Order | None:
+    """The company's order ``order_id`` (another company's is None, like a missing one)."""
+    found = await session.execute(
+        select(Order).where(Order.company_id == company_id, Order.id == order_id)
+    )
+    return found.scalar_one_or_none()
+
+
 async def page_of_orders(
     session: AsyncSession,
+    company_id: int,
     warehouse_id: int,
     order_type: str,
     *,
@@ -216,7 +242,11 @@ async def page_of_orders(
     offset: int,
     limit: int,
 ) -> tuple[int, list[dict[str, Any]]]:
-    conditions = [Order.warehouse_id == warehouse_id, Order.order_type == order_type]
+    conditions = [
+        Order.company_id == company_id,
+        Order.warehouse_id == warehouse_id,
+        Order.order_type == order_type,
+    ]
     if date_from is not None:
         conditions.append(Order.order_date >= date_from)
     if date_to is not None:
@@ -226,8 +256,10 @@ async def page_of_orders(
     rows = (
         await session.execute(
             select(Order, User, staff)
-            .join(User, User.id == Order.user_id)
-            .outerjoin(staff, staff.id == Order.staff_user_id)
+            .join(User, (User.id == Order.user_id) & (User.company_id == Order.company_id))
+            .outerjoin(
+                staff, (staff.id == Order.staff_user_id) & (staff.company_id == Order.company_id)
+            )
             .where(*conditions)
             .order_by(Order.order_date.desc(), Order.id.desc())
             .offset(offset)

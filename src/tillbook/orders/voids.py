@@ -44,13 +44,17 @@ from tillbook.unit import UnitOfWork
 
 async def void_sale(uow: UnitOfWork, key: AuthContext, ref: str, body: VoidIn) -> dict[str, Any]:
     session = uow.session
-    id_ = await lookup.order_id(session, key.warehouse_id, ["sales"], ref)
+    id_ = await lookup.order_id(session, key.company_id, key.warehouse_id, ["sales"], ref)
     order = None
     if id_ is not None:
         order = (
             await session.execute(
                 select(Order)
-                .where(Order.id == id_, Order.warehouse_id == key.warehouse_id)
+                .where(
+                    Order.company_id == key.company_id,
+                    Order.id == id_,
+                    Order.warehouse_id == key.warehouse_id,
+                )
                 .with_for_update()
             )
         ).scalar_one_or_none()
@@ -60,7 +64,11 @@ async def void_sale(uow: UnitOfWork, key: AuthContext, ref: str, body: VoidIn) -
         raise Conflict(f"sale {order.invoice_number} is already voided")
     returned = await session.scalar(
         select(
-            exists().where(Order.original_order_id == order.id, Order.order_type == "sales-returns")
+            exists().where(
+                Order.company_id == order.company_id,
+                Order.original_order_id == order.id,
+                Order.order_type == "sales-returns",
+            )
         )
     )
     if returned or order.credited_amount > 0:
@@ -72,8 +80,14 @@ async def void_sale(uow: UnitOfWork, key: AuthContext, ref: str, body: VoidIn) -
     paid_later = await session.scalar(
         select(
             exists()
-            .where(PaymentAllocation.order_id == order.id)
-            .where(PaymentAllocation.payment_id == Payment.id)
+            .where(
+                PaymentAllocation.company_id == order.company_id,
+                PaymentAllocation.order_id == order.id,
+            )
+            .where(
+                PaymentAllocation.payment_id == Payment.id,
+                Payment.company_id == PaymentAllocation.company_id,
+            )
             .where(or_(Payment.order_id.is_(None), Payment.order_id != order.id))
         )
     )
@@ -90,7 +104,11 @@ async def void_sale(uow: UnitOfWork, key: AuthContext, ref: str, body: VoidIn) -
         (
             await session.execute(
                 select(Payment)
-                .where(Payment.order_id == order.id, Payment.payment_type == "in")
+                .where(
+                    Payment.company_id == order.company_id,
+                    Payment.order_id == order.id,
+                    Payment.payment_type == "in",
+                )
                 .order_by(Payment.id)
             )
         ).scalars()
@@ -104,6 +122,7 @@ async def void_sale(uow: UnitOfWork, key: AuthContext, ref: str, body: VoidIn) -
                 StockMovement.cost_amount,
             )
             .where(
+                StockMovement.company_id == order.company_id,
                 StockMovement.source_type == "sale",
                 StockMovement.source_id == order.id,
                 StockMovement.warehouse_id == key.warehouse_id,
@@ -122,7 +141,9 @@ async def void_sale(uow: UnitOfWork, key: AuthContext, ref: str, body: VoidIn) -
     filled = (
         await session.execute(
             select(StockBatch.id, StockBatch.quantity_remaining).where(
-                StockBatch.id.in_(list(deficits)), StockBatch.source_type == "deficit"
+                StockBatch.company_id == order.company_id,
+                StockBatch.id.in_(list(deficits)),
+                StockBatch.source_type == "deficit",
             )
         )
     ).all()
@@ -132,7 +153,9 @@ async def void_sale(uow: UnitOfWork, key: AuthContext, ref: str, body: VoidIn) -
             f"sale {order.invoice_number} sold units below zero that stock received since "
             "has filled: correct it with a return, not a void",
         )
-    products = await inventory.products(uow, key.warehouse_id, {d[0] for d in draws})
+    products = await inventory.products(
+        uow, key.company_id, key.warehouse_id, {d[0] for d in draws}
+    )
     await inventory.restore(
         uow,
         products,
@@ -145,6 +168,7 @@ async def void_sale(uow: UnitOfWork, key: AuthContext, ref: str, body: VoidIn) -
     if order.journal_entry_id is not None:
         entry_id = await reverse(
             uow,
+            order.company_id,
             order.journal_entry_id,
             narration=f"Void of sale {order.invoice_number}: {body.reason}",
             source_type="sale_void",

@@ -150,8 +150,14 @@ async def opening_balances(
     own line of the entry its set-up posted."""
     stmt = (
         select(JournalEntry.source_id, func.sum(JournalLine.debit), func.sum(JournalLine.credit))
-        .join(JournalLine, JournalLine.entry_id == JournalEntry.id)
-        .join(User, User.id == JournalEntry.source_id)
+        .join(
+            JournalLine,
+            (JournalLine.entry_id == JournalEntry.id)
+            & (JournalLine.company_id == JournalEntry.company_id),
+        )
+        .join(
+            User, (User.id == JournalEntry.source_id) & (User.company_id == JournalEntry.company_id)
+        )
         .where(
             JournalEntry.company_id == company_id,
             JournalEntry.source_type == OPENING,

@@ -68,7 +68,11 @@ async def category(
                     Account.code,
                     ExpenseCategory.archived_at,
                 )
-                .join(Account, Account.id == ExpenseCategory.account_id)
+                .join(
+                    Account,
+                    (Account.id == ExpenseCategory.account_id)
+                    & (Account.company_id == ExpenseCategory.company_id),
+                )
                 .where(ExpenseCategory.id == id_, ExpenseCategory.company_id == company_id)
             )
         ).one_or_none()
@@ -319,8 +323,16 @@ async def expense_page(
     rows = (
         await session.execute(
             select(Expense, ExpenseCategory.name, Account.code)
-            .join(ExpenseCategory, ExpenseCategory.id == Expense.expense_category_id)
-            .join(Account, Account.id == ExpenseCategory.account_id)
+            .join(
+                ExpenseCategory,
+                (ExpenseCategory.id == Expense.expense_category_id)
+                & (ExpenseCategory.company_id == Expense.company_id),
+            )
+            .join(
+                Account,
+                (Account.id == ExpenseCategory.account_id)
+                & (Account.company_id == ExpenseCategory.company_id),
+            )
             .where(*conditions)
             .order_by(Expense.date.desc(), Expense.id.desc())
             .offset(p.offset)

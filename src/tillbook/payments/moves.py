@@ -100,7 +100,11 @@ async def moves_page(
     rows = (
         await session.execute(
             select(JournalEntry, func.sum(JournalLine.debit))
-            .join(JournalLine, JournalLine.entry_id == JournalEntry.id)
+            .join(
+                JournalLine,
+                (JournalLine.entry_id == JournalEntry.id)
+                & (JournalLine.company_id == JournalEntry.company_id),
+            )
             .where(*conditions, JournalLine.company_id == company_id)
             .group_by(JournalEntry.id)
             .order_by(JournalEntry.entry_date.desc(), JournalEntry.id.desc())

@@ -50,8 +50,12 @@ async def payments_page(
     rows = (
         await session.execute(
             select(Payment, User.name, PaymentMode.name)
-            .join(User, User.id == Payment.user_id)
-            .join(PaymentMode, PaymentMode.id == Payment.payment_mode_id)
+            .join(User, (User.id == Payment.user_id) & (User.company_id == Payment.company_id))
+            .join(
+                PaymentMode,
+                (PaymentMode.id == Payment.payment_mode_id)
+                & (PaymentMode.company_id == Payment.company_id),
+            )
             .where(*conditions)
             .order_by(Payment.date.desc(), Payment.id.desc())
             .offset(page.offset)
@@ -109,13 +113,21 @@ async def expenses_page(
         await session.execute(
             select(func.count())
             .select_from(Expense)
-            .join(ExpenseCategory, ExpenseCategory.id == Expense.expense_category_id)
+            .join(
+                ExpenseCategory,
+                (ExpenseCategory.id == Expense.expense_category_id)
+                & (ExpenseCategory.company_id == Expense.company_id),
+            )
             .where(*conditions)
         )
     ).scalar_one()
     rows = (
         await session.execute(
-            joined.outerjoin(PaymentMode, PaymentMode.id == Expense.payment_mode_id)
+            joined.outerjoin(
+                PaymentMode,
+                (PaymentMode.id == Expense.payment_mode_id)
+                & (PaymentMode.company_id == Expense.company_id),
+            )
             .where(*conditions)
             .order_by(Expense.date.desc(), Expense.id.desc())
             .offset(page.offset)
@@ -147,9 +159,17 @@ async def payment_receipt(
     row = (
         await session.execute(
             select(Payment, User, PaymentMode.name, Warehouse.name)
-            .join(User, User.id == Payment.user_id)
-            .join(PaymentMode, PaymentMode.id == Payment.payment_mode_id)
-            .join(Warehouse, Warehouse.id == Payment.warehouse_id)
+            .join(User, (User.id == Payment.user_id) & (User.company_id == Payment.company_id))
+            .join(
+                PaymentMode,
+                (PaymentMode.id == Payment.payment_mode_id)
+                & (PaymentMode.company_id == Payment.company_id),
+            )
+            .join(
+                Warehouse,
+                (Warehouse.id == Payment.warehouse_id)
+                & (Warehouse.company_id == Payment.company_id),
+            )
             .where(Payment.id == payment_id, Payment.company_id == company_id)
         )
     ).one_or_none()
@@ -159,7 +179,11 @@ async def payment_receipt(
     allocations = (
         await session.execute(
             select(Order.id, Order.invoice_number, Order.order_date, PaymentAllocation.amount)
-            .join(PaymentAllocation, PaymentAllocation.order_id == Order.id)
+            .join(
+                PaymentAllocation,
+                (PaymentAllocation.order_id == Order.id)
+                & (PaymentAllocation.company_id == Order.company_id),
+            )
             .where(
                 PaymentAllocation.payment_id == payment.id,
                 PaymentAllocation.company_id == company_id,
@@ -197,8 +221,16 @@ async def expense_one(session: AsyncSession, company_id: int, expense_id: int) -
     row = (
         await session.execute(
             select(Expense, ExpenseCategory.name, PaymentMode.name)
-            .join(ExpenseCategory, ExpenseCategory.id == Expense.expense_category_id)
-            .outerjoin(PaymentMode, PaymentMode.id == Expense.payment_mode_id)
+            .join(
+                ExpenseCategory,
+                (ExpenseCategory.id == Expense.expense_category_id)
+                & (ExpenseCategory.company_id == Expense.company_id),
+            )
+            .outerjoin(
+                PaymentMode,
+                (PaymentMode.id == Expense.payment_mode_id)
+                & (PaymentMode.company_id == Expense.company_id),
+            )
             .where(Expense.id == expense_id, Expense.company_id == company_id)
         )
     ).one_or_none()

@@ -19,7 +19,10 @@ from tillbook.models import Account, ExpenseCategory, PaymentMode
 async def payment_modes(session: AsyncSession, key: AuthContext) -> list[dict[str, Any]]:
     rows = await session.execute(
         select(PaymentMode, Account.code)
-        .join(Account, Account.id == PaymentMode.account_id)
+        .join(
+            Account,
+            (Account.id == PaymentMode.account_id) & (Account.company_id == PaymentMode.company_id),
+        )
         .where(PaymentMode.company_id == key.company_id, PaymentMode.archived_at.is_(None))
         .order_by(PaymentMode.id)
     )
@@ -45,7 +48,10 @@ async def payment_mode_changes(
         session,
         walk,
         select(PaymentMode, Account.code)
-        .join(Account, Account.id == PaymentMode.account_id)
+        .join(
+            Account,
+            (Account.id == PaymentMode.account_id) & (Account.company_id == PaymentMode.company_id),
+        )
         .where(PaymentMode.company_id == key.company_id),
         PaymentMode.updated_at,
         PaymentMode.id,
@@ -62,7 +68,11 @@ async def _modes(rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
 async def expense_categories(session: AsyncSession, key: AuthContext) -> list[dict[str, Any]]:
     rows = await session.execute(
         select(ExpenseCategory, Account.code)
-        .join(Account, Account.id == ExpenseCategory.account_id)
+        .join(
+            Account,
+            (Account.id == ExpenseCategory.account_id)
+            & (Account.company_id == ExpenseCategory.company_id),
+        )
         .where(ExpenseCategory.company_id == key.company_id, ExpenseCategory.archived_at.is_(None))
         .order_by(ExpenseCategory.name, ExpenseCategory.id)
     )

@@ -45,7 +45,7 @@ ORDER_TYPE_OF_PARTY = {"customer": "sales", "supplier": "purchases"}
 
 
 async def lock_orders(
-    session: AsyncSession, warehouse_id: int, order_ids: Iterable[int]
+    session: AsyncSession, company_id: int, warehouse_id: int, order_ids: Iterable[int]
 ) -> dict[int, Order]:
     """Orders of this warehouse, locked in id order (two payments never both settle
     the same due amount, and never deadlock)."""
@@ -55,7 +55,11 @@ async def lock_orders(
     rows = (
         await session.execute(
             select(Order)
-            .where(Order.id.in_(ids), Order.warehouse_id == warehouse_id)
+            .where(
+                Order.company_id == company_id,
+                Order.id.in_(ids),
+                Order.warehouse_id == warehouse_id,
+            )
             .order_by(Order.id)
             .with_for_update()
         )
@@ -122,7 +126,7 @@ async def create_payment(uow: UnitOfWork, key: AuthContext, body: PaymentIn) -> 
     # An invoice is named by id, xid or invoice number; the same order named twice
     # (``17`` and ``SAL-00017``) is one allocation too many.
     named = await lookup.order_ids(
-        session, key.warehouse_id, [order_type], [inv.order_id for inv in invoices]
+        session, key.company_id, key.warehouse_id, [order_type], [inv.order_id for inv in invoices]
     )
     first_seen: dict[int, int] = {}
     wanted: list[int | None] = []
@@ -138,7 +142,9 @@ async def create_payment(uow: UnitOfWork, key: AuthContext, body: PaymentIn) -> 
         else:
             first_seen[id_] = i
         wanted.append(id_)
-    orders = await lock_orders(session, key.warehouse_id, [i for i in wanted if i is not None])
+    orders = await lock_orders(
+        session, key.company_id, key.warehouse_id, [i for i in wanted if i is not None]
+    )
 
     allocations: list[tuple[Order, Decimal]] = []
     for i, (inv, id_) in enumerate(zip(invoices, wanted, strict=True)):
@@ -287,6 +293,7 @@ async def user_invoices(
             await session.execute(
                 select(Order)
                 .where(
+                    Order.company_id == key.company_id,
                     Order.warehouse_id == key.warehouse_id,
                     Order.user_id == party.id,
                     Order.order_type == ORDER_TYPE_OF_PARTY[party.user_type],

@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tillbook.auth.actor import Actor
 from tillbook.auth.context import AuthContext
 from tillbook.config import master_key
+from tillbook.db import cross_tenant
 from tillbook.errors import NotFound, Unauthorized, Unprocessable, ValidationFailed, invalid
 from tillbook.fields import InvoiceNo, Ref, Strict
 from tillbook.kit import crypto, xid
@@ -53,7 +54,8 @@ async def add_provider(
     session: AsyncSession, warehouse_id: int, name: str, payment_mode: str
 ) -> tuple[TerminalProvider, str]:
     """Register a provider; the secret is returned once and kept encrypted."""
-    warehouse = await session.get(Warehouse, warehouse_id)
+    with cross_tenant("operator"):  # a warehouse of whichever company
+        warehouse = await session.get(Warehouse, warehouse_id)
     if warehouse is None:
         raise NotFound(f"warehouse {warehouse_id} not found")
     if not name.strip() or len(name) > 100:
@@ -65,7 +67,9 @@ async def add_provider(
     problems.raise_if_any()
     taken = await session.scalar(
         select(TerminalProvider.id).where(
-            TerminalProvider.warehouse_id == warehouse.id, TerminalProvider.name == name.strip()
+            TerminalProvider.company_id == warehouse.company_id,
+            TerminalProvider.warehouse_id == warehouse.id,
+            TerminalProvider.name == name.strip(),
         )
     )
     if taken is not None:
@@ -102,7 +106,9 @@ def callback_path(provider: TerminalProvider) -> str:
 
 async def find_provider(session: AsyncSession, provider_ref: str) -> TerminalProvider:
     id_ = xid.decode(provider_ref)
-    provider = await session.get(TerminalProvider, id_) if id_ is not None else None
+    # A callback's path names its provider before anything names the company.
+    with cross_tenant("authentication"):
+        provider = await session.get(TerminalProvider, id_) if id_ is not None else None
     if provider is None or not provider.active:
         raise NotFound("terminal provider not found")
     return provider
@@ -187,17 +193,28 @@ async def _order(session: AsyncSession, provider: TerminalProvider, body: Callba
     by id, xid or invoice number, ``invoice_number`` by invoice number (or id)."""
     if body.order_id is not None:
         field, ref = "order_id", body.order_id
-        id_ = await lookup.order_id(session, provider.warehouse_id, ["sales"], ref)
+        id_ = await lookup.order_id(
+            session, provider.company_id, provider.warehouse_id, ["sales"], ref
+        )
     else:
         assert body.invoice_number is not None
         field, ref = "invoice_number", body.invoice_number
         id_ = await lookup.order_id(
-            session, provider.warehouse_id, ["sales"], ref, prefer="invoice_number"
+            session,
+            provider.company_id,
+            provider.warehouse_id,
+            ["sales"],
+            ref,
+            prefer="invoice_number",
         )
     order = None
     if id_ is not None:
         order = (
-            await session.execute(select(Order).where(Order.id == id_).with_for_update())
+            await session.execute(
+                select(Order)
+                .where(Order.company_id == provider.company_id, Order.id == id_)
+                .with_for_update()
+            )
         ).scalar_one()
     if order is None:
         raise invalid(field, f"no sale {ref!r} at this terminal")

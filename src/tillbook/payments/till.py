@@ -67,6 +67,7 @@ async def _shift(session: AsyncSession, key: AuthContext, ref: str, *, lock: boo
     (``R1-S000007``; another warehouse's is not found)."""
     id_ = ref_to_id(ref)
     query = select(Shift).where(
+        Shift.company_id == key.company_id,
         Shift.id == id_ if id_ is not None else Shift.reference == ref,
         Shift.warehouse_id == key.warehouse_id,
     )
@@ -103,7 +104,9 @@ async def open_shift(uow: UnitOfWork, key: AuthContext, body: ShiftIn) -> dict[s
         # reference makes the second run again and land here.
         earlier = await session.scalar(
             select(Shift).where(
-                Shift.warehouse_id == key.warehouse_id, Shift.reference == body.reference
+                Shift.company_id == key.company_id,
+                Shift.warehouse_id == key.warehouse_id,
+                Shift.reference == body.reference,
             )
         )
         if earlier is not None:
@@ -113,11 +116,16 @@ async def open_shift(uow: UnitOfWork, key: AuthContext, body: ShiftIn) -> dict[s
         # A paired register's drawer is its own (by prefix): two registers of one
         # branch each hold an open shift.
         register = (
-            await session.scalar(select(Register.prefix).where(Register.id == key.register_id))
+            await session.scalar(
+                select(Register.prefix).where(
+                    Register.company_id == key.company_id, Register.id == key.register_id
+                )
+            )
             or register
         )
     taken = await session.scalar(
         select(Shift.id).where(
+            Shift.company_id == key.company_id,
             Shift.warehouse_id == key.warehouse_id,
             Shift.register == register,
             Shift.status == "open",
@@ -382,7 +390,11 @@ async def _mode(session: AsyncSession, company_id: int, mode_id: int) -> lookup.
     row = (
         await session.execute(
             select(PaymentMode.id, PaymentMode.code, PaymentMode.name, Account.code)
-            .join(Account, Account.id == PaymentMode.account_id)
+            .join(
+                Account,
+                (Account.id == PaymentMode.account_id)
+                & (Account.company_id == PaymentMode.company_id),
+            )
             .where(PaymentMode.id == mode_id, PaymentMode.company_id == company_id)
         )
     ).one()
@@ -407,9 +419,13 @@ async def _flows(
             Payment.exchange_rate,
             PaymentMode.currency,
         )
-        .join(User, User.id == Payment.user_id)
-        .join(PaymentMode, PaymentMode.id == Payment.payment_mode_id)
-        .where(Payment.shift_id == shift.id)
+        .join(User, (User.id == Payment.user_id) & (User.company_id == Payment.company_id))
+        .join(
+            PaymentMode,
+            (PaymentMode.id == Payment.payment_mode_id)
+            & (PaymentMode.company_id == Payment.company_id),
+        )
+        .where(Payment.company_id == shift.company_id, Payment.shift_id == shift.id)
     )
     for mode_id, kind, party, amount, foreign, currency, rate, held in rows:
         slot = 0 if kind == "in" else (2 if party == "supplier" else 1)
@@ -444,7 +460,9 @@ async def _cash(session: AsyncSession, shift: Shift) -> list[ShiftCash]:
     return list(
         (
             await session.execute(
-                select(ShiftCash).where(ShiftCash.shift_id == shift.id).order_by(ShiftCash.id)
+                select(ShiftCash)
+                .where(ShiftCash.company_id == shift.company_id, ShiftCash.shift_id == shift.id)
+                .order_by(ShiftCash.id)
             )
         ).scalars()
     )
@@ -456,7 +474,9 @@ async def _expected(session: AsyncSession, shift: Shift) -> dict[int, Decimal]:
     expected = {m: taken - given for m, (taken, given) in (await _tenders(session, shift)).items()}
     # Change handed back in the base for foreign cash came out of the drawer's cash.
     change = await session.scalar(
-        select(func.coalesce(func.sum(Payment.change_given), 0)).where(Payment.shift_id == shift.id)
+        select(func.coalesce(func.sum(Payment.change_given), 0)).where(
+            Payment.company_id == shift.company_id, Payment.shift_id == shift.id
+        )
     )
     cash = shift.opening_float - Decimal(change or 0)
     for movement in await _cash(session, shift):
@@ -472,8 +492,12 @@ async def _over_short(session: AsyncSession, shift: Shift) -> Decimal:
         return ZERO
     found = await session.scalar(
         select(func.coalesce(func.sum(JournalLine.credit - JournalLine.debit), 0))
-        .join(Account, Account.id == JournalLine.account_id)
+        .join(
+            Account,
+            (Account.id == JournalLine.account_id) & (Account.company_id == JournalLine.company_id),
+        )
         .where(
+            JournalLine.company_id == shift.company_id,
             JournalLine.entry_id == shift.journal_entry_id,
             Account.code == chart.CASH_OVER_SHORT,
         )
@@ -535,6 +559,7 @@ async def report(session: AsyncSession, shift: Shift) -> dict[str, Any]:
     # A sale voided in this shift is left out (its refund is in this shift's tenders);
     # one voided later, in another shift or none, stays: a Z report never changes.
     sold = (
+        Order.company_id == shift.company_id,
         Order.shift_id == shift.id,
         Order.order_type == "sales",
         or_(
@@ -543,12 +568,18 @@ async def report(session: AsyncSession, shift: Shift) -> dict[str, Any]:
             Order.void_shift_id != shift.id,
         ),
     )
-    returned = (Order.shift_id == shift.id, Order.order_type == "sales-returns")
+    returned = (
+        Order.company_id == shift.company_id,
+        Order.shift_id == shift.id,
+        Order.order_type == "sales-returns",
+    )
     by_rate: dict[Decimal, list[Decimal]] = defaultdict(lambda: [ZERO, ZERO])
     for conditions, sign in ((sold, 1), (returned, -1)):
         rows = await session.execute(
             select(OrderItem.tax_rate, func.sum(OrderItem.subtotal), func.sum(OrderItem.tax_amount))
-            .join(Order, Order.id == OrderItem.order_id)
+            .join(
+                Order, (Order.id == OrderItem.order_id) & (Order.company_id == OrderItem.company_id)
+            )
             .where(*conditions)
             .group_by(OrderItem.tax_rate)
         )
@@ -599,7 +630,9 @@ async def report(session: AsyncSession, shift: Shift) -> dict[str, Any]:
         "report": "Z" if closed else "X",
         "sales": await _orders(session, *sold),
         "returns": await _orders(session, *returned),
-        "voids": await _orders(session, Order.void_shift_id == shift.id),
+        "voids": await _orders(
+            session, Order.company_id == shift.company_id, Order.void_shift_id == shift.id
+        ),
         "tax_by_rate": [
             {"rate": number(rate), "net": money_str(v[0]), "tax": money_str(v[1])}
             for rate, v in sorted(by_rate.items())

@@ -52,7 +52,9 @@ async def promotion_report(
                 func.sum(OrderItem.promotion_cost),
             )
             .select_from(OrderItem)
-            .join(Order, Order.id == OrderItem.order_id)
+            .join(
+                Order, (Order.id == OrderItem.order_id) & (Order.company_id == OrderItem.company_id)
+            )
             .join(
                 Promotion,
                 (Promotion.id == OrderItem.promotion_id) & (Promotion.company_id == company_id),

@@ -90,8 +90,10 @@ class Paired:
 
 
 async def _warehouse(session: AsyncSession, company_id: int, warehouse_id: int) -> Warehouse:
-    warehouse = await session.get(Warehouse, warehouse_id)
-    if warehouse is None or warehouse.company_id != company_id:
+    warehouse = await session.scalar(
+        select(Warehouse).where(Warehouse.company_id == company_id, Warehouse.id == warehouse_id)
+    )
+    if warehouse is None:
         raise invalid("warehouse_id", f"warehouse {warehouse_id} not found")
     if warehouse.archived_at is not None:
         raise invalid("warehouse_id", f"warehouse {warehouse_id} is archived")
@@ -170,7 +172,10 @@ async def list_registers(
     """The company's registers (one branch's when ``warehouse_id``), oldest first."""
     query = (
         select(Register, Warehouse.name)
-        .join(Warehouse, Warehouse.id == Register.warehouse_id)
+        .join(
+            Warehouse,
+            (Warehouse.id == Register.warehouse_id) & (Warehouse.company_id == Register.company_id),
+        )
         .where(Register.company_id == company_id)
         .order_by(Register.id)
     )
@@ -201,7 +206,11 @@ async def revoke(
     whether it was revoked already (then nothing changes and nothing is recorded).
     The device keeps its queue and shows it as refused."""
     register = await get_register(session, company_id, register_id, lock=True)
-    warehouse = await session.get(Warehouse, register.warehouse_id)
+    warehouse = await session.scalar(
+        select(Warehouse).where(
+            Warehouse.company_id == register.company_id, Warehouse.id == register.warehouse_id
+        )
+    )
     assert warehouse is not None
     if register.revoked_at is not None:
         return view(register, warehouse.name), True
@@ -224,7 +233,11 @@ async def revoke(
 async def of_key(session: AsyncSession, key: AuthContext) -> Register:
     """The register whose credential the request came with."""
     assert key.register_id is not None
-    found = await session.get(Register, key.register_id)
+    found = await session.scalar(
+        select(Register).where(
+            Register.company_id == key.company_id, Register.id == key.register_id
+        )
+    )
     if found is None:
         raise NotFound("register not found")
     return found
@@ -235,7 +248,11 @@ async def details(session: AsyncSession, key: AuthContext) -> dict[str, Any]:
     highest invoice number of its prefix the server holds (a wiped device starts
     after it) and its open shift."""
     register = await of_key(session, key)
-    warehouse = await session.get(Warehouse, register.warehouse_id)
+    warehouse = await session.scalar(
+        select(Warehouse).where(
+            Warehouse.company_id == register.company_id, Warehouse.id == register.warehouse_id
+        )
+    )
     company = await session.get(Company, register.company_id)
     assert warehouse is not None and company is not None
     own = f"{register.prefix}-%"

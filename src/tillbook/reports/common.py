@@ -39,8 +39,12 @@ async def check_scope(
     if company is None:
         raise NotFound(f"company {company_id} not found")
     if warehouse_id is not None:
-        warehouse = await session.get(Warehouse, warehouse_id)
-        if warehouse is None or warehouse.company_id != company_id:
+        warehouse = await session.scalar(
+            select(Warehouse).where(
+                Warehouse.company_id == company_id, Warehouse.id == warehouse_id
+            )
+        )
+        if warehouse is None:
             raise NotFound(f"warehouse {warehouse_id} not found in company {company_id}")
     return company
 

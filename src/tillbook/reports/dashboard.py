@@ -150,7 +150,10 @@ async def low_stock(
         await session.execute(
             select(func.count())
             .select_from(Listing)
-            .join(Product, Product.id == Listing.product_id)
+            .join(
+                Product,
+                (Product.id == Listing.product_id) & (Product.company_id == Listing.company_id),
+            )
             .where(*conds)
         )
     ).scalar_one()
@@ -163,8 +166,13 @@ async def low_stock(
             Listing.current_stock,
             Listing.reorder_level,
         )
-        .join(Product, Product.id == Listing.product_id)
-        .join(Warehouse, Warehouse.id == Listing.warehouse_id)
+        .join(
+            Product, (Product.id == Listing.product_id) & (Product.company_id == Listing.company_id)
+        )
+        .join(
+            Warehouse,
+            (Warehouse.id == Listing.warehouse_id) & (Warehouse.company_id == Listing.company_id),
+        )
         .where(*conds)
         .order_by((Listing.current_stock - Listing.reorder_level), Listing.id)
         .limit(limit)
@@ -210,8 +218,11 @@ async def top_products(
     amount = func.sum(OrderItem.subtotal).label("amount")
     rows = await session.execute(
         select(Product.id, Product.name, func.sum(OrderItem.base_quantity), amount)
-        .join(Order, Order.id == OrderItem.order_id)
-        .join(Product, Product.id == OrderItem.product_id)
+        .join(Order, (Order.id == OrderItem.order_id) & (Order.company_id == OrderItem.company_id))
+        .join(
+            Product,
+            (Product.id == OrderItem.product_id) & (Product.company_id == OrderItem.company_id),
+        )
         .where(
             Order.warehouse_id.in_(branch_ids),
             Order.order_type == "sales",

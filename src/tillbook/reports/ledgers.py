@@ -186,7 +186,11 @@ async def _page(
                 JournalLine.amount_foreign,
                 JournalLine.rate,
             )
-            .join(JournalLine, JournalLine.entry_id == JournalEntry.id)
+            .join(
+                JournalLine,
+                (JournalLine.entry_id == JournalEntry.id)
+                & (JournalLine.company_id == JournalEntry.company_id),
+            )
             .where(*conditions)
             .order_by(JournalEntry.entry_date, JournalEntry.id, JournalLine.id)
             .limit(limit + 1)
@@ -301,8 +305,10 @@ async def account_ledger_page(
 async def _party_scope(
     session: AsyncSession, company_id: int, party_id: int, warehouse_id: int | None
 ) -> tuple[User, str, _Scope]:
-    party = await session.get(User, party_id)
-    if party is None or party.company_id != company_id or party.user_type not in CONTROL:
+    party = await session.scalar(
+        select(User).where(User.company_id == company_id, User.id == party_id)
+    )
+    if party is None or party.user_type not in CONTROL:
         raise NotFound(f"party {party_id} not found")
     code, debit_normal = CONTROL[party.user_type]
     ids = await account_ids(session, company_id, {code})

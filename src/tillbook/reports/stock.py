@@ -41,13 +41,15 @@ async def _valuation(session: AsyncSession, company_id: int, warehouse_id: int) 
             StockBatch.product_id.label("product_id"),
             func.sum(StockBatch.value_remaining).label("value"),
         )
-        .where(StockBatch.warehouse_id == warehouse_id)
+        .where(StockBatch.company_id == company_id, StockBatch.warehouse_id == warehouse_id)
         .group_by(StockBatch.product_id)
         .subquery()
     )
     rows = await session.execute(
         select(Product.id, Product.name, Listing.current_stock, layers.c.value)
-        .join(Listing, Listing.product_id == Product.id)
+        .join(
+            Listing, (Listing.product_id == Product.id) & (Listing.company_id == Product.company_id)
+        )
         .outerjoin(layers, layers.c.product_id == Product.id)
         .where(Listing.company_id == company_id, Listing.warehouse_id == warehouse_id)
         .order_by(Product.id)

@@ -19,6 +19,7 @@ from tillbook.auth.ratelimit import parse_rate
 from tillbook.auth.service import HMAC_CONTEXT, SECRET_CONTEXT
 from tillbook.config import master_key
 from tillbook.currency import rates
+from tillbook.db import cross_tenant
 from tillbook.errors import (
     Conflict,
     NotFound,
@@ -229,7 +230,8 @@ async def find_key(session: AsyncSession, public_key: str, *, lock: bool = False
     query = select(ApiKey).where(ApiKey.public_key == public_key)
     if lock:
         query = query.with_for_update().execution_options(populate_existing=True)
-    key = (await session.execute(query)).scalar_one_or_none()
+    with cross_tenant("operator"):
+        key = (await session.execute(query)).scalar_one_or_none()
     if key is None:
         raise NotFound("no such key")
     return key
@@ -449,8 +451,10 @@ async def issue_api_key(
     of another company is not found, like a missing one. ``user_id``: the staff
     member the key acts as (a cashier's own till: their name on its sales); a
     refusal names the field ``user_id``."""
-    warehouse = await session.get(Warehouse, warehouse_id)
-    if warehouse is None or warehouse.company_id != company_id:
+    warehouse = await session.scalar(
+        select(Warehouse).where(Warehouse.company_id == company_id, Warehouse.id == warehouse_id)
+    )
+    if warehouse is None:
         raise invalid("warehouse_id", f"warehouse {warehouse_id} not found")
     clean = name.strip()
     if not 1 <= len(clean) <= stored_length(ApiKey.name):

@@ -38,6 +38,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.audit.service import record
 from tillbook.auth import admin, roles
+from tillbook.db import cross_tenant
 from tillbook.errors import Conflict, NotFound, Unprocessable, invalid
 from tillbook.kit import crypto, versions
 from tillbook.kit.bounds import text_problem
@@ -132,12 +133,15 @@ def check_role(role: str, field: str = "role") -> str:
 
 
 async def email_taken(session: AsyncSession, email: str, *, besides: int | None = None) -> bool:
+    """Whether a staff member of any company logs in with ``email``: it is the login,
+    so it is unique across companies (``CROSS_TENANT["authentication"]``)."""
     query = select(User.id).where(
         User.user_type == "staff", func.lower(User.email) == func.lower(email)
     )
     if besides is not None:
         query = query.where(User.id != besides)
-    return await session.scalar(query.limit(1)) is not None
+    with cross_tenant("authentication"):
+        return await session.scalar(query.limit(1)) is not None
 
 
 async def _check_email_free(
@@ -421,8 +425,10 @@ async def acting_staff(
     """The staff member an API key of ``warehouse_id`` will act as (``keys create
     --user``): of the key's company, staff, not archived, and, when scoped, scoped
     to the key's warehouse. 404 for anyone else, worded like a missing id."""
-    user = await session.get(User, user_id)
-    if user is None or user.company_id != company_id or user.user_type != "staff":
+    user = await session.scalar(
+        select(User).where(User.company_id == company_id, User.id == user_id)
+    )
+    if user is None or user.user_type != "staff":
         raise NotFound(f"staff member {user_id} not found in company {company_id}")
     if user.archived_at is not None:
         raise Unprocessable(f"staff member {user_id} is archived; a key cannot act as them")
