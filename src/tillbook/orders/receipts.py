@@ -249,7 +249,7 @@ POINT_LABELS = {
 
 async def _points(session: AsyncSession, order_id: int, order_type: str) -> list[tuple[str, int]]:
     moved = await loyalty.detail_fields(session, order_id, order_type)
-    return [(POINT_LABELS[k], n) for k, n in moved.items() if n]
+    return [(POINT_LABELS[k], n) for k, n in moved.items() if isinstance(n, int) and n]
 
 
 def _plain(value: Decimal) -> str:
