@@ -16,8 +16,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.auth.context import AuthContext
 from tillbook.catalog.queries import (
+    ProductListItem,
     brand_item,
-    product_item,
+    product_head,
     products_with_refs,
     tax_item,
     with_codes_and_units,
@@ -32,8 +33,8 @@ async def products(session: AsyncSession, key: AuthContext, walk: Walk) -> dict[
         (Product.updated_at > Listing.updated_at, Product.updated_at), else_=Listing.updated_at
     )
 
-    async def render(rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
-        return await with_codes_and_units(session, [product_item(row) for row in rows])
+    async def render(rows: Sequence[Sequence[Any]]) -> list[ProductListItem]:
+        return await with_codes_and_units(session, [product_head(row) for row in rows])
 
     return await changes(
         session,

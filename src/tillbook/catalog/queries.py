@@ -13,13 +13,15 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, Select, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from typing_extensions import TypedDict
 
 from tillbook.auth.context import AuthContext
 from tillbook.errors import NotFound
 from tillbook.kit import xid
 from tillbook.kit.money import number
-from tillbook.kit.pagination import Page, envelope
+from tillbook.kit.pagination import Page, Paged, envelope, paged
 from tillbook.kit.search import matches
+from tillbook.kit.shapes import DateStr, DateTimeStr, answer
 from tillbook.models import (
     Brand,
     Category,
@@ -55,13 +57,92 @@ async def warehouses(session: AsyncSession, key: AuthContext) -> list[dict[str, 
 # --- products -----------------------------------------------------------------------
 
 
-def _ref(id_: int | None, name: str | None) -> dict[str, Any] | None:
+@answer
+class XidNamed(TypedDict):
+    xid: str
+    name: str
+
+
+@answer
+class UnitRef(TypedDict):
+    xid: str
+    name: str
+    short_name: str
+
+
+@answer
+class UnitName(TypedDict):
+    name: str
+    short_name: str
+
+
+@answer
+class AdditionalUnit(TypedDict):
+    child_unit_id: str
+    operator: str
+    operator_value: float
+    alternative_price: float
+    unit: UnitName
+
+
+class _ProductHead(TypedDict):
+    """What every answer about a product starts with (``product_head``)."""
+
+    id: int
+    xid: str
+    name: str
+    slug: str
+    item_code: str
+    product_type: str
+    sales_price: float
+    purchase_price: float
+    mrp: float | None
+    current_stock: float
+    category: XidNamed | None
+    brand: XidNamed | None
+    unit: UnitRef | None
+    # Additive to the spec (DESIGN.md §13): the primary barcode, this warehouse's
+    # reorder level, whether the product is still sold here, and whether it has
+    # additional units (so a till fetches only those products' detail).
+    barcode: str | None
+    reorder_level: float
+    active: bool
+    has_additional_units: bool
+    # Additive (register-contract.md, Changes): what a register needs to price a line
+    # offline without asking for each product's detail.
+    tax_id: int | None
+
+
+@answer
+class ProductListItem(_ProductHead):
+    # A product as a till sees it in a list and in the change feed.
+    barcodes: list[str]
+    additional_units: list[AdditionalUnit]
+
+
+@answer
+class Batch(TypedDict):
+    id: int
+    batch_number: str | None
+    expiry_date: DateStr | None
+    quantity_remaining: float
+    unit_cost: float
+    received_at: DateTimeStr
+
+
+@answer
+class ProductDetail(ProductListItem):
+    description: str
+    batches: list[Batch]
+
+
+def _ref(id_: int | None, name: str) -> XidNamed | None:
     return None if id_ is None else {"xid": xid.encode(id_), "name": name}
 
 
-def product_item(row: Any) -> dict[str, Any]:
+def product_head(row: Any) -> _ProductHead:
     """A product as a till sees it, from a row of ``products_with_refs`` (its
-    columns by name)."""
+    columns by name), before its barcodes and units (``product_items``)."""
     unit_id = row.unit_ref_id
     return {
         "id": row.id,
@@ -89,18 +170,18 @@ def product_item(row: Any) -> dict[str, Any]:
     }
 
 
-async def with_codes_and_units(
-    session: AsyncSession, items: list[dict[str, Any]]
-) -> list[dict[str, Any]]:
-    """``items`` (product items) with every barcode (the primary first) and their
-    additional units, in two statements for the whole page: a register walking a
-    catalog of 10,000 products must not ask for each product's detail. The units'
-    statement runs only for items whose ``has_additional_units`` says they have some
-    (most products have none: one round trip fewer per page and per product read)."""
-    ids = [item["id"] for item in items]
-    with_units = [item["id"] for item in items if item["has_additional_units"]]
+async def _codes_and_units(
+    session: AsyncSession, heads: list[_ProductHead]
+) -> tuple[dict[int, list[str]], dict[int, list[AdditionalUnit]]]:
+    """Every barcode and additional unit of the products ``heads`` shows, in two
+    statements for the whole page: a register walking a catalog of 10,000 products
+    must not ask for each product's detail. The units' statement runs only for
+    products whose ``has_additional_units`` says they have some (most have none: one
+    round trip fewer per page and per product read)."""
+    ids = [head["id"] for head in heads]
+    with_units = [head["id"] for head in heads if head["has_additional_units"]]
     codes: dict[int, list[str]] = defaultdict(list)
-    units: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    units: dict[int, list[AdditionalUnit]] = defaultdict(list)
     if ids:
         for product_id, code in await session.execute(
             select(ProductBarcode.product_id, ProductBarcode.barcode)
@@ -132,14 +213,30 @@ async def with_codes_and_units(
                     "unit": {"name": pu.name, "short_name": pu.short_name},
                 }
             )
-    for item in items:
-        found = codes.get(item["id"], [])
-        primary = item.get("barcode")
-        if primary:
-            found = [primary, *(c for c in found if c != primary)]
-        item["barcodes"] = found
-        item["additional_units"] = units.get(item["id"], [])
-    return items
+    return codes, units
+
+
+def _barcodes(head: _ProductHead, codes: dict[int, list[str]]) -> list[str]:
+    """The product's barcodes, the primary first."""
+    found = codes.get(head["id"], [])
+    primary = head["barcode"]
+    return [primary, *(c for c in found if c != primary)] if primary else found
+
+
+async def with_codes_and_units(
+    session: AsyncSession, heads: list[_ProductHead]
+) -> list[ProductListItem]:
+    """``heads`` as list items: with every barcode (the primary first) and their
+    additional units (``_codes_and_units``)."""
+    codes, units = await _codes_and_units(session, heads)
+    return [
+        {
+            **head,
+            "barcodes": _barcodes(head, codes),
+            "additional_units": units.get(head["id"], []),
+        }
+        for head in heads
+    ]
 
 
 _has_units = (
@@ -226,7 +323,7 @@ async def products(
     search: str | None = None,
     category_id: int | None = None,
     brand_id: int | None = None,
-) -> dict[str, Any]:
+) -> Paged[ProductListItem]:
     """One page of the warehouse's products, in id order.
 
     A plain listing is a count and a page query (the page walks the primary key and
@@ -273,12 +370,12 @@ async def products(
         ).all()
         if found or page.offset == 0:
             total = found[0].total if found else 0
-            items = [product_item(row) for row in found]
-            return envelope(page, total, await with_codes_and_units(session, items))
+            heads = [product_head(row) for row in found]
+            return paged(page, total, await with_codes_and_units(session, heads))
     total = (
         await session.execute(select(func.count()).select_from(Product).where(*conds))
     ).scalar_one()
-    rows: list[dict[str, Any]] = []
+    rows: list[ProductListItem] = []
     if page.offset < total:
         result = await session.execute(
             products_with_refs(key)
@@ -287,8 +384,8 @@ async def products(
             .limit(page.limit)
             .offset(page.offset)
         )
-        rows = await with_codes_and_units(session, [product_item(row) for row in result])
-    return envelope(page, total, rows)
+        rows = await with_codes_and_units(session, [product_head(row) for row in result])
+    return paged(page, total, rows)
 
 
 def _utc_iso(value: dt.datetime) -> str:
@@ -297,9 +394,7 @@ def _utc_iso(value: dt.datetime) -> str:
     return aware.replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
-async def product(
-    session: AsyncSession, key: AuthContext, product_id: int | None
-) -> dict[str, Any]:
+async def product(session: AsyncSession, key: AuthContext, product_id: int | None) -> ProductDetail:
     """One product listed in the key's warehouse (archived ones too: a till may hold
     one in an old sale), with its barcodes, additional units and open batches."""
     found = None
@@ -329,21 +424,25 @@ async def product(
         )
         .order_by(StockBatch.id)
     )
-    data = product_item(found)
-    data["description"] = found.description
-    await with_codes_and_units(session, [data])
-    data["batches"] = [
-        {
-            "id": b.id,
-            "batch_number": b.batch_number,
-            "expiry_date": None if b.expiry_date is None else b.expiry_date.isoformat(),
-            "quantity_remaining": number(b.quantity_remaining),
-            "unit_cost": number(b.unit_cost),
-            "received_at": _utc_iso(b.created_at),
-        }
-        for b in batches
-    ]
-    return data
+    head = product_head(found)
+    codes, units = await _codes_and_units(session, [head])
+    return {
+        **head,
+        "description": found.description,
+        "barcodes": _barcodes(head, codes),
+        "additional_units": units.get(head["id"], []),
+        "batches": [
+            {
+                "id": b.id,
+                "batch_number": b.batch_number,
+                "expiry_date": None if b.expiry_date is None else b.expiry_date.isoformat(),
+                "quantity_remaining": number(b.quantity_remaining),
+                "unit_cost": number(b.unit_cost),
+                "received_at": _utc_iso(b.created_at),
+            }
+            for b in batches
+        ],
+    }
 
 
 # --- categories and brands -----------------------------------------------------------

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tillbook.api.body import openapi_body
 from tillbook.auth.service import EXAMPLES, SIGNATURE_WINDOW_S
+from tillbook.catalog.queries import ProductDetail, ProductListItem
 from tillbook.kit.shapes import MoneyStr, Named, ProductRef, QuantityStr, answer
 from tillbook.orders.sales import SalePreview, SaleRecorded
 from tillbook.orders.views import OrderDetail, OrderListItem
@@ -76,11 +77,6 @@ class Page(Shape, Generic[T]):
     total: int
     last_page: int
     data: list[T]
-
-
-class XidNamed(Shape):
-    xid: str
-    name: str
 
 
 # --- catalog ---------------------------------------------------------------------------
@@ -140,67 +136,6 @@ class ExpenseCategoryItem(Shape):
     xid: str
     name: str
     account_code: str
-
-
-class UnitRef(Shape):
-    xid: str
-    name: str
-    short_name: str
-
-
-class UnitName(Shape):
-    name: str
-    short_name: str
-
-
-class AdditionalUnit(Shape):
-    child_unit_id: str
-    operator: str
-    operator_value: float
-    alternative_price: float
-    unit: UnitName
-
-
-class ProductListItem(Shape):
-    id: int
-    xid: str
-    name: str
-    slug: str
-    item_code: str
-    product_type: str
-    sales_price: float
-    purchase_price: float
-    mrp: float | None
-    current_stock: float
-    category: XidNamed | None
-    brand: XidNamed | None
-    unit: UnitRef | None
-    # Additive to the spec (DESIGN.md §13): the primary barcode, this warehouse's
-    # reorder level, whether the product is still sold here, and whether it has
-    # additional units (so a till fetches only those products' detail).
-    barcode: str | None
-    reorder_level: float
-    active: bool
-    has_additional_units: bool
-    # Additive (register-contract.md, Changes): what a register needs to price a line
-    # offline without asking for each product's detail.
-    tax_id: int | None
-    barcodes: list[str]
-    additional_units: list[AdditionalUnit]
-
-
-class Batch(Shape):
-    id: int
-    batch_number: str | None
-    expiry_date: dt.date | None
-    quantity_remaining: float
-    unit_cost: float
-    received_at: dt.datetime
-
-
-class ProductDetail(ProductListItem):
-    description: str
-    batches: list[Batch]
 
 
 class Category(Shape):
@@ -743,8 +678,9 @@ class Live(Shape):
     archived: Literal[False]
 
 
-class ProductChange(ProductListItem, Live):
-    pass
+@answer
+class ProductChange(ProductListItem):
+    archived: Literal[False]
 
 
 class FlatCategory(Live):
