@@ -13,15 +13,14 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, Select, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
-from typing_extensions import TypedDict
 
 from tillbook.auth.context import AuthContext
+from tillbook.catalog import views
 from tillbook.errors import NotFound
 from tillbook.kit import xid
 from tillbook.kit.money import number
 from tillbook.kit.pagination import Page, Paged, envelope, paged
 from tillbook.kit.search import matches
-from tillbook.kit.shapes import DateStr, DateTimeStr, answer
 from tillbook.models import (
     Brand,
     Category,
@@ -36,7 +35,7 @@ from tillbook.models import (
 )
 
 
-async def warehouses(session: AsyncSession, key: AuthContext) -> list[dict[str, Any]]:
+async def warehouses(session: AsyncSession, key: AuthContext) -> list[views.Warehouse]:
     """Only the key's own warehouse: a key is bound to one branch."""
     wh = (
         await session.execute(select(Warehouse).where(Warehouse.id == key.warehouse_id))
@@ -57,90 +56,11 @@ async def warehouses(session: AsyncSession, key: AuthContext) -> list[dict[str, 
 # --- products -----------------------------------------------------------------------
 
 
-@answer
-class XidNamed(TypedDict):
-    xid: str
-    name: str
-
-
-@answer
-class UnitRef(TypedDict):
-    xid: str
-    name: str
-    short_name: str
-
-
-@answer
-class UnitName(TypedDict):
-    name: str
-    short_name: str
-
-
-@answer
-class AdditionalUnit(TypedDict):
-    child_unit_id: str
-    operator: str
-    operator_value: float
-    alternative_price: float
-    unit: UnitName
-
-
-class _ProductHead(TypedDict):
-    """What every answer about a product starts with (``product_head``)."""
-
-    id: int
-    xid: str
-    name: str
-    slug: str
-    item_code: str
-    product_type: str
-    sales_price: float
-    purchase_price: float
-    mrp: float | None
-    current_stock: float
-    category: XidNamed | None
-    brand: XidNamed | None
-    unit: UnitRef | None
-    # Additive to the spec (DESIGN.md §13): the primary barcode, this warehouse's
-    # reorder level, whether the product is still sold here, and whether it has
-    # additional units (so a till fetches only those products' detail).
-    barcode: str | None
-    reorder_level: float
-    active: bool
-    has_additional_units: bool
-    # Additive (register-contract.md, Changes): what a register needs to price a line
-    # offline without asking for each product's detail.
-    tax_id: int | None
-
-
-@answer
-class ProductListItem(_ProductHead):
-    # A product as a till sees it in a list and in the change feed.
-    barcodes: list[str]
-    additional_units: list[AdditionalUnit]
-
-
-@answer
-class Batch(TypedDict):
-    id: int
-    batch_number: str | None
-    expiry_date: DateStr | None
-    quantity_remaining: float
-    unit_cost: float
-    received_at: DateTimeStr
-
-
-@answer
-class ProductDetail(ProductListItem):
-    description: str
-    batches: list[Batch]
-
-
-def _ref(id_: int | None, name: str) -> XidNamed | None:
+def _ref(id_: int | None, name: str) -> views.XidNamed | None:
     return None if id_ is None else {"xid": xid.encode(id_), "name": name}
 
 
-def product_head(row: Any) -> _ProductHead:
+def product_head(row: Any) -> views.ProductHead:
     """A product as a till sees it, from a row of ``products_with_refs`` (its
     columns by name), before its barcodes and units (``product_items``)."""
     unit_id = row.unit_ref_id
@@ -171,8 +91,8 @@ def product_head(row: Any) -> _ProductHead:
 
 
 async def _codes_and_units(
-    session: AsyncSession, heads: list[_ProductHead]
-) -> tuple[dict[int, list[str]], dict[int, list[AdditionalUnit]]]:
+    session: AsyncSession, heads: list[views.ProductHead]
+) -> tuple[dict[int, list[str]], dict[int, list[views.AdditionalUnit]]]:
     """Every barcode and additional unit of the products ``heads`` shows, in two
     statements for the whole page: a register walking a catalog of 10,000 products
     must not ask for each product's detail. The units' statement runs only for
@@ -181,7 +101,7 @@ async def _codes_and_units(
     ids = [head["id"] for head in heads]
     with_units = [head["id"] for head in heads if head["has_additional_units"]]
     codes: dict[int, list[str]] = defaultdict(list)
-    units: dict[int, list[AdditionalUnit]] = defaultdict(list)
+    units: dict[int, list[views.AdditionalUnit]] = defaultdict(list)
     if ids:
         for product_id, code in await session.execute(
             select(ProductBarcode.product_id, ProductBarcode.barcode)
@@ -216,7 +136,7 @@ async def _codes_and_units(
     return codes, units
 
 
-def _barcodes(head: _ProductHead, codes: dict[int, list[str]]) -> list[str]:
+def _barcodes(head: views.ProductHead, codes: dict[int, list[str]]) -> list[str]:
     """The product's barcodes, the primary first."""
     found = codes.get(head["id"], [])
     primary = head["barcode"]
@@ -224,8 +144,8 @@ def _barcodes(head: _ProductHead, codes: dict[int, list[str]]) -> list[str]:
 
 
 async def with_codes_and_units(
-    session: AsyncSession, heads: list[_ProductHead]
-) -> list[ProductListItem]:
+    session: AsyncSession, heads: list[views.ProductHead]
+) -> list[views.ProductListItem]:
     """``heads`` as list items: with every barcode (the primary first) and their
     additional units (``_codes_and_units``)."""
     codes, units = await _codes_and_units(session, heads)
@@ -323,7 +243,7 @@ async def products(
     search: str | None = None,
     category_id: int | None = None,
     brand_id: int | None = None,
-) -> Paged[ProductListItem]:
+) -> Paged[views.ProductListItem]:
     """One page of the warehouse's products, in id order.
 
     A plain listing is a count and a page query (the page walks the primary key and
@@ -375,7 +295,7 @@ async def products(
     total = (
         await session.execute(select(func.count()).select_from(Product).where(*conds))
     ).scalar_one()
-    rows: list[ProductListItem] = []
+    rows: list[views.ProductListItem] = []
     if page.offset < total:
         result = await session.execute(
             products_with_refs(key)
@@ -394,7 +314,9 @@ def _utc_iso(value: dt.datetime) -> str:
     return aware.replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
-async def product(session: AsyncSession, key: AuthContext, product_id: int | None) -> ProductDetail:
+async def product(
+    session: AsyncSession, key: AuthContext, product_id: int | None
+) -> views.ProductDetail:
     """One product listed in the key's warehouse (archived ones too: a till may hold
     one in an old sale), with its barcodes, additional units and open batches."""
     found = None
@@ -450,7 +372,7 @@ async def product(session: AsyncSession, key: AuthContext, product_id: int | Non
 
 def _category_tree(
     categories: list[Category],
-) -> tuple[dict[int, Category], Callable[[Category], dict[str, Any]]]:
+) -> tuple[dict[int, Category], Callable[[Category], views.Category]]:
     """The company's categories by id, and a function rendering one with its subtree."""
     by_id = {c.id: c for c in categories}
     children: dict[int, list[Category]] = defaultdict(list)
@@ -458,7 +380,7 @@ def _category_tree(
         if c.parent_id is not None:
             children[c.parent_id].append(c)
 
-    def node(c: Category, seen: frozenset[int] = frozenset()) -> dict[str, Any]:
+    def node(c: Category, seen: frozenset[int] = frozenset()) -> views.Category:
         seen = seen | {c.id}  # a parent loop in bad data must not recurse forever
         return {
             "id": c.id,
@@ -485,7 +407,7 @@ async def _company_categories(session: AsyncSession, key: AuthContext) -> list[C
     )
 
 
-async def categories(session: AsyncSession, key: AuthContext) -> list[dict[str, Any]]:
+async def categories(session: AsyncSession, key: AuthContext) -> list[views.Category]:
     """The company's category tree: roots, each with nested ``children``."""
     cats = await _company_categories(session, key)
     by_id, node = _category_tree(cats)
@@ -494,7 +416,7 @@ async def categories(session: AsyncSession, key: AuthContext) -> list[dict[str, 
 
 async def category(
     session: AsyncSession, key: AuthContext, category_id: int | None
-) -> dict[str, Any]:
+) -> views.Category:
     cats = await _company_categories(session, key) if category_id is not None else []
     by_id, node = _category_tree(cats)
     if category_id is None or category_id not in by_id:
@@ -502,11 +424,11 @@ async def category(
     return node(by_id[category_id])
 
 
-def brand_item(b: Brand) -> dict[str, Any]:
+def brand_item(b: Brand) -> views.Brand:
     return {"id": b.id, "xid": xid.encode(b.id), "name": b.name, "slug": b.slug, "image": b.image}
 
 
-async def brands(session: AsyncSession, key: AuthContext) -> list[dict[str, Any]]:
+async def brands(session: AsyncSession, key: AuthContext) -> list[views.Brand]:
     rows = (
         await session.execute(
             select(Brand).where(Brand.company_id == key.company_id).order_by(Brand.name, Brand.id)
@@ -515,7 +437,7 @@ async def brands(session: AsyncSession, key: AuthContext) -> list[dict[str, Any]
     return [brand_item(b) for b in rows]
 
 
-async def brand(session: AsyncSession, key: AuthContext, brand_id: int | None) -> dict[str, Any]:
+async def brand(session: AsyncSession, key: AuthContext, brand_id: int | None) -> views.Brand:
     found = None
     if brand_id is not None:
         found = (
@@ -531,7 +453,7 @@ async def brand(session: AsyncSession, key: AuthContext, brand_id: int | None) -
 # --- units and taxes, as a till reads them (GET /units, GET /taxes) -----------------
 
 
-async def units(session: AsyncSession, key: AuthContext) -> list[dict[str, Any]]:
+async def units(session: AsyncSession, key: AuthContext) -> list[views.UnitItem]:
     rows = await session.execute(
         select(Unit)
         .where(Unit.company_id == key.company_id, Unit.archived_at.is_(None))
@@ -543,7 +465,7 @@ async def units(session: AsyncSession, key: AuthContext) -> list[dict[str, Any]]
     ]
 
 
-async def taxes(session: AsyncSession, key: AuthContext) -> list[dict[str, Any]]:
+async def taxes(session: AsyncSession, key: AuthContext) -> list[views.TaxItem]:
     rows = await session.execute(
         select(Tax)
         .where(Tax.company_id == key.company_id, Tax.archived_at.is_(None))
@@ -552,7 +474,7 @@ async def taxes(session: AsyncSession, key: AuthContext) -> list[dict[str, Any]]
     return [tax_item(t) for t in rows.scalars()]
 
 
-def tax_item(t: Tax) -> dict[str, Any]:
+def tax_item(t: Tax) -> views.TaxItem:
     return {
         "id": t.id,
         "xid": xid.encode(t.id),

@@ -23,7 +23,16 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tillbook.api.body import openapi_body
 from tillbook.auth.service import EXAMPLES, SIGNATURE_WINDOW_S
-from tillbook.catalog.queries import ProductDetail, ProductListItem
+from tillbook.catalog.views import (
+    Brand,
+    Category,
+    CategoryFields,
+    ProductDetail,
+    ProductListItem,
+    TaxItem,
+    UnitItem,
+    Warehouse,
+)
 from tillbook.kit.shapes import MoneyStr, Named, ProductRef, QuantityStr, answer
 from tillbook.orders.sales import SalePreview, SaleRecorded
 from tillbook.orders.views import OrderDetail, OrderListItem
@@ -82,13 +91,6 @@ class Page(Shape, Generic[T]):
 # --- catalog ---------------------------------------------------------------------------
 
 
-class Warehouse(Shape):
-    id: int
-    xid: str
-    name: str
-    allow_negative_stock: bool
-
-
 class Customer(Shape):
     id: int
     xid: str
@@ -116,44 +118,11 @@ class PaymentModeItem(Shape):
     account_code: str
 
 
-class TaxItem(Shape):
-    id: int
-    xid: str
-    name: str
-    rate: float = Field(description="percent")
-    inclusive: bool
-
-
-class UnitItem(Shape):
-    id: int
-    xid: str
-    name: str
-    short_name: str
-
-
 class ExpenseCategoryItem(Shape):
     id: int
     xid: str
     name: str
     account_code: str
-
-
-class Category(Shape):
-    id: int
-    xid: str
-    name: str
-    slug: str
-    parent_id: int | None
-    image: str | None
-    children: list[Category]
-
-
-class Brand(Shape):
-    id: int
-    xid: str
-    name: str
-    slug: str
-    image: str | None
 
 
 class WarehouseList(Ok[list[Warehouse]]):
@@ -683,21 +652,19 @@ class ProductChange(ProductListItem):
     archived: Literal[False]
 
 
-class FlatCategory(Live):
-    id: int
-    xid: str
-    name: str
-    slug: str
-    parent_id: int | None
-    image: str | None
+@answer
+class FlatCategory(CategoryFields):
+    archived: Literal[False]
 
 
-class BrandChange(Brand, Live):
-    pass
+@answer
+class BrandChange(Brand):
+    archived: Literal[False]
 
 
-class TaxChange(TaxItem, Live):
-    pass
+@answer
+class TaxChange(TaxItem):
+    archived: Literal[False]
 
 
 class PaymentModeChange(PaymentModeItem, Live):
