@@ -15,6 +15,7 @@ from typing import Any
 from fastapi import Request, Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tillbook.api import envelope
 from tillbook.api.responses import dumps
 from tillbook.auth.context import AuthContext
 from tillbook.config import cursor_key
@@ -68,11 +69,7 @@ def feed_walk(
 
 def feed_answer(request: Request, page: dict[str, Any]) -> Response:
     """A page of a change feed in the envelope, tagged over what changes it."""
-    return answer(
-        request,
-        {"status": "success", "data": page},
-        {"status": "success", "data": changes.tag_basis(page)},
-    )
+    return answer(request, envelope.ok(page), envelope.ok(changes.tag_basis(page)))
 
 
 async def list_or_feed(
@@ -86,4 +83,4 @@ async def list_or_feed(
     ``cursor`` (``walk``) its change feed (``kit.changes``), tagged for 304s."""
     if walk is not None:
         return feed_answer(request, await db.replica_read(lambda s: feed(s, walk)))
-    return answer(request, {"status": "success", "data": await db.read(listing)})
+    return answer(request, envelope.ok(await db.read(listing)))

@@ -22,6 +22,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tillbook.api import envelope
 from tillbook.api.body import decode_json
 from tillbook.api.responses import JSON, dumps
 from tillbook.auth.admin import AdminContext
@@ -62,6 +63,9 @@ _ADMIN_CLAIM_SQLITE = (
     .returning(_records.c.id)
 )
 Work = Callable[[UnitOfWork], Awaitable[dict[str, Any]]]
+# A public write's service: its answer, put in its envelope by ``run_write``'s
+# ``answer`` (``api/envelope.py``).
+Answering = Callable[[UnitOfWork], Awaitable[Any]]
 AdminWork = Callable[[AsyncSession], Awaitable[dict[str, Any]]]
 
 
@@ -147,11 +151,14 @@ async def run_write(
     key: AuthContext,
     raw: bytes,
     body_token: str | None,
-    work: Work,
+    work: Answering,
     *,
+    answer: Callable[[Any], dict[str, Any]] = envelope.as_is,
     reveal: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
 ) -> JSON:
-    """``work`` in one unit of work under the request's idempotency token.
+    """``work`` in one unit of work under the request's idempotency token; its
+    result in the envelope ``answer`` gives it is what the request answers and
+    what a replay answers again.
 
     ``reveal``: what only the first answer may show (a new gift card's code) is
     added by it to the answer after the unit commits; the stored answer that a
@@ -165,7 +172,7 @@ async def run_write(
             stored = await _claim(uow, key.warehouse_id, token, digest)
             if stored is not None:
                 return stored[0], stored[1], True
-        result = await work(uow)
+        result = answer(await work(uow))
         if token:
             response = {"response_status": 200, "response_body": dumps(result).decode()}
             # (company_id: unused while a warehouse's records leave it empty; once the

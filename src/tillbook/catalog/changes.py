@@ -8,16 +8,17 @@ there. A product never listed in the warehouse never appears."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import Row, case, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.auth.context import AuthContext
+from tillbook.catalog import views
 from tillbook.catalog.queries import (
     brand_item,
-    product_item,
+    product_head,
     products_with_refs,
     tax_item,
     with_codes_and_units,
@@ -32,9 +33,9 @@ async def products(session: AsyncSession, key: AuthContext, walk: Walk) -> dict[
         (Product.updated_at > Listing.updated_at, Product.updated_at), else_=Listing.updated_at
     )
 
-    async def render(rows: Sequence[Row[Any]]) -> list[dict[str, Any]]:
+    async def render(rows: Sequence[Row[Any]]) -> list[views.ProductListItem]:
         return await with_codes_and_units(
-            session, key.company_id, [product_item(row._mapping) for row in rows]
+            session, key.company_id, [product_head(row._mapping) for row in rows]
         )
 
     return await changes(
@@ -48,7 +49,7 @@ async def products(session: AsyncSession, key: AuthContext, walk: Walk) -> dict[
     )
 
 
-def _category(c: Category) -> dict[str, Any]:
+def _category(c: Category) -> views.CategoryFields:
     """Flat: a till rebuilds the tree from ``parent_id``."""
     return {
         "id": c.id,
@@ -65,12 +66,12 @@ async def _archivable(
     key: AuthContext,
     walk: Walk,
     model: type[Category] | type[Brand] | type[Tax],
-    item: Callable[[Any], dict[str, Any]],
+    item: Callable[[Any], Mapping[str, Any]],
 ) -> dict[str, Any]:
     """The company's rows of ``model`` as ``item`` shows them: archived ones (never
     deleted) as tombstones."""
 
-    async def render(rows: Sequence[Row[Any]]) -> list[dict[str, Any]]:
+    async def render(rows: Sequence[Row[Any]]) -> list[Mapping[str, Any]]:
         return [item(row[0]) for row in rows]
 
     return await changes(

@@ -15,11 +15,12 @@ from sqlalchemy import BindParameter, ColumnElement, Select, bindparam, func, or
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.auth.context import AuthContext
+from tillbook.catalog import views
 from tillbook.db import Reads, Record
 from tillbook.errors import NotFound
 from tillbook.kit import xid
 from tillbook.kit.money import number
-from tillbook.kit.pagination import Page, envelope
+from tillbook.kit.pagination import Page, Paged, envelope, paged
 from tillbook.kit.search import matches
 from tillbook.models import (
     Brand,
@@ -35,7 +36,7 @@ from tillbook.models import (
 )
 
 
-async def warehouses(session: AsyncSession, key: AuthContext) -> list[dict[str, Any]]:
+async def warehouses(session: AsyncSession, key: AuthContext) -> list[views.Warehouse]:
     """Only the key's own warehouse: a key is bound to one branch."""
     wh = (
         await session.execute(
@@ -60,13 +61,13 @@ async def warehouses(session: AsyncSession, key: AuthContext) -> list[dict[str, 
 # --- products -----------------------------------------------------------------------
 
 
-def _ref(id_: int | None, name: str | None) -> dict[str, Any] | None:
+def _ref(id_: int | None, name: str) -> views.XidNamed | None:
     return None if id_ is None else {"xid": xid.encode(id_), "name": name}
 
 
-def product_item(row: Record) -> dict[str, Any]:
+def product_head(row: Record) -> views.ProductHead:
     """A product as a till sees it, from a row of ``products_with_refs`` (its
-    columns by name)."""
+    columns by name), before its barcodes and units (``_listed``)."""
     unit_id = row["unit_ref_id"]
     return {
         "id": row["id"],
@@ -98,7 +99,7 @@ def product_item(row: Record) -> dict[str, Any]:
     }
 
 
-def _unit_item(pu: Record) -> dict[str, Any]:
+def _unit_item(pu: Record) -> views.AdditionalUnit:
     """An additional unit of a product (a box of 12), from a row of ``_UNITS``."""
     return {
         "child_unit_id": xid.encode(pu["unit_id"]),
@@ -109,14 +110,13 @@ def _unit_item(pu: Record) -> dict[str, Any]:
     }
 
 
-def _codes_and_units(
-    item: dict[str, Any], codes: Sequence[str], units: list[dict[str, Any]]
-) -> None:
-    """``item`` given its barcodes (the primary first) and additional units."""
-    primary = item.get("barcode")
+def _listed(
+    head: views.ProductHead, codes: Sequence[str], units: list[views.AdditionalUnit]
+) -> views.ProductListItem:
+    """``head`` as a list item, with its barcodes (the primary first) and units."""
+    primary = head["barcode"]
     found = [primary, *(c for c in codes if c != primary)] if primary else list(codes)
-    item["barcodes"] = found
-    item["additional_units"] = units
+    return {**head, "barcodes": found, "additional_units": units}
 
 
 _UNITS = select(
@@ -131,9 +131,9 @@ _UNITS = select(
 
 
 async def with_codes_and_units(
-    session: AsyncSession, company_id: int, items: list[dict[str, Any]]
-) -> list[dict[str, Any]]:
-    """``items`` (product items) with every barcode (the primary first) and their
+    session: AsyncSession, company_id: int, items: list[views.ProductHead]
+) -> list[views.ProductListItem]:
+    """``items`` (product heads) as list items, with every barcode (the primary first) and their
     additional units, in two statements for the whole page: a register walking a
     catalog of 10,000 products must not ask for each product's detail. The units'
     statement runs only for items whose ``has_additional_units`` says they have some
@@ -141,7 +141,7 @@ async def with_codes_and_units(
     ids = [item["id"] for item in items]
     with_units = [item["id"] for item in items if item["has_additional_units"]]
     codes: dict[int, list[str]] = defaultdict(list)
-    units: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    units: dict[int, list[views.AdditionalUnit]] = defaultdict(list)
     if ids:
         for product_id, code in await session.execute(
             select(ProductBarcode.product_id, ProductBarcode.barcode)
@@ -156,9 +156,7 @@ async def with_codes_and_units(
             ).order_by(ProductUnit.product_id, ProductUnit.id)
         ):
             units[pu.product_id].append(_unit_item(pu._mapping))
-    for item in items:
-        _codes_and_units(item, codes.get(item["id"], []), units.get(item["id"], []))
-    return items
+    return [_listed(item, codes.get(item["id"], []), units.get(item["id"], [])) for item in items]
 
 
 _has_units = (
@@ -170,7 +168,7 @@ _has_units = (
 )
 
 
-# What a product item shows, by name (``product_item``): columns only, no ORM
+# What a product item shows, by name (``product_head``): columns only, no ORM
 # entities to build (a feed page of 100 products built 500 of them).
 _PRODUCT_COLUMNS = (
     Product.id,
@@ -201,7 +199,7 @@ _PRODUCT_COLUMNS = (
 def products_with_refs(key: AuthContext) -> Select[*tuple[Any, ...]]:
     """Products with the warehouse's listing, their category, brand and unit and
     whether they have additional units, in one statement (no N+1); the columns of
-    ``product_item``."""
+    ``product_head``."""
     return _with_refs(key.warehouse_id)
 
 
@@ -259,7 +257,7 @@ async def products(
     search: str | None = None,
     category_id: int | None = None,
     brand_id: int | None = None,
-) -> dict[str, Any]:
+) -> Paged[views.ProductListItem]:
     """One page of the warehouse's products, in id order.
 
     A plain listing is a count and a page query (the page walks the primary key and
@@ -311,12 +309,12 @@ async def products(
         )
         if found or page.offset == 0:
             total = found[0]["total"] if found else 0
-            items = [product_item(row) for row in found]
-            return envelope(page, total, await with_codes_and_units(session, key.company_id, items))
+            heads = [product_head(row) for row in found]
+            return paged(page, total, await with_codes_and_units(session, key.company_id, heads))
     total = (
         await session.execute(select(func.count()).select_from(Product).where(*conds))
     ).scalar_one()
-    rows: list[dict[str, Any]] = []
+    rows: list[views.ProductListItem] = []
     if page.offset < total:
         result = await session.execute(
             products_with_refs(key)
@@ -326,9 +324,9 @@ async def products(
             .offset(page.offset)
         )
         rows = await with_codes_and_units(
-            session, key.company_id, [product_item(row) for row in result.mappings()]
+            session, key.company_id, [product_head(row) for row in result.mappings()]
         )
-    return envelope(page, total, rows)
+    return paged(page, total, rows)
 
 
 def _utc_iso(value: dt.datetime) -> str:
@@ -374,7 +372,7 @@ _OPEN_BATCHES = (
 )
 
 
-async def product(reads: Reads, key: AuthContext, product_id: int | None) -> dict[str, Any]:
+async def product(reads: Reads, key: AuthContext, product_id: int | None) -> views.ProductDetail:
     """One product listed in the key's warehouse (archived ones too: a till may hold
     one in an old sale), with its barcodes, additional units and open batches."""
     params = {
@@ -390,23 +388,26 @@ async def product(reads: Reads, key: AuthContext, product_id: int | None) -> dic
     if found is None:
         raise NotFound("product not found")
     row, lists = found
-    data = product_item(row)
-    data["description"] = row["description"]
-    _codes_and_units(
-        data, [r["barcode"] for r in lists["codes"]], [_unit_item(u) for u in lists["units"]]
+    listed = _listed(
+        product_head(row),
+        [r["barcode"] for r in lists["codes"]],
+        [_unit_item(u) for u in lists["units"]],
     )
-    data["batches"] = [
-        {
-            "id": b["id"],
-            "batch_number": b["batch_number"],
-            "expiry_date": None if b["expiry_date"] is None else b["expiry_date"].isoformat(),
-            "quantity_remaining": number(b["quantity_remaining"]),
-            "unit_cost": number(b["unit_cost"]),
-            "received_at": _utc_iso(b["created_at"]),
-        }
-        for b in lists["batches"]
-    ]
-    return data
+    return {
+        **listed,
+        "description": row["description"],
+        "batches": [
+            {
+                "id": b["id"],
+                "batch_number": b["batch_number"],
+                "expiry_date": None if b["expiry_date"] is None else b["expiry_date"].isoformat(),
+                "quantity_remaining": number(b["quantity_remaining"]),
+                "unit_cost": number(b["unit_cost"]),
+                "received_at": _utc_iso(b["created_at"]),
+            }
+            for b in lists["batches"]
+        ],
+    }
 
 
 # --- categories and brands -----------------------------------------------------------
@@ -414,7 +415,7 @@ async def product(reads: Reads, key: AuthContext, product_id: int | None) -> dic
 
 def _category_tree(
     categories: list[Category],
-) -> tuple[dict[int, Category], Callable[[Category], dict[str, Any]]]:
+) -> tuple[dict[int, Category], Callable[[Category], views.Category]]:
     """The company's categories by id, and a function rendering one with its subtree."""
     by_id = {c.id: c for c in categories}
     children: dict[int, list[Category]] = defaultdict(list)
@@ -422,7 +423,7 @@ def _category_tree(
         if c.parent_id is not None:
             children[c.parent_id].append(c)
 
-    def node(c: Category, seen: frozenset[int] = frozenset()) -> dict[str, Any]:
+    def node(c: Category, seen: frozenset[int] = frozenset()) -> views.Category:
         seen = seen | {c.id}  # a parent loop in bad data must not recurse forever
         return {
             "id": c.id,
@@ -449,7 +450,7 @@ async def _company_categories(session: AsyncSession, key: AuthContext) -> list[C
     )
 
 
-async def categories(session: AsyncSession, key: AuthContext) -> list[dict[str, Any]]:
+async def categories(session: AsyncSession, key: AuthContext) -> list[views.Category]:
     """The company's category tree: roots, each with nested ``children``."""
     cats = await _company_categories(session, key)
     by_id, node = _category_tree(cats)
@@ -458,7 +459,7 @@ async def categories(session: AsyncSession, key: AuthContext) -> list[dict[str, 
 
 async def category(
     session: AsyncSession, key: AuthContext, category_id: int | None
-) -> dict[str, Any]:
+) -> views.Category:
     cats = await _company_categories(session, key) if category_id is not None else []
     by_id, node = _category_tree(cats)
     if category_id is None or category_id not in by_id:
@@ -466,11 +467,11 @@ async def category(
     return node(by_id[category_id])
 
 
-def brand_item(b: Brand) -> dict[str, Any]:
+def brand_item(b: Brand) -> views.Brand:
     return {"id": b.id, "xid": xid.encode(b.id), "name": b.name, "slug": b.slug, "image": b.image}
 
 
-async def brands(session: AsyncSession, key: AuthContext) -> list[dict[str, Any]]:
+async def brands(session: AsyncSession, key: AuthContext) -> list[views.Brand]:
     rows = (
         await session.execute(
             select(Brand).where(Brand.company_id == key.company_id).order_by(Brand.name, Brand.id)
@@ -479,7 +480,7 @@ async def brands(session: AsyncSession, key: AuthContext) -> list[dict[str, Any]
     return [brand_item(b) for b in rows]
 
 
-async def brand(session: AsyncSession, key: AuthContext, brand_id: int | None) -> dict[str, Any]:
+async def brand(session: AsyncSession, key: AuthContext, brand_id: int | None) -> views.Brand:
     found = None
     if brand_id is not None:
         found = (
@@ -495,7 +496,7 @@ async def brand(session: AsyncSession, key: AuthContext, brand_id: int | None) -
 # --- units and taxes, as a till reads them (GET /units, GET /taxes) -----------------
 
 
-async def units(session: AsyncSession, key: AuthContext) -> list[dict[str, Any]]:
+async def units(session: AsyncSession, key: AuthContext) -> list[views.UnitItem]:
     rows = await session.execute(
         select(Unit)
         .where(Unit.company_id == key.company_id, Unit.archived_at.is_(None))
@@ -507,7 +508,7 @@ async def units(session: AsyncSession, key: AuthContext) -> list[dict[str, Any]]
     ]
 
 
-async def taxes(session: AsyncSession, key: AuthContext) -> list[dict[str, Any]]:
+async def taxes(session: AsyncSession, key: AuthContext) -> list[views.TaxItem]:
     rows = await session.execute(
         select(Tax)
         .where(Tax.company_id == key.company_id, Tax.archived_at.is_(None))
@@ -516,7 +517,7 @@ async def taxes(session: AsyncSession, key: AuthContext) -> list[dict[str, Any]]
     return [tax_item(t) for t in rows.scalars()]
 
 
-def tax_item(t: Tax) -> dict[str, Any]:
+def tax_item(t: Tax) -> views.TaxItem:
     return {
         "id": t.id,
         "xid": xid.encode(t.id),

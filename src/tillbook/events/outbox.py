@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import secrets
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
@@ -51,7 +52,7 @@ def emit(
     company_id: int,
     warehouse_id: int | None,
     types: list[str],
-    data: dict[str, Any],
+    data: Mapping[str, Any],
 ) -> None:
     """One outbox row per event type, all carrying the same ``data`` (serialised
     once: a sale's detail goes out three times)."""

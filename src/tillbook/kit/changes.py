@@ -32,7 +32,7 @@ served) or sends another feed's is refused, not misled.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -169,7 +169,7 @@ async def changes(
     changed: Any,
     row_id: Any,
     alive: ColumnElement[bool],
-    render: Callable[[Sequence[Row[Any]]], Awaitable[list[dict[str, Any]]]],
+    render: Callable[[Sequence[Row[Any]]], Awaitable[Sequence[Mapping[str, Any]]]],
 ) -> dict[str, Any]:
     """One page of changes of ``statement`` (its rows, then the change time, the id
     and whether the record is alive are added as its last three columns, named

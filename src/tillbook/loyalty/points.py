@@ -25,10 +25,12 @@ import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import Annotated, Any
 
+from pydantic import Field
 from sqlalchemy import bindparam, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
+from typing_extensions import TypedDict
 
 from tillbook.errors import invalid
 from tillbook.kit import bounds
@@ -40,6 +42,41 @@ from tillbook.ledger.service import post
 from tillbook.loyalty.programme import Terms, terms
 from tillbook.models import LoyaltyAccount, LoyaltyMovement, Order, User
 from tillbook.unit import UnitOfWork
+
+
+class SalePoints(TypedDict):
+    """A sale's answer and preview: the points it earns and redeems."""
+
+    points_earned: int
+    points_redeemed: int
+
+
+class ReturnPoints(TypedDict):
+    """A sales return's answer: the points it takes back and refunds."""
+
+    points_taken_back: int
+    points_refunded: int
+
+
+class OrderPoints(TypedDict, total=False):
+    """What an order's detail says of points (``detail_fields``): a sale's two, a
+    sales return's two, none for other orders."""
+
+    points_earned: Annotated[
+        int | None, Field(default=None, description="a sale: the loyalty points it earned")
+    ]
+    points_redeemed: Annotated[
+        int | None,
+        Field(default=None, description="a sale: the loyalty points its tenders redeemed"),
+    ]
+    points_taken_back: Annotated[
+        int | None,
+        Field(default=None, description="a sales return: the points of its sale it took back"),
+    ]
+    points_refunded: Annotated[
+        int | None,
+        Field(default=None, description="a sales return: the points its refund gave back"),
+    ]
 
 
 @dataclass(frozen=True)
@@ -73,7 +110,7 @@ class SaleQuote:
     def redeemed(self) -> int:
         return sum(u.points for u in self.uses)
 
-    def answer(self) -> dict[str, Any]:
+    def answer(self) -> SalePoints:
         """The sale's answer and preview fields."""
         return {"points_earned": self.earned, "points_redeemed": self.redeemed}
 
@@ -314,17 +351,22 @@ async def order_points(session: AsyncSession, order: Order) -> dict[str, int]:
     return moved_by_kind((await session.execute(ORDER_POINTS, params)).mappings().all())
 
 
-async def sale_answer(session: AsyncSession, order: Order) -> dict[str, int]:
+async def sale_answer(session: AsyncSession, order: Order) -> SalePoints:
     """``SaleQuote.answer`` of a sale already recorded."""
-    return detail_fields("sales", await order_points(session, order))
+    return _sale_points(await order_points(session, order))
 
 
-def detail_fields(order_type: str, moved: dict[str, int]) -> dict[str, int]:
+def _sale_points(moved: dict[str, int]) -> SalePoints:
+    return {"points_earned": moved.get("earn", 0), "points_redeemed": -moved.get("redeem", 0)}
+
+
+def detail_fields(order_type: str, moved: dict[str, int]) -> OrderPoints:
     """What an order's detail view says of points, given what it moved
     (``order_points``): a sale what it earned and redeemed (a void does not change
     what it did then), a sales return what it took back and refunded."""
     if order_type == "sales":
-        return {"points_earned": moved.get("earn", 0), "points_redeemed": -moved.get("redeem", 0)}
+        sold = _sale_points(moved)
+        return {"points_earned": sold["points_earned"], "points_redeemed": sold["points_redeemed"]}
     if order_type == "sales-returns":
         return {
             "points_taken_back": -moved.get("return", 0),
@@ -346,7 +388,7 @@ class ReturnQuote:
     back: int = 0
     back_value: Decimal = ZERO
 
-    def answer(self) -> dict[str, int]:
+    def answer(self) -> ReturnPoints:
         return {
             "points_taken_back": self.back,
             "points_refunded": sum(u.points for u in self.gives),

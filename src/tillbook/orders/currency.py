@@ -14,7 +14,10 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
+from typing_extensions import TypedDict
+
 from tillbook.kit.money import ZERO, money_str
+from tillbook.kit.shapes import MoneyStr
 from tillbook.ledger.fx import Conversion, share
 from tillbook.models import Order
 
@@ -51,7 +54,17 @@ def order_currency(
     }
 
 
-def currency_fields(order: Order) -> dict[str, Any]:
+class ForeignFigures(TypedDict, total=False):
+    """What a foreign order's answers add (``currency_fields``); nothing for a base
+    one (v1's shapes). An answer's shape inherits these as its optional fields."""
+
+    currency: str
+    exchange_rate: str
+    base_total: MoneyStr
+    base_due: MoneyStr
+
+
+def currency_fields(order: Order) -> ForeignFigures:
     """What a foreign order's answers add; nothing for a base one (v1's shapes)."""
     if order.currency is None:
         return {}

@@ -155,7 +155,7 @@ async def announce(
     when the caller has it already)."""
     if staff is None:
         staff = await views.user_of(uow.session, key.company_id, key.user_id)
-    data = views.detail(order, party, staff, items, [(p, p.amount) for p in payments])
+    data = views.detail(order, party, staff, items, [(p, p.amount) for p in payments], {})
     emit(uow, company_id=key.company_id, warehouse_id=key.warehouse_id, types=types, data=data)
 
 

@@ -15,7 +15,7 @@ from tillbook.db import Reads
 from tillbook.errors import NotFound, invalid
 from tillbook.kit import bounds
 from tillbook.kit.money import ZERO, money_str
-from tillbook.kit.pagination import Page, envelope, parse_page
+from tillbook.kit.pagination import Page, Paged, envelope, paged, parse_page
 from tillbook.kit.refs import ref_to_id
 from tillbook.kit.text import quoted
 from tillbook.models import Company, Order, OrderItem, Product, User, Warehouse
@@ -51,7 +51,7 @@ async def order_page(
     dates: str | None,
     page: str | None,
     limit: str | None,
-) -> dict[str, Any]:
+) -> Paged[views.OrderListItem]:
     p = parse_page(page, limit)
     start, end = parse_dates(dates)
     total, rows = await views.page_of_orders(
@@ -64,10 +64,12 @@ async def order_page(
         offset=p.offset,
         limit=p.limit,
     )
-    return envelope(p, total, rows)
+    return paged(p, total, rows)
 
 
-async def order_detail(reads: Reads, key: AuthContext, order_type: str, ref: str) -> dict[str, Any]:
+async def order_detail(
+    reads: Reads, key: AuthContext, order_type: str, ref: str
+) -> views.OrderDetail:
     """One order of the key's warehouse, named by id, xid or invoice number (an id
     first, as ``lookup.order_ids`` prefers): one statement for an id or xid on
     PostgreSQL, one more to find an invoice number."""
@@ -139,11 +141,8 @@ async def back_office_page(
             .limit(page.limit)
         )
     ).all()
-    items = []
-    for o, u, s in rows:
-        item = views.list_item(o, u, s)
-        item["warehouse_id"] = o.warehouse_id
-        items.append(item)
+    # The back office's lists name each order's branch.
+    items = [{**views.list_item(o, u, s), "warehouse_id": o.warehouse_id} for o, u, s in rows]
     return envelope(page, total, items)
 
 
@@ -164,10 +163,12 @@ async def back_office_detail(
     ).scalar_one_or_none()
     company = await session.get(Company, company_id)
     assert warehouse is not None and company is not None
-    data = await views.load_detail(session, order)
-    data["warehouse_id"] = order.warehouse_id
-    data["staff_user_id"] = order.staff_user_id
-    data["recorded_at"] = order.created_at  # when it was entered (shown on the branch's clock)
+    data = {
+        **await views.load_detail(session, order),
+        "warehouse_id": order.warehouse_id,
+        "staff_user_id": order.staff_user_id,
+        "recorded_at": order.created_at,  # when it was entered (shown on the branch's clock)
+    }
     return data, warehouse, company
 
 
@@ -204,11 +205,7 @@ async def outstanding_page(
             .limit(page.limit)
         )
     ).all()
-    items = []
-    for o, u in rows:
-        item = views.list_item(o, u, None)
-        item["warehouse_id"] = o.warehouse_id
-        items.append(item)
+    items = [{**views.list_item(o, u, None), "warehouse_id": o.warehouse_id} for o, u in rows]
     return envelope(page, total, items)
 
 

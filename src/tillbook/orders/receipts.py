@@ -277,7 +277,7 @@ POINT_LABELS = {
 
 async def _points(session: AsyncSession, order: Order) -> list[tuple[str, int]]:
     moved = loyalty.detail_fields(order.order_type, await loyalty.order_points(session, order))
-    return [(POINT_LABELS[k], n) for k, n in moved.items() if n]
+    return [(POINT_LABELS[k], n) for k, n in moved.items() if isinstance(n, int) and n]
 
 
 def _plain(value: Decimal) -> str:

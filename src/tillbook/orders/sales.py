@@ -13,7 +13,10 @@ import datetime as dt
 import uuid
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import Annotated, Any, NotRequired, cast
+
+from pydantic import Field
+from typing_extensions import TypedDict
 
 from tillbook.auth.context import AuthContext
 from tillbook.currency import documents
@@ -24,6 +27,7 @@ from tillbook.kit import bounds, xid
 from tillbook.kit.bounds import MONEY
 from tillbook.kit.money import ZERO, money_str, number, price_str
 from tillbook.kit.problems import Problems
+from tillbook.kit.shapes import MoneyStr, PriceStr, answer
 from tillbook.ledger.fx import Conversion
 from tillbook.ledger.parties import warehouse_balances
 from tillbook.ledger.service import post
@@ -32,26 +36,115 @@ from tillbook.models import Order, OrderItem, User
 from tillbook.models.base import value_of
 from tillbook.orders import lookup, numbering, promotions, shifts
 from tillbook.orders import repository as repo
-from tillbook.orders.currency import base_total, currency_fields, order_currency
+from tillbook.orders.currency import ForeignFigures, base_total, currency_fields, order_currency
 from tillbook.orders.intake import Intake, announce, existing_order, take_in
 from tillbook.orders.schemas import SaleIn
 from tillbook.orders.tenders import payment_status, record_order_tenders
+from tillbook.orders.views import PaymentStatus
 from tillbook.unit import UnitOfWork
 
 TOLERANCE = Decimal("0.01")
 
 
-def sale_response(order: Order) -> dict[str, Any]:
+@answer
+class SaleRecorded(ForeignFigures):
+    """What ``POST /sales`` answers (flat beside ``status``, the spec's shape): the
+    sale recorded, or the earlier one its invoice number names."""
+
+    order_id: int
+    invoice_number: str
+    total_amount: float
+    unique_id: str
+    payment_status: PaymentStatus
+    paid_amount: MoneyStr
+    due_amount: MoneyStr
+    points_earned: NotRequired[
+        Annotated[
+            int,
+            Field(
+                default=0,
+                description="loyalty points the sale earned its customer (DESIGN §18): floor "
+                "of its base amount less what points paid, over the programme's earn_unit",
+            ),
+        ]
+    ]
+    points_redeemed: NotRequired[
+        Annotated[
+            int,
+            Field(default=0, description="loyalty points its tenders in the loyalty mode redeemed"),
+        ]
+    ]
+
+
+@answer
+class PreviewLine(TypedDict):
+    product_id: int
+    xid: str
+    name: str
+    quantity: float
+    unit_price: PriceStr
+    discount_rate: float
+    tax_rate: float
+    net: MoneyStr
+    tax: MoneyStr
+    discount: Annotated[MoneyStr, Field(description="what the line's discount rate took off")]
+    total: MoneyStr
+    promotion_id: Annotated[int | None, Field(description="the promotion that priced the line")]
+    promotion: Annotated[str | None, Field(description="its name, as the receipt prints it")]
+    promotion_discount: Annotated[
+        MoneyStr,
+        Field(
+            description="what the promotion took off the line, on the price as given (0.00: none)"
+        ),
+    ]
+
+
+@answer
+class SalePreview(ForeignFigures):
+    # What ``POST /sales/preview`` answers: the figures the sale would record (a
+    # comment, not a docstring: the document names it by the operation).
+
+    items: list[PreviewLine]
+    subtotal: MoneyStr
+    tax_amount: MoneyStr
+    discount: MoneyStr
+    shipping: MoneyStr
+    total: MoneyStr
+    paid_amount: MoneyStr
+    due_amount: MoneyStr
+    points_earned: NotRequired[
+        Annotated[
+            int,
+            Field(
+                default=0,
+                description="loyalty points the sale would earn its customer (DESIGN §18): "
+                "floor of its base amount less what points paid, over the programme's "
+                "earn_unit",
+            ),
+        ]
+    ]
+    points_redeemed: NotRequired[
+        Annotated[
+            int,
+            Field(
+                default=0,
+                description="loyalty points its tenders in the loyalty mode would redeem",
+            ),
+        ]
+    ]
+
+
+def sale_response(order: Order, points: loyalty.SalePoints) -> SaleRecorded:
     return {
-        "status": "success",
         "order_id": order.id,
         "invoice_number": order.invoice_number,
         "total_amount": number(order.total),
         "unique_id": order.unique_id,
-        "payment_status": order.payment_status,
+        "payment_status": cast(PaymentStatus, order.payment_status),
         "paid_amount": money_str(order.paid_amount),
         "due_amount": money_str(order.due_amount),
         **currency_fields(order),
+        **points,
     }
 
 
@@ -193,7 +286,13 @@ async def card_draws(
     return draws
 
 
-def promotion_fields(applied: promotions.Applied | None) -> dict[str, Any]:
+class LinePromotion(TypedDict):
+    promotion_id: int | None
+    promotion: str | None
+    promotion_discount: str
+
+
+def promotion_fields(applied: promotions.Applied | None) -> LinePromotion:
     """A priced line's promotion, as the preview and the order's detail show it."""
     if applied is None:
         return {"promotion_id": None, "promotion": None, "promotion_discount": "0.00"}
@@ -221,7 +320,7 @@ async def points_quote(
     return quote
 
 
-async def preview_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[str, Any]:
+async def preview_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> SalePreview:
     """``POST /sales/preview``: the figures ``POST /sales`` would record for the same
     body, recording nothing; refused for what would refuse the sale (its shift, the
     customer's credit limit) as well as for its lines."""
@@ -229,59 +328,57 @@ async def preview_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[
     await lookup.cashier(uow, key, body.staff_member)
     await shifts.for_sale(uow, key, body.shift_id)
     await check_credit_limit(uow, key, priced.intake.party, priced.base(priced.total - priced.paid))
-    return {
-        "status": "success",
-        "data": {
-            "items": [
-                {
-                    "product_id": line.product.id,
-                    "xid": xid.encode(line.product.id),
-                    "name": line.product.name,
-                    "quantity": number(line.quantity),
-                    "unit_price": price_str(line.unit_price),
-                    "discount_rate": number(line.discount_rate),
-                    "tax_rate": number(line.tax.rate if line.tax else ZERO),
-                    "net": money_str(line.net),
-                    "tax": money_str(line.tax_amount),
-                    "discount": money_str(line.discount),
-                    "total": money_str(line.gross),
-                    **promotion_fields(line.promotion),
-                }
-                for line in priced.intake.lines
-            ],
-            "subtotal": money_str(priced.subtotal),
-            "tax_amount": money_str(priced.tax_amount),
-            "discount": money_str(body.discount),
-            "shipping": money_str(body.shipping),
-            "total": money_str(priced.total),
-            "paid_amount": money_str(priced.paid),
-            "due_amount": money_str(priced.total - priced.paid),
-            **priced.loyalty.answer(),
-            **(
-                {}
-                if priced.fx is None
-                else {
-                    "currency": priced.fx.currency,
-                    "exchange_rate": str(priced.fx.rate),
-                    "base_total": money_str(
-                        base_total(
-                            priced.fx,
-                            priced.total - priced.paid,
-                            [t.amount for t, _m in priced.intake.tenders],
-                        )
-                    ),
-                }
+    foreign: ForeignFigures = (
+        {}
+        if priced.fx is None
+        else {
+            "currency": priced.fx.currency,
+            "exchange_rate": str(priced.fx.rate),
+            "base_total": money_str(
+                base_total(
+                    priced.fx,
+                    priced.total - priced.paid,
+                    [t.amount for t, _m in priced.intake.tenders],
+                )
             ),
-        },
+        }
+    )
+    return {
+        "items": [
+            {
+                "product_id": line.product.id,
+                "xid": xid.encode(line.product.id),
+                "name": line.product.name,
+                "quantity": number(line.quantity),
+                "unit_price": price_str(line.unit_price),
+                "discount_rate": number(line.discount_rate),
+                "tax_rate": number(line.tax.rate if line.tax else ZERO),
+                "net": money_str(line.net),
+                "tax": money_str(line.tax_amount),
+                "discount": money_str(line.discount),
+                "total": money_str(line.gross),
+                **promotion_fields(line.promotion),
+            }
+            for line in priced.intake.lines
+        ],
+        "subtotal": money_str(priced.subtotal),
+        "tax_amount": money_str(priced.tax_amount),
+        "discount": money_str(body.discount),
+        "shipping": money_str(body.shipping),
+        "total": money_str(priced.total),
+        "paid_amount": money_str(priced.paid),
+        "due_amount": money_str(priced.total - priced.paid),
+        **priced.loyalty.answer(),
+        **foreign,
     }
 
 
-async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[str, Any]:
+async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> SaleRecorded:
     earlier = await existing_order(
         uow, key.company_id, key.warehouse_id, "sales", body.invoice_number
     )
     if earlier is not None:
-        return {**sale_response(earlier), **await loyalty.sale_answer(uow.session, earlier)}
+        return sale_response(earlier, await loyalty.sale_answer(uow.session, earlier))
 
     priced = await price_sale(uow, key, body)
     intake = priced.intake
@@ -451,4 +548,4 @@ async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[s
                 alloc.shortfall,
                 {"order_id": order.id, "invoice_number": invoice_number},
             )
-    return {**sale_response(order), **points.answer()}
+    return sale_response(order, points.answer())

@@ -1,57 +1,139 @@
-"""The wire shapes of orders: list items and details (also the ``data`` of events)."""
+"""The wire shapes of orders: list items and details (also the ``data`` of events),
+declared once here as types (``kit/shapes.py``) and built by the functions below."""
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
 from decimal import Decimal
-from typing import Any
+from typing import Annotated, Any, Literal, NotRequired, cast
 
+from pydantic import Field
 from sqlalchemy import BindParameter, Select, bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
+from typing_extensions import TypedDict
 
 from tillbook.db import Reads, Record, SessionReads
 from tillbook.inventory.service import Listed
 from tillbook.kit import xid
 from tillbook.kit.money import ZERO, money_str, number, price_str
+from tillbook.kit.shapes import DateStr, DateTimeStr, MoneyStr, Named, PriceStr, ProductRef, answer
 from tillbook.loyalty import points as loyalty
 from tillbook.models import Order, OrderItem, Payment, PaymentAllocation, Product, User
 from tillbook.models.base import M, table_of, value_of
-from tillbook.orders.currency import currency_fields
+from tillbook.orders.currency import ForeignFigures, currency_fields
 
-MONEY_FIELDS = (
-    "subtotal",
-    "tax_amount",
-    "discount",
-    "shipping",
-    "total",
-    "paid_amount",
-    "due_amount",
-)
+PaymentStatus = Literal["unpaid", "partially_paid", "paid"]
+OrderType = Literal["sales", "purchases", "sales-returns", "purchase-returns"]
 
 
-def list_item(order: Order, party: User, staff: User | None) -> dict[str, Any]:
-    out: dict[str, Any] = {
+class _Order(ForeignFigures):
+    """What a list item and a detail share; a foreign order adds its currency, rate
+    and base totals (DESIGN §16)."""
+
+    id: int
+    xid: str
+    unique_id: str
+    invoice_number: str
+    order_type: OrderType
+    order_date: DateStr
+    subtotal: MoneyStr
+    tax_amount: MoneyStr
+    discount: MoneyStr
+    shipping: MoneyStr
+    total: MoneyStr
+    paid_amount: MoneyStr
+    due_amount: MoneyStr
+    order_status: str
+    payment_status: PaymentStatus
+    notes: str
+    staff_member: Named | None
+
+
+@answer
+class OrderListItem(_Order):
+    user: Named
+
+
+@answer
+class Party(TypedDict):
+    id: int
+    name: str
+    phone: str | None
+
+
+@answer
+class OrderLine(TypedDict):
+    id: int
+    product_id: int
+    quantity: float
+    unit_id: int | None
+    base_quantity: float
+    unit_price: PriceStr
+    discount_rate: float
+    tax_rate: float
+    tax_amount: MoneyStr
+    subtotal: MoneyStr
+    total: MoneyStr
+    promotion_id: Annotated[int | None, Field(description="the promotion that priced the line")]
+    promotion_discount: Annotated[
+        MoneyStr, Field(description="what the promotion took off the line, on the price as given")
+    ]
+    product: ProductRef
+
+
+@answer
+class OrderPayment(TypedDict):
+    id: int
+    amount: Annotated[MoneyStr, Field(description="the part of the payment applied to this order")]
+    payment_amount: MoneyStr
+    payment_type: Literal["in", "out"]
+    payment_mode_id: int
+    date: DateStr
+    reference: str | None
+
+
+@answer
+class OrderDetail(_Order, loyalty.OrderPoints):
+    user: Party
+    original_order_id: int | None
+    # Additive to the spec: the till shift, and why and when a voided sale was voided.
+    shift_id: NotRequired[
+        Annotated[int | None, Field(default=None, description="the till shift it was made in")]
+    ]
+    void_reason: NotRequired[
+        Annotated[str | None, Field(default=None, description="why a voided sale was voided")]
+    ]
+    voided_at: NotRequired[Annotated[DateTimeStr | None, Field(default=None)]]
+    items: list[OrderLine]
+    payments: list[OrderPayment]
+
+
+def list_item(order: Order, party: User, staff: User | None) -> OrderListItem:
+    return {
         "id": order.id,
         "xid": xid.encode(order.id),
         "unique_id": order.unique_id,
         "invoice_number": order.invoice_number,
-        "order_type": order.order_type,
+        # The columns hold these codes only (their writers are typed with them).
+        "order_type": cast(OrderType, order.order_type),
         "order_date": order.order_date.isoformat(),
+        "subtotal": money_str(order.subtotal),
+        "tax_amount": money_str(order.tax_amount),
+        "discount": money_str(order.discount),
+        "shipping": money_str(order.shipping),
+        "total": money_str(order.total),
+        "paid_amount": money_str(order.paid_amount),
+        "due_amount": money_str(order.due_amount),
+        "order_status": order.order_status,
+        "payment_status": cast(PaymentStatus, order.payment_status),
+        "notes": order.notes,
+        "user": {"id": party.id, "name": party.name},
+        "staff_member": {"id": staff.id, "name": staff.name} if staff else None,
+        # A foreign order adds its currency, rate and base totals (DESIGN §16).
+        **currency_fields(order),
     }
-    for f in MONEY_FIELDS:
-        out[f] = money_str(getattr(order, f))
-    out.update(
-        order_status=order.order_status,
-        payment_status=order.payment_status,
-        notes=order.notes,
-        user={"id": party.id, "name": party.name},
-        staff_member={"id": staff.id, "name": staff.name} if staff else None,
-    )
-    # A foreign order adds its currency, rate and base totals (DESIGN §16).
-    out.update(currency_fields(order))
-    return out
 
 
 def detail(
@@ -60,56 +142,60 @@ def detail(
     staff: User | None,
     items: Sequence[tuple[OrderItem, Product | Listed]],
     payments: Sequence[tuple[Payment, Decimal]],
-) -> dict[str, Any]:
-    out = list_item(order, party, staff)
-    out["user"] = {"id": party.id, "name": party.name, "phone": party.phone}
-    out["original_order_id"] = order.original_order_id
-    # Additive to the spec: the till shift, and why and when a voided sale was voided.
-    out["shift_id"] = order.shift_id
-    out["void_reason"] = order.void_reason
+    points: loyalty.OrderPoints,
+) -> OrderDetail:
+    """``points``: what the order moved of its customer's loyalty points (DESIGN §18;
+    an event sent as the order is recorded has none yet)."""
     voided = order.voided_at
     if voided is not None and voided.tzinfo is None:  # SQLite keeps no zone: UTC
         voided = voided.replace(tzinfo=dt.UTC)
-    out["voided_at"] = voided.isoformat() if voided else None
-    out["items"] = [
-        {
-            "id": item.id,
-            "product_id": item.product_id,
-            "quantity": number(item.quantity),
-            "unit_id": item.unit_id,
-            "base_quantity": number(item.base_quantity),
-            "unit_price": price_str(item.unit_price),
-            "discount_rate": number(item.discount_rate),
-            "tax_rate": number(item.tax_rate),
-            "tax_amount": money_str(item.tax_amount),
-            "subtotal": money_str(item.subtotal),
-            "total": money_str(item.total),
-            # Additive (DESIGN §18): the promotion that priced the line and what it
-            # took off (on the price as given), 0.00 without one.
-            "promotion_id": item.promotion_id,
-            "promotion_discount": money_str(item.promotion_discount or ZERO),
-            "product": {
-                "id": product.id,
-                "xid": xid.encode(product.id),
-                "name": product.name,
-                "item_code": product.item_code,
-            },
-        }
-        for item, product in items
-    ]
-    out["payments"] = [
-        {
-            "id": p.id,
-            "amount": money_str(applied),
-            "payment_amount": money_str(p.amount),
-            "payment_type": p.payment_type,
-            "payment_mode_id": p.payment_mode_id,
-            "date": p.date.isoformat(),
-            "reference": p.reference,
-        }
-        for p, applied in payments
-    ]
-    return out
+    return {
+        **list_item(order, party, staff),
+        "user": {"id": party.id, "name": party.name, "phone": party.phone},
+        "original_order_id": order.original_order_id,
+        "shift_id": order.shift_id,
+        "void_reason": order.void_reason,
+        "voided_at": voided.isoformat() if voided else None,
+        "items": [
+            {
+                "id": item.id,
+                "product_id": item.product_id,
+                "quantity": number(item.quantity),
+                "unit_id": item.unit_id,
+                "base_quantity": number(item.base_quantity),
+                "unit_price": price_str(item.unit_price),
+                "discount_rate": number(item.discount_rate),
+                "tax_rate": number(item.tax_rate),
+                "tax_amount": money_str(item.tax_amount),
+                "subtotal": money_str(item.subtotal),
+                "total": money_str(item.total),
+                # Additive (DESIGN §18): the promotion that priced the line and what it
+                # took off (on the price as given), 0.00 without one.
+                "promotion_id": item.promotion_id,
+                "promotion_discount": money_str(item.promotion_discount or ZERO),
+                "product": {
+                    "id": product.id,
+                    "xid": xid.encode(product.id),
+                    "name": product.name,
+                    "item_code": product.item_code,
+                },
+            }
+            for item, product in items
+        ],
+        "payments": [
+            {
+                "id": p.id,
+                "amount": money_str(applied),
+                "payment_amount": money_str(p.amount),
+                "payment_type": cast(Literal["in", "out"], p.payment_type),
+                "payment_mode_id": p.payment_mode_id,
+                "date": p.date.isoformat(),
+                "reference": p.reference,
+            }
+            for p, applied in payments
+        ],
+        **points,
+    }
 
 
 async def user_of(session: AsyncSession, company_id: int, user_id: int | None) -> User | None:
@@ -174,7 +260,7 @@ def _row_of(model: type[M], row: Record) -> M:
 
 def _detail_from(
     order: Order, party: User, staff: User | None, lists: dict[str, list[Record]]
-) -> dict[str, Any]:
+) -> OrderDetail:
     items = [
         (
             _row_of(OrderItem, r),
@@ -188,12 +274,11 @@ def _detail_from(
         for r in lists["items"]
     ]
     payments = [(_row_of(Payment, r), r["applied"]) for r in lists["payments"]]
-    out = detail(order, party, staff, items, payments)
-    out.update(loyalty.detail_fields(order.order_type, loyalty.moved_by_kind(lists["points"])))
-    return out
+    points = loyalty.detail_fields(order.order_type, loyalty.moved_by_kind(lists["points"]))
+    return detail(order, party, staff, items, payments, points)
 
 
-async def load_detail(session: AsyncSession, order: Order) -> dict[str, Any]:
+async def load_detail(session: AsyncSession, order: Order) -> OrderDetail:
     """The detail of ``order`` as this session holds it (a write's, before COMMIT)."""
     party = await user_of(session, order.company_id, order.user_id)
     assert party is not None
@@ -206,7 +291,7 @@ async def load_detail(session: AsyncSession, order: Order) -> dict[str, Any]:
 
 async def read_detail(
     reads: Reads, company_id: int, order_id: int
-) -> tuple[Order, dict[str, Any]] | None:
+) -> tuple[Order, OrderDetail] | None:
     """The company's order ``order_id`` and its detail, in one statement on PostgreSQL
     (``Reads.one``): a till reading back a sale pays one round trip."""
     found = await reads.one(
@@ -241,7 +326,7 @@ async def page_of_orders(
     date_to: Any,
     offset: int,
     limit: int,
-) -> tuple[int, list[dict[str, Any]]]:
+) -> tuple[int, list[OrderListItem]]:
     conditions = [
         Order.company_id == company_id,
         Order.warehouse_id == warehouse_id,

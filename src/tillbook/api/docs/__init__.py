@@ -31,8 +31,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from pydantic import BaseModel
-from pydantic.json_schema import models_json_schema
+from pydantic import TypeAdapter
+from pydantic.json_schema import GenerateJsonSchema
 
 from tillbook.api.docs import admin_models, events, examples, fields, operations
 from tillbook.api.public.openapi import ENVELOPE_422
@@ -59,9 +59,12 @@ _ADMIN_ERRORS: dict[int, str] = {
 }
 
 
-def _add_models(schema: dict[str, Any], models: list[type[BaseModel]]) -> None:
-    _, top = models_json_schema([(m, "serialization") for m in models], ref_template=REF)
-    schema["components"]["schemas"].update(top.get("$defs", {}))
+def _add_models(schema: dict[str, Any], models: list[type[Any]]) -> None:
+    """The components of ``models``: pydantic models, or the ``TypedDict`` shapes
+    services return (``kit/shapes.py``)."""
+    inputs = [(m.__name__, "serialization", TypeAdapter(m).core_schema) for m in models]
+    _, defs = GenerateJsonSchema(ref_template=REF).generate_definitions(inputs)  # type: ignore[arg-type]
+    schema["components"]["schemas"].update(defs)
 
 
 def _admin_errors(key: str, operation: dict[str, Any]) -> None:

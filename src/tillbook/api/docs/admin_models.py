@@ -18,7 +18,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, create_model
 
-from tillbook.api.public.openapi import MoneyStr
+from tillbook.kit.shapes import MoneyStr
 
 
 class _Shape(BaseModel):

@@ -13,13 +13,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, RootModel
 
-from tillbook.api.public.openapi import (
-    Allocation,
-    MoneyStr,
-    OrderDetail,
-    StockAdjustment,
-    Transfer,
-)
+from tillbook.api.public.openapi import Allocation, StockAdjustment, Transfer
+from tillbook.kit.shapes import MoneyStr
+from tillbook.orders.views import OrderDetail
 
 
 class _Shape(BaseModel):
@@ -105,7 +101,8 @@ class DiscrepancyEventData(_Shape):
     adjustment_id: int | None = None
 
 
-EVENTS: dict[str, tuple[type[BaseModel], str]] = {
+# Each event's ``data``: a model, or the ``TypedDict`` its service builds.
+EVENTS: dict[str, tuple[type[Any], str]] = {
     "order.created": (OrderDetail, "every sale (`POST /sales`); `data` is the sale as "
                       "`GET /sales/{id}` shows it"),
     "sales.created": (OrderDetail, "every sale; an alias of `order.created` with its own "

@@ -354,6 +354,16 @@ FIELDS.update(
         "currency": e("an ISO 4217 currency code (upper or lower case)", "EUR"),
         "minor_units": e("the currency's decimal places (JPY 0, EUR 2, KWD 3)", 2),
         "base_minor_units": e("the base currency's decimal places", 2),
+        # A foreign order's answers (``orders/currency.py`` ``ForeignFigures``);
+        # absent from a base-currency order's.
+        "exchange_rate": e(
+            "a foreign order's rate: base units per one unit of its currency, exact", "1.085"
+        ),
+        "base_total": e("a foreign order's total in the base currency, " + MONEY, "13.56"),
+        "base_due": e(
+            "what a foreign order still owes, in the base currency at its own rate, " + MONEY,
+            "0.00",
+        ),
         "enabled": e("whether new documents may be in this currency", True),
         "latest_rate": e(
             "the currency's newest rate (base units per one unit of it), or null", "1.085"

@@ -10,7 +10,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response
 
-from tillbook.api import conditional
+from tillbook.api import conditional, envelope
 from tillbook.api.conditional import CONDITIONAL, answer, list_or_feed
 from tillbook.api.deps import DB, CurrentKey
 from tillbook.api.public import openapi as r
@@ -48,13 +48,9 @@ def _xid_filter(name: str, raw: str | None) -> int | None:
     return ref
 
 
-def _ok(data: Any) -> dict[str, Any]:
-    return {"status": "success", "data": data}
-
-
 @router.get("/warehouses", responses=r.ok(r.WarehouseList, *r.READ))
 async def list_warehouses(key: CurrentKey, db: DB) -> dict[str, Any]:
-    return _ok(await db.read(lambda s: queries.warehouses(s, key)))
+    return envelope.ok(await db.read(lambda s: queries.warehouses(s, key)))
 
 
 # Catalog reads answer an ETag; If-None-Match with it is a 304 (``api.conditional``).
@@ -89,7 +85,7 @@ async def list_products(
     data = await db.read(
         lambda s: queries.products(s, key, pg, search=text, category_id=cat, brand_id=brand)
     )
-    return answer(request, _ok(data))
+    return answer(request, envelope.ok(data))
 
 
 @router.get(
@@ -98,7 +94,9 @@ async def list_products(
     openapi_extra=CONDITIONAL,
 )
 async def get_product(request: Request, ref: str, key: CurrentKey, db: DB) -> Response:
-    return answer(request, _ok(await db.reads(lambda r: queries.product(r, key, ref_to_id(ref)))))
+    return answer(
+        request, envelope.ok(await db.reads(lambda r: queries.product(r, key, ref_to_id(ref))))
+    )
 
 
 @router.get(
@@ -131,7 +129,9 @@ async def list_categories(
     openapi_extra=CONDITIONAL,
 )
 async def get_category(request: Request, ref: str, key: CurrentKey, db: DB) -> Response:
-    return answer(request, _ok(await db.read(lambda s: queries.category(s, key, ref_to_id(ref)))))
+    return answer(
+        request, envelope.ok(await db.read(lambda s: queries.category(s, key, ref_to_id(ref))))
+    )
 
 
 @router.get(
@@ -163,4 +163,6 @@ async def list_brands(
     openapi_extra=CONDITIONAL,
 )
 async def get_brand(request: Request, ref: str, key: CurrentKey, db: DB) -> Response:
-    return answer(request, _ok(await db.read(lambda s: queries.brand(s, key, ref_to_id(ref)))))
+    return answer(
+        request, envelope.ok(await db.read(lambda s: queries.brand(s, key, ref_to_id(ref))))
+    )

@@ -1,10 +1,14 @@
-"""The public API's response shapes, for the OpenAPI document only.
+"""The public API's response shapes in the OpenAPI document.
 
-These models mirror what the services and views return, field by field; the
-routers keep returning plain dicts (no response validation at run time). Every
-model forbids properties it does not name, so a field added to a view without
-being added here fails the schemathesis run (``tests/robustness/test_openapi_fuzz.py``)
-instead of going undocumented.
+An answer whose service is typed is declared once, as a ``TypedDict`` beside the
+code that builds it (``orders/views.py``, ``orders/sales.py``; ``kit/shapes.py``
+says how); here it is only put in its envelope, ``Ok[...]`` (``api/envelope.ok``)
+or a subclass adding ``status`` (``api/envelope.flat``), under the component name
+clients know. The models below that still list fields mirror services not typed
+yet (issue 23), field by field; the routers return plain dicts either way (no
+response validation at run time). Every shape forbids properties it does not
+name, so a field added to a view without being declared fails the schemathesis
+run (``tests/robustness/test_openapi_fuzz.py``) instead of going undocumented.
 
 Money in orders is a decimal string with two places; product prices, stock and
 quantities of order lines are JSON numbers (spec, DESIGN.md §3).
@@ -13,25 +17,27 @@ quantities of order lines are JSON numbers (spec, DESIGN.md §3).
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Any, Generic, Literal, TypeVar, Union
+from typing import Any, Generic, Literal, TypeVar, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from tillbook.api.body import openapi_body
 from tillbook.auth.service import EXAMPLES, SIGNATURE_WINDOW_S
+from tillbook.catalog.views import (
+    Brand,
+    Category,
+    CategoryFields,
+    ProductDetail,
+    ProductListItem,
+    TaxItem,
+    UnitItem,
+    Warehouse,
+)
+from tillbook.kit.shapes import MoneyStr, Named, ProductRef, QuantityStr, answer
+from tillbook.orders.sales import SalePreview, SaleRecorded
+from tillbook.orders.views import OrderDetail, OrderListItem
 
 T = TypeVar("T")
-
-MoneyStr = Annotated[
-    str, Field(pattern=r"^-?[0-9]+\.[0-9]{2}$", description="decimal string, 2 places")
-]
-PriceStr = Annotated[
-    str,
-    Field(pattern=r"^-?[0-9]+\.[0-9]{2}([0-9]{2})?$", description="decimal string, 2 or 4 places"),
-]
-QuantityStr = Annotated[
-    str, Field(pattern=r"^-?[0-9]+\.[0-9]{4}$", description="decimal string, 4 places")
-]
 
 
 class Shape(BaseModel):
@@ -82,31 +88,7 @@ class Page(Shape, Generic[T]):
     data: list[T]
 
 
-class Named(Shape):
-    id: int
-    name: str
-
-
-class XidNamed(Shape):
-    xid: str
-    name: str
-
-
-class ProductRef(Shape):
-    id: int
-    xid: str
-    name: str
-    item_code: str
-
-
 # --- catalog ---------------------------------------------------------------------------
-
-
-class Warehouse(Shape):
-    id: int
-    xid: str
-    name: str
-    allow_negative_stock: bool
 
 
 class Customer(Shape):
@@ -136,105 +118,11 @@ class PaymentModeItem(Shape):
     account_code: str
 
 
-class TaxItem(Shape):
-    id: int
-    xid: str
-    name: str
-    rate: float = Field(description="percent")
-    inclusive: bool
-
-
-class UnitItem(Shape):
-    id: int
-    xid: str
-    name: str
-    short_name: str
-
-
 class ExpenseCategoryItem(Shape):
     id: int
     xid: str
     name: str
     account_code: str
-
-
-class UnitRef(Shape):
-    xid: str
-    name: str
-    short_name: str
-
-
-class UnitName(Shape):
-    name: str
-    short_name: str
-
-
-class AdditionalUnit(Shape):
-    child_unit_id: str
-    operator: str
-    operator_value: float
-    alternative_price: float
-    unit: UnitName
-
-
-class ProductListItem(Shape):
-    id: int
-    xid: str
-    name: str
-    slug: str
-    item_code: str
-    product_type: str
-    sales_price: float
-    purchase_price: float
-    mrp: float | None
-    current_stock: float
-    category: XidNamed | None
-    brand: XidNamed | None
-    unit: UnitRef | None
-    # Additive to the spec (DESIGN.md §13): the primary barcode, this warehouse's
-    # reorder level, whether the product is still sold here, and whether it has
-    # additional units (so a till fetches only those products' detail).
-    barcode: str | None
-    reorder_level: float
-    active: bool
-    has_additional_units: bool
-    # Additive (register-contract.md, Changes): what a register needs to price a line
-    # offline without asking for each product's detail.
-    tax_id: int | None
-    barcodes: list[str]
-    additional_units: list[AdditionalUnit]
-
-
-class Batch(Shape):
-    id: int
-    batch_number: str | None
-    expiry_date: dt.date | None
-    quantity_remaining: float
-    unit_cost: float
-    received_at: dt.datetime
-
-
-class ProductDetail(ProductListItem):
-    description: str
-    batches: list[Batch]
-
-
-class Category(Shape):
-    id: int
-    xid: str
-    name: str
-    slug: str
-    parent_id: int | None
-    image: str | None
-    children: list[Category]
-
-
-class Brand(Shape):
-    id: int
-    xid: str
-    name: str
-    slug: str
-    image: str | None
 
 
 class WarehouseList(Ok[list[Warehouse]]):
@@ -308,87 +196,6 @@ class BrandResponse(Ok[Brand]):
 # --- orders (sales, purchases, returns) --------------------------------------------------
 
 
-class _Order(Shape):
-    id: int
-    xid: str
-    unique_id: str
-    invoice_number: str
-    order_type: Literal["sales", "purchases", "sales-returns", "purchase-returns"]
-    order_date: dt.date
-    subtotal: MoneyStr
-    tax_amount: MoneyStr
-    discount: MoneyStr
-    shipping: MoneyStr
-    total: MoneyStr
-    paid_amount: MoneyStr
-    due_amount: MoneyStr
-    order_status: str
-    payment_status: Literal["unpaid", "partially_paid", "paid"]
-    notes: str
-    staff_member: Named | None
-
-
-class OrderListItem(_Order):
-    user: Named
-
-
-class Party(Shape):
-    id: int
-    name: str
-    phone: str | None
-
-
-class OrderLine(Shape):
-    id: int
-    product_id: int
-    quantity: float
-    unit_id: int | None
-    base_quantity: float
-    unit_price: PriceStr
-    discount_rate: float
-    tax_rate: float
-    tax_amount: MoneyStr
-    subtotal: MoneyStr
-    total: MoneyStr
-    promotion_id: int | None = Field(description="the promotion that priced the line")
-    promotion_discount: MoneyStr = Field(
-        description="what the promotion took off the line, on the price as given"
-    )
-    product: ProductRef
-
-
-class OrderPayment(Shape):
-    id: int
-    amount: MoneyStr = Field(description="the part of the payment applied to this order")
-    payment_amount: MoneyStr
-    payment_type: Literal["in", "out"]
-    payment_mode_id: int
-    date: dt.date
-    reference: str | None
-
-
-class OrderDetail(_Order):
-    user: Party
-    original_order_id: int | None
-    shift_id: int | None = Field(default=None, description="the till shift it was made in")
-    void_reason: str | None = Field(default=None, description="why a voided sale was voided")
-    voided_at: dt.datetime | None = None
-    items: list[OrderLine]
-    payments: list[OrderPayment]
-    points_earned: int | None = Field(
-        default=None, description="a sale: the loyalty points it earned"
-    )
-    points_redeemed: int | None = Field(
-        default=None, description="a sale: the loyalty points its tenders redeemed"
-    )
-    points_taken_back: int | None = Field(
-        default=None, description="a sales return: the points of its sale it took back"
-    )
-    points_refunded: int | None = Field(
-        default=None, description="a sales return: the points its refund gave back"
-    )
-
-
 class OrderPage(Page[OrderListItem]):
     pass
 
@@ -401,23 +208,9 @@ class OrderResponse(Ok[OrderDetail]):
     pass
 
 
-class SaleCreated(Shape):
+@answer
+class SaleCreated(SaleRecorded):
     status: Literal["success"]
-    order_id: int
-    invoice_number: str
-    total_amount: float
-    unique_id: str
-    payment_status: Literal["unpaid", "partially_paid", "paid"]
-    paid_amount: MoneyStr
-    due_amount: MoneyStr
-    points_earned: int = Field(
-        default=0,
-        description="loyalty points the sale earned its customer (DESIGN §18): floor of "
-        "its base amount less what points paid, over the programme's earn_unit",
-    )
-    points_redeemed: int = Field(
-        default=0, description="loyalty points its tenders in the loyalty mode redeemed"
-    )
 
 
 class PurchaseCreated(Shape):
@@ -446,44 +239,6 @@ class ReturnCreated(Shape):
     )
     points_refunded: int = Field(
         default=0, description="loyalty points given back by refund tenders in the loyalty mode"
-    )
-
-
-class PreviewLine(Shape):
-    product_id: int
-    xid: str
-    name: str
-    quantity: float
-    unit_price: PriceStr
-    discount_rate: float
-    tax_rate: float
-    net: MoneyStr
-    tax: MoneyStr
-    discount: MoneyStr = Field(description="what the line's discount rate took off")
-    total: MoneyStr
-    promotion_id: int | None = Field(description="the promotion that priced the line")
-    promotion: str | None = Field(description="its name, as the receipt prints it")
-    promotion_discount: MoneyStr = Field(
-        description="what the promotion took off the line, on the price as given (0.00: none)"
-    )
-
-
-class SalePreview(Shape):
-    items: list[PreviewLine]
-    subtotal: MoneyStr
-    tax_amount: MoneyStr
-    discount: MoneyStr
-    shipping: MoneyStr
-    total: MoneyStr
-    paid_amount: MoneyStr
-    due_amount: MoneyStr
-    points_earned: int = Field(
-        default=0,
-        description="loyalty points the sale would earn its customer (DESIGN §18): floor of "
-        "its base amount less what points paid, over the programme's earn_unit",
-    )
-    points_redeemed: int = Field(
-        default=0, description="loyalty points its tenders in the loyalty mode would redeem"
     )
 
 
@@ -892,25 +647,24 @@ class Live(Shape):
     archived: Literal[False]
 
 
-class ProductChange(ProductListItem, Live):
-    pass
+@answer
+class ProductChange(ProductListItem):
+    archived: Literal[False]
 
 
-class FlatCategory(Live):
-    id: int
-    xid: str
-    name: str
-    slug: str
-    parent_id: int | None
-    image: str | None
+@answer
+class FlatCategory(CategoryFields):
+    archived: Literal[False]
 
 
-class BrandChange(Brand, Live):
-    pass
+@answer
+class BrandChange(Brand):
+    archived: Literal[False]
 
 
-class TaxChange(TaxItem, Live):
-    pass
+@answer
+class TaxChange(TaxItem):
+    archived: Literal[False]
 
 
 class PaymentModeChange(PaymentModeItem, Live):
@@ -1098,12 +852,13 @@ KEYED = (401, 403, 429, 500, 503)
 """What any request authenticated with the key headers may answer."""
 
 
-def _response(model: type[BaseModel], description: str, headers: dict[str, Any]) -> Any:
+def _response(model: type[Any], description: str, headers: dict[str, Any]) -> Any:
     return {"model": model, "description": description, "headers": {**_REQUEST_ID, **headers}}
 
 
-def ok(model: type[BaseModel], *errors: int, keyed: bool = True) -> dict[int | str, Any]:
-    """``responses=`` for a route: its 200 ``model`` and the error envelopes it can answer."""
+def ok(model: type[Any], *errors: int, keyed: bool = True) -> dict[int | str, Any]:
+    """``responses=`` for a route: its 200 ``model`` (a pydantic model or an answer's
+    ``TypedDict``) and the error envelopes it can answer."""
     success_headers = dict(_RATE_HEADERS) if keyed else {}
     out: dict[int | str, Any] = {200: _response(model, "success", success_headers)}
     for code in sorted({*errors, *(KEYED if keyed else (500, 503))}):

@@ -6,6 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
+from tillbook.api import envelope
 from tillbook.api.body import parse_body
 from tillbook.api.deps import DB, CurrentKey, OrderRef
 from tillbook.api.idempotent import run_write
@@ -38,11 +39,13 @@ async def list_purchases(
     page: str | None = None,
     limit: str | None = None,
 ) -> dict[str, Any]:
-    data = await db.read(lambda s: queries.order_page(s, key, "purchases", dates, page, limit))
-    return {"status": "success", "data": data}
+    return envelope.ok(
+        await db.read(lambda s: queries.order_page(s, key, "purchases", dates, page, limit))
+    )
 
 
 @router.get("/purchases/{order_id}", responses=r.ok(r.OrderResponse, *r.ONE))
 async def get_purchase(order_id: OrderRef, key: CurrentKey, db: DB) -> dict[str, Any]:
-    data = await db.reads(lambda r: queries.order_detail(r, key, "purchases", order_id))
-    return {"status": "success", "data": data}
+    return envelope.ok(
+        await db.reads(lambda r: queries.order_detail(r, key, "purchases", order_id))
+    )

@@ -6,6 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response
 
+from tillbook.api import envelope
 from tillbook.api.body import parse_body
 from tillbook.api.deps import DB, CurrentKey, OrderRef
 from tillbook.api.idempotent import run_write
@@ -82,8 +83,9 @@ async def list_sales_returns(
     page: str | None = None,
     limit: str | None = None,
 ) -> dict[str, Any]:
-    data = await db.read(lambda s: queries.order_page(s, key, "sales-returns", dates, page, limit))
-    return {"status": "success", "data": data}
+    return envelope.ok(
+        await db.read(lambda s: queries.order_page(s, key, "sales-returns", dates, page, limit))
+    )
 
 
 @router.get("/purchase-returns", responses=r.ok(r.OrderList, *r.QUERY))
@@ -94,21 +96,22 @@ async def list_purchase_returns(
     page: str | None = None,
     limit: str | None = None,
 ) -> dict[str, Any]:
-    data = await db.read(
-        lambda s: queries.order_page(s, key, "purchase-returns", dates, page, limit)
+    return envelope.ok(
+        await db.read(lambda s: queries.order_page(s, key, "purchase-returns", dates, page, limit))
     )
-    return {"status": "success", "data": data}
 
 
 @router.get("/sales-returns/{order_id}", responses=r.ok(r.OrderResponse, *r.ONE))
 async def get_sales_return(order_id: OrderRef, key: CurrentKey, db: DB) -> dict[str, Any]:
     """The return as its ``return.created`` event carries it: each line with the
     price, discount and tax it refunded, the return's ``tax_amount``."""
-    data = await db.reads(lambda r: queries.order_detail(r, key, "sales-returns", order_id))
-    return {"status": "success", "data": data}
+    return envelope.ok(
+        await db.reads(lambda r: queries.order_detail(r, key, "sales-returns", order_id))
+    )
 
 
 @router.get("/purchase-returns/{order_id}", responses=r.ok(r.OrderResponse, *r.ONE))
 async def get_purchase_return(order_id: OrderRef, key: CurrentKey, db: DB) -> dict[str, Any]:
-    data = await db.reads(lambda r: queries.order_detail(r, key, "purchase-returns", order_id))
-    return {"status": "success", "data": data}
+    return envelope.ok(
+        await db.reads(lambda r: queries.order_detail(r, key, "purchase-returns", order_id))
+    )

@@ -6,6 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response
 
+from tillbook.api import envelope
 from tillbook.api.body import parse_body
 from tillbook.api.deps import DB, CurrentKey, OrderRef
 from tillbook.api.idempotent import run_write
@@ -31,7 +32,12 @@ async def post_sale(request: Request, key: CurrentKey) -> JSON:
     )
     async with guard.counting(limiter, key):
         return await run_write(
-            request, key, raw, body.unique_id, lambda s: create_sale(s, key, body)
+            request,
+            key,
+            raw,
+            body.unique_id,
+            lambda s: create_sale(s, key, body),
+            answer=envelope.flat,
         )
 
 
@@ -44,7 +50,7 @@ async def preview_sale(request: Request, key: CurrentKey, db: DB) -> dict[str, A
     """The figures POST /sales would record for this body (same pricing code),
     recording nothing: a till that tenders the previewed total is never refused."""
     body, _raw = await parse_body(request, SaleIn)
-    return await db.read(lambda s: sales.preview_sale(UnitOfWork(s), key, body))
+    return envelope.ok(await db.read(lambda s: sales.preview_sale(UnitOfWork(s), key, body)))
 
 
 @router.post(
@@ -89,11 +95,11 @@ async def list_sales(
     page: str | None = None,
     limit: str | None = None,
 ) -> dict[str, Any]:
-    data = await db.read(lambda s: queries.order_page(s, key, "sales", dates, page, limit))
-    return {"status": "success", "data": data}
+    return envelope.ok(
+        await db.read(lambda s: queries.order_page(s, key, "sales", dates, page, limit))
+    )
 
 
 @router.get("/sales/{order_id}", responses=r.ok(r.OrderResponse, *r.ONE))
 async def get_sale(order_id: OrderRef, key: CurrentKey, db: DB) -> dict[str, Any]:
-    data = await db.reads(lambda r: queries.order_detail(r, key, "sales", order_id))
-    return {"status": "success", "data": data}
+    return envelope.ok(await db.reads(lambda r: queries.order_detail(r, key, "sales", order_id)))
