@@ -38,7 +38,7 @@ async def open_batch(
     session = uow.session
     now = dt.datetime.now(dt.UTC)
     await periods.refuse_closed(session, company_id, now.date(), "date")
-    invoice_number = await numbering.take(uow, warehouse_id, "price-adjustments")
+    invoice_number = await numbering.take(uow, company_id, warehouse_id, "price-adjustments")
     batch = PriceAdjustmentBatch(
         company_id=company_id,
         warehouse_id=warehouse_id,

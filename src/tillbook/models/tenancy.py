@@ -5,10 +5,20 @@ from __future__ import annotations
 import datetime as dt
 from decimal import Decimal
 
-from sqlalchemy import Boolean, Date, ForeignKey, Index, Integer, String, false, func
+from sqlalchemy import Boolean, Date, Index, Integer, String, false, func
 from sqlalchemy.orm import Mapped, mapped_column
 
-from tillbook.models.base import Base, BigId, Editable, Money, company_ref, created, money, pk
+from tillbook.models.base import (
+    Base,
+    BigId,
+    Editable,
+    Money,
+    company_ref,
+    created,
+    money,
+    pk,
+    refers,
+)
 
 # The company's choices of how money is written: pattern -> (grouping mark, decimal mark).
 MONEY_FORMATS: dict[str, tuple[str, str]] = {
@@ -102,7 +112,7 @@ class User(Editable, Base):
     role: Mapped[str | None] = mapped_column(String(20), nullable=True)
     # Staff only: the one warehouse a scoped staff member works in; NULL: all of them.
     warehouse_id: Mapped[int | None] = mapped_column(
-        BigId, ForeignKey("warehouses.id"), nullable=True
+        BigId, info=refers("warehouses"), nullable=True
     )
     # Staff only: the PIN they sell with at a register, as
     # ``pbkdf2-sha256$<iterations>$<salt b64>$<hash b64>`` (``kit/crypto.py``): the

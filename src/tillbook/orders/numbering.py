@@ -48,21 +48,23 @@ def format_number(counter_type: str, value: int) -> str:
     return f"{prefix}{value:05d}"
 
 
-async def take(uow: UnitOfWork, warehouse_id: int, counter_type: str) -> str:
+async def take(uow: UnitOfWork, company_id: int, warehouse_id: int, counter_type: str) -> str:
     """The next number of the series, skipping numbers clients already took."""
     await uow.gate(("invoice counter", warehouse_id, counter_type))
     check = counter_type == "price-adjustments" or uow.after_unique_race
     while True:
-        value = await repo.next_counter_value(uow, warehouse_id, counter_type)
+        value = await repo.next_counter_value(uow, company_id, warehouse_id, counter_type)
         number = format_number(counter_type, value)
         if not check or not await repo.number_taken(uow, warehouse_id, counter_type, number):
             return number
 
 
-async def take_before_plan(uow: UnitOfWork, warehouse_id: int, counter_type: str) -> str | None:
+async def take_before_plan(
+    uow: UnitOfWork, company_id: int, warehouse_id: int, counter_type: str
+) -> str | None:
     """On a unit's re-run, its number now, before it reads and plans stock again (the
     module says why); on a first run ``None``: the number is taken in the closing
     step, so the row is held as briefly as possible when nothing is contended."""
     if uow.attempt == 0:
         return None
-    return await take(uow, warehouse_id, counter_type)
+    return await take(uow, company_id, warehouse_id, counter_type)

@@ -240,7 +240,7 @@ async def create_order(
         company_id=company_id,
         warehouse_id=warehouse.id,
         supplier_id=supplier.id,
-        number=await numbering.take(uow, warehouse.id, COUNTER),
+        number=await numbering.take(uow, warehouse.company_id, warehouse.id, COUNTER),
         status="draft",
         order_date=body.order_date or dt.date.today(),
         expected_date=body.expected_date,

@@ -146,7 +146,9 @@ async def create_purchase(uow: UnitOfWork, key: AuthContext, body: PurchaseIn) -
     payments, tender_postings = await record_order_tenders(
         uow, key, order, intake.tenders, payment_type="out", date=order.order_date
     )
-    invoice_number = body.invoice_number or await numbering.take(uow, key.warehouse_id, "purchases")
+    invoice_number = body.invoice_number or await numbering.take(
+        uow, key.company_id, key.warehouse_id, "purchases"
+    )
     order.invoice_number = invoice_number
     common: dict[str, Any] = dict(
         company_id=key.company_id,

@@ -657,7 +657,7 @@ async def create_return(
     allocations = []
     taken: str | None = None
     if not sales:  # a purchase return takes stock out by FIFO
-        taken = await numbering.take_before_plan(uow, key.warehouse_id, kind)
+        taken = await numbering.take_before_plan(uow, key.company_id, key.warehouse_id, kind)
         allocations = await inventory.plan(
             uow,
             products,
@@ -783,7 +783,7 @@ async def create_return(
     # The original's changes go out with a flush now, before the closing step.
     await session.flush()
 
-    number = taken or await numbering.take(uow, key.warehouse_id, kind)
+    number = taken or await numbering.take(uow, key.company_id, key.warehouse_id, kind)
     order.invoice_number = number
     common: dict[str, Any] = dict(
         company_id=key.company_id,

@@ -294,7 +294,9 @@ async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[s
     shift_id = await shifts.for_sale(uow, key, body.shift_id)
     fx = priced.fx
     await check_credit_limit(uow, key, customer, priced.base(total - paid))
-    taken = body.invoice_number or await numbering.take_before_plan(uow, key.warehouse_id, "sales")
+    taken = body.invoice_number or await numbering.take_before_plan(
+        uow, key.company_id, key.warehouse_id, "sales"
+    )
     # An offline sale (a register's, ``check_offline``) goes below zero like a sale
     # in a branch that allows negative stock: a deficit layer and a discrepancy.
     allow_negative = key.allow_negative_stock or body.offline
@@ -373,7 +375,7 @@ async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> dict[s
     # the journal entry that names it, and the stock changes, queued for the last
     # statement with everything else nothing reads back.
     promoted = sum((line.promotion_cost for line in lines), ZERO)
-    invoice_number = taken or await numbering.take(uow, key.warehouse_id, "sales")
+    invoice_number = taken or await numbering.take(uow, key.company_id, key.warehouse_id, "sales")
     order.invoice_number = invoice_number
     points = await loyalty.confirm(uow.session, key.company_id, customer, priced.loyalty)
     order.journal_entry_id = await post(
