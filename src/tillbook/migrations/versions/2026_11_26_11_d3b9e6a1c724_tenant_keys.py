@@ -308,10 +308,10 @@ def downgrade() -> None:
     fks = _tenant_fks(inspector, tables)
     if dialect == "postgresql":
         _swap_keys_postgresql(inspector, tables, fks, up=False)
+        op.alter_column("idempotency_records", "company_id", existing_type=BigId, nullable=True)
         op.execute(
             "UPDATE idempotency_records SET company_id = NULL WHERE warehouse_id IS NOT NULL"
         )
-        op.alter_column("idempotency_records", "company_id", existing_type=BigId, nullable=True)
         op.create_check_constraint(op.f(SCOPE_CHECK_NAME), "idempotency_records", SCOPE_CHECK)
         for table, (_parent, _column, indexed) in CHILDREN.items():
             if indexed:
