@@ -27,7 +27,6 @@ from tillbook.models import Base
 from tillbook.models.base import (
     COORDINATOR_TABLES,
     DISTRIBUTION_ROOT,
-    GLOBAL_UNIQUES,
     REFERENCE_TABLES,
     TENANT_KEY,
     sqlite_tenant_unique,
@@ -84,7 +83,7 @@ async def violations(session: AsyncSession) -> list[str]:
             continue
         if primary:
             has_key.add(table)
-        if TENANT_KEY not in cols and index not in GLOBAL_UNIQUES:
+        if TENANT_KEY not in cols:
             kind = "primary key" if primary else "unique index"
             found.append(
                 f"{table}: {kind} {index} ({', '.join(map(str, cols))}) lacks {TENANT_KEY}"
@@ -113,7 +112,7 @@ def test_every_table_is_classified_once() -> None:
     named = [t for names in classes for t in names]
     assert len(named) == len(set(named))
     assert not set(named) & set(tenant_tables(Base.metadata))
-    for name in (*REFERENCE_TABLES, *COORDINATOR_TABLES):
+    for name in REFERENCE_TABLES:
         assert TENANT_KEY not in Base.metadata.tables[name].c, name
 
 
@@ -206,6 +205,4 @@ def test_the_citus_script_distributes_every_tenant_table_after_what_it_refers_to
             if referred in place and referred != name:
                 assert place[referred] < place[name], (name, referred)
     for name in COORDINATOR_TABLES:
-        assert f"--   {name}: " in result.output
-    for name in GLOBAL_UNIQUES:
         assert f"--   {name}: " in result.output

@@ -82,13 +82,9 @@ COORDINATOR_TABLES: dict[str, str] = {
     # alone, before anything about the tenant is looked at, never joined, purged
     # after minutes: one small local table on the node the requests enter by.
     "seen_signatures": "a short-lived replay cache keyed by the signature alone",
-}
-# Unique indexes that must hold across every tenant, so cannot include
-# ``company_id`` (a rule of the business, not an oversight), with why. Citus refuses
-# them on a distributed table: each needs a coordinator table of its own before
-# ``users`` is distributed (the README's script says so).
-GLOBAL_UNIQUES: dict[str, str] = {
-    "uq_users_staff_email": "back-office login finds the company by the staff email alone",
+    # One email, one login across every company: a rule over all tenants, which a
+    # distributed table cannot hold (its unique keys include company_id).
+    "staff_logins": "the staff email unique across every company, read to log in",
 }
 
 
@@ -104,7 +100,7 @@ def _tenant_keys(name: str, args: tuple[Any, ...]) -> tuple[Any, ...]:
     """``args`` of a tenant table with its primary key ``(id, company_id)`` and a
     composite foreign key for every ``refers`` column."""
     columns = {a.name: a for a in args if isinstance(a, Column)}
-    if name == DISTRIBUTION_ROOT or TENANT_KEY not in columns:
+    if name == DISTRIBUTION_ROOT or name in COORDINATOR_TABLES or TENANT_KEY not in columns:
         return args
     extra: list[Any] = []
     if "id" in columns and columns["id"].primary_key:

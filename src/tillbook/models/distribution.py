@@ -2,7 +2,7 @@
 the Citus script that follows from it (``tillbook citus-script``).
 
 The lists themselves are in ``models/base.py`` (``DISTRIBUTION_ROOT``,
-``REFERENCE_TABLES``, ``COORDINATOR_TABLES``, ``GLOBAL_UNIQUES``), where the tables'
+``REFERENCE_TABLES``, ``COORDINATOR_TABLES``), where the tables'
 keys are built from them; everything else with a ``company_id`` is a tenant table.
 The script is generated from those lists and the models' foreign keys, never
 written by hand, so a new table cannot be forgotten in it.
@@ -15,7 +15,6 @@ from sqlalchemy import MetaData
 from tillbook.models.base import (
     COORDINATOR_TABLES,
     DISTRIBUTION_ROOT,
-    GLOBAL_UNIQUES,
     REFERENCE_TABLES,
     TENANT_KEY,
 )
@@ -48,10 +47,6 @@ def citus_script(metadata: MetaData) -> str:
         "-- Trigger functions on journal_entries read ledger_periods of the same company",
         "-- (colocated): Citus 11+ with citus.enable_unsafe_triggers = on.",
     ]
-    if GLOBAL_UNIQUES:
-        lines.append("-- Needed first: these unique indexes hold across tenants, so Citus refuses")
-        lines.append("-- them on a distributed table; each needs a coordinator table of its own:")
-        lines.extend(f"--   {name}: {why}" for name, why in sorted(GLOBAL_UNIQUES.items()))
     lines.extend(f"SELECT create_reference_table('{name}');" for name in REFERENCE_TABLES)
     lines.append(f"SELECT create_distributed_table('{DISTRIBUTION_ROOT}', 'id');")
     lines.extend(

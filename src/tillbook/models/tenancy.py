@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from decimal import Decimal
 
-from sqlalchemy import Boolean, Date, Index, Integer, String, false, func
+from sqlalchemy import Boolean, Date, Index, Integer, String, false
 from sqlalchemy.orm import Mapped, mapped_column
 
 from tillbook.models.base import (
@@ -122,16 +122,23 @@ class User(Editable, Base):
     created_at: Mapped[created]
 
 
-# One email, one login: a staff email belongs to one staff member of one company,
-# compared lower-cased, because back-office login finds the company and the person by
-# the email alone. Customers and suppliers may share addresses freely.
-Index(
-    "uq_users_staff_email",
-    func.lower(User.email),
-    unique=True,
-    sqlite_where=User.user_type == "staff",
-    postgresql_where=User.user_type == "staff",
-)
+class StaffLogin(Base):
+    """One email, one login: a staff email belongs to one staff member of one
+    company, compared lower-cased (``email`` is ``lower()`` of the staff member's,
+    computed by the database), because back-office login finds the company and the
+    person by the email alone. Customers and suppliers may share addresses freely.
+
+    The rule holds across every tenant, so it has a table of its own, keyed by the
+    email alone: a coordinator table (DESIGN §17, ``models/base.py``), kept by the
+    staff service in the transaction that sets the staff member's email
+    (``tenancy.staff``). No foreign key: a coordinator table cannot point at a
+    distributed one."""
+
+    __tablename__ = "staff_logins"
+
+    email: Mapped[str] = mapped_column(String(200), primary_key=True)
+    company_id: Mapped[int] = mapped_column(BigId)
+    user_id: Mapped[int] = mapped_column(BigId)
 
 
-__all__ = ["MONEY_FORMATS", "Company", "User", "Warehouse"]
+__all__ = ["MONEY_FORMATS", "Company", "StaffLogin", "User", "Warehouse"]

@@ -102,7 +102,7 @@ async def moves_page(
             select(JournalEntry, func.sum(JournalLine.debit))
             .join(JournalLine, JournalLine.entry_id == JournalEntry.id)
             .where(*conditions, JournalLine.company_id == company_id)
-            .group_by(JournalEntry.id)
+            .group_by(JournalEntry.id, JournalEntry.company_id)
             .order_by(JournalEntry.entry_date.desc(), JournalEntry.id.desc())
             .offset(page.offset)
             .limit(page.limit)
