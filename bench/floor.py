@@ -105,8 +105,8 @@ JOIN warehouses w ON w.id = k.warehouse_id JOIN users u ON u.id = k.user_id
 WHERE k.public_key = $1
 """
 CLAIM = """
-INSERT INTO idempotency_records (warehouse_id, token, request_hash, created_at)
-VALUES ($1, $2, $3, $4) ON CONFLICT (warehouse_id, token) DO NOTHING RETURNING id
+INSERT INTO idempotency_records (warehouse_id, token, request_hash, created_at, company_id)
+VALUES ($1, $2, $3, $4, $5) ON CONFLICT (warehouse_id, token, company_id) DO NOTHING RETURNING id
 """
 CUSTOMER = """
 SELECT id, company_id, user_type, name, email, phone, is_walk_in, password_hash, balance,
@@ -170,8 +170,9 @@ RETURNING id
 # (database triggers), so no UPDATE can name the number afterwards.
 FINISH = """
 WITH late_value AS (
-  INSERT INTO invoice_counters (warehouse_id, counter_type, last_value) VALUES ($2, 'sales', 1)
-  ON CONFLICT (warehouse_id, counter_type)
+  INSERT INTO invoice_counters (warehouse_id, counter_type, company_id, last_value)
+  VALUES ($2, 'sales', $1, 1)
+  ON CONFLICT (warehouse_id, counter_type, company_id)
   DO UPDATE SET last_value = invoice_counters.last_value + 1
   RETURNING 'SAL-' || lpad(last_value::text, greatest(5, length(last_value::text)), '0') AS value
 ), entry AS (
@@ -241,7 +242,7 @@ async def one_sale(conn: asyncpg.Connection, ctx: Context, wh: dict[str, Any],
     staff_id, staff_name = key["user_id"], key["user_name"]
     async with conn.transaction():
         digest = hashlib.sha256(token.encode()).hexdigest()
-        await conn.fetchval(CLAIM, wh_id, token, digest, now)
+        await conn.fetchval(CLAIM, wh_id, token, digest, now, company_id)
         customer = await conn.fetchrow(CUSTOMER, customer_id, company_id, "customer")
         ids = sorted(quantities)
         products = {r["id"]: r for r in await conn.fetch(LOCK_PRODUCTS, wh_id, ids)}

@@ -453,9 +453,10 @@ async def seed(
             )
             if last:
                 await conn.execute(
-                    "INSERT INTO invoice_counters (warehouse_id, counter_type, last_value) "
-                    "VALUES ($1, 'sales', $2)",
+                    "INSERT INTO invoice_counters (warehouse_id, counter_type, company_id, "
+                    "last_value) VALUES ($1, 'sales', $2, $3)",
                     wh["id"],
+                    cid,
                     int(last),
                 )
         await conn.execute("SET session_replication_role = DEFAULT")
@@ -872,13 +873,13 @@ async def _history(
             "idempotency_records",
             """
             INSERT INTO idempotency_records (warehouse_id, token, request_hash, response_status,
-                response_body, created_at)
+                response_body, created_at, company_id)
             SELECT ($2::bigint[])[h.wi + 1], md5('u' || h.n), md5('h' || h.n), 200,
                    json_build_object('status', 'success', 'order_id', $1::bigint + h.n)::text,
-                   h.d + time '12:00'
+                   h.d + time '12:00', $3::bigint
             FROM h_orders h ORDER BY h.n
             """,
-            (o0, wh_ids),
+            (o0, wh_ids, cid),
         ),
     ]
     # Secondary indexes are rebuilt once at the end (a sort each) instead of being

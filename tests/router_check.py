@@ -54,22 +54,15 @@ import tillbook
 import tillbook.models
 from tillbook import db as tillbook_db
 from tillbook import unit as tillbook_unit
+from tillbook.models import distribution
 from tillbook.models.base import Base
-
-# Tables that carry company_id but are not distributed by it. Until the schema's own
-# list of reference and coordinator tables (issue 28 item 1) exists: a signature
-# seen once, whatever the company (replay protection across the service).
-NOT_DISTRIBUTED = frozenset({"companies", "seen_signatures"})
 
 
 def tenant_tables() -> frozenset[str]:
-    """Every table of the metadata with a ``company_id`` column, less the tables that
-    are not distributed by it."""
-    return frozenset(
-        name
-        for name, table in Base.metadata.tables.items()
-        if "company_id" in table.c and name not in NOT_DISTRIBUTED
-    )
+    """The tables distributed by ``company_id``: the schema's one list
+    (``tillbook.models.distribution``), so a coordinator table such as the staff
+    logins or the seen signatures is not held to the rule."""
+    return frozenset(distribution.tenant_tables(Base.metadata))
 
 
 VALUES = "(values)"

@@ -99,7 +99,7 @@ RACE_CONSTRAINTS = frozenset(
         "uq_idempotency_token",
         "uq_idempotency_company_token",
         "pk_invoice_counters",
-        "uq_users_staff_email",
+        "pk_staff_logins",
         "uq_users_company_type_code",
         "uq_products_company_item_code",
         "uq_product_barcodes_company_barcode",

@@ -61,7 +61,12 @@ async def test_driver_statements_run_in_the_units_transaction(db: Database, shop
     fails here."""
     if backend != "postgresql":
         pytest.skip("the driver path is PostgreSQL's")
-    row = {"warehouse_id": shop.warehouse_id, "counter_type": "pin-rollback", "last_value": 1}
+    row = {
+        "warehouse_id": shop.warehouse_id,
+        "counter_type": "pin-rollback",
+        "company_id": shop.company_id,
+        "last_value": 1,
+    }
 
     class Rollback(Exception):
         pass
@@ -93,7 +98,12 @@ async def test_driver_statements_run_in_the_units_transaction(db: Database, shop
 
 
 async def test_unique_violation_is_named(db: Database, shop) -> None:
-    row = {"warehouse_id": shop.warehouse_id, "counter_type": "test-series", "last_value": 1}
+    row = {
+        "warehouse_id": shop.warehouse_id,
+        "counter_type": "test-series",
+        "company_id": shop.company_id,
+        "last_value": 1,
+    }
 
     async def add(uow: UnitOfWork) -> None:
         await uow.run(_ONE, {})
@@ -169,7 +179,12 @@ async def test_dead_connection_is_invalidated_and_the_unit_runs_again(
                 await other.execute(text("SELECT pg_terminate_backend(:p)"), {"p": pid})
         else:
             await uow.run(_ONE, {})
-        row = {"warehouse_id": shop.warehouse_id, "counter_type": f"dead-{calls}", "last_value": 1}
+        row = {
+            "warehouse_id": shop.warehouse_id,
+            "counter_type": f"dead-{calls}",
+            "company_id": shop.company_id,
+            "last_value": 1,
+        }
         await uow.run(_NEW_COUNTER, row)
         return calls
 

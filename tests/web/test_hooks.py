@@ -108,6 +108,7 @@ async def test_the_delivery_log_shows_each_attempt_and_redelivers_once(
         for code, error in ((None, "connection refused"), (500, "server error")):
             s.add(
                 DeliveryAttempt(
+                    company_id=delivery.company_id,
                     delivery_id=delivery.id,
                     attempted_at=now,
                     status_code=code,

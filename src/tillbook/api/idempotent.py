@@ -41,12 +41,12 @@ _records = table_of(IdempotencyRecord)
 # Built once: every write with a token runs the claim and the response.
 _CLAIM_PG = (
     pg_insert(_records)
-    .on_conflict_do_nothing(index_elements=["warehouse_id", "token"])
+    .on_conflict_do_nothing(index_elements=["warehouse_id", "token", "company_id"])
     .returning(_records.c.id)
 )
 _CLAIM_SQLITE = (
     sqlite_insert(_records)
-    .on_conflict_do_nothing(index_elements=["warehouse_id", "token"])
+    .on_conflict_do_nothing(index_elements=["warehouse_id", "token", "company_id"])
     .returning(_records.c.id)
 )
 # The stored answer goes with the unit's last statement.
@@ -76,10 +76,10 @@ def request_hash(method: str, path: str, raw: bytes) -> str:
 
 async def _claim(
     uow: UnitOfWork,
+    company_id: int,
     warehouse_id: int | None,
     token: str,
     digest: str,
-    company_id: int | None = None,
 ) -> tuple[int, dict[str, Any]] | None:
     """None when this request now owns the token; else the stored (status, body).
     A warehouse's token (public API), or a company's (``company_id``, back office)."""
@@ -92,7 +92,6 @@ async def _claim(
         "created_at": now,
     }
     if warehouse_id is not None:
-        del values["company_id"]  # the public claim is prebuilt without it
         claim = _CLAIM_PG if uow.is_postgresql else _CLAIM_SQLITE
     else:
         claim = _ADMIN_CLAIM_PG if uow.is_postgresql else _ADMIN_CLAIM_SQLITE
@@ -102,7 +101,8 @@ async def _claim(
             return None
         # (built only now: the expression costs more than the claim's own work)
         scope = (
-            IdempotencyRecord.warehouse_id == warehouse_id
+            (IdempotencyRecord.warehouse_id == warehouse_id)
+            & (IdempotencyRecord.company_id == company_id)
             if warehouse_id is not None
             else (IdempotencyRecord.company_id == company_id)
             & IdempotencyRecord.warehouse_id.is_(None)
@@ -169,7 +169,7 @@ async def run_write(
 
     async def unit(uow: UnitOfWork) -> tuple[int, dict[str, Any], bool]:
         if token:
-            stored = await _claim(uow, key.warehouse_id, token, digest)
+            stored = await _claim(uow, key.company_id, key.warehouse_id, token, digest)
             if stored is not None:
                 return stored[0], stored[1], True
         result = answer(await work(uow))
@@ -277,7 +277,7 @@ async def admin_unit(
 
     async def unit(uow: UnitOfWork) -> tuple[int, dict[str, Any], bool]:
         if token:
-            stored = await _claim(uow, None, token, digest, company_id=ctx.company_id)
+            stored = await _claim(uow, ctx.company_id, None, token, digest)
             if stored is not None:
                 return stored[0], stored[1], True
         result = await work(uow)

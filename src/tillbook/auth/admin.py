@@ -1,7 +1,7 @@
 """Back-office sessions for staff members.
 
 ``login`` checks an email and password against the company's staff (any role; one
-email is one login across every company, ``uq_users_staff_email``) and opens an
+email is one login across every company, ``staff_logins``) and opens an
 ``AdminSession``: a random bearer token handed out once, of which only the SHA-256
 digest is stored, valid for 12 hours. ``authenticate`` turns a bearer token into the
 session's company, staff member, role and warehouse scope, read afresh on every

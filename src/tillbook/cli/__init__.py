@@ -44,6 +44,7 @@ app = typer.Typer(
 app.command()(serve.serve)
 app.command()(serve.worker)
 app.command()(serve.migrate)
+app.command(name="citus-script")(serve.citus_script)
 app.command()(demo.demo)
 app.add_typer(companies.company_app, name="company")
 app.add_typer(companies.warehouse_app, name="warehouse")

@@ -85,3 +85,13 @@ def migrate() -> None:
     prepare(settings)
     head = ScriptDirectory.from_config(alembic_config(settings.database_url)).get_current_head()
     out.print(f"{shown_url(settings.database_url)} is at revision {head}")
+
+
+def citus_script() -> None:
+    """Print the SQL that distributes a migrated database on Citus by tenant
+    (DESIGN §17), generated from the models' one list of tenant, reference and
+    coordinator tables. Reads no database."""
+    from tillbook.models import Base
+    from tillbook.models.distribution import citus_script as script
+
+    typer.echo(script(Base.metadata), nl=False)

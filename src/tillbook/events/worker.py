@@ -395,6 +395,7 @@ class DeliveryWorker:
             return
         session.add(
             DeliveryAttempt(
+                company_id=delivery.company_id,
                 delivery_id=delivery.id,
                 attempted_at=outcome.attempted_at,
                 status_code=outcome.status_code,

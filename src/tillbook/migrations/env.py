@@ -12,6 +12,7 @@ from sqlalchemy.engine import Connection
 from tillbook.config import get_settings
 from tillbook.db import async_url, create_engine, cross_tenant
 from tillbook.models import Base
+from tillbook.models.base import sqlite_tenant_unique
 
 # SQLite's batch operations reflect the table first, and SQLAlchemy cannot reflect
 # an index on an expression (``lower(email)``): the migrations that touch ``users``
@@ -37,7 +38,20 @@ def _include_object(
     56059980b159) exist only on PostgreSQL, and only where ``pg_trgm`` could be
     created: the migration makes them by hand, the models cannot declare them.
     Left in, every comparison on PostgreSQL would propose dropping them.
+
+    A tenant table's ``UNIQUE (id, company_id)`` exists only on SQLite, where it
+    stands in for the two-column primary key (``models/base.py``,
+    ``_sqlite_primary_key``): the models' key is ``(id, company_id)``, which alembic
+    does not compare.
     """
+    if (
+        type_ == "unique_constraint"
+        and reflected
+        and compare_to is None
+        and obj.table is not None
+        and name == sqlite_tenant_unique(obj.table.name)
+    ):
+        return False
     return not (
         type_ == "index"
         and reflected

@@ -57,7 +57,7 @@ from tillbook.models.promotions import Promotion
 from tillbook.models.purchasing import PurchaseOrder, PurchaseOrderLine, PurchaseOrderReceipt
 from tillbook.models.registers import Register
 from tillbook.models.shifts import Shift, ShiftCash, ShiftCount
-from tillbook.models.tenancy import Company, User, Warehouse
+from tillbook.models.tenancy import Company, StaffLogin, User, Warehouse
 
 __all__ = [
     "Account",
@@ -107,6 +107,7 @@ __all__ = [
     "Shift",
     "ShiftCash",
     "ShiftCount",
+    "StaffLogin",
     "StockAdjustment",
     "StockAlert",
     "StockBatch",

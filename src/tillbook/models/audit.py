@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from sqlalchemy import ForeignKey, Index, String, Text
+from sqlalchemy import Index, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from tillbook.models.base import Base, BigId, company_ref, created, pk
+from tillbook.models.base import Base, BigId, company_ref, created, pk, refers
 
 
 class AuditEvent(Base):
@@ -24,7 +24,7 @@ class AuditEvent(Base):
     id: Mapped[pk]
     company_id: Mapped[company_ref]
     # The staff member who made the change; NULL for an operator at the CLI.
-    user_id: Mapped[int | None] = mapped_column(BigId, ForeignKey("users.id"), nullable=True)
+    user_id: Mapped[int | None] = mapped_column(BigId, info=refers("users"), nullable=True)
     action: Mapped[str] = mapped_column(String(30))  # created | updated | archived | ...
     entity_type: Mapped[str] = mapped_column(String(50))
     entity_id: Mapped[int | None] = mapped_column(BigId, nullable=True)

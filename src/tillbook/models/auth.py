@@ -6,7 +6,6 @@ import datetime as dt
 
 from sqlalchemy import (
     Boolean,
-    CheckConstraint,
     DateTime,
     ForeignKey,
     Index,
@@ -25,6 +24,7 @@ from tillbook.models.base import (
     created,
     opt_warehouse_ref,
     pk,
+    refers,
     warehouse_ref,
 )
 
@@ -37,13 +37,17 @@ class ApiKey(Base):
     ``previous_valid_until``."""
 
     __tablename__ = "api_keys"
+    # Unique with the tenant key (DESIGN §17); the public key is random (128 bits),
+    # so it is unique across tenants by construction, and the lookup by it alone
+    # still reads this index's first column.
+    __table_args__ = (UniqueConstraint("public_key", "company_id", name="uq_api_keys_public_key"),)
 
     id: Mapped[pk]
     company_id: Mapped[company_ref]
     warehouse_id: Mapped[warehouse_ref]
-    user_id: Mapped[int] = mapped_column(BigId, ForeignKey("users.id"))
+    user_id: Mapped[int] = mapped_column(BigId, info=refers("users"))
     name: Mapped[str] = mapped_column(String(200))
-    public_key: Mapped[str] = mapped_column(String(100), unique=True)
+    public_key: Mapped[str] = mapped_column(String(100))
     secret_digest: Mapped[str] = mapped_column(String(64))
     secret_encrypted: Mapped[str] = mapped_column(Text)
     hmac_secret_encrypted: Mapped[str] = mapped_column(Text)
@@ -63,12 +67,13 @@ class IdempotencyRecord(Base):
     """Inserted first in a write transaction, completed with the response at its end.
 
     A public API token belongs to the key's warehouse (``warehouse_id``); a
-    back-office token to the session's company (``company_id``, ``warehouse_id``
-    NULL): each scope has its own unique index, and exactly one of the two is set."""
+    back-office token to the session's company (``warehouse_id`` NULL): each scope
+    has its own unique index. ``company_id`` is always set (the tenant key, DESIGN
+    §17)."""
 
     __tablename__ = "idempotency_records"
     __table_args__ = (
-        UniqueConstraint("warehouse_id", "token", name="uq_idempotency_token"),
+        UniqueConstraint("warehouse_id", "token", "company_id", name="uq_idempotency_token"),
         Index(
             "uq_idempotency_company_token",
             "company_id",
@@ -77,12 +82,12 @@ class IdempotencyRecord(Base):
             sqlite_where=text("warehouse_id IS NULL"),
             postgresql_where=text("warehouse_id IS NULL"),
         ),
-        CheckConstraint("(warehouse_id IS NULL) <> (company_id IS NULL)", name="one_scope"),
     )
 
     id: Mapped[pk]
     warehouse_id: Mapped[opt_warehouse_ref]
-    company_id: Mapped[int | None] = mapped_column(BigId, ForeignKey("companies.id"), nullable=True)
+    # No index of its own: both unique indexes lead with or include it.
+    company_id: Mapped[int] = mapped_column(BigId, ForeignKey("companies.id"))
     token: Mapped[str] = mapped_column(String(255))
     request_hash: Mapped[str] = mapped_column(String(64))
     response_status: Mapped[int | None] = mapped_column(Integer, nullable=True)
@@ -102,11 +107,16 @@ class SeenSignature(Base):
 
 class AdminSession(Base):
     __tablename__ = "admin_sessions"
+    # With the tenant key (DESIGN §17): the token is random, its digest unique
+    # across tenants by construction; the cookie's lookup reads the first column.
+    __table_args__ = (
+        UniqueConstraint("token_digest", "company_id", name="uq_admin_sessions_token_digest"),
+    )
 
     id: Mapped[pk]
     company_id: Mapped[company_ref]
-    user_id: Mapped[int] = mapped_column(BigId, ForeignKey("users.id"))
-    token_digest: Mapped[str] = mapped_column(String(64), unique=True)
+    user_id: Mapped[int] = mapped_column(BigId, info=refers("users"))
+    token_digest: Mapped[str] = mapped_column(String(64))
     expires_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
     created_at: Mapped[created]
 

@@ -8,16 +8,22 @@ from typing import Annotated, Any, TypeVar
 
 from sqlalchemy import (
     BigInteger,
+    Column,
     DateTime,
     ForeignKey,
+    ForeignKeyConstraint,
     Integer,
     MetaData,
+    PrimaryKeyConstraint,
     String,
     Table,
     func,
 )
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.orm import DeclarativeBase, Mapped, declared_attr, mapped_column
 from sqlalchemy.orm.instrumentation import manager_of_class
+from sqlalchemy.schema import CreateColumn
+from sqlalchemy.sql.compiler import DDLCompiler
 
 from tillbook.kit.bounds import FX_RATE, MONEY, PRICE, QTY, RATE
 
@@ -51,15 +57,127 @@ created = Annotated[
 str200 = Annotated[str, mapped_column(String(200))]
 
 
+# Distribution by tenant (DESIGN §17): the one list of which table is which.
+#
+# Every table that has a ``company_id`` column is a *tenant table*, distributed by
+# it: its primary key is ``(id, company_id)``, its unique constraints include
+# ``company_id``, and a reference from it to another tenant table is the pair
+# ``(x_id, company_id) -> (x.id, x.company_id)`` (``refers``), so a row can only
+# name a row of its own company and Citus can keep both on one shard.
+# ``id`` comes first in the key: ids stay globally unique (one sequence per table),
+# so ``WHERE id = ?`` still finds the row through the primary key's index, on one
+# machine as on a shard; Citus only asks that the key *include* the column.
+TENANT_KEY = "company_id"
+# The tenant itself, distributed by its own ``id`` and colocated with the tenant
+# tables (not a reference table: the key lookup reads ``reference_version`` on
+# every request and reference edits write it, and a reference table's every write
+# is a two-phase commit across all nodes; colocated, a company's row sits with its
+# data and the tenant tables' ``company_id -> companies.id`` keys stay local).
+DISTRIBUTION_ROOT = "companies"
+# Small tables without a tenant, copied to every node: none today.
+REFERENCE_TABLES: tuple[str, ...] = ()
+# Tables without a tenant that stay on the coordinator, with why:
+COORDINATOR_TABLES: dict[str, str] = {
+    # The replay window of signed requests, written and read by the signature
+    # alone, before anything about the tenant is looked at, never joined, purged
+    # after minutes: one small local table on the node the requests enter by.
+    "seen_signatures": "a short-lived replay cache keyed by the signature alone",
+    # One email, one login across every company: a rule over all tenants, which a
+    # distributed table cannot hold (its unique keys include company_id).
+    "staff_logins": "the staff email unique across every company, read to log in",
+}
+
+
+def refers(table: str) -> dict[str, str]:
+    """The ``info`` of a column naming a row of the tenant table ``table``: the
+    table gets the composite key ``(column, company_id) -> (table.id,
+    table.company_id)`` (``Base.__table_cls__``), named as a one-column key would be
+    (``fk_<table>_<column>_<referred>``)."""
+    return {"refers": table}
+
+
+def _tenant_keys(name: str, args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``args`` of a tenant table with its primary key ``(id, company_id)`` and a
+    composite foreign key for every ``refers`` column."""
+    columns = {a.name: a for a in args if isinstance(a, Column)}
+    if name == DISTRIBUTION_ROOT or name in COORDINATOR_TABLES or TENANT_KEY not in columns:
+        return args
+    extra: list[Any] = []
+    if "id" in columns and columns["id"].primary_key:
+        columns[TENANT_KEY].primary_key = True
+        extra.append(PrimaryKeyConstraint("id", TENANT_KEY))
+    for column in columns.values():
+        target = column.info.get("refers")
+        if target is not None:
+            extra.append(
+                ForeignKeyConstraint(
+                    [column.name, TENANT_KEY], [f"{target}.id", f"{target}.{TENANT_KEY}"]
+                )
+            )
+    return (*args, *extra)
+
+
+@compiles(PrimaryKeyConstraint, "sqlite")
+def _sqlite_primary_key(constraint: PrimaryKeyConstraint, compiler: DDLCompiler, **kw: Any) -> str:
+    """SQLite only auto-increments a one-column ``INTEGER PRIMARY KEY`` (the rowid),
+    and tillbook on SQLite is one machine, nothing to distribute: a tenant table
+    keeps ``PRIMARY KEY (id)`` there, plus ``UNIQUE (id, company_id)``, which the
+    composite foreign keys point at. This is the one place that decides it; the
+    migration (``2026_11_26_11``) builds the same, and ``alembic check`` leaves that
+    unique constraint alone on SQLite (``sqlite_tenant_unique``)."""
+    names = [c.name for c in constraint.columns]
+    table = constraint.table
+    if names == ["id", TENANT_KEY] and isinstance(table, Table):
+        name = compiler.preparer.format_constraint(constraint)
+        return (
+            f"CONSTRAINT {name} PRIMARY KEY (id), "
+            f"CONSTRAINT {sqlite_tenant_unique(table.name)} UNIQUE (id, {TENANT_KEY})"
+        )
+    return compiler.visit_primary_key_constraint(constraint, **kw)
+
+
+@compiles(CreateColumn, "sqlite")
+def _sqlite_tenant_id(create: CreateColumn, compiler: DDLCompiler, **kw: Any) -> str:
+    """A tenant table's ``id`` on SQLite: the rowid alias (``_sqlite_primary_key``),
+    which SQLAlchemy would refuse to auto-increment inside a two-column key."""
+    column = create.element
+    table = column.table
+    if column.name == "id" and [c.name for c in table.primary_key] == ["id", TENANT_KEY]:
+        type_ = compiler.dialect.type_compiler_instance.process(column.type)
+        return f"{compiler.preparer.format_column(column)} {type_} NOT NULL"
+    return str(compiler.visit_create_column(create, **kw))  # type: ignore[no-untyped-call]
+
+
+def sqlite_tenant_unique(table: str) -> str:
+    """The name of a tenant table's ``UNIQUE (id, company_id)`` on SQLite."""
+    return f"uq_{table}_id_{TENANT_KEY}"
+
+
 company_ref = Annotated[int, mapped_column(BigId, ForeignKey("companies.id"), index=True)]
-warehouse_ref = Annotated[int, mapped_column(BigId, ForeignKey("warehouses.id"), index=True)]
+warehouse_ref = Annotated[int, mapped_column(BigId, info=refers("warehouses"), index=True)]
 opt_warehouse_ref = Annotated[
-    int | None, mapped_column(BigId, ForeignKey("warehouses.id"), index=True, nullable=True)
+    int | None, mapped_column(BigId, info=refers("warehouses"), index=True, nullable=True)
 ]
 
 
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING)
+
+    @classmethod
+    def __table_cls__(cls, name: str, metadata: MetaData, *args: Any, **kw: Any) -> Table:
+        return Table(name, metadata, *_tenant_keys(name, args), **kw)
+
+    @declared_attr.directive
+    def __mapper_args__(cls) -> dict[str, Any]:
+        # The ORM knows a tenant row by its ``id`` alone (globally unique), so
+        # ``session.get(Model, id)`` and the code keep working with the wider key.
+        table = cls.__dict__.get("__table__")
+        if isinstance(table, Table) and [c.name for c in table.primary_key] == [
+            "id",
+            TENANT_KEY,
+        ]:
+            return {"primary_key": [table.c.id]}
+        return {}
 
 
 class Editable:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 from decimal import Decimal
 
-from sqlalchemy import Boolean, DateTime, ForeignKey, Index, String, Text, UniqueConstraint, func
+from sqlalchemy import Boolean, DateTime, Index, String, Text, UniqueConstraint, func
 from sqlalchemy.orm import Mapped, mapped_column
 
 from tillbook.models.base import (
@@ -21,6 +21,7 @@ from tillbook.models.base import (
     pk,
     price,
     qty,
+    refers,
     warehouse_ref,
 )
 
@@ -41,7 +42,7 @@ class Category(Editable, Base):
     company_id: Mapped[company_ref]
     name: Mapped[str] = mapped_column(String(200))
     slug: Mapped[str] = mapped_column(String(200))
-    parent_id: Mapped[int | None] = mapped_column(BigId, ForeignKey("categories.id"), nullable=True)
+    parent_id: Mapped[int | None] = mapped_column(BigId, info=refers("categories"), nullable=True)
     image: Mapped[str | None] = mapped_column(String(500), nullable=True)
 
 
@@ -88,13 +89,13 @@ class Product(Editable, Base):
     barcode: Mapped[str | None] = mapped_column(String(100), nullable=True, index=True)
     product_type: Mapped[str] = mapped_column(String(20), default="single")
     category_id: Mapped[int | None] = mapped_column(
-        BigId, ForeignKey("categories.id"), nullable=True, index=True
+        BigId, info=refers("categories"), nullable=True, index=True
     )
     brand_id: Mapped[int | None] = mapped_column(
-        BigId, ForeignKey("brands.id"), nullable=True, index=True
+        BigId, info=refers("brands"), nullable=True, index=True
     )
-    unit_id: Mapped[int | None] = mapped_column(BigId, ForeignKey("units.id"), nullable=True)
-    tax_id: Mapped[int | None] = mapped_column(BigId, ForeignKey("taxes.id"), nullable=True)
+    unit_id: Mapped[int | None] = mapped_column(BigId, info=refers("units"), nullable=True)
+    tax_id: Mapped[int | None] = mapped_column(BigId, info=refers("taxes"), nullable=True)
     description: Mapped[str] = mapped_column(Text, default="")
     image: Mapped[str | None] = mapped_column(String(500), nullable=True)
     created_at: Mapped[created]
@@ -114,7 +115,7 @@ class ProductBarcode(Base):
 
     id: Mapped[pk]
     company_id: Mapped[company_ref]
-    product_id: Mapped[int] = mapped_column(BigId, ForeignKey("products.id"), index=True)
+    product_id: Mapped[int] = mapped_column(BigId, info=refers("products"), index=True)
     barcode: Mapped[str] = mapped_column(String(100))
 
 
@@ -127,13 +128,15 @@ class Listing(Editable, Base):
 
     __tablename__ = "listings"
     __table_args__ = (
-        UniqueConstraint("warehouse_id", "product_id", name="uq_listings_warehouse_product"),
+        UniqueConstraint(
+            "warehouse_id", "product_id", "company_id", name="uq_listings_warehouse_product"
+        ),
     )
 
     id: Mapped[pk]
     company_id: Mapped[company_ref]
     warehouse_id: Mapped[warehouse_ref]
-    product_id: Mapped[int] = mapped_column(BigId, ForeignKey("products.id"), index=True)
+    product_id: Mapped[int] = mapped_column(BigId, info=refers("products"), index=True)
     sales_price: Mapped[price]
     purchase_price: Mapped[price]
     mrp: Mapped[Decimal | None] = mapped_column(Price, nullable=True)
@@ -155,8 +158,8 @@ class ProductUnit(Base):
 
     id: Mapped[pk]
     company_id: Mapped[company_ref]
-    product_id: Mapped[int] = mapped_column(BigId, ForeignKey("products.id"), index=True)
-    unit_id: Mapped[int] = mapped_column(BigId, ForeignKey("units.id"))
+    product_id: Mapped[int] = mapped_column(BigId, info=refers("products"), index=True)
+    unit_id: Mapped[int] = mapped_column(BigId, info=refers("units"))
     operator: Mapped[str] = mapped_column(String(1), default="*")
     operator_value: Mapped[Decimal] = mapped_column(Qty)
     alternative_price: Mapped[Decimal] = mapped_column(Price)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import CheckConstraint, Date, ForeignKey, Index, String, UniqueConstraint
+from sqlalchemy import CheckConstraint, Date, Index, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from tillbook.models.base import (
@@ -25,6 +25,7 @@ from tillbook.models.base import (
     money,
     opt_warehouse_ref,
     pk,
+    refers,
 )
 
 
@@ -44,7 +45,7 @@ class GiftCard(Base):
     # The code's last four characters, all a list or a receipt shows after the sale.
     last4: Mapped[str | None] = mapped_column(String(4), nullable=True)
     customer_id: Mapped[int | None] = mapped_column(
-        BigId, ForeignKey("users.id"), nullable=True, index=True
+        BigId, info=refers("users"), nullable=True, index=True
     )
     balance: Mapped[money]
     expires_on: Mapped[dt.date | None] = mapped_column(Date, nullable=True)
@@ -60,14 +61,14 @@ class GiftCardMovement(Base):
 
     id: Mapped[pk]
     company_id: Mapped[company_ref]
-    card_id: Mapped[int] = mapped_column(BigId, ForeignKey("gift_cards.id"))
+    card_id: Mapped[int] = mapped_column(BigId, info=refers("gift_cards"))
     warehouse_id: Mapped[opt_warehouse_ref]
     # issue | load | spend | refund | void | expire
     kind: Mapped[str] = mapped_column(String(10))
     amount: Mapped[money]  # signed: what the balance moved by
     balance_after: Mapped[money]
     order_id: Mapped[int | None] = mapped_column(
-        BigId, ForeignKey("orders.id"), nullable=True, index=True
+        BigId, info=refers("orders"), nullable=True, index=True
     )
     journal_entry_id: Mapped[int | None] = mapped_column(BigId, nullable=True)
     created_by: Mapped[int | None] = mapped_column(BigId, nullable=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from decimal import Decimal
 
-from sqlalchemy import Date, DateTime, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import Date, DateTime, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from tillbook.models.base import (
@@ -18,6 +18,7 @@ from tillbook.models.base import (
     money,
     pk,
     qty,
+    refers,
     warehouse_ref,
 )
 
@@ -37,7 +38,7 @@ class StockBatch(Base):
     id: Mapped[pk]
     company_id: Mapped[company_ref]
     warehouse_id: Mapped[warehouse_ref]
-    product_id: Mapped[int] = mapped_column(BigId, ForeignKey("products.id"))
+    product_id: Mapped[int] = mapped_column(BigId, info=refers("products"))
     batch_number: Mapped[str | None] = mapped_column(String(100), nullable=True)
     expiry_date: Mapped[dt.date | None] = mapped_column(Date, nullable=True)
     unit_cost: Mapped[Decimal] = mapped_column(Price)
@@ -58,10 +59,8 @@ class StockMovement(Base):
     id: Mapped[pk]
     company_id: Mapped[company_ref]
     warehouse_id: Mapped[warehouse_ref]
-    product_id: Mapped[int] = mapped_column(BigId, ForeignKey("products.id"), index=True)
-    batch_id: Mapped[int | None] = mapped_column(
-        BigId, ForeignKey("stock_batches.id"), nullable=True
-    )
+    product_id: Mapped[int] = mapped_column(BigId, info=refers("products"), index=True)
+    batch_id: Mapped[int | None] = mapped_column(BigId, info=refers("stock_batches"), nullable=True)
     quantity: Mapped[qty]
     cost_amount: Mapped[money]
     reason: Mapped[str] = mapped_column(String(30))
@@ -77,14 +76,14 @@ class StockAdjustment(Base):
     id: Mapped[pk]
     company_id: Mapped[company_ref]
     warehouse_id: Mapped[warehouse_ref]
-    product_id: Mapped[int] = mapped_column(BigId, ForeignKey("products.id"))
+    product_id: Mapped[int] = mapped_column(BigId, info=refers("products"))
     quantity: Mapped[qty]
     adjustment_type: Mapped[str] = mapped_column(String(10))
     notes: Mapped[str] = mapped_column(Text, default="")
     batch_number: Mapped[str | None] = mapped_column(String(100), nullable=True)
     expiry_date: Mapped[dt.date | None] = mapped_column(Date, nullable=True)
     cost_amount: Mapped[money]
-    created_by: Mapped[int | None] = mapped_column(BigId, ForeignKey("users.id"), nullable=True)
+    created_by: Mapped[int | None] = mapped_column(BigId, info=refers("users"), nullable=True)
     journal_entry_id: Mapped[int | None] = mapped_column(BigId, nullable=True)
     created_at: Mapped[created]
 
@@ -97,7 +96,7 @@ class StockAlert(Base):
     id: Mapped[pk]
     company_id: Mapped[company_ref]
     warehouse_id: Mapped[warehouse_ref]
-    product_id: Mapped[int] = mapped_column(BigId, ForeignKey("products.id"))
+    product_id: Mapped[int] = mapped_column(BigId, info=refers("products"))
     kind: Mapped[str] = mapped_column(String(30), default="discrepancy")
     quantity_short: Mapped[qty]
     stock_after: Mapped[qty]
@@ -122,8 +121,8 @@ class StockTransfer(Base):
 
     id: Mapped[pk]
     company_id: Mapped[company_ref]
-    from_warehouse_id: Mapped[int] = mapped_column(BigId, ForeignKey("warehouses.id"))
-    to_warehouse_id: Mapped[int] = mapped_column(BigId, ForeignKey("warehouses.id"))
+    from_warehouse_id: Mapped[int] = mapped_column(BigId, info=refers("warehouses"))
+    to_warehouse_id: Mapped[int] = mapped_column(BigId, info=refers("warehouses"))
     status: Mapped[str] = mapped_column(String(20))
     notes: Mapped[str] = mapped_column(Text, default="")
     # Σ of the lines: what left the sender, what the receiver took in, what was
@@ -132,8 +131,8 @@ class StockTransfer(Base):
     value_received: Mapped[money]
     value_short: Mapped[money]
     reason: Mapped[str | None] = mapped_column(Text, nullable=True)
-    created_by: Mapped[int | None] = mapped_column(BigId, ForeignKey("users.id"), nullable=True)
-    closed_by: Mapped[int | None] = mapped_column(BigId, ForeignKey("users.id"), nullable=True)
+    created_by: Mapped[int | None] = mapped_column(BigId, info=refers("users"), nullable=True)
+    closed_by: Mapped[int | None] = mapped_column(BigId, info=refers("users"), nullable=True)
     dispatched_at: Mapped[created]
     closed_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
@@ -146,9 +145,9 @@ class StockTransferLine(Base):
 
     id: Mapped[pk]
     company_id: Mapped[company_ref]
-    transfer_id: Mapped[int] = mapped_column(BigId, ForeignKey("stock_transfers.id"), index=True)
-    product_id: Mapped[int] = mapped_column(BigId, ForeignKey("products.id"))
-    source_batch_id: Mapped[int] = mapped_column(BigId, ForeignKey("stock_batches.id"))
+    transfer_id: Mapped[int] = mapped_column(BigId, info=refers("stock_transfers"), index=True)
+    product_id: Mapped[int] = mapped_column(BigId, info=refers("products"))
+    source_batch_id: Mapped[int] = mapped_column(BigId, info=refers("stock_batches"))
     batch_number: Mapped[str | None] = mapped_column(String(100), nullable=True)
     expiry_date: Mapped[dt.date | None] = mapped_column(Date, nullable=True)
     unit_cost: Mapped[Decimal] = mapped_column(Price)
@@ -170,20 +169,18 @@ class StockCount(Base):
 
     id: Mapped[pk]
     company_id: Mapped[company_ref]
-    warehouse_id: Mapped[int] = mapped_column(BigId, ForeignKey("warehouses.id"))
+    warehouse_id: Mapped[int] = mapped_column(BigId, info=refers("warehouses"))
     status: Mapped[str] = mapped_column(String(20), default="draft")
     scope: Mapped[str] = mapped_column(String(20), default="all")
-    category_id: Mapped[int | None] = mapped_column(
-        BigId, ForeignKey("categories.id"), nullable=True
-    )
+    category_id: Mapped[int | None] = mapped_column(BigId, info=refers("categories"), nullable=True)
     notes: Mapped[str] = mapped_column(Text, default="")
     # Set on posting: Σ cost of the gains (adds) and of the losses (subtracts).
     value_gain: Mapped[money]
     value_loss: Mapped[money]
     lines_adjusted: Mapped[int] = mapped_column(Integer, default=0)
-    created_by: Mapped[int | None] = mapped_column(BigId, ForeignKey("users.id"), nullable=True)
+    created_by: Mapped[int | None] = mapped_column(BigId, info=refers("users"), nullable=True)
     created_at: Mapped[created]
-    closed_by: Mapped[int | None] = mapped_column(BigId, ForeignKey("users.id"), nullable=True)
+    closed_by: Mapped[int | None] = mapped_column(BigId, info=refers("users"), nullable=True)
     closed_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
 
@@ -194,18 +191,18 @@ class StockCountLine(Base):
     a shelf and posting the count is not mistaken for a loss (``inventory.counts``)."""
 
     __tablename__ = "stock_count_lines"
-    __table_args__ = (UniqueConstraint("count_id", "product_id"),)
+    __table_args__ = (UniqueConstraint("count_id", "product_id", "company_id"),)
 
     id: Mapped[pk]
     company_id: Mapped[company_ref]
-    count_id: Mapped[int] = mapped_column(BigId, ForeignKey("stock_counts.id"), index=True)
-    product_id: Mapped[int] = mapped_column(BigId, ForeignKey("products.id"))
+    count_id: Mapped[int] = mapped_column(BigId, info=refers("stock_counts"), index=True)
+    product_id: Mapped[int] = mapped_column(BigId, info=refers("products"))
     counted: Mapped[Decimal | None] = mapped_column(Qty, nullable=True)
     expected: Mapped[Decimal | None] = mapped_column(Qty, nullable=True)
     counted_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     # Set on posting: the adjustment made for this line (None: no difference).
     adjustment_id: Mapped[int | None] = mapped_column(
-        BigId, ForeignKey("stock_adjustments.id"), nullable=True
+        BigId, info=refers("stock_adjustments"), nullable=True
     )
     difference: Mapped[qty]
     cost_amount: Mapped[money]

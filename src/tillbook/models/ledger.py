@@ -38,6 +38,7 @@ from tillbook.models.base import (
     money,
     opt_warehouse_ref,
     pk,
+    refers,
 )
 
 # A roll-up sums many lines: wider than one line's NUMERIC(18, 2).
@@ -77,7 +78,7 @@ class JournalEntry(Base):
     source_type: Mapped[str] = mapped_column(String(30))
     source_id: Mapped[int | None] = mapped_column(BigId, nullable=True)
     reverses_entry_id: Mapped[int | None] = mapped_column(
-        BigId, ForeignKey("journal_entries.id"), nullable=True
+        BigId, info=refers("journal_entries"), nullable=True
     )
     created_by: Mapped[int | None] = mapped_column(BigId, nullable=True)
     created_at: Mapped[created]
@@ -93,10 +94,10 @@ class JournalLine(Base):
     )
 
     id: Mapped[pk]
-    entry_id: Mapped[int] = mapped_column(BigId, ForeignKey("journal_entries.id"), index=True)
+    entry_id: Mapped[int] = mapped_column(BigId, info=refers("journal_entries"), index=True)
     company_id: Mapped[company_ref]
     warehouse_id: Mapped[int | None] = mapped_column(BigId, nullable=True)
-    account_id: Mapped[int] = mapped_column(BigId, ForeignKey("accounts.id"))
+    account_id: Mapped[int] = mapped_column(BigId, info=refers("accounts"))
     party_id: Mapped[int | None] = mapped_column(BigId, nullable=True)
     debit: Mapped[money]
     credit: Mapped[money]
@@ -137,7 +138,7 @@ class LedgerRollup(Base):
 
     company_id: Mapped[int] = mapped_column(BigId, ForeignKey("companies.id"), primary_key=True)
     period: Mapped[dt.date] = mapped_column(Date, primary_key=True)
-    account_id: Mapped[int] = mapped_column(BigId, ForeignKey("accounts.id"), primary_key=True)
+    account_id: Mapped[int] = mapped_column(BigId, info=refers("accounts"), primary_key=True)
     warehouse_id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=False)
     closing: Mapped[bool] = mapped_column(Boolean, primary_key=True)
     debit: Mapped[Decimal] = mapped_column(SUM, nullable=False)
@@ -154,7 +155,7 @@ class PartyRollup(Base):
     company_id: Mapped[int] = mapped_column(BigId, ForeignKey("companies.id"), primary_key=True)
     party_id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=False)
     period: Mapped[dt.date] = mapped_column(Date, primary_key=True)
-    account_id: Mapped[int] = mapped_column(BigId, ForeignKey("accounts.id"), primary_key=True)
+    account_id: Mapped[int] = mapped_column(BigId, info=refers("accounts"), primary_key=True)
     warehouse_id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=False)
     debit: Mapped[Decimal] = mapped_column(SUM, nullable=False)
     credit: Mapped[Decimal] = mapped_column(SUM, nullable=False)

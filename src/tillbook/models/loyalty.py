@@ -21,7 +21,6 @@ from sqlalchemy import (
     Boolean,
     CheckConstraint,
     DateTime,
-    ForeignKey,
     Index,
     Integer,
     String,
@@ -38,6 +37,7 @@ from tillbook.models.base import (
     money,
     opt_warehouse_ref,
     pk,
+    refers,
 )
 
 
@@ -71,7 +71,7 @@ class LoyaltyAccount(Base):
 
     id: Mapped[pk]
     company_id: Mapped[company_ref]
-    customer_id: Mapped[int] = mapped_column(BigId, ForeignKey("users.id"), index=True)
+    customer_id: Mapped[int] = mapped_column(BigId, info=refers("users"), index=True)
     points: Mapped[int] = mapped_column(BigInteger, default=0)
     created_at: Mapped[created]
 
@@ -82,7 +82,7 @@ class LoyaltyMovement(Base):
 
     id: Mapped[pk]
     company_id: Mapped[company_ref]
-    account_id: Mapped[int] = mapped_column(BigId, ForeignKey("loyalty_accounts.id"))
+    account_id: Mapped[int] = mapped_column(BigId, info=refers("loyalty_accounts"))
     warehouse_id: Mapped[opt_warehouse_ref]
     # earn | redeem | return | refund | void | revalue
     kind: Mapped[str] = mapped_column(String(10))
@@ -91,7 +91,7 @@ class LoyaltyMovement(Base):
     # signed: what 21400 owes more (a credit to it) for this movement
     value: Mapped[money]
     order_id: Mapped[int | None] = mapped_column(
-        BigId, ForeignKey("orders.id"), nullable=True, index=True
+        BigId, info=refers("orders"), nullable=True, index=True
     )
     journal_entry_id: Mapped[int | None] = mapped_column(BigId, nullable=True)
     created_by: Mapped[int | None] = mapped_column(BigId, nullable=True)

@@ -20,6 +20,7 @@ from tillbook.models.base import (
     money,
     pk,
     qty,
+    refers,
     warehouse_ref,
 )
 
@@ -28,7 +29,11 @@ class Order(Base):
     __tablename__ = "orders"
     __table_args__ = (
         UniqueConstraint(
-            "warehouse_id", "order_type", "invoice_number", name="uq_orders_invoice_number"
+            "warehouse_id",
+            "order_type",
+            "invoice_number",
+            "company_id",
+            name="uq_orders_invoice_number",
         ),
         Index("ix_orders_listing", "warehouse_id", "order_type", "order_date", "id"),
         Index("ix_orders_party_due", "user_id", "order_type"),
@@ -46,10 +51,10 @@ class Order(Base):
     order_datetime: Mapped[dt.datetime | None] = mapped_column(
         DateTime(timezone=True), nullable=True
     )
-    user_id: Mapped[int] = mapped_column(BigId, ForeignKey("users.id"))
-    staff_user_id: Mapped[int | None] = mapped_column(BigId, ForeignKey("users.id"), nullable=True)
+    user_id: Mapped[int] = mapped_column(BigId, info=refers("users"))
+    staff_user_id: Mapped[int | None] = mapped_column(BigId, info=refers("users"), nullable=True)
     original_order_id: Mapped[int | None] = mapped_column(
-        BigId, ForeignKey("orders.id"), nullable=True
+        BigId, info=refers("orders"), nullable=True
     )
     subtotal: Mapped[money]
     tax_amount: Mapped[money]
@@ -66,7 +71,7 @@ class Order(Base):
     notes: Mapped[str] = mapped_column(Text, default="")
     journal_entry_id: Mapped[int | None] = mapped_column(BigId, nullable=True)
     # The till shift the order was made in (None: no shift was open).
-    shift_id: Mapped[int | None] = mapped_column(BigId, ForeignKey("shifts.id"), nullable=True)
+    shift_id: Mapped[int | None] = mapped_column(BigId, info=refers("shifts"), nullable=True)
     # A voided sale (``order_status`` cancelled): why, when, and the shift that voided it.
     void_reason: Mapped[str | None] = mapped_column(String(500), nullable=True)
     voided_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
@@ -87,9 +92,9 @@ class OrderItem(Base):
     __tablename__ = "order_items"
 
     id: Mapped[pk]
-    order_id: Mapped[int] = mapped_column(BigId, ForeignKey("orders.id"), index=True)
+    order_id: Mapped[int] = mapped_column(BigId, info=refers("orders"), index=True)
     company_id: Mapped[company_ref]
-    product_id: Mapped[int] = mapped_column(BigId, ForeignKey("products.id"))
+    product_id: Mapped[int] = mapped_column(BigId, info=refers("products"))
     unit_id: Mapped[int | None] = mapped_column(BigId, nullable=True)
     quantity: Mapped[qty]
     base_quantity: Mapped[qty]
@@ -117,6 +122,9 @@ class InvoiceCounter(Base):
 
     warehouse_id: Mapped[int] = mapped_column(BigId, primary_key=True)
     counter_type: Mapped[str] = mapped_column(String(20), primary_key=True)
+    company_id: Mapped[int] = mapped_column(
+        BigId, ForeignKey("companies.id"), primary_key=True, autoincrement=False
+    )
     last_value: Mapped[int] = mapped_column(BigInteger, default=0)
 
 

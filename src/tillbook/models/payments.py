@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from decimal import Decimal
 
-from sqlalchemy import Date, ForeignKey, Index, String, Text, UniqueConstraint
+from sqlalchemy import Date, Index, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from tillbook.models.base import (
@@ -20,6 +20,7 @@ from tillbook.models.base import (
     money,
     opt_warehouse_ref,
     pk,
+    refers,
     warehouse_ref,
 )
 
@@ -32,7 +33,7 @@ class PaymentMode(Editable, Base):
     company_id: Mapped[company_ref]
     code: Mapped[str] = mapped_column(String(50))
     name: Mapped[str] = mapped_column(String(100))
-    account_id: Mapped[int] = mapped_column(BigId, ForeignKey("accounts.id"))
+    account_id: Mapped[int] = mapped_column(BigId, info=refers("accounts"))
     # A drawer or account of foreign money (DESIGN §16: foreign cash at the till):
     # its account holds that currency only; NULL: the base currency.
     currency: Mapped[str | None] = mapped_column(String(3), nullable=True)
@@ -45,15 +46,15 @@ class Payment(Base):
     id: Mapped[pk]
     company_id: Mapped[company_ref]
     warehouse_id: Mapped[warehouse_ref]
-    user_id: Mapped[int] = mapped_column(BigId, ForeignKey("users.id"), index=True)
+    user_id: Mapped[int] = mapped_column(BigId, info=refers("users"), index=True)
     payment_type: Mapped[str] = mapped_column(String(5))  # in | out
     amount: Mapped[money]
     unallocated_amount: Mapped[money]
-    payment_mode_id: Mapped[int] = mapped_column(BigId, ForeignKey("payment_modes.id"))
+    payment_mode_id: Mapped[int] = mapped_column(BigId, info=refers("payment_modes"))
     date: Mapped[dt.date] = mapped_column(Date)
     reference: Mapped[str | None] = mapped_column(String(200), nullable=True)
     notes: Mapped[str] = mapped_column(Text, default="")
-    order_id: Mapped[int | None] = mapped_column(BigId, ForeignKey("orders.id"), nullable=True)
+    order_id: Mapped[int | None] = mapped_column(BigId, info=refers("orders"), nullable=True)
     journal_entry_id: Mapped[int | None] = mapped_column(BigId, nullable=True)
     created_by: Mapped[int | None] = mapped_column(BigId, nullable=True)
     # The till shift that took or gave the money (None: no shift was open).
@@ -77,8 +78,8 @@ class PaymentAllocation(Base):
 
     id: Mapped[pk]
     company_id: Mapped[company_ref]
-    payment_id: Mapped[int] = mapped_column(BigId, ForeignKey("payments.id"), index=True)
-    order_id: Mapped[int] = mapped_column(BigId, ForeignKey("orders.id"), index=True)
+    payment_id: Mapped[int] = mapped_column(BigId, info=refers("payments"), index=True)
+    order_id: Mapped[int] = mapped_column(BigId, info=refers("orders"), index=True)
     amount: Mapped[money]
     created_at: Mapped[created]
 
@@ -89,7 +90,7 @@ class ExpenseCategory(Editable, Base):
     id: Mapped[pk]
     company_id: Mapped[company_ref]
     name: Mapped[str] = mapped_column(String(100))
-    account_id: Mapped[int] = mapped_column(BigId, ForeignKey("accounts.id"))
+    account_id: Mapped[int] = mapped_column(BigId, info=refers("accounts"))
 
 
 class Expense(Base):
@@ -98,13 +99,13 @@ class Expense(Base):
     id: Mapped[pk]
     company_id: Mapped[company_ref]
     warehouse_id: Mapped[opt_warehouse_ref]
-    expense_category_id: Mapped[int] = mapped_column(BigId, ForeignKey("expense_categories.id"))
+    expense_category_id: Mapped[int] = mapped_column(BigId, info=refers("expense_categories"))
     amount: Mapped[money]
     date: Mapped[dt.date] = mapped_column(Date)
     payment_mode_id: Mapped[int | None] = mapped_column(
-        BigId, ForeignKey("payment_modes.id"), nullable=True
+        BigId, info=refers("payment_modes"), nullable=True
     )
-    user_id: Mapped[int | None] = mapped_column(BigId, ForeignKey("users.id"), nullable=True)
+    user_id: Mapped[int | None] = mapped_column(BigId, info=refers("users"), nullable=True)
     status: Mapped[str] = mapped_column(String(10))  # paid | pending
     reference: Mapped[str | None] = mapped_column(String(200), nullable=True)
     notes: Mapped[str] = mapped_column(Text, default="")
@@ -147,8 +148,8 @@ class PriceHistory(Base):
     id: Mapped[pk]
     company_id: Mapped[company_ref]
     warehouse_id: Mapped[warehouse_ref]
-    batch_id: Mapped[int] = mapped_column(BigId, ForeignKey("price_adjustment_batches.id"))
-    product_id: Mapped[int] = mapped_column(BigId, ForeignKey("products.id"), index=True)
+    batch_id: Mapped[int] = mapped_column(BigId, info=refers("price_adjustment_batches"))
+    product_id: Mapped[int] = mapped_column(BigId, info=refers("products"), index=True)
     old_price: Mapped[Decimal] = mapped_column(Price)
     new_price: Mapped[Decimal] = mapped_column(Price)
     created_by: Mapped[int | None] = mapped_column(BigId, nullable=True)

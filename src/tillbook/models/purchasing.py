@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 from decimal import Decimal
 
-from sqlalchemy import Date, DateTime, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import Date, DateTime, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from tillbook.models.base import (
@@ -22,6 +22,7 @@ from tillbook.models.base import (
     money,
     pk,
     qty,
+    refers,
     warehouse_ref,
 )
 
@@ -33,7 +34,7 @@ class PurchaseOrder(Base):
 
     __tablename__ = "purchase_orders"
     __table_args__ = (
-        UniqueConstraint("warehouse_id", "number", name="uq_purchase_orders_number"),
+        UniqueConstraint("warehouse_id", "number", "company_id", name="uq_purchase_orders_number"),
         Index("ix_purchase_orders_wh_id", "warehouse_id", "id"),
         Index("ix_purchase_orders_supplier", "supplier_id", "status"),
     )
@@ -41,18 +42,18 @@ class PurchaseOrder(Base):
     id: Mapped[pk]
     company_id: Mapped[company_ref]
     warehouse_id: Mapped[warehouse_ref]
-    supplier_id: Mapped[int] = mapped_column(BigId, ForeignKey("users.id"))
+    supplier_id: Mapped[int] = mapped_column(BigId, info=refers("users"))
     number: Mapped[str] = mapped_column(String(30))
     status: Mapped[str] = mapped_column(String(20), default="draft")
     order_date: Mapped[dt.date] = mapped_column(Date)
     expected_date: Mapped[dt.date | None] = mapped_column(Date, nullable=True)
     notes: Mapped[str] = mapped_column(Text, default="")
     total: Mapped[money]
-    created_by: Mapped[int | None] = mapped_column(BigId, ForeignKey("users.id"), nullable=True)
+    created_by: Mapped[int | None] = mapped_column(BigId, info=refers("users"), nullable=True)
     created_at: Mapped[created]
     ordered_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     closed_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
-    closed_by: Mapped[int | None] = mapped_column(BigId, ForeignKey("users.id"), nullable=True)
+    closed_by: Mapped[int | None] = mapped_column(BigId, info=refers("users"), nullable=True)
     close_reason: Mapped[str] = mapped_column(String(500), default="")
 
 
@@ -62,15 +63,17 @@ class PurchaseOrderLine(Base):
 
     __tablename__ = "purchase_order_lines"
     __table_args__ = (
-        UniqueConstraint("purchase_order_id", "product_id", name="uq_purchase_order_lines"),
+        UniqueConstraint(
+            "purchase_order_id", "product_id", "company_id", name="uq_purchase_order_lines"
+        ),
     )
 
     id: Mapped[pk]
     company_id: Mapped[company_ref]
     purchase_order_id: Mapped[int] = mapped_column(
-        BigId, ForeignKey("purchase_orders.id"), index=True
+        BigId, info=refers("purchase_orders"), index=True
     )
-    product_id: Mapped[int] = mapped_column(BigId, ForeignKey("products.id"))
+    product_id: Mapped[int] = mapped_column(BigId, info=refers("products"))
     position: Mapped[int] = mapped_column(Integer, default=0)
     quantity: Mapped[qty]
     unit_cost: Mapped[Decimal] = mapped_column(Price)
@@ -81,14 +84,16 @@ class PurchaseOrderReceipt(Base):
     """A purchase (``orders``, type purchases) received against a purchase order."""
 
     __tablename__ = "purchase_order_receipts"
-    __table_args__ = (UniqueConstraint("order_id", name="uq_purchase_order_receipts_order_id"),)
+    __table_args__ = (
+        UniqueConstraint("order_id", "company_id", name="uq_purchase_order_receipts_order_id"),
+    )
 
     id: Mapped[pk]
     company_id: Mapped[company_ref]
     purchase_order_id: Mapped[int] = mapped_column(
-        BigId, ForeignKey("purchase_orders.id"), index=True
+        BigId, info=refers("purchase_orders"), index=True
     )
-    order_id: Mapped[int] = mapped_column(BigId, ForeignKey("orders.id"))
+    order_id: Mapped[int] = mapped_column(BigId, info=refers("orders"))
     created_at: Mapped[created]
 
 

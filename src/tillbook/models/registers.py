@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import DateTime, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import DateTime, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from tillbook.models.base import Base, BigId, company_ref, created, pk, warehouse_ref
+from tillbook.models.base import Base, BigId, company_ref, created, pk, refers, warehouse_ref
 
 
 class Register(Base):
@@ -22,6 +22,7 @@ class Register(Base):
     __table_args__ = (
         UniqueConstraint("company_id", "prefix", name="uq_registers_company_prefix"),
         UniqueConstraint("company_id", "number", name="uq_registers_company_number"),
+        UniqueConstraint("key_id", "company_id", name="uq_registers_key_id"),
     )
 
     id: Mapped[pk]
@@ -30,8 +31,8 @@ class Register(Base):
     name: Mapped[str] = mapped_column(String(100))
     number: Mapped[int] = mapped_column(Integer)
     prefix: Mapped[str] = mapped_column(String(10))
-    key_id: Mapped[int] = mapped_column(BigId, ForeignKey("api_keys.id"), unique=True)
-    created_by: Mapped[int | None] = mapped_column(BigId, ForeignKey("users.id"), nullable=True)
+    key_id: Mapped[int] = mapped_column(BigId, info=refers("api_keys"))
+    created_by: Mapped[int | None] = mapped_column(BigId, info=refers("users"), nullable=True)
     created_at: Mapped[created]
     last_seen_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     queued: Mapped[int] = mapped_column(Integer, default=0, server_default="0")

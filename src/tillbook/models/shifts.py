@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import BigInteger, DateTime, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import BigInteger, DateTime, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from tillbook.models.base import Base, BigId, company_ref, created, money, pk, warehouse_ref
+from tillbook.models.base import Base, BigId, company_ref, created, money, pk, refers, warehouse_ref
 
 
 class Shift(Base):
@@ -25,9 +25,9 @@ class Shift(Base):
     register: Mapped[str] = mapped_column(String(50))
     status: Mapped[str] = mapped_column(String(10))  # open | closed
     # The drawer's payment mode (its account is where cash in and out is posted).
-    cash_mode_id: Mapped[int] = mapped_column(BigId, ForeignKey("payment_modes.id"))
+    cash_mode_id: Mapped[int] = mapped_column(BigId, info=refers("payment_modes"))
     opening_float: Mapped[money]
-    opened_by: Mapped[int | None] = mapped_column(BigId, ForeignKey("users.id"), nullable=True)
+    opened_by: Mapped[int | None] = mapped_column(BigId, info=refers("users"), nullable=True)
     opened_at: Mapped[created]
     closed_by: Mapped[int | None] = mapped_column(BigId, nullable=True)
     closed_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
@@ -47,12 +47,13 @@ Index(
     "uq_shifts_open_register",
     Shift.warehouse_id,
     Shift.register,
+    Shift.company_id,
     unique=True,
     sqlite_where=Shift.status == "open",
     postgresql_where=Shift.status == "open",
 )
 
-Index("uq_shifts_wh_reference", Shift.warehouse_id, Shift.reference, unique=True)
+Index("uq_shifts_wh_reference", Shift.warehouse_id, Shift.reference, Shift.company_id, unique=True)
 
 
 class ShiftCash(Base):
@@ -62,7 +63,7 @@ class ShiftCash(Base):
 
     id: Mapped[pk]
     company_id: Mapped[company_ref]
-    shift_id: Mapped[int] = mapped_column(BigId, ForeignKey("shifts.id"), index=True)
+    shift_id: Mapped[int] = mapped_column(BigId, info=refers("shifts"), index=True)
     direction: Mapped[str] = mapped_column(String(5))  # in | out
     amount: Mapped[money]
     reason: Mapped[str] = mapped_column(String(500))
@@ -80,7 +81,8 @@ class ShiftCount(Base):
     __tablename__ = "shift_counts"
 
     id: Mapped[pk]
-    shift_id: Mapped[int] = mapped_column(BigId, ForeignKey("shifts.id"), index=True)
+    company_id: Mapped[company_ref]
+    shift_id: Mapped[int] = mapped_column(BigId, info=refers("shifts"), index=True)
     payment_mode_id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer(), "sqlite"))
     expected: Mapped[money]
     counted: Mapped[money]

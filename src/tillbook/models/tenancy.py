@@ -5,10 +5,20 @@ from __future__ import annotations
 import datetime as dt
 from decimal import Decimal
 
-from sqlalchemy import Boolean, Date, ForeignKey, Index, Integer, String, false, func
+from sqlalchemy import Boolean, Date, Index, Integer, String, false
 from sqlalchemy.orm import Mapped, mapped_column
 
-from tillbook.models.base import Base, BigId, Editable, Money, company_ref, created, money, pk
+from tillbook.models.base import (
+    Base,
+    BigId,
+    Editable,
+    Money,
+    company_ref,
+    created,
+    money,
+    pk,
+    refers,
+)
 
 # The company's choices of how money is written: pattern -> (grouping mark, decimal mark).
 MONEY_FORMATS: dict[str, tuple[str, str]] = {
@@ -102,7 +112,7 @@ class User(Editable, Base):
     role: Mapped[str | None] = mapped_column(String(20), nullable=True)
     # Staff only: the one warehouse a scoped staff member works in; NULL: all of them.
     warehouse_id: Mapped[int | None] = mapped_column(
-        BigId, ForeignKey("warehouses.id"), nullable=True
+        BigId, info=refers("warehouses"), nullable=True
     )
     # Staff only: the PIN they sell with at a register, as
     # ``pbkdf2-sha256$<iterations>$<salt b64>$<hash b64>`` (``kit/crypto.py``): the
@@ -112,16 +122,23 @@ class User(Editable, Base):
     created_at: Mapped[created]
 
 
-# One email, one login: a staff email belongs to one staff member of one company,
-# compared lower-cased, because back-office login finds the company and the person by
-# the email alone. Customers and suppliers may share addresses freely.
-Index(
-    "uq_users_staff_email",
-    func.lower(User.email),
-    unique=True,
-    sqlite_where=User.user_type == "staff",
-    postgresql_where=User.user_type == "staff",
-)
+class StaffLogin(Base):
+    """One email, one login: a staff email belongs to one staff member of one
+    company, compared lower-cased (``email`` is ``lower()`` of the staff member's,
+    computed by the database), because back-office login finds the company and the
+    person by the email alone. Customers and suppliers may share addresses freely.
+
+    The rule holds across every tenant, so it has a table of its own, keyed by the
+    email alone: a coordinator table (DESIGN §17, ``models/base.py``), kept by the
+    staff service in the transaction that sets the staff member's email
+    (``tenancy.staff``). No foreign key: a coordinator table cannot point at a
+    distributed one."""
+
+    __tablename__ = "staff_logins"
+
+    email: Mapped[str] = mapped_column(String(200), primary_key=True)
+    company_id: Mapped[int] = mapped_column(BigId)
+    user_id: Mapped[int] = mapped_column(BigId)
 
 
-__all__ = ["MONEY_FORMATS", "Company", "User", "Warehouse"]
+__all__ = ["MONEY_FORMATS", "Company", "StaffLogin", "User", "Warehouse"]

@@ -53,7 +53,7 @@ async def take(uow: UnitOfWork, company_id: int, warehouse_id: int, counter_type
     await uow.gate(("invoice counter", warehouse_id, counter_type))
     check = counter_type == "price-adjustments" or uow.after_unique_race
     while True:
-        value = await repo.next_counter_value(uow, warehouse_id, counter_type)
+        value = await repo.next_counter_value(uow, company_id, warehouse_id, counter_type)
         number = format_number(counter_type, value)
         if not check or not await repo.number_taken(
             uow, company_id, warehouse_id, counter_type, number

@@ -33,10 +33,11 @@ def _next_value(insert: Any) -> Any:
     statement = insert(_counters).values(
         warehouse_id=bindparam("warehouse_id"),
         counter_type=bindparam("counter_type"),
+        company_id=bindparam("company_id"),
         last_value=1,
     )
     return statement.on_conflict_do_update(
-        index_elements=[_counters.c.warehouse_id, _counters.c.counter_type],
+        index_elements=[_counters.c.warehouse_id, _counters.c.counter_type, _counters.c.company_id],
         set_={"last_value": _counters.c.last_value + 1},
     ).returning(_counters.c.last_value)
 
@@ -68,9 +69,11 @@ _CLIENT_NUMBERED = select(_orders).where(
 ORDER_NUMBERS = QueuedUpdate(_orders, ["id"], ["invoice_number", "journal_entry_id"])
 
 
-async def next_counter_value(uow: UnitOfWork, warehouse_id: int, counter_type: str) -> int:
+async def next_counter_value(
+    uow: UnitOfWork, company_id: int, warehouse_id: int, counter_type: str
+) -> int:
     """The next value of the counter; its row stays locked until COMMIT."""
-    params = {"warehouse_id": warehouse_id, "counter_type": counter_type}
+    params = {"company_id": company_id, "warehouse_id": warehouse_id, "counter_type": counter_type}
     return int((await uow.run(_NEXT[uow.is_postgresql], params))[0][0])
 
 

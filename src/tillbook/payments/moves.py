@@ -106,7 +106,7 @@ async def moves_page(
                 & (JournalLine.company_id == JournalEntry.company_id),
             )
             .where(*conditions, JournalLine.company_id == company_id)
-            .group_by(JournalEntry.id)
+            .group_by(JournalEntry.id, JournalEntry.company_id)
             .order_by(JournalEntry.entry_date.desc(), JournalEntry.id.desc())
             .offset(page.offset)
             .limit(page.limit)

@@ -176,6 +176,7 @@ async def handle_callback(
         result.update(payment_status=order.payment_status)
     session.add(
         TerminalCallback(
+            company_id=provider.company_id,
             provider_id=provider.id,
             reference=body.reference,
             order_id=order.id,

@@ -310,7 +310,11 @@ async def close_shift(
         want = expected.get(mode.id, ZERO)
         counts.append(
             ShiftCount(
-                shift_id=shift.id, payment_mode_id=mode.id, expected=want, counted=count.amount
+                company_id=shift.company_id,
+                shift_id=shift.id,
+                payment_mode_id=mode.id,
+                expected=want,
+                counted=count.amount,
             )
         )
         if count.amount == want:

@@ -81,7 +81,7 @@ async def create_company(
 
     The email must not be any staff member's login in any company, compared
     lower-cased: back-office login finds the company by the email alone. The unique
-    index ``uq_users_staff_email`` holds the same rule against a concurrent twin (the
+    key of ``staff_logins`` holds the same rule against a concurrent twin (the
     unit of work then runs again and lands here)."""
     if not name.strip():
         raise invalid("name", "must not be empty")
@@ -126,6 +126,8 @@ async def create_company(
         password_hash=crypto.hash_password(admin_password),
     )
     session.add(admin)
+    await session.flush()
+    await staff.claim_login(session, admin)
     ids = await account_ids(session, company.id)
     for code, mode_name, account in DEFAULT_PAYMENT_MODES:
         session.add(

@@ -8,8 +8,9 @@ change is recorded as ``"password": "changed"``).
 Rules kept here:
 
 - one email, one login: an email belongs to at most one staff member in the whole
-  service, compared lower-cased (``uq_users_staff_email`` holds it against a
-  concurrent twin, whose unit then runs again and meets the check below);
+  service, compared lower-cased (``staff_logins``, a table keyed by the email
+  alone, holds it against a concurrent twin, whose unit then runs again and meets
+  the check below);
 - a company always keeps an active owner: the last one can be neither archived nor
   demoted (422). The company's active owners are locked before they are counted, so
   two owners archiving each other at once cannot both succeed;
@@ -33,7 +34,7 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.audit.service import record
@@ -44,7 +45,7 @@ from tillbook.kit import crypto, versions
 from tillbook.kit.bounds import text_problem
 from tillbook.kit.pagination import Page
 from tillbook.kit.text import quoted
-from tillbook.models import User, Warehouse
+from tillbook.models import StaffLogin, User, Warehouse
 
 ENTITY = "staff"
 EMAIL_MAX = 200  # users.email is VARCHAR(200)
@@ -134,14 +135,26 @@ def check_role(role: str, field: str = "role") -> str:
 
 async def email_taken(session: AsyncSession, email: str, *, besides: int | None = None) -> bool:
     """Whether a staff member of any company logs in with ``email``: it is the login,
-    so it is unique across companies (``CROSS_TENANT["authentication"]``)."""
-    query = select(User.id).where(
-        User.user_type == "staff", func.lower(User.email) == func.lower(email)
-    )
+    so it is unique across companies (``staff_logins``, a coordinator table keyed by
+    the email; ``CROSS_TENANT["authentication"]``)."""
+    query = select(StaffLogin.user_id).where(StaffLogin.email == func.lower(email))
     if besides is not None:
-        query = query.where(User.id != besides)
+        query = query.where(StaffLogin.user_id != besides)
     with cross_tenant("authentication"):
-        return await session.scalar(query.limit(1)) is not None
+        return await session.scalar(query) is not None
+
+
+async def claim_login(session: AsyncSession, user: User) -> None:
+    """``user``'s email as their login (``StaffLogin``), in place of any they had;
+    a concurrent twin claiming the same email fails on its key
+    (``pk_staff_logins``) and its unit runs again into ``email_taken``."""
+    await session.execute(delete(StaffLogin).where(StaffLogin.user_id == user.id))
+    if user.email is not None:
+        await session.execute(
+            insert(StaffLogin).values(
+                email=func.lower(user.email), company_id=user.company_id, user_id=user.id
+            )
+        )
 
 
 async def _check_email_free(
@@ -229,6 +242,7 @@ async def create_staff(
     )
     session.add(user)
     await session.flush()
+    await claim_login(session, user)
     await record(
         session,
         company_id=company_id,
@@ -292,6 +306,7 @@ async def update_staff(
         email = check_email(email)
         await _check_email_free(session, email, besides=user.id)
         user.email = email
+        await claim_login(session, user)
     user.role = new_role
     user.warehouse_id = new_scope
     if password is not None:
