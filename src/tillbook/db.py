@@ -223,7 +223,7 @@ CROSS_TENANT: dict[str, str] = {
     "callback's provider is looked up before its company is known (the lookup is what finds "
     "the company), and a staff email, being the login, is unique across companies",
     "operator": "the operator's command line names a key by its public key, or a warehouse "
-    "by its id, of whichever company, before it knows the company",
+    "or a webhook delivery by its id, of whichever company, before it knows the company",
     "outbox worker": "the webhook worker fans out new events and claims due deliveries of "
     "every company at once (FOR UPDATE SKIP LOCKED), so one company's backlog never "
     "waits behind another's",

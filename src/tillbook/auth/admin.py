@@ -193,10 +193,14 @@ async def _verify(password: str, stored: str) -> bool:
     return await asyncio.to_thread(crypto.verify_password, password, stored)
 
 
-async def end_sessions(session: AsyncSession, user_id: int) -> None:
+async def end_sessions(session: AsyncSession, company_id: int, user_id: int) -> None:
     """End every session of the staff member ``user_id`` (their next request with an
     old token or cookie is refused); in the caller's transaction."""
-    await session.execute(delete(AdminSession).where(AdminSession.user_id == user_id))
+    await session.execute(
+        delete(AdminSession).where(
+            AdminSession.company_id == company_id, AdminSession.user_id == user_id
+        )
+    )
 
 
 async def open_session(session: AsyncSession, company_id: int, user_id: int) -> AdminLogin:

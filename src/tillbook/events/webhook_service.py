@@ -24,6 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tillbook.audit.service import record
 from tillbook.auth.actor import Actor
 from tillbook.config import master_key
+from tillbook.db import cross_tenant
 from tillbook.errors import NotFound, ValidationFailed
 from tillbook.events.outbox import EVENT_TYPES
 from tillbook.events.urlpolicy import UrlPolicy, UrlRefused, check_url
@@ -274,7 +275,10 @@ async def redeliver(
     query = select(WebhookDelivery).where(WebhookDelivery.id == delivery_id)
     if company_id is not None:
         query = query.where(WebhookDelivery.company_id == company_id)
-    delivery = await session.scalar(query)
+        delivery = await session.scalar(query)
+    else:
+        with cross_tenant("operator"):  # the operator's CLI names any company's delivery
+            delivery = await session.scalar(query)
     if delivery is None:
         raise NotFound(f"delivery {delivery_id} not found")
     now = dt.datetime.now(dt.UTC)

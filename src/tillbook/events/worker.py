@@ -151,9 +151,8 @@ class DeliveryWorker:
 
         Returns the number of delivery attempts made.
         """
-        with cross_tenant("outbox worker"):
-            await self.db.write(self._fan_out)
-            claimed = await self.db.write(self._claim)
+        await self.db.write(self._fan_out)
+        claimed = await self.db.write(self._claim)
         if not claimed:
             return 0
         await asyncio.gather(*(self._deliver(c) for c in claimed))
@@ -177,6 +176,16 @@ class DeliveryWorker:
     # -- steps -------------------------------------------------------------------
 
     async def _fan_out(self, session: AsyncSession) -> int:
+        """New events of every company to their webhooks' deliveries."""
+        with cross_tenant("outbox worker"):
+            return await self._fan_out_all(session)
+
+    async def _claim(self, session: AsyncSession) -> list[Claimed]:
+        """Due deliveries of every company, claimed (``FOR UPDATE SKIP LOCKED``)."""
+        with cross_tenant("outbox worker"):
+            return await self._claim_all(session)
+
+    async def _fan_out_all(self, session: AsyncSession) -> int:
         # Events of a company with no active webhook go to nobody: marked in one
         # statement, so that one company's burst (an import announcing thousands of
         # products) never queues other companies' deliveries behind it.
@@ -237,7 +246,7 @@ class DeliveryWorker:
         )
         return len(rows)
 
-    async def _claim(self, session: AsyncSession) -> list[Claimed]:
+    async def _claim_all(self, session: AsyncSession) -> list[Claimed]:
         now = dt.datetime.now(dt.UTC)
         active_hook = exists().where(
             Webhook.id == WebhookDelivery.webhook_id, Webhook.active.is_(True)

@@ -240,13 +240,13 @@ async def _move(
     )
 
 
-async def _add(uow: UnitOfWork, card_id: int, amount: Decimal) -> Decimal:
+async def _add(uow: UnitOfWork, company_id: int, card_id: int, amount: Decimal) -> Decimal:
     """balance += amount (a positive amount: nothing to guard); the new balance."""
     return Decimal(
         (
             await uow.session.execute(
                 update(GiftCard)
-                .where(GiftCard.id == card_id)
+                .where(GiftCard.company_id == company_id, GiftCard.id == card_id)
                 .values(balance=GiftCard.balance + amount)
                 .returning(GiftCard.balance)
             )
@@ -319,7 +319,7 @@ async def give(
             card_id = await _open_credit(
                 uow, company_id, draw.customer_id, warehouse_id, created_by
             )
-        left = await _add(uow, card_id, draw.amount)
+        left = await _add(uow, company_id, card_id, draw.amount)
         await _move(
             uow,
             company_id=company_id,
@@ -384,7 +384,7 @@ async def give_back(
     ).all()
     for card_id, amount in spent:
         back = -Decimal(amount)
-        left = await _add(uow, card_id, back)
+        left = await _add(uow, company_id, card_id, back)
         await _move(
             uow,
             company_id=company_id,
@@ -448,7 +448,7 @@ async def sell(
         party_id=None,
         created_by=created_by,
     )
-    left = await _add(uow, card.id, amount)
+    left = await _add(uow, card.company_id, card.id, amount)
     card.balance = left
     await _move(
         uow,

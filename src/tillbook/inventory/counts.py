@@ -248,7 +248,11 @@ async def _hold_draft(session: AsyncSession, company_id: int, count_id: int) -> 
         raise NotFound(f"stock count {count_id} not found")
     done = await session.execute(
         update(StockCount)
-        .where(StockCount.id == count_id, StockCount.status == "draft")
+        .where(
+            StockCount.company_id == company_id,
+            StockCount.id == count_id,
+            StockCount.status == "draft",
+        )
         .values(status="draft")
         .execution_options(synchronize_session=False)
     )
@@ -298,7 +302,11 @@ async def enter_counts(
     lines = {
         line.product_id: line
         for line in (
-            await session.execute(select(StockCountLine).where(StockCountLine.count_id == count_id))
+            await session.execute(
+                select(StockCountLine).where(
+                    StockCountLine.company_id == company_id, StockCountLine.count_id == count_id
+                )
+            )
         ).scalars()
     }
     errors: dict[str, list[str]] = {}
@@ -379,7 +387,11 @@ async def post_count(
         raise NotFound(f"stock count {count_id} not found")
     moved = await session.execute(
         update(StockCount)
-        .where(StockCount.id == count_id, StockCount.status == "draft")
+        .where(
+            StockCount.company_id == company_id,
+            StockCount.id == count_id,
+            StockCount.status == "draft",
+        )
         .values(status="posted", closed_by=actor_id, closed_at=_now())
         .execution_options(synchronize_session=False)
     )
@@ -391,6 +403,7 @@ async def post_count(
             await session.execute(
                 select(StockCountLine)
                 .where(
+                    StockCountLine.company_id == company_id,
                     StockCountLine.count_id == count_id,
                     StockCountLine.counted.is_not(None),
                 )
@@ -524,10 +537,11 @@ async def count_detail(session: AsyncSession, company_id: int, count_id: int) ->
                 Listing,
                 and_(
                     Listing.product_id == StockCountLine.product_id,
+                    Listing.company_id == StockCountLine.company_id,
                     Listing.warehouse_id == count.warehouse_id,
                 ),
             )
-            .where(StockCountLine.count_id == count_id)
+            .where(StockCountLine.company_id == company_id, StockCountLine.count_id == count_id)
             .order_by(Product.name, Product.id)
         )
     ).all()
@@ -546,6 +560,7 @@ async def count_detail(session: AsyncSession, company_id: int, count_id: int) ->
             for b in (
                 await session.execute(
                     select(StockBatch).where(
+                        StockBatch.company_id == company_id,
                         StockBatch.warehouse_id == count.warehouse_id,
                         StockBatch.product_id.in_(short),
                         StockBatch.quantity_remaining > 0,
@@ -600,7 +615,8 @@ async def count_detail(session: AsyncSession, company_id: int, count_id: int) ->
         (
             await session.execute(
                 select(User.id, User.name).where(
-                    User.id.in_([u for u in (count.created_by, count.closed_by) if u])
+                    User.company_id == company_id,
+                    User.id.in_([u for u in (count.created_by, count.closed_by) if u]),
                 )
             )
         ).all()
@@ -660,6 +676,7 @@ async def counts_page(
                 func.count().label("n"),
                 func.count(StockCountLine.counted).label("counted"),
             )
+            .where(StockCountLine.company_id == company_id)
             .group_by(StockCountLine.count_id)
             .subquery()
         )

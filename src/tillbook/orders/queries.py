@@ -101,6 +101,7 @@ async def order_detail(
 
 async def back_office_page(
     session: AsyncSession,
+    company_id: int,
     warehouse_ids: list[int],
     order_type: str,
     *,
@@ -115,6 +116,7 @@ async def back_office_page(
     them (a cashier's own sales); one statement for the count and one for the page,
     its parties and staff joined."""
     conditions: list[ColumnElement[bool]] = [
+        Order.company_id == company_id,
         Order.warehouse_id.in_(warehouse_ids),
         Order.order_type == order_type,
     ]

@@ -314,7 +314,7 @@ async def expense_page(
     """The key's warehouse's expenses, newest first."""
     p = parse_page(page, limit)
     start, end = parse_dates(dates)
-    conditions = [Expense.warehouse_id == key.warehouse_id]
+    conditions = [Expense.company_id == key.company_id, Expense.warehouse_id == key.warehouse_id]
     if start is not None:
         conditions.append(Expense.date >= start)
     if end is not None:

@@ -107,7 +107,9 @@ async def expenses_page(
             )
         )
     joined = select(Expense, ExpenseCategory.name, PaymentMode.name).join(
-        ExpenseCategory, ExpenseCategory.id == Expense.expense_category_id
+        ExpenseCategory,
+        (ExpenseCategory.id == Expense.expense_category_id)
+        & (ExpenseCategory.company_id == Expense.company_id),
     )
     total = (
         await session.execute(

@@ -379,7 +379,9 @@ async def list_shifts(
     rows = (
         await session.execute(
             select(Shift)
-            .where(Shift.warehouse_id == key.warehouse_id, *mine)
+            .where(
+                Shift.company_id == key.company_id, Shift.warehouse_id == key.warehouse_id, *mine
+            )
             .order_by(Shift.id.desc())
             .limit(50)
         )

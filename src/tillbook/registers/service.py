@@ -259,6 +259,7 @@ async def details(session: AsyncSession, key: AuthContext) -> dict[str, Any]:
     last = await session.scalar(
         select(Order.invoice_number)
         .where(
+            Order.company_id == register.company_id,
             Order.warehouse_id == register.warehouse_id,
             Order.order_type == "sales",
             Order.invoice_number.like(own),
@@ -270,6 +271,7 @@ async def details(session: AsyncSession, key: AuthContext) -> dict[str, Any]:
         await session.execute(
             select(Shift.id, Shift.reference)
             .where(
+                Shift.company_id == register.company_id,
                 Shift.warehouse_id == register.warehouse_id,
                 Shift.status == "open",
                 Shift.register == register.prefix,

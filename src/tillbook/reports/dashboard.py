@@ -110,7 +110,7 @@ async def branch_figures(
 
 
 async def sales_per_day(
-    session: AsyncSession, branch_ids: list[int], today: dt.date, days: int = 30
+    session: AsyncSession, company_id: int, branch_ids: list[int], today: dt.date, days: int = 30
 ) -> list[tuple[dt.date, Decimal]]:
     """Invoiced sales (totals) per day over the last ``days`` days, every day present."""
     start = today - dt.timedelta(days=days - 1)
@@ -119,6 +119,7 @@ async def sales_per_day(
         rows = await session.execute(
             select(Order.order_date, func.sum(Order.total))
             .where(
+                Order.company_id == company_id,
                 Order.warehouse_id.in_(branch_ids),
                 Order.order_type == "sales",
                 Order.order_date >= start,
@@ -207,7 +208,12 @@ async def failing_webhooks(session: AsyncSession, company_id: int) -> int:
 
 
 async def top_products(
-    session: AsyncSession, branch_ids: list[int], today: dt.date, days: int = 30, limit: int = 10
+    session: AsyncSession,
+    company_id: int,
+    branch_ids: list[int],
+    today: dt.date,
+    days: int = 30,
+    limit: int = 10,
 ) -> list[dict[str, Any]]:
     """The products that sold the most (by amount, net of line discounts, before
     returns) over the last ``days`` days in these branches: one grouped read of that
@@ -224,6 +230,7 @@ async def top_products(
             (Product.id == OrderItem.product_id) & (Product.company_id == OrderItem.company_id),
         )
         .where(
+            Order.company_id == company_id,
             Order.warehouse_id.in_(branch_ids),
             Order.order_type == "sales",
             Order.order_status != "cancelled",
@@ -245,7 +252,9 @@ async def top_products(
     ]
 
 
-async def dues(session: AsyncSession, branch_ids: list[int], today: dt.date) -> dict[str, Any]:
+async def dues(
+    session: AsyncSession, company_id: int, branch_ids: list[int], today: dt.date
+) -> dict[str, Any]:
     """What customers owe on open sales invoices (receivables) and what the shop owes
     on open purchase invoices (payables), in these branches: in all, and how much of
     it is over 30 days old."""
@@ -260,6 +269,7 @@ async def dues(session: AsyncSession, branch_ids: list[int], today: dt.date) -> 
                         func.coalesce(func.sum(Order.due_amount), 0),
                         func.coalesce(func.sum(Order.due_amount).filter(Order.order_date < old), 0),
                     ).where(
+                        Order.company_id == company_id,
                         Order.warehouse_id.in_(branch_ids),
                         Order.order_type == order_type,
                         Order.order_status != "cancelled",

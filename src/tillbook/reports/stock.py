@@ -152,6 +152,7 @@ async def stock_valuation_page(
     value = (
         select(func.coalesce(func.sum(StockBatch.value_remaining), 0))
         .where(
+            StockBatch.company_id == company_id,
             StockBatch.product_id == listed.c.product_id,
             StockBatch.warehouse_id == listed.c.warehouse_id,
         )
@@ -160,6 +161,7 @@ async def stock_valuation_page(
     rows = await session.execute(
         select(Product.id, Product.name, listed.c.warehouse_id, listed.c.current_stock, value)
         .join(listed, listed.c.product_id == Product.id)
+        .where(Product.company_id == company_id)
         .order_by(Product.id, listed.c.warehouse_id)
     )
     return {

@@ -317,7 +317,7 @@ async def update_staff(
     user.version += 1
     rights = ("role", "warehouse_id")
     if password is not None or any(before[k] != after[k] for k in rights):
-        await admin.end_sessions(session, user.id)
+        await admin.end_sessions(session, user.company_id, user.id)
     await session.flush()
     if password is not None:
         before, after = {**before, "password": None}, {**after, "password": "changed"}
@@ -391,7 +391,7 @@ async def archive_staff(
     before = _audited(user)
     user.archived_at = dt.datetime.now(dt.UTC)
     user.version += 1
-    await admin.end_sessions(session, user.id)
+    await admin.end_sessions(session, user.company_id, user.id)
     await session.flush()
     await record(
         session,
@@ -418,7 +418,7 @@ async def change_own_password(
         raise NotFound(f"staff member {user_id} not found")
     user.password_hash = crypto.hash_password(check_password(password))
     user.version += 1
-    await admin.end_sessions(session, user.id)
+    await admin.end_sessions(session, user.company_id, user.id)
     await session.flush()
     audited = _audited(user)
     await record(

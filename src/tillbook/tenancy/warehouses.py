@@ -157,7 +157,11 @@ async def archive_warehouse(
         (
             await session.execute(
                 select(ApiKey.name)
-                .where(ApiKey.warehouse_id == warehouse.id, ApiKey.status == 1)
+                .where(
+                    ApiKey.company_id == company_id,
+                    ApiKey.warehouse_id == warehouse.id,
+                    ApiKey.status == 1,
+                )
                 .order_by(ApiKey.id)
             )
         ).scalars()

@@ -50,11 +50,11 @@ async def home(request: Request, ctx: Staff, db: DB) -> Response:
         low_count, low = await dashboard.low_stock(s, ctx.company_id, ids)
         return {
             "figures": await dashboard.branch_figures(s, ctx.company_id, shops, today),
-            "days": chart(await dashboard.sales_per_day(s, ids, today)),
+            "days": chart(await dashboard.sales_per_day(s, ctx.company_id, ids, today)),
             "low_count": low_count,
             "low": low,
-            "top": await dashboard.top_products(s, ids, today),
-            "dues": await dashboard.dues(s, ids, today),
+            "top": await dashboard.top_products(s, ctx.company_id, ids, today),
+            "dues": await dashboard.dues(s, ctx.company_id, ids, today),
             "checklist": (
                 await dashboard.setup_checklist(s, ctx.company_id)
                 if ctx.can("settings.write")

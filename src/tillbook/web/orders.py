@@ -70,6 +70,7 @@ async def order_list(
     data = await db.read(
         lambda s: order_queries.back_office_page(
             s,
+            ctx.company_id,
             [i for i, _n in shops],
             order_type,
             date_from=start,
