@@ -36,6 +36,7 @@ from tillbook.catalog.views import (
 from tillbook.kit.shapes import MoneyStr, Named, ProductRef, QuantityStr, answer
 from tillbook.orders.sales import SalePreview, SaleRecorded
 from tillbook.orders.views import OrderDetail, OrderListItem
+from tillbook.orders.voids import SaleVoid
 
 T = TypeVar("T")
 
@@ -246,20 +247,9 @@ class SalePreviewResponse(Ok[SalePreview]):
     pass
 
 
-class Refund(Shape):
-    payment_id: int
-    payment_mode_id: int
-    amount: MoneyStr
-
-
-class SaleVoided(Shape):
+@answer
+class SaleVoided(SaleVoid):
     status: Literal["success"]
-    order_id: int
-    invoice_number: str
-    order_status: Literal["cancelled"]
-    void_reason: str
-    reversing_entry_id: int | None
-    refunds: list[Refund]
 
 
 # --- till shifts -------------------------------------------------------------------------
