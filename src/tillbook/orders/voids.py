@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import datetime as dt
 from decimal import Decimal
-from typing import Any
+from typing import Literal
 
 from sqlalchemy import exists, or_, select
+from typing_extensions import TypedDict
 
 from tillbook.audit.service import record
 from tillbook.auth.context import AuthContext
@@ -33,6 +34,7 @@ from tillbook.events.outbox import emit
 from tillbook.giftcards import service as giftcards
 from tillbook.inventory import service as inventory
 from tillbook.kit.money import ZERO, money_str
+from tillbook.kit.shapes import MoneyStr, answer
 from tillbook.ledger.service import reverse
 from tillbook.loyalty import points as loyalty
 from tillbook.models import Order, Payment, PaymentAllocation, StockBatch, StockMovement
@@ -42,7 +44,26 @@ from tillbook.orders.schemas import VoidIn
 from tillbook.unit import UnitOfWork
 
 
-async def void_sale(uow: UnitOfWork, key: AuthContext, ref: str, body: VoidIn) -> dict[str, Any]:
+@answer
+class Refund(TypedDict):
+    payment_id: int
+    payment_mode_id: int
+    amount: MoneyStr
+
+
+@answer
+class SaleVoid(TypedDict):
+    # What ``POST /sales/{id}/void`` answers (flat beside ``status``, as ``POST
+    # /sales``): the sale cancelled, its reversing entry and the tenders refunded.
+    order_id: int
+    invoice_number: str
+    order_status: Literal["cancelled"]
+    void_reason: str
+    reversing_entry_id: int | None
+    refunds: list[Refund]
+
+
+async def void_sale(uow: UnitOfWork, key: AuthContext, ref: str, body: VoidIn) -> SaleVoid:
     session = uow.session
     id_ = await lookup.order_id(session, key.company_id, key.warehouse_id, ["sales"], ref)
     order = None
@@ -249,10 +270,9 @@ async def void_sale(uow: UnitOfWork, key: AuthContext, ref: str, body: VoidIn) -
         after={"reason": body.reason},
     )
     return {
-        "status": "success",
         "order_id": order.id,
         "invoice_number": order.invoice_number,
-        "order_status": order.order_status,
+        "order_status": "cancelled",
         "void_reason": body.reason,
         "reversing_entry_id": entry_id,
         "refunds": [

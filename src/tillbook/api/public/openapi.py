@@ -36,6 +36,8 @@ from tillbook.catalog.views import (
 from tillbook.kit.shapes import MoneyStr, Named, ProductRef, QuantityStr, answer
 from tillbook.orders.sales import SalePreview, SaleRecorded
 from tillbook.orders.views import OrderDetail, OrderListItem
+from tillbook.orders.voids import SaleVoid
+from tillbook.parties.queries import Customer, Supplier
 
 T = TypeVar("T")
 
@@ -89,25 +91,6 @@ class Page(Shape, Generic[T]):
 
 
 # --- catalog ---------------------------------------------------------------------------
-
-
-class Customer(Shape):
-    id: int
-    xid: str
-    name: str
-    phone: str | None
-    email: str | None
-    is_walk_in: bool
-    balance: MoneyStr
-
-
-class Supplier(Shape):
-    id: int
-    xid: str
-    name: str
-    phone: str | None
-    email: str | None
-    balance: MoneyStr = Field(description="what the company owes the supplier in this warehouse")
 
 
 class PaymentModeItem(Shape):
@@ -246,20 +229,9 @@ class SalePreviewResponse(Ok[SalePreview]):
     pass
 
 
-class Refund(Shape):
-    payment_id: int
-    payment_mode_id: int
-    amount: MoneyStr
-
-
-class SaleVoided(Shape):
+@answer
+class SaleVoided(SaleVoid):
     status: Literal["success"]
-    order_id: int
-    invoice_number: str
-    order_status: Literal["cancelled"]
-    void_reason: str
-    reversing_entry_id: int | None
-    refunds: list[Refund]
 
 
 # --- till shifts -------------------------------------------------------------------------
@@ -671,8 +643,9 @@ class PaymentModeChange(PaymentModeItem, Live):
     pass
 
 
-class CustomerChange(Customer, Live):
-    pass
+@answer
+class CustomerChange(Customer):
+    archived: Literal[False]
 
 
 class PromotionTier(Shape):

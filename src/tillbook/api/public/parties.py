@@ -7,7 +7,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response
 
-from tillbook.api import conditional
+from tillbook.api import conditional, envelope
 from tillbook.api.body import parse_body
 from tillbook.api.conditional import CONDITIONAL, answer
 from tillbook.api.deps import DB, CurrentKey
@@ -32,8 +32,7 @@ async def _list(
 ) -> dict[str, Any]:
     pg = parse_page(page, limit)
     text = query_text("search", search, MAX_SEARCH)
-    data = await db.read(lambda s: queries.public_page(s, key, kind, pg, search=text))
-    return {"status": "success", "data": data}
+    return envelope.ok(await db.read(lambda s: queries.public_page(s, key, kind, pg, search=text)))
 
 
 @router.get(
@@ -80,8 +79,8 @@ async def post_customer(request: Request, key: CurrentKey) -> JSON:
     """A customer the cashier adds at the till; idempotent like every write."""
     body, raw = await parse_body(request, TillCustomerIn)
 
-    async def work(uow: UnitOfWork) -> dict[str, Any]:
+    async def work(uow: UnitOfWork) -> queries.Customer:
         party = await service.create_at_till(uow, key.company_id, body, actor_id=key.user_id)
-        return {"status": "success", "data": queries.new_customer_item(party)}
+        return queries.new_customer_item(party)
 
-    return await run_write(request, key, raw, body.unique_id, work)
+    return await run_write(request, key, raw, body.unique_id, work, answer=envelope.ok)

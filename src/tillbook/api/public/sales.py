@@ -62,7 +62,12 @@ async def void_sale(request: Request, order_id: OrderRef, key: CurrentKey) -> JS
     query_value("order_id", order_id)  # the path before the body (DESIGN.md §12)
     body, raw = await parse_body(request, VoidIn)
     return await run_write(
-        request, key, raw, body.unique_id, lambda uow: voids.void_sale(uow, key, order_id, body)
+        request,
+        key,
+        raw,
+        body.unique_id,
+        lambda uow: voids.void_sale(uow, key, order_id, body),
+        answer=envelope.flat,
     )
 
 
