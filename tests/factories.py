@@ -6,14 +6,16 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.catalog import rows as catalog_rows
 from tillbook.catalog import seeding as catalog
 from tillbook.db import Database
 from tillbook.kit import xid
+from tillbook.models.base import Base
 from tillbook.tenancy import service as tenancy
 from tillbook.unit import UnitOfWork
 
@@ -65,6 +67,19 @@ class Shop:
     @property
     def headers(self) -> dict[str, str]:
         return self.key.headers
+
+
+M = TypeVar("M", bound=Base)
+
+
+async def by_id(session: AsyncSession, model: type[M], id_: int) -> M | None:
+    """A row by its id alone, whichever company it is of: a test's look at what
+    the service wrote (the service's own lookups name the company, ``session.get(
+    Model, (id, company_id))``, as a tenant table's identity is the pair)."""
+    found: M | None = await session.scalar(
+        select(model).where(model.id == id_)  # type: ignore[attr-defined]
+    )
+    return found
 
 
 async def make_shop(

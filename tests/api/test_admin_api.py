@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import select, update
 
 from tests.admin_helpers import ADMIN, PASSWORD, admin_email, assert_error, login, sale_body
-from tests.factories import make_shop
+from tests.factories import by_id, make_shop
 from tests.invariants import check_books
 from tests.outbox_quiet import quiet_outbox  # noqa: F401  (fixture)
 from tillbook.config import Settings
@@ -198,7 +198,7 @@ async def test_webhook_crud_shows_the_secret_only_at_creation_and_rotation(clien
     assert r.status_code == 200, r.text
     new_secret = r.json()["data"]["secret"]
     assert new_secret.startswith("whsec_") and new_secret != first_secret
-    stored = await db.read(lambda s: s.get(Webhook, hook_id))
+    stored = await db.read(lambda s: by_id(s, Webhook, hook_id))
     assert service.webhook_secret(stored) == new_secret
     listed = await client.get(f"{ADMIN}/webhooks", headers=headers)
     assert new_secret not in listed.text
@@ -228,7 +228,7 @@ async def test_another_companys_admin_cannot_see_or_touch_the_webhook(client, db
     ]:
         r = await client.request(method, f"{ADMIN}{path}", headers=theirs)
         assert_error(r, 404)
-    stored = await db.read(lambda s: s.get(Webhook, hook_id))
+    stored = await db.read(lambda s: by_id(s, Webhook, hook_id))
     assert stored is not None and stored.active is True
     r = await client.get(
         f"{ADMIN}/reports/stock-valuation?warehouse_id={shop.warehouse_id}", headers=theirs
@@ -300,7 +300,7 @@ async def test_deliveries_after_a_sale_and_redelivery(client, db, shop, database
     assert r.status_code == 200, r.text
     again = r.json()["data"]
     assert again["status"] == "pending" and again["attempts"] == 0
-    stored = await db.read(lambda s: s.get(WebhookDelivery, delivery["id"]))
+    stored = await db.read(lambda s: by_id(s, WebhookDelivery, delivery["id"]))
     assert stored.status == "pending"
 
     other = await login(client, db, await make_shop(db))

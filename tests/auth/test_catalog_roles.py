@@ -18,7 +18,7 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
-from tests.factories import Shop, make_shop
+from tests.factories import Shop, by_id, make_shop
 from tests.invariants import check_books
 from tests.tenancy.test_staff import ADMIN, A, C, M, error, owner, staff_session
 from tillbook.app import create_app
@@ -137,7 +137,7 @@ async def test_a_cashier_signs_up_customers_but_changes_no_product_or_price(
         )
     )
     assert list(names) == []
-    stored = await db.read(lambda s: s.get(User, wanda["id"]))
+    stored = await db.read(lambda s: by_id(s, User, wanda["id"]))
     assert stored is not None and stored.credit_limit is None and stored.version == 2
     await check_books(db, shop.company_id)
 
@@ -237,7 +237,7 @@ async def test_a_branch_manager_changes_their_branch_listings_only(
         lambda s: s.scalars(select(Product.item_code).where(Product.company_id == shop.company_id))
     )
     assert not {"OAT-3", "OAT-4"} & set(names)
-    assert (await db.read(lambda s: s.get(Product, pid))).version == 1
+    assert (await db.read(lambda s: by_id(s, Product, pid))).version == 1
     await check_books(db, shop.company_id)
 
 

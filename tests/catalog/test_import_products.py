@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import func, select
 
 from tests.catalog.test_products_admin import ADMIN, login
-from tests.factories import Shop, make_shop
+from tests.factories import Shop, by_id, make_shop
 from tests.invariants import check_books, gl_balance
 from tillbook.catalog import reference
 from tillbook.catalog.import_export import COLUMNS, export_products, import_products
@@ -39,8 +39,8 @@ HEADER = ",".join(COLUMNS)
 
 async def names(db: Database, shop: Shop) -> tuple[str, str]:
     async def read(s: Any) -> tuple[str, str]:
-        main = await s.get(Warehouse, shop.warehouse_id)
-        other = await s.get(Warehouse, shop.other_warehouse_id)
+        main = await by_id(s, Warehouse, shop.warehouse_id)
+        other = await by_id(s, Warehouse, shop.other_warehouse_id)
         return main.name, other.name
 
     return await db.read(read)
@@ -141,7 +141,7 @@ async def test_the_export_moves_a_catalog_with_its_stock_value(db: Database, sho
             (other.warehouse_id, shop.warehouse_id),
             (other.other_warehouse_id, shop.other_warehouse_id),
         ):
-            (await s.get(Warehouse, theirs)).name = (await s.get(Warehouse, mine)).name
+            (await by_id(s, Warehouse, theirs)).name = (await by_id(s, Warehouse, mine)).name
 
     await db.write(same_names)
     pairs = (

@@ -17,6 +17,7 @@ import pytest
 from sqlalchemy import select
 
 from tests.events.test_webhook_reliability import Receiver, fast, make_sales, run_until
+from tests.factories import by_id
 from tests.invariants import check_books
 from tests.outbox_quiet import quiet_outbox  # noqa: F401  (fixture)
 from tillbook.events.worker import DeliveryWorker
@@ -249,7 +250,7 @@ async def test_terminal_provider_from_the_cli_takes_a_callback(cli, client, db, 
         },
     )
     assert r.status_code == 200, r.text
-    order = await db.read(lambda s: s.get(Order, sale.json()["order_id"]))
+    order = await db.read(lambda s: by_id(s, Order, sale.json()["order_id"]))
     assert order.payment_status == "paid"
 
     listing = cli("terminals", "list", "--warehouse", wid, "--json")

@@ -13,6 +13,7 @@ from decimal import Decimal
 import pytest
 from sqlalchemy import func, select
 
+from tests.factories import by_id
 from tests.invariants import check_books, gl_balance
 from tillbook.auth.actor import Actor
 from tillbook.auth.context import acting_for
@@ -62,7 +63,7 @@ async def lines_of(db, entry_id):
 
 
 async def order(db, order_id):
-    return await db.read(lambda s: s.get(Order, order_id))
+    return await db.read(lambda s: by_id(s, Order, order_id))
 
 
 def sale_body(shop, *, quantity=3, price="10.00", date="2026-11-10", **extra):

@@ -21,7 +21,7 @@ import httpx
 from alembic import command as alembic_command
 from sqlalchemy import inspect, text
 
-from tests.factories import Shop, make_shop
+from tests.factories import Shop, by_id, make_shop
 from tests.invariants import check_books
 from tests.migrations.test_catalog_migration import (
     _books,
@@ -67,7 +67,7 @@ async def _children(db: Database, shop: Shop) -> None:
                 {"c": shop.company_id},
             )
         ).scalar_one()
-        assert await s.get(OutboxEvent, event) is not None
+        assert await by_id(s, OutboxEvent, event) is not None
         hook = Webhook(
             company_id=shop.company_id, url="https://example.test/h", secret_encrypted="x"
         )

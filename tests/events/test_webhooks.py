@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import pytest
 from sqlalchemy import func, select, update
 
-from tests.factories import make_shop
+from tests.factories import by_id, make_shop
 from tests.invariants import check_books
 from tests.outbox_quiet import quiet_outbox  # noqa: F401  (fixture)
 from tillbook.config import Settings
@@ -135,7 +135,7 @@ async def drain(worker, until, *, rounds=100):
 async def test_sale_is_delivered_signed(client, shop, db, database_url, receiver):
     hook, secret = await register(db, shop.company_id, receiver.url)
     assert secret.startswith("whsec_") and len(secret) == 6 + 32
-    stored = await db.read(lambda s: s.get(Webhook, hook.id))
+    stored = await db.read(lambda s: by_id(s, Webhook, hook.id))
     assert secret not in stored.secret_encrypted
     r = await client.post("/sales", json=sale_body(shop), headers=shop.headers)
     assert r.status_code == 200, r.text
@@ -393,7 +393,7 @@ async def test_webhook_management(db, shop):
     assert await db.read(lambda s: service.list_webhooks(s, cid + 10**9)) == []
     _, rotated = await db.write(lambda s: service.rotate_secret(s, cid, hook.id))
     assert rotated != secret and rotated.startswith("whsec_")
-    stored = await db.read(lambda s: s.get(Webhook, hook.id))
+    stored = await db.read(lambda s: by_id(s, Webhook, hook.id))
     assert service.webhook_secret(stored) == rotated
     disabled = await db.write(lambda s: service.disable_webhook(s, cid, hook.id))
     assert disabled.active is False

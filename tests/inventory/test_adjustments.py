@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 from sqlalchemy import func, select, update
 
-from tests.factories import make_shop
+from tests.factories import by_id, make_shop
 from tests.invariants import check_books, gl_balance
 from tillbook.models import (
     JournalEntry,
@@ -86,10 +86,10 @@ async def test_subtract_takes_fifo_cost_to_shrinkage(client, shop, db):
     assert await gl(db, shop, "51100") == D("19.00")
     assert await gl(db, shop, "11700") == inventory_before - D("19.00")
     assert await stock_of(db, shop.products["apple"]) == D("8")
-    row = await db.read(lambda s: s.get(StockAdjustment, out["adjustment_id"]))
+    row = await db.read(lambda s: by_id(s, StockAdjustment, out["adjustment_id"]))
     assert row.cost_amount == D("19.00") and row.journal_entry_id is not None
     assert row.adjustment_type == "subtract" and row.notes == "broken bottles"
-    entry = await db.read(lambda s: s.get(JournalEntry, row.journal_entry_id))
+    entry = await db.read(lambda s: by_id(s, JournalEntry, row.journal_entry_id))
     assert entry.source_type == "stock_adjustment" and entry.source_id == row.id
     assert entry.warehouse_id == shop.warehouse_id
     [event] = await events_of(db, shop.company_id, "stock.adjusted")
@@ -231,7 +231,7 @@ async def test_zero_cost_add_records_stock_without_an_entry(client, shop, db):
     )
     assert r.status_code == 200, r.text
     assert r.json()["new_stock_level"] == 4
-    row = await db.read(lambda s: s.get(StockAdjustment, r.json()["adjustment_id"]))
+    row = await db.read(lambda s: by_id(s, StockAdjustment, r.json()["adjustment_id"]))
     assert row.cost_amount == D("0.00") and row.journal_entry_id is None
     # and taking the zero-cost units out again posts nothing either
     r = await client.post(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import exc, text
 
+from tests.factories import by_id
 from tests.invariants import check_books
 from tillbook.db import Database
 from tillbook.models import JournalEntry, JournalLine
@@ -100,7 +101,7 @@ async def test_orm_refuses_a_changed_line_at_flush(db: Database, shop) -> None:
     before = await first_line(db, shop.company_id)
 
     async def edit(s):
-        line = await s.get(JournalLine, before["line_id"])
+        line = await by_id(s, JournalLine, before["line_id"])
         line.debit = line.debit + 1
         await s.flush()
 
@@ -113,12 +114,12 @@ async def test_orm_refuses_a_changed_entry_and_deletes(db: Database, shop) -> No
     before = await first_line(db, shop.company_id)
 
     async def narrate(s):
-        entry = await s.get(JournalEntry, before["entry_id"])
+        entry = await by_id(s, JournalEntry, before["entry_id"])
         entry.narration = "edited"
         await s.flush()
 
     async def delete_line(s):
-        await s.delete(await s.get(JournalLine, before["line_id"]))
+        await s.delete(await by_id(s, JournalLine, before["line_id"]))
         await s.flush()
 
     with pytest.raises(JournalIsInsertOnly, match="narration changed"):
@@ -134,7 +135,7 @@ async def test_orm_lets_an_unchanged_object_through(db: Database, shop) -> None:
     before = await first_line(db, shop.company_id)
 
     async def touch(s):
-        line = await s.get(JournalLine, before["line_id"])
+        line = await by_id(s, JournalLine, before["line_id"])
         line.debit = line.debit
         await s.flush()
 

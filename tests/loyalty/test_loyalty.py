@@ -18,7 +18,7 @@ import pytest
 from sqlalchemy import func, select
 
 from tests.admin_helpers import ADMIN, login
-from tests.factories import Shop, make_shop
+from tests.factories import Shop, by_id, make_shop
 from tests.invariants import check_books, gl_balance
 from tests.live_server import CHROMIUM
 from tests.web_helpers import (
@@ -179,7 +179,7 @@ async def test_a_sale_earns_points_in_its_own_entry(client, shop, db):
     assert r.status_code == 200, r.text
     assert (r.json()["points_earned"], r.json()["points_redeemed"]) == (12, 0)
     assert await held(db, shop) == 12
-    order = await db.read(lambda s: s.get(Order, r.json()["order_id"]))
+    order = await db.read(lambda s: by_id(s, Order, r.json()["order_id"]))
     lines = await entry_lines(db, order.journal_entry_id)
     # 12 points × 0.05: Dr 41300, Cr 21400, in the sale's one entry.
     assert lines["21400"] == (D("0"), D("0.60"))
@@ -235,7 +235,7 @@ async def test_points_redeem_as_a_tender(client, shop, db):
     assert r.status_code == 200, r.text
     assert (r.json()["points_redeemed"], r.json()["points_earned"]) == (10, 7)
     assert await held(db, shop) == 9
-    order = await db.read(lambda s: s.get(Order, r.json()["order_id"]))
+    order = await db.read(lambda s: by_id(s, Order, r.json()["order_id"]))
     lines = await entry_lines(db, order.journal_entry_id)
     # The tender debits 21400 by 0.50, the earned 7 points credit it 0.35.
     assert lines["21400"] == (D("0.50"), D("0.35"))
@@ -367,7 +367,7 @@ async def test_returns_take_back_points_pro_rata_and_may_go_below_zero(client, s
     # the rest of the 9: below zero, since 6 were spent
     assert second.json()["points_taken_back"] == 6
     assert await held(db, shop) == -6
-    order = await db.read(lambda s: s.get(Order, second.json()["return_id"]))
+    order = await db.read(lambda s: by_id(s, Order, second.json()["return_id"]))
     lines = await entry_lines(db, order.journal_entry_id)
     assert lines["21400"] == (D("0.30"), D("0")) and lines["41300"] == (D("0"), D("0.30"))
     detail = await client.get(f"/sales-returns/{order.id}", headers=shop.headers)
@@ -585,7 +585,7 @@ async def test_a_foreign_sale_earns_on_its_base_amount_and_cannot_redeem(client,
     assert r.status_code == 200, r.text
     base = D(r.json()["base_total"])
     assert r.json()["points_earned"] == int(base) and base > D("30")
-    order = await db.read(lambda s: s.get(Order, r.json()["order_id"]))
+    order = await db.read(lambda s: by_id(s, Order, r.json()["order_id"]))
     lines = await entry_lines(db, order.journal_entry_id)
     assert lines["21400"] == (D("0"), int(base) * D("0.05"))
     refused = await client.post(

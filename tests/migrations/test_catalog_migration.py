@@ -21,7 +21,7 @@ from alembic import command as alembic_command
 from sqlalchemy import text
 
 from tests.conftest import PG_URL, _create_pg_database, _drop_pg_database
-from tests.factories import Shop, make_shop
+from tests.factories import Shop, by_id, make_shop
 from tests.invariants import check_books
 from tillbook.app import create_app
 from tillbook.catalog import rows as catalog_rows
@@ -58,7 +58,7 @@ async def _history(db: Database) -> tuple[Shop, list[int]]:
     shop = await make_shop(db)
 
     async def list_apple_at_harbour(uow: UnitOfWork) -> None:
-        product = await uow.session.get(Product, shop.products["apple"])
+        product = await by_id(uow.session, Product, shop.products["apple"])
         assert product is not None
         await catalog_rows.list_product(
             uow,

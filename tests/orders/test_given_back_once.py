@@ -17,7 +17,7 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
-from tests.factories import Shop, make_shop
+from tests.factories import Shop, by_id, make_shop
 from tests.invariants import check_books
 from tillbook.db import Database
 from tillbook.models import Listing, Order, Payment, StockMovement
@@ -170,7 +170,7 @@ async def test_refunds_never_exceed_what_was_paid(
         headers=shop.headers,
     )
     assert rest.status_code == 200, rest.text
-    order = await db.read(lambda s: s.get(Order, partly["order_id"]))
+    order = await db.read(lambda s: by_id(s, Order, partly["order_id"]))
     assert order.due_amount == D("0.00")
     await check_books(db, shop.company_id)
 

@@ -10,6 +10,7 @@ import json
 import pytest
 from sqlalchemy import func, select, update
 
+from tests.factories import by_id
 from tests.invariants import check_books
 from tillbook.models import IdempotencyRecord, InvoiceCounter, JournalEntry, Order, OutboxEvent
 from tillbook.orders.numbering import format_number
@@ -31,8 +32,8 @@ async def committed_texts(db, company_id: int, order_id: int) -> list[str]:
     events, its stored response."""
 
     async def read(s):
-        order = await s.get(Order, order_id)
-        entry = await s.get(JournalEntry, order.journal_entry_id)
+        order = await by_id(s, Order, order_id)
+        entry = await by_id(s, JournalEntry, order.journal_entry_id)
         payloads = (
             await s.scalars(select(OutboxEvent.payload).where(OutboxEvent.company_id == company_id))
         ).all()
@@ -83,7 +84,7 @@ async def test_number_grows_past_five_digits(client, shop, db):
     await db.write(jump)
     r = await client.post("/sales", json=sale(shop), headers=shop.headers)
     assert r.json()["invoice_number"] == "SAL-100000"
-    order = await db.read(lambda s: s.get(Order, r.json()["order_id"]))
+    order = await db.read(lambda s: by_id(s, Order, r.json()["order_id"]))
     assert order.invoice_number == "SAL-100000"
 
 

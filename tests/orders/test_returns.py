@@ -8,6 +8,7 @@ from decimal import Decimal
 
 from sqlalchemy import func, select
 
+from tests.factories import by_id
 from tests.invariants import check_books, gl_balance
 from tillbook.models import JournalEntry, Listing, Order, OrderItem, OutboxEvent, Product, User
 
@@ -59,7 +60,7 @@ async def test_return_against_invoice_at_original_cost(client, shop, db):
     assert await gl(db, shop, "41200") == D("21.00")
     # average original cost 19/12 per unit: 6 units -> 9.50 back into inventory
     assert await gl(db, shop, "51100") == D("9.50")
-    original = await db.read(lambda s: s.get(Order, sale["order_id"]))
+    original = await db.read(lambda s: by_id(s, Order, sale["order_id"]))
     assert original.due_amount == D("21.00") and original.credited_amount == D("21.00")
     assert original.payment_status == "unpaid"  # nothing paid on what remains
     balance = await db.read(
@@ -166,7 +167,7 @@ async def test_payment_after_return_credit_settles_the_invoice(client, shop, db)
     r = await client.post("/payments", json=pay, headers=shop.headers)
     assert r.status_code == 200, r.text
     assert r.json()["allocations"][0]["payment_status"] == "paid"
-    original = await db.read(lambda s: s.get(Order, sale["order_id"]))
+    original = await db.read(lambda s: by_id(s, Order, sale["order_id"]))
     assert (original.due_amount, original.payment_status) == (D("0.00"), "paid")
     assert await db.read(
         lambda s: s.scalar(select(User.balance).where(User.id == shop.customer_id))
@@ -291,7 +292,7 @@ async def test_full_return_with_exclusive_tax_gives_the_tax_back(client, shop, d
     assert tb["41100"] == D("-10.50")
     assert tb["11500"] == D("0.00")  # the credit settled the unpaid invoice
     assert tb["51100"] == D("0.00")  # 3 apples at 1.50 back into stock at that cost
-    original = await db.read(lambda s: s.get(Order, sale["order_id"]))
+    original = await db.read(lambda s: by_id(s, Order, sale["order_id"]))
     assert (original.due_amount, original.payment_status) == (D("0.00"), "paid")
 
     data = await return_detail(client, shop, out["return_id"])
@@ -445,7 +446,7 @@ async def test_unit_price_above_the_original_is_refused_below_is_partial(client,
 
 async def test_return_without_invoice_uses_the_product_tax_and_price(client, shop, db):
     async def tax_apple(session):
-        product = await session.get(Product, shop.products["apple"])
+        product = await by_id(session, Product, shop.products["apple"])
         product.tax_id = shop.tax_incl_id
 
     await db.write(tax_apple)

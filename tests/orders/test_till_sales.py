@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import func, select
 
-from tests.factories import Shop, make_shop
+from tests.factories import Shop, by_id, make_shop
 from tests.invariants import check_books, gl_balance
 from tests.written import snapshot
 from tillbook.db import Database
@@ -241,7 +241,7 @@ async def test_void_puts_everything_back(client, shop, db) -> None:
     assert await stock_of(db, apple, shop.warehouse_id) == 20
     assert await batches(db, apple, shop.warehouse_id) == layers_before
     # the reversing entry names the original; the books are as before the sale
-    entry = await db.read(lambda s: s.get(JournalEntry, out["reversing_entry_id"]))
+    entry = await db.read(lambda s: by_id(s, JournalEntry, out["reversing_entry_id"]))
     assert entry.reverses_entry_id is not None and entry.source_type == "sale_void"
     assert await gl() == gl_before
     # readable, cancelled, not open

@@ -11,7 +11,7 @@ from decimal import Decimal
 from sqlalchemy import func, select
 
 from tests.admin_helpers import ADMIN, assert_error, login
-from tests.factories import Shop
+from tests.factories import Shop, by_id
 from tests.invariants import check_books, gl_balance
 from tests.payments.test_payments import make_purchase, make_sale
 from tests.web_helpers import STAFF_PASSWORD, add_staff
@@ -164,7 +164,7 @@ async def test_a_pending_expense_is_approved_and_paid_once(client, db, shop) -> 
     assert paid.json()["expense_status"] == "paid"
     assert await balance(db, shop, "21100") == D("0.00")
     assert await balance(db, shop, "11110") == D("-800.00")
-    expense = await db.read(lambda s: s.get(Expense, expense_id))
+    expense = await db.read(lambda s: by_id(s, Expense, expense_id))
     assert expense.status == "paid" and expense.payment_entry_id == paid.json()["payment_entry_id"]
     twice = await client.post(
         f"{ADMIN}/expenses/{expense_id}/pay", json={"payment_mode_id": "cash"}, headers=headers

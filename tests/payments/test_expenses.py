@@ -6,7 +6,7 @@ from decimal import Decimal
 
 from sqlalchemy import func, select
 
-from tests.factories import make_shop
+from tests.factories import by_id, make_shop
 from tests.invariants import check_books, gl_balance
 from tillbook.kit import xid
 from tillbook.models import Account, Expense, ExpenseCategory, JournalEntry, JournalLine, User
@@ -73,7 +73,7 @@ async def test_paid_expense_credits_the_cash_account(client, shop, db):
         ("52900", D("12.50"), D("0"), None),
         ("11101", D("0"), D("12.50"), None),
     ]
-    expense = await db.read(lambda s: s.get(Expense, out["expense_id"]))
+    expense = await db.read(lambda s: by_id(s, Expense, out["expense_id"]))
     assert expense.status == "paid" and expense.warehouse_id == shop.warehouse_id
     assert expense.payment_mode_id == shop.cash_mode_id
     assert expense.journal_entry_id == out["journal_entry_id"]
@@ -97,7 +97,7 @@ async def test_pending_expense_credits_payables_without_a_party(client, shop, db
         ("52100", D("40.00"), D("0"), None),
         ("21100", D("0"), D("40.00"), None),
     ]
-    expense = await db.read(lambda s: s.get(Expense, out["expense_id"]))
+    expense = await db.read(lambda s: by_id(s, Expense, out["expense_id"]))
     assert expense.status == "pending" and expense.user_id == shop.supplier_id
     assert expense.payment_mode_id is None
     # the supplier's balance is untouched; 21100 carries the pending expense

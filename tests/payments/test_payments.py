@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 from sqlalchemy import func, select
 
-from tests.factories import make_shop
+from tests.factories import by_id, make_shop
 from tests.invariants import check_books, gl_balance
 from tillbook.kit import xid
 from tillbook.models import (
@@ -77,7 +77,7 @@ def pay(shop, amount, invoices=None, **extra):
 
 async def order_row(db, order_id):
     async def run(s):
-        o = await s.get(Order, order_id)
+        o = await by_id(s, Order, order_id)
         return o.paid_amount, o.due_amount, o.payment_status
 
     return await db.read(run)
@@ -206,7 +206,7 @@ async def test_payment_without_invoices_is_a_credit_on_the_party(client, shop, d
     assert await balance_of(db, shop.customer_id) == D("-20.00")
     assert await db.read(lambda s: gl_balance(s, shop.company_id, "11500")) == D("-20.00")
     assert await db.read(lambda s: gl_balance(s, shop.company_id, "11101")) == D("20.00")
-    payment = await db.read(lambda s: s.get(Payment, out["payment_id"]))
+    payment = await db.read(lambda s: by_id(s, Payment, out["payment_id"]))
     assert payment.unallocated_amount == D("20.00") and payment.journal_entry_id
     assert payment.warehouse_id == shop.warehouse_id
     # a later sale on credit is owed on top of the credit

@@ -7,6 +7,7 @@ from decimal import Decimal
 
 from sqlalchemy import func, select
 
+from tests.factories import by_id
 from tests.invariants import check_books, gl_balance
 from tillbook.kit import crypto
 from tillbook.models import Order, OutboxEvent, Payment, TerminalCallback
@@ -57,7 +58,7 @@ async def test_confirmed_callback_pays_the_order_once(client, shop, db):
     r = await send(client, path, secret, payload)
     assert r.status_code == 200, r.text
     assert r.json()["payment_status"] == "paid"
-    order = await db.read(lambda s: s.get(Order, sale["order_id"]))
+    order = await db.read(lambda s: by_id(s, Order, sale["order_id"]))
     assert (order.payment_status, order.due_amount) == ("paid", D("0.00"))
     assert await db.read(lambda s: gl_balance(s, shop.company_id, "11105")) == D("7.00")
     again = await send(client, path, secret, payload)
@@ -87,7 +88,7 @@ async def test_failed_callback_records_attempt_only(client, shop, db):
         {"order_id": sale["order_id"], "status": "failed", "amount": 7, "reference": "acq-1"},
     )
     assert r.status_code == 200, r.text
-    order = await db.read(lambda s: s.get(Order, sale["order_id"]))
+    order = await db.read(lambda s: by_id(s, Order, sale["order_id"]))
     assert order.payment_status == "unpaid"
     n = await db.read(lambda s: s.scalar(select(func.count()).select_from(TerminalCallback)))
     assert n >= 1
@@ -128,6 +129,6 @@ async def test_bad_signature_wrong_amount_unknown_order(client, shop, db):
         client, path, secret, {**good, "order_id": o.json()["order_id"], "amount": "4.00"}
     )
     assert r.status_code == 422
-    order = await db.read(lambda s: s.get(Order, sale["order_id"]))
+    order = await db.read(lambda s: by_id(s, Order, sale["order_id"]))
     assert order.payment_status == "unpaid"
     await check_books(db, shop.company_id)

@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import func, select
 
 from tests.admin_helpers import ADMIN, login
-from tests.factories import make_shop
+from tests.factories import by_id, make_shop
 from tests.invariants import check_books, gl_balance
 from tillbook.models import AuditEvent, OrderItem, Promotion
 from tillbook.orders import promotions as engine
@@ -470,7 +470,7 @@ async def test_roles_and_tenants(client, shop, db):
         headers=admin,
     )
     assert r.status_code == 200 and r.json()["data"]["name"] == "Spring", r.text
-    row = await db.read(lambda s: s.get(Promotion, promo["id"]))
+    row = await db.read(lambda s: by_id(s, Promotion, promo["id"]))
     assert json.loads(row.rule) == {"percent": "5"}
 
 

@@ -25,7 +25,7 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from tests.factories import Shop, make_shop
+from tests.factories import Shop, by_id, make_shop
 from tests.invariants import check_books
 from tests.live_server import CHROMIUM
 from tillbook.catalog import seeding as catalog
@@ -141,9 +141,9 @@ async def test_sell_scan_cash_offline_restart_and_catch_up(
     pw: Any,
 ) -> None:
     shop = await make_shop(db)
-    apple = await db.read(lambda s: s.get(Product, shop.products["apple"]))
+    apple = await db.read(lambda s: by_id(s, Product, shop.products["apple"]))
     apple_code = apple.barcode
-    water = await db.read(lambda s: s.get(Product, shop.products["water"]))
+    water = await db.read(lambda s: by_id(s, Product, shop.products["water"]))
     profile = tmp_path / "profile"
     context, page = await open_register(pw, profile)
     page.on("dialog", lambda d: d.accept())
@@ -227,7 +227,7 @@ async def test_a_promotion_prices_an_offline_sale_as_the_server_records_it(
     from tillbook.promotions.schemas import PromotionIn
 
     shop = await make_shop(db)
-    water = await db.read(lambda s: s.get(Product, shop.products["water"]))
+    water = await db.read(lambda s: by_id(s, Product, shop.products["water"]))
     body = PromotionIn(name="Water 3 for 2", kind="buy_x_get_y", buy=2, get=1,
                        applies_to="products", targets=[water.id],
                        starts_on="2026-01-01")  # type: ignore[arg-type]  # fmt: skip
@@ -265,8 +265,8 @@ async def test_a_refused_write_needs_attention_and_the_rest_go_on(
     pw: Any,
 ) -> None:
     shop = await make_shop(db)
-    tea = await db.read(lambda s: s.get(Product, shop.products["tea"]))
-    apple = await db.read(lambda s: s.get(Product, shop.products["apple"]))
+    tea = await db.read(lambda s: by_id(s, Product, shop.products["tea"]))
+    apple = await db.read(lambda s: by_id(s, Product, shop.products["apple"]))
     context, page = await open_register(pw, tmp_path / "profile")
     page.on("dialog", lambda d: d.accept())
     await pair_with_key(page, server, shop, prefix="T7")
@@ -315,7 +315,7 @@ async def test_pin_sign_in_offline_locks_after_five_tries_and_keeps_the_cart(
     pw: Any,
 ) -> None:
     shop = await make_shop(db)
-    apple = await db.read(lambda s: s.get(Product, shop.products["apple"]))
+    apple = await db.read(lambda s: by_id(s, Product, shop.products["apple"]))
     context, page = await open_register(pw, tmp_path / "profile")
     page.on("dialog", lambda d: d.accept())
     await pair_with_key(page, server, shop)
@@ -629,7 +629,7 @@ async def test_pair_in_the_browser_sell_and_be_revoked(
     from tests.web_helpers import OWNER_PASSWORD, owner_email
 
     shop = await make_shop(db)
-    apple = await db.read(lambda s: s.get(Product, shop.products["apple"]))
+    apple = await db.read(lambda s: by_id(s, Product, shop.products["apple"]))
     email = await owner_email(db, shop)
     context, page = await open_register(pw, tmp_path / "profile")
     page.on("dialog", lambda d: d.accept())
@@ -733,7 +733,7 @@ async def test_gift_cards_sold_spent_and_refused_offline_at_the_register(
     from tillbook.models import Payment
 
     shop = await make_shop(db)
-    apple = await db.read(lambda s: s.get(Product, shop.products["apple"]))
+    apple = await db.read(lambda s: by_id(s, Product, shop.products["apple"]))
     context, page = await open_register(pw, tmp_path / "profile")
     page.on("dialog", lambda d: d.accept())
     await pair_with_key(page, server, shop, prefix="GC")

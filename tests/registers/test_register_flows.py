@@ -21,7 +21,7 @@ import pytest
 import segno
 from sqlalchemy import select
 
-from tests.factories import Shop, make_shop
+from tests.factories import Shop, by_id, make_shop
 from tests.invariants import check_books
 from tests.qr_decode import decode, format_info
 from tests.registers.test_register_browser import (
@@ -118,8 +118,8 @@ async def test_two_registers_offline_on_one_branch_then_online(
     pw: Any,
 ) -> None:
     shop = await make_shop(db)
-    apple = await db.read(lambda s: s.get(Product, shop.products["apple"]))
-    water = await db.read(lambda s: s.get(Product, shop.products["water"]))
+    apple = await db.read(lambda s: by_id(s, Product, shop.products["apple"]))
+    water = await db.read(lambda s: by_id(s, Product, shop.products["water"]))
     apple_before, water_before = await stock(db, shop, "apple"), await stock(db, shop, "water")
     regs = [await new_register(server, db, shop, f"Till {n}") for n in (1, 2)]
     assert [r["prefix"] for r in regs] == ["R1", "R2"]
@@ -171,7 +171,7 @@ async def test_the_connection_cut_while_the_queue_posts(
     pw: Any,
 ) -> None:
     shop = await make_shop(db)
-    water = await db.read(lambda s: s.get(Product, shop.products["water"]))
+    water = await db.read(lambda s: by_id(s, Product, shop.products["water"]))
     reg = await new_register(server, db, shop, "Till 1")
     context, page = await open_register(pw, tmp_path / "till")
     page.on("dialog", lambda d: d.accept())
@@ -235,7 +235,7 @@ async def test_a_shift_from_float_to_z_report_partly_offline(
     pw: Any,
 ) -> None:
     shop = await make_shop(db)
-    apple = await db.read(lambda s: s.get(Product, shop.products["apple"]))
+    apple = await db.read(lambda s: by_id(s, Product, shop.products["apple"]))
     reg = await new_register(server, db, shop, "Till 1")
     context, page = await open_register(pw, tmp_path / "till")
     page.on("dialog", lambda d: d.accept())
@@ -346,8 +346,8 @@ async def test_returns_by_invoice_number_and_without_one_on_a_managers_pin(
     pw: Any,
 ) -> None:
     shop = await make_shop(db)
-    apple = await db.read(lambda s: s.get(Product, shop.products["apple"]))
-    water = await db.read(lambda s: s.get(Product, shop.products["water"]))
+    apple = await db.read(lambda s: by_id(s, Product, shop.products["apple"]))
+    water = await db.read(lambda s: by_id(s, Product, shop.products["water"]))
     owner_id = await staff_id(db, await owner_email(db, shop))
     cashier_id = await staff_id(db, await add_staff(db, shop, "cashier", shop.warehouse_id))
     await set_pin(server, db, shop, owner_id, "1234")

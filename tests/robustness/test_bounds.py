@@ -25,7 +25,7 @@ import httpx
 import pytest
 from sqlalchemy import select, update
 
-from tests.factories import Shop, make_shop
+from tests.factories import Shop, by_id, make_shop
 from tests.invariants import check_books
 from tests.written import snapshot
 from tillbook.db import Database
@@ -1299,7 +1299,7 @@ async def test_the_largest_values_the_books_hold_are_accepted(
             )
         )
         assert stock == bounds.QTY.max - 100
-        customer = await db.read(lambda s: s.get(User, shop.customer_id))
+        customer = await db.read(lambda s: by_id(s, User, shop.customer_id))
         assert customer.balance == bounds.MONEY.max
     await check_books(db, shop.company_id)
 

@@ -36,7 +36,7 @@ from hypothesis.stateful import (
 )
 from sqlalchemy import func, select
 
-from tests.factories import Shop, make_shop
+from tests.factories import Shop, by_id, make_shop
 from tests.invariants import check_books, gl_balance
 from tillbook.db import Database
 from tillbook.kit import xid
@@ -288,7 +288,7 @@ class BooksMachine(RuleBasedStateMachine):
 
         async def product_taxes(session: Any) -> None:
             for name, tax in PRODUCT_TAX.items():
-                product = await session.get(Product, self.s.products[name])
+                product = await by_id(session, Product, self.s.products[name])
                 if tax is not None:
                     product.tax_id = self.s.tax_incl_id if tax == "incl" else self.s.tax10_id
 

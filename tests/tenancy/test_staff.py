@@ -21,7 +21,7 @@ import pytest
 from sqlalchemy import func, select
 
 from tests.cli.test_cli import CLI, _env
-from tests.factories import Shop, make_shop
+from tests.factories import Shop, by_id, make_shop
 from tests.written import snapshot
 from tillbook.app import create_app
 from tillbook.config import Settings
@@ -450,12 +450,12 @@ async def test_role_matrix(
             assert permission is not None and repr(permission) in message, message
             assert f"the {role} role" in message
     # Nothing a refused role asked for happened.
-    stored = await db.read(lambda s: s.get(Webhook, hook_id))
+    stored = await db.read(lambda s: by_id(s, Webhook, hook_id))
     if role == O:
         assert stored is None
     else:
         assert stored is not None and stored.active
-        target_row = await db.read(lambda s: s.get(User, target))
+        target_row = await db.read(lambda s: by_id(s, User, target))
         assert target_row is not None and target_row.archived_at is None
         assert target_row.name == "A cashier" and target_row.version == 1
     for what, may in [
@@ -577,7 +577,7 @@ async def test_another_company_sees_nothing_of_ours(admin: httpx.AsyncClient, db
     assert events["total"] == 0
     r = await admin.get(f"/audit?entity_id={a_member['id']}", headers=b_owner)
     assert r.json()["data"]["total"] == 0
-    stored = await db.read(lambda s: s.get(User, a_member["id"]))
+    stored = await db.read(lambda s: by_id(s, User, a_member["id"]))
     assert stored is not None and stored.name == "A cashier" and stored.archived_at is None
 
 

@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tests.factories import Shop, make_shop
+from tests.factories import Shop, by_id, make_shop
 from tests.web_helpers import (
     STAFF_PASSWORD,
     add_staff,
@@ -102,7 +102,7 @@ async def test_a_branch_edited_once_and_a_stale_edit_refused(
     assert first.status_code == 303, first.text
     again = await web.post(f"/settings/branches/{wh}/edit", data=form)
     assert again.status_code == 303
-    stored = await db.read(lambda s: s.get(Warehouse, wh))
+    stored = await db.read(lambda s: by_id(s, Warehouse, wh))
     assert stored is not None
     assert stored.receipt_header == "Thank you\nfor shopping" and stored.allow_negative_stock
     assert stored.require_shift is False and stored.version == int(version.group(1)) + 1
@@ -120,7 +120,7 @@ async def test_a_payment_mode_renamed_stale_refused_and_archived(
     from tillbook.models import ExpenseCategory, PaymentMode
 
     await owner_page(web, db, shop, "/settings/payment-modes")
-    card = await db.read(lambda s: s.get(PaymentMode, shop.card_mode_id))
+    card = await db.read(lambda s: by_id(s, PaymentMode, shop.card_mode_id))
     assert card is not None
     listed = await web.get("/settings/payment-modes")
     assert f'href="/settings/payment-modes/{card.id}"' in listed.text
@@ -148,7 +148,7 @@ async def test_a_payment_mode_renamed_stale_refused_and_archived(
     archive = {**tokens(confirm.text), "version": current.group(1)}
     archived = await web.post(f"/settings/payment-modes/{card.id}/archive", data=archive)
     assert archived.status_code == 303, archived.text
-    stored = await db.read(lambda s: s.get(PaymentMode, shop.card_mode_id))
+    stored = await db.read(lambda s: by_id(s, PaymentMode, shop.card_mode_id))
     assert stored is not None and stored.archived_at is not None and stored.name == "Card terminal"
     assert (
         "Card terminal"
@@ -192,7 +192,7 @@ async def test_an_owner_adds_a_branch_once_with_its_errors_beside_the_fields(
     listed = await owner_page(web, db, shop, "/settings/branches")
     assert "New branch" in listed
     page = await web.get("/settings/branches")
-    taken = await db.read(lambda s: s.get(Warehouse, shop.warehouse_id))
+    taken = await db.read(lambda s: by_id(s, Warehouse, shop.warehouse_id))
     assert taken is not None
     form = {**tokens(page.text), "name": taken.name, "timezone": "Mars/Olympus"}
     bad = await web.post("/settings/branches", data=form)

@@ -11,7 +11,7 @@ from decimal import Decimal
 import httpx
 
 from tests.currency.test_foreign_currency import set_up
-from tests.factories import Shop
+from tests.factories import Shop, by_id
 from tests.invariants import check_books
 from tests.payments.test_payments import make_purchase
 from tests.web.test_money import as_owner, balance, first_category, tokens
@@ -52,7 +52,7 @@ async def test_a_euro_delivery_paid_later_and_a_euro_expense(
     )
     assert done.status_code == 303, done.text
     purchase = await db.read(
-        lambda s: s.get(Order, int(done.headers["location"].rsplit("/", 1)[1]))
+        lambda s: by_id(s, Order, int(done.headers["location"].rsplit("/", 1)[1]))
     )
     assert (purchase.currency, purchase.total, purchase.base_due) == ("EUR", D("50.00"), D("55.00"))
 
@@ -70,7 +70,7 @@ async def test_a_euro_delivery_paid_later_and_a_euro_expense(
         },
     )
     assert paid.status_code == 303, paid.text
-    purchase = await db.read(lambda s: s.get(Order, purchase.id))
+    purchase = await db.read(lambda s: by_id(s, Order, purchase.id))
     assert (purchase.due_amount, purchase.base_due) == (D("0.00"), D("0.00"))
     # 50 EUR paid at 1.20 = 60.00 for a payable carried at 55.00: a loss of 5.00; the
     # base invoice of 25.50 is still owed

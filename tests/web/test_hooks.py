@@ -10,7 +10,7 @@ import httpx
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tests.factories import Shop, make_shop
+from tests.factories import Shop, by_id, make_shop
 from tests.web_helpers import (
     OWNER_PASSWORD,
     audit_count,
@@ -62,7 +62,7 @@ async def test_a_webhook_added_once_its_secret_shown_once_rotated_and_disabled(
     assert detail.status_code == 200 and "No deliveries" in detail.text
     off = await web.post(f"/settings/webhooks/{hook_id}/disable", data=tokens(detail.text))
     assert off.status_code == 303
-    hook = await db.read(lambda s: s.get(Webhook, hook_id))
+    hook = await db.read(lambda s: by_id(s, Webhook, hook_id))
     assert hook is not None and hook.active is False
     assert "Enable" in (await web.get(f"/settings/webhooks/{hook_id}")).text
     # created, rotated, disabled: each once
@@ -136,7 +136,7 @@ async def test_the_delivery_log_shows_each_attempt_and_redelivers_once(
     again = await web.post(f"/settings/webhooks/deliveries/{did}/redeliver", data=tokens(page.text))
     assert again.status_code == 303
     await web.post(f"/settings/webhooks/deliveries/{did}/redeliver", data=tokens(page.text))
-    delivery = await db.read(lambda s: s.get(WebhookDelivery, did))
+    delivery = await db.read(lambda s: by_id(s, WebhookDelivery, did))
     assert delivery is not None and delivery.status == "pending" and delivery.attempts == 0
     assert await audit_count(db, shop.company_id, "webhook_delivery") == 1
     other = await make_shop(db)

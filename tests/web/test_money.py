@@ -13,7 +13,7 @@ from decimal import Decimal
 import httpx
 from sqlalchemy import func, select
 
-from tests.factories import Shop
+from tests.factories import Shop, by_id
 from tests.invariants import check_books, gl_balance
 from tests.payments.test_payments import make_purchase, make_sale
 from tests.web_helpers import (
@@ -66,7 +66,7 @@ async def count(db: Database, model: type, shop: Shop) -> int:
 
 
 async def order_of(db: Database, oid: int) -> Order:
-    return await db.read(lambda s: s.get(Order, oid))
+    return await db.read(lambda s: by_id(s, Order, oid))
 
 
 # --- payments ------------------------------------------------------------------------------

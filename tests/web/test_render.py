@@ -9,7 +9,7 @@ import re
 import httpx
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tests.factories import Shop
+from tests.factories import Shop, by_id
 from tests.web_helpers import (
     OWNER_PASSWORD,
     audit_count,
@@ -46,7 +46,7 @@ async def test_a_branch_time_zone_changes_how_an_order_time_is_shown(
     oid = sale.json()["order_id"]
 
     async def pin(s: AsyncSession) -> None:  # a known moment: 23:30 UTC on 15 January
-        order = await s.get(Order, oid)
+        order = await by_id(s, Order, oid)
         assert order is not None
         order.created_at = dt.datetime(2026, 1, 15, 23, 30, tzinfo=dt.UTC)
 
@@ -65,7 +65,7 @@ async def test_a_branch_time_zone_changes_how_an_order_time_is_shown(
     )
     assert bad.status_code == 422
     assert '<p class="error" id="e-timezone">' in bad.text and "Mars/Olympus_Mons" in bad.text
-    stored = await db.read(lambda s: s.get(Warehouse, wh))
+    stored = await db.read(lambda s: by_id(s, Warehouse, wh))
     assert stored is not None and stored.timezone == "UTC"
     sneaky = await web.post(
         f"/settings/branches/{wh}/edit",

@@ -11,7 +11,7 @@ import httpx
 import pytest
 from sqlalchemy import func, select, update
 
-from tests.factories import Shop, make_shop
+from tests.factories import Shop, by_id, make_shop
 from tests.web_helpers import (
     OWNER_PASSWORD,
     STAFF_PASSWORD,
@@ -201,7 +201,7 @@ async def test_a_rotation_with_grace_lets_the_old_secrets_work_until_then(
     revoke = {"csrf": csrf_of(page.text), "form_token": form_token_of(page.text)}
     assert (await web.post(f"/settings/keys/{key_id}/revoke", data=revoke)).status_code == 303
     assert (await web.get(products, headers=third_headers)).status_code == 401
-    key = await db.read(lambda s: s.get(ApiKey, key_id))
+    key = await db.read(lambda s: by_id(s, ApiKey, key_id))
     assert key is not None and key.previous_secret_digest is None
 
 
@@ -239,7 +239,7 @@ async def test_settings_pages_are_refused_to_other_roles(
         r = await web.post(path, data={"csrf": csrf, **data})
         assert r.status_code == 403, path
     assert await count_rows(db, Webhook, shop.company_id) == 0
-    revoked = await db.read(lambda s: s.get(ApiKey, key_id))
+    revoked = await db.read(lambda s: by_id(s, ApiKey, key_id))
     assert revoked is not None and revoked.status == 1
 
 
@@ -281,7 +281,7 @@ async def test_a_key_revealed_with_the_password_only_and_revoked_once(
     assert done.status_code == 303
     again = await web.post(f"/settings/keys/{key_id}/revoke", data=tokens(confirm.text))
     assert again.status_code == 303
-    key = await db.read(lambda s: s.get(ApiKey, key_id))
+    key = await db.read(lambda s: by_id(s, ApiKey, key_id))
     assert key is not None and key.status == 0
     assert await audit_count(db, shop.company_id, "api_key") == 2
     assert (await web.get(f"/settings/keys/{key_id + 10_000}/revoke")).status_code == 404

@@ -205,7 +205,7 @@ async def adjust_as_staff(
     session = uow.session
     acting = await acting_for(session, company_id, warehouse_id, actor_id)
     done = await create_adjustment(uow, acting, body)
-    adj = await session.get(StockAdjustment, done["adjustment_id"])
+    adj = await session.get(StockAdjustment, (done["adjustment_id"], company_id))
     assert adj is not None
     await record(
         session,

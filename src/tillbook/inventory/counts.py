@@ -434,7 +434,7 @@ async def post_count(
             errors[f"qty-{line.product_id}"] = [m for ms in exc.errors.values() for m in ms]
             continue
         line.adjustment_id = int(done["adjustment_id"])
-        line.cost_amount = await _adjustment_cost(session, line.adjustment_id)
+        line.cost_amount = await _adjustment_cost(session, line.adjustment_id, line.company_id)
         if diff > 0:
             gain += line.cost_amount
         else:
@@ -473,8 +473,8 @@ async def post_count(
     }
 
 
-async def _adjustment_cost(session: AsyncSession, adjustment_id: int) -> Decimal:
-    adj = await session.get(StockAdjustment, adjustment_id)
+async def _adjustment_cost(session: AsyncSession, adjustment_id: int, company_id: int) -> Decimal:
+    adj = await session.get(StockAdjustment, (adjustment_id, company_id))
     assert adj is not None
     return adj.cost_amount
 

@@ -20,7 +20,7 @@ from sqlalchemy import (
     func,
 )
 from sqlalchemy.ext.compiler import compiles
-from sqlalchemy.orm import DeclarativeBase, Mapped, declared_attr, mapped_column
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.orm.instrumentation import manager_of_class
 from sqlalchemy.schema import CreateColumn
 from sqlalchemy.sql.compiler import DDLCompiler
@@ -161,23 +161,17 @@ opt_warehouse_ref = Annotated[
 
 
 class Base(DeclarativeBase):
+    """The declarative base. A tenant table's mapped identity is its primary key
+    ``(id, company_id)``, as the database's is: every UPDATE and DELETE the ORM
+    flushes names the row's company beside its id (a router query, DESIGN §17),
+    and ``session.get(Model, (id, company_id))`` cannot return another company's
+    row."""
+
     metadata = MetaData(naming_convention=NAMING)
 
     @classmethod
     def __table_cls__(cls, name: str, metadata: MetaData, *args: Any, **kw: Any) -> Table:
         return Table(name, metadata, *_tenant_keys(name, args), **kw)
-
-    @declared_attr.directive
-    def __mapper_args__(cls) -> dict[str, Any]:
-        # The ORM knows a tenant row by its ``id`` alone (globally unique), so
-        # ``session.get(Model, id)`` and the code keep working with the wider key.
-        table = cls.__dict__.get("__table__")
-        if isinstance(table, Table) and [c.name for c in table.primary_key] == [
-            "id",
-            TENANT_KEY,
-        ]:
-            return {"primary_key": [table.c.id]}
-        return {}
 
 
 class Editable:

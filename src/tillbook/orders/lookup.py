@@ -379,7 +379,7 @@ async def cashier(uow: UnitOfWork, key: AuthContext, named: RefValue | None) -> 
     if named is None:
         return User(id=key.user_id, name=key.user_name)
     wanted = ref_to_id(named)
-    user = await uow.session.get(User, wanted) if wanted is not None else None
+    user = await uow.session.get(User, (wanted, key.company_id)) if wanted is not None else None
     if (
         user is None
         or user.company_id != key.company_id

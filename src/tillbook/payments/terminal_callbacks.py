@@ -55,7 +55,7 @@ async def add_provider(
 ) -> tuple[TerminalProvider, str]:
     """Register a provider; the secret is returned once and kept encrypted."""
     with cross_tenant("operator"):  # a warehouse of whichever company
-        warehouse = await session.get(Warehouse, warehouse_id)
+        warehouse = await session.scalar(select(Warehouse).where(Warehouse.id == warehouse_id))
     if warehouse is None:
         raise NotFound(f"warehouse {warehouse_id} not found")
     if not name.strip() or len(name) > 100:
@@ -90,11 +90,16 @@ async def add_provider(
 
 async def list_providers(session: AsyncSession, warehouse_id: int) -> list[TerminalProvider]:
     """A warehouse's providers, oldest first (secrets stay encrypted)."""
-    if await session.get(Warehouse, warehouse_id) is None:
+    with cross_tenant("operator"):  # a warehouse of whichever company
+        warehouse = await session.scalar(select(Warehouse).where(Warehouse.id == warehouse_id))
+    if warehouse is None:
         raise NotFound(f"warehouse {warehouse_id} not found")
     rows = await session.scalars(
         select(TerminalProvider)
-        .where(TerminalProvider.warehouse_id == warehouse_id)
+        .where(
+            TerminalProvider.company_id == warehouse.company_id,
+            TerminalProvider.warehouse_id == warehouse_id,
+        )
         .order_by(TerminalProvider.id)
     )
     return list(rows)
@@ -108,7 +113,11 @@ async def find_provider(session: AsyncSession, provider_ref: str) -> TerminalPro
     id_ = xid.decode(provider_ref)
     # A callback's path names its provider before anything names the company.
     with cross_tenant("authentication"):
-        provider = await session.get(TerminalProvider, id_) if id_ is not None else None
+        provider = (
+            await session.scalar(select(TerminalProvider).where(TerminalProvider.id == id_))
+            if id_ is not None
+            else None
+        )
     if provider is None or not provider.active:
         raise NotFound("terminal provider not found")
     return provider
@@ -227,7 +236,11 @@ async def _acting_context(
 ) -> AuthContext:
     """The provider acts for the warehouse; the payment is credited to the staff member
     who rang up the sale."""
-    staff = await session.get(User, order.staff_user_id) if order.staff_user_id else None
+    staff = (
+        await session.get(User, (order.staff_user_id, order.company_id))
+        if order.staff_user_id
+        else None
+    )
     return AuthContext(
         actor=Actor.system(
             staff.name if staff else provider.name, staff.id if staff else order.user_id

@@ -121,7 +121,11 @@ async def pair(
     ) + 1
     prefix = f"R{number}"
     new = await tenancy.create_api_key(
-        session, warehouse.id, f"Register {prefix}: {clean}", rate_limit=RATE_LIMIT
+        session,
+        warehouse.id,
+        f"Register {prefix}: {clean}",
+        rate_limit=RATE_LIMIT,
+        company_id=company_id,
     )
     register = Register(
         company_id=company_id,

@@ -167,6 +167,7 @@ async def create_api_key(
     rate_limit: str = "600/minute",
     require_signature: bool = False,
     user_id: int | None = None,
+    company_id: int | None = None,
 ) -> NewKey:
     """A key pair; the secret is returned here once and stored digested and encrypted.
 
@@ -174,12 +175,18 @@ async def create_api_key(
     ``staff_member``: the person at the till), who must be of the warehouse's
     company, not archived and, when scoped, scoped to this warehouse. Without one, the
     key gets a user of its own named after it ("API: <name>"), with no role and no
-    login."""
+    login. ``company_id``: the caller's company, when it has one (the admin API,
+    the registers); without it the branch is the operator's choice, of any company."""
     try:
         parse_rate(rate_limit)
     except ValueError as exc:
         raise invalid("rate_limit", str(exc)) from None
-    warehouse = await session.get(Warehouse, warehouse_id)
+    if company_id is not None:
+        warehouse = await session.get(Warehouse, (warehouse_id, company_id))
+    else:
+        # The operator's CLI and the demo name a branch of whichever company.
+        with cross_tenant("operator"):
+            warehouse = await session.scalar(select(Warehouse).where(Warehouse.id == warehouse_id))
     if warehouse is None:
         raise NotFound(f"warehouse {warehouse_id} not found")
     if warehouse.archived_at is not None:
@@ -319,7 +326,7 @@ async def company_key(
     ``lock``: read under the row lock, as it is once a concurrent revoke or rotation
     committed (``populate_existing``: not a copy this session loaded earlier)."""
     if not lock:
-        key = await session.get(ApiKey, key_id)
+        key = await session.get(ApiKey, (key_id, company_id))
     else:
         key = (
             await session.execute(
@@ -466,7 +473,7 @@ async def issue_api_key(
             await staff.acting_staff(session, company_id, warehouse_id, user_id)
         except (NotFound, Unprocessable, ValidationFailed) as exc:
             raise invalid("user_id", exc.message) from None
-    new = await create_api_key(session, warehouse_id, clean, user_id=user_id)
+    new = await create_api_key(session, warehouse_id, clean, user_id=user_id, company_id=company_id)
     await _audit_key(
         session,
         new.key,
