@@ -224,6 +224,8 @@ CROSS_TENANT: dict[str, str] = {
     "the company), and a staff email, being the login, is unique across companies",
     "operator": "the operator's command line names a key by its public key, or a warehouse "
     "or a webhook delivery by its id, of whichever company, before it knows the company",
+    "roll-ups": "the background roll-up step finds the companies whose past months are not "
+    "rolled up yet, across every company, before it rolls each one up on its own",
     "outbox worker": "the webhook worker fans out new events and claims due deliveries of "
     "every company at once (FOR UPDATE SKIP LOCKED), so one company's backlog never "
     "waits behind another's",

@@ -163,7 +163,15 @@ async def deliveries_of(db: Any, webhook_id: int) -> list[WebhookDelivery]:
 
 
 async def attempts_of(db: Any, delivery_id: int) -> list[DeliveryAttempt]:
-    return list(await db.read(lambda s: service.list_attempts(s, delivery_id)))
+    return list(
+        await db.read(
+            lambda s: s.scalars(
+                select(DeliveryAttempt)
+                .where(DeliveryAttempt.delivery_id == delivery_id)
+                .order_by(DeliveryAttempt.id)
+            )
+        )
+    )
 
 
 async def run_until(

@@ -360,7 +360,15 @@ async def deliveries(db: Database, webhook_id: int) -> list[WebhookDelivery]:
 
 
 async def attempt_log(db: Database, delivery_id: int) -> list[DeliveryAttempt]:
-    return list(await db.read(lambda s: service.list_attempts(s, delivery_id)))
+    return list(
+        await db.read(
+            lambda s: s.scalars(
+                select(DeliveryAttempt)
+                .where(DeliveryAttempt.delivery_id == delivery_id)
+                .order_by(DeliveryAttempt.id)
+            )
+        )
+    )
 
 
 async def work_until(

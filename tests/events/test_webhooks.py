@@ -255,7 +255,7 @@ async def test_retries_until_the_receiver_answers(client, shop, db, database_url
     assert all(verify(r.body, r.headers, secret) for r in receiver.requests)
     (done,) = await deliveries_of(db, hook.id)
     assert done.status == "delivered" and done.attempts == 3
-    attempts = await db.read(lambda s: service.list_attempts(s, done.id))
+    attempts = await db.read(lambda s: service.list_attempts(s, done.company_id, done.id))
     assert [a.status_code for a in attempts] == [500, 500, 200]
     assert attempts[0].error and "500" in attempts[0].error
 

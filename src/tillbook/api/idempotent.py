@@ -117,7 +117,9 @@ async def _claim(
             created = created.replace(tzinfo=dt.UTC)
         if created < now - WINDOW:
             await session.execute(
-                delete(IdempotencyRecord).where(IdempotencyRecord.id == record.id)
+                delete(IdempotencyRecord).where(
+                    IdempotencyRecord.id == record.id, IdempotencyRecord.company_id == company_id
+                )
             )
             continue
         if record.request_hash != digest:

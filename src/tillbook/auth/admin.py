@@ -297,13 +297,17 @@ async def reentry_failed(limiter: RateLimiter, user_id: int) -> None:
 
 
 async def confirm_password(
-    db: Database, limiter: RateLimiter, user_id: int, password: str, field: str
+    db: Database, limiter: RateLimiter, company_id: int, user_id: int, password: str, field: str
 ) -> None:
     """The signed-in staff member's own password typed again before they change it:
     throttled like ``check_reentry`` (a session left open cannot be used to guess
     it), a wrong one is 422 on ``field``."""
     await check_reentry(limiter, user_id)
-    stored = await db.read(lambda s: s.scalar(select(User.password_hash).where(User.id == user_id)))
+    stored = await db.read(
+        lambda s: s.scalar(
+            select(User.password_hash).where(User.id == user_id, User.company_id == company_id)
+        )
+    )
     if not await _verify(password, stored or DUMMY_HASH) or stored is None:
         await reentry_failed(limiter, user_id)
         raise invalid(field, "is not your current password")
@@ -355,9 +359,13 @@ async def authenticate(db: Database, authorization: str | None) -> AdminContext:
     expired = utc(row["expires_at"]) <= dt.datetime.now(dt.UTC)
     gone = row["archived_at"] is not None or row["user_type"] != "staff" or row["role"] is None
     if expired or gone:
-        session_id = row["session_id"]
+        session_id, company_id = row["session_id"], row["company_id"]
         await db.write(
-            lambda s: s.execute(delete(AdminSession).where(AdminSession.id == session_id))
+            lambda s: s.execute(
+                delete(AdminSession).where(
+                    AdminSession.id == session_id, AdminSession.company_id == company_id
+                )
+            )
         )
         raise Unauthorized(
             "session expired; log in again" if not gone else "this staff member is archived",

@@ -302,8 +302,8 @@ async def import_products(
         for kind in ("category", "brand", "unit", "tax"):
             _resolve(names, kind, want.fields.get(kind), want.line, problems)
     existing = await _existing(session, company_id, list(wants))
-    listings = await _listings(session, [p.id for p in existing.values()])
-    barcodes = await _barcodes_by_product(session, [p.id for p in existing.values()])
+    listings = await _listings(session, company_id, [p.id for p in existing.values()])
+    barcodes = await _barcodes_by_product(session, company_id, [p.id for p in existing.values()])
     await _check_barcodes(session, company_id, wants, existing, problems)
     plan = _plan(wants, existing, listings, barcodes, names, problems)
     problems.raise_if_any()
@@ -348,25 +348,31 @@ async def _existing(
 
 
 async def _listings(
-    session: AsyncSession, product_ids: Sequence[int]
+    session: AsyncSession, company_id: int, product_ids: Sequence[int]
 ) -> dict[tuple[int, int], Listing]:
     out: dict[tuple[int, int], Listing] = {}
     for start in range(0, len(product_ids), CHUNK):
         rows = await session.execute(
-            select(Listing).where(Listing.product_id.in_(product_ids[start : start + CHUNK]))
+            select(Listing).where(
+                Listing.company_id == company_id,
+                Listing.product_id.in_(product_ids[start : start + CHUNK]),
+            )
         )
         out.update({(li.product_id, li.warehouse_id): li for li in rows.scalars()})
     return out
 
 
 async def _barcodes_by_product(
-    session: AsyncSession, product_ids: Sequence[int]
+    session: AsyncSession, company_id: int, product_ids: Sequence[int]
 ) -> dict[int, list[str]]:
     out: dict[int, list[str]] = defaultdict(list)
     for start in range(0, len(product_ids), CHUNK):
         rows = await session.execute(
             select(ProductBarcode.product_id, ProductBarcode.barcode)
-            .where(ProductBarcode.product_id.in_(product_ids[start : start + CHUNK]))
+            .where(
+                ProductBarcode.company_id == company_id,
+                ProductBarcode.product_id.in_(product_ids[start : start + CHUNK]),
+            )
             .order_by(ProductBarcode.id)
         )
         for pid, code in rows.all():

@@ -580,7 +580,10 @@ async def stock_page(
                         Listing.reorder_level,
                         Listing.active,
                     )
-                    .where(Listing.product_id.in_([p.id for p in products]))
+                    .where(
+                        Listing.company_id == company_id,
+                        Listing.product_id.in_([p.id for p in products]),
+                    )
                     .order_by(Listing.product_id, Listing.warehouse_id)
                 )
             ).all():

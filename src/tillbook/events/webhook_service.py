@@ -181,7 +181,9 @@ async def remove_webhook(
         WebhookDelivery.company_id == company_id, WebhookDelivery.webhook_id == webhook.id
     )
     await session.execute(
-        delete(DeliveryAttempt).where(DeliveryAttempt.delivery_id.in_(delivery_ids))
+        delete(DeliveryAttempt).where(
+            DeliveryAttempt.company_id == company_id, DeliveryAttempt.delivery_id.in_(delivery_ids)
+        )
     )
     await session.execute(
         delete(WebhookDelivery).where(
@@ -255,10 +257,12 @@ async def event_refs(
     return {row_id: (event_id, type_) for row_id, event_id, type_ in rows.all()}
 
 
-async def list_attempts(session: AsyncSession, delivery_id: int) -> list[DeliveryAttempt]:
+async def list_attempts(
+    session: AsyncSession, company_id: int, delivery_id: int
+) -> list[DeliveryAttempt]:
     rows = await session.scalars(
         select(DeliveryAttempt)
-        .where(DeliveryAttempt.delivery_id == delivery_id)
+        .where(DeliveryAttempt.company_id == company_id, DeliveryAttempt.delivery_id == delivery_id)
         .order_by(DeliveryAttempt.id)
     )
     return list(rows)

@@ -92,7 +92,7 @@ async def statement(session: AsyncSession, company_id: int, card_id: int) -> dic
     moves = (
         await session.execute(
             select(GiftCardMovement)
-            .where(GiftCardMovement.card_id == card.id)
+            .where(GiftCardMovement.company_id == company_id, GiftCardMovement.card_id == card.id)
             .order_by(GiftCardMovement.id)
         )
     ).scalars()

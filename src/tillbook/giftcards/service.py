@@ -274,6 +274,7 @@ async def take(
                 update(GiftCard)
                 .where(
                     GiftCard.id == draw.card_id,
+                    GiftCard.company_id == company_id,
                     GiftCard.status == "active",
                     GiftCard.balance >= draw.amount,
                 )

@@ -61,7 +61,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tillbook.db import DATABASE, Database, in_write_unit
+from tillbook.db import DATABASE, Database, cross_tenant, in_write_unit
 from tillbook.errors import Conflict, ServiceUnavailable
 from tillbook.kit.money import ZERO, to_money
 from tillbook.models import (
@@ -605,7 +605,8 @@ async def keep_rolled_up(db: Database, stop: asyncio.Event, every_s: float) -> N
         try:
             due = due_through(dt.date.today())
             if due is not None:
-                behind = await db.read(partial(_behind, due=due))
+                with cross_tenant("roll-ups"):
+                    behind = await db.read(partial(_behind, due=due))
                 for company_id in behind:
                     if stop.is_set():
                         break

@@ -373,15 +373,19 @@ async def in_force_for(
     rules = await company_rules(session, company_id, version)
     if not rules:
         return []
-    now = await branch_now(session, warehouse_id)
+    now = await branch_now(session, company_id, warehouse_id)
     local, instant = moment(order_date, order_datetime, now.tzinfo or dt.UTC, now)
     return [r for r in rules if in_force(r, warehouse_id, local, instant)]
 
 
-async def branch_now(session: AsyncSession, warehouse_id: int) -> dt.datetime:
+async def branch_now(session: AsyncSession, company_id: int, warehouse_id: int) -> dt.datetime:
     """Now on the branch's clock: its time zone is the one a promotion's days and
     hours are read in, where the sale is rung up."""
-    name = await session.scalar(select(Warehouse.timezone).where(Warehouse.id == warehouse_id))
+    name = await session.scalar(
+        select(Warehouse.timezone).where(
+            Warehouse.id == warehouse_id, Warehouse.company_id == company_id
+        )
+    )
     try:
         zone: dt.tzinfo = ZoneInfo(name or "UTC")
     except (ZoneInfoNotFoundError, ValueError):

@@ -171,7 +171,9 @@ async def _drawer_account(uow: UnitOfWork, key: AuthContext, order: Order) -> st
     mode_id = None
     if order.shift_id is not None:
         mode_id = await uow.session.scalar(
-            select(Shift.cash_mode_id).where(Shift.id == order.shift_id)
+            select(Shift.cash_mode_id).where(
+                Shift.id == order.shift_id, Shift.company_id == order.company_id
+            )
         )
     modes = await lookup.payment_modes(
         uow.session,

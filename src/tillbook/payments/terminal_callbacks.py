@@ -138,6 +138,7 @@ async def handle_callback(
     earlier = (
         await session.execute(
             select(TerminalCallback).where(
+                TerminalCallback.company_id == provider.company_id,
                 TerminalCallback.provider_id == provider.id,
                 TerminalCallback.reference == body.reference,
             )

@@ -606,7 +606,11 @@ async def report(session: AsyncSession, shift: Shift) -> dict[str, Any]:
     counted = {
         c.payment_mode_id: c
         for c in (
-            await session.execute(select(ShiftCount).where(ShiftCount.shift_id == shift.id))
+            await session.execute(
+                select(ShiftCount).where(
+                    ShiftCount.company_id == shift.company_id, ShiftCount.shift_id == shift.id
+                )
+            )
         ).scalars()
     }
     closed = shift.status == "closed"

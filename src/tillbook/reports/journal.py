@@ -162,7 +162,10 @@ async def export_journal(
                     JournalLine.currency,
                     JournalLine.amount_foreign,
                 )
-                .where(JournalLine.entry_id.in_([e[0] for e in entries]))
+                .where(
+                    JournalLine.company_id == company_id,
+                    JournalLine.entry_id.in_([e[0] for e in entries]),
+                )
                 .order_by(JournalLine.entry_id, JournalLine.id)
             )
         ).all():

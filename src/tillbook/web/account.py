@@ -125,7 +125,12 @@ async def account_password(request: Request, ctx: Staff, db: DB) -> Response:
         if not isinstance(new, str) or not new:
             raise invalid("password", "enter a new password")
         await admin.confirm_password(
-            db, request.app.state.ratelimiter, ctx.user_id, current, "current_password"
+            db,
+            request.app.state.ratelimiter,
+            ctx.company_id,
+            ctx.user_id,
+            current,
+            "current_password",
         )
         opened = await db.write(
             lambda s: staff_service.change_own_password(s, ctx.company_id, ctx.user_id, new)

@@ -195,7 +195,7 @@ async def delivery_detail(request: Request, delivery_id: str, ctx: Hooks, db: DB
     async def read(s: AsyncSession) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         delivery = await service.get_delivery(s, ctx.company_id, did)
         events = await service.event_refs(s, [delivery])
-        attempts = await service.list_attempts(s, delivery.id)
+        attempts = await service.list_attempts(s, delivery.company_id, delivery.id)
         return admin_webhooks.delivery_view(delivery, events), [
             admin_webhooks.attempt_view(a) for a in attempts
         ]

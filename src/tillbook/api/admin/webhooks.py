@@ -142,7 +142,7 @@ async def list_attempts(delivery_id: str, ctx: CurrentAdmin, db: DB) -> dict[str
 
     async def read(s: AsyncSession) -> dict[str, Any]:
         delivery = await service.get_delivery(s, ctx.company_id, did)
-        attempts = await service.list_attempts(s, delivery.id)
+        attempts = await service.list_attempts(s, delivery.company_id, delivery.id)
         view = (await _with_events(s, [delivery]))[0]
         view["attempt_log"] = [attempt_view(a) for a in attempts]
         return view
