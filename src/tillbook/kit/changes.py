@@ -1,11 +1,17 @@
 """Change feeds for offline tills: ``updated_since`` and a stable cursor.
 
 A list endpoint asked with ``updated_since`` (or a ``cursor`` from its previous
-page) answers the records whose ``updated_at`` is at or after that time, oldest
-change first, ordered by (change time, id). The cursor is the last (change time,
-id) served: keyset paging, so records changing while a till pages are neither
-skipped nor served twice within the walk (a record edited meanwhile moves to the
-end of the walk, and is served there). Archived records come as tombstones
+page) answers the records whose change time is at or after that time, in id
+order. The cursor is the last id served: keyset paging, so no record is served
+twice within a walk, and a page is a range of an index the table already has (a
+product's by the listing's ``(warehouse_id, product_id, company_id)``): the first
+sync of a 10,000-product branch reads ten ranges instead of sorting every listing
+of the branch by change time for each page (a product's change time spans two
+tables, the product and its listing, so no index can order it, and an index on
+the listing's change time would cost every sale, whose stock update moves it, its
+HOT update). A record edited while a till pages is served in the walk if the
+cursor has not passed it yet, else by the next delta: its change time is after
+the walk began, so after the ``sync_token``. Archived records come as tombstones
 ``{"id", "xid", "archived": true}``; live ones carry ``"archived": false``.
 
 ``sync_token`` is what the till passes as ``updated_since`` next time, after the
@@ -37,7 +43,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from sqlalchemy import ColumnElement, Row, Select, String, and_, func, literal, or_, select
+from sqlalchemy import ColumnElement, Row, Select, String, func, literal, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.errors import invalid
@@ -56,14 +62,14 @@ EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
 @dataclass(frozen=True)
 class Walk:
-    """A change-feed request: changes at or after ``since``, after the (time, id)
-    ``after`` when paging on, in a walk that began at ``began``; its cursors are
-    signed for ``scope``."""
+    """A change-feed request: changes at or after ``since``, after the id ``after``
+    when paging on, in a walk that began at ``began``; its cursors are signed for
+    ``scope``."""
 
     since: dt.datetime
     limit: int
     scope: Scope
-    after: tuple[dt.datetime, int] | None = None
+    after: int | None = None
     began: dt.datetime | None = None
 
 
@@ -115,11 +121,13 @@ def parse(
             # leaked key) must not turn into a 500
             if type(row_id) is not int or not 0 <= row_id < 2**63:
                 raise ValueError(row_id)
+            # (a cursor issued while walks went in change-time order also
+            # carries ``t``, that time: it is not needed to page on by id)
             return Walk(
                 since=_parse_time("cursor", raw["u"]),
                 limit=n,
                 scope=scope,
-                after=(_parse_time("cursor", raw["t"]), row_id),
+                after=row_id,
                 began=_parse_time("cursor", raw["s"]),
             )
         except (ValueError, KeyError, TypeError, orjson.JSONDecodeError):
@@ -128,8 +136,8 @@ def parse(
     return Walk(since=_parse_time("updated_since", since_text), limit=n, scope=scope)
 
 
-def _cursor(walk: Walk, changed: dt.datetime, row_id: int, began: dt.datetime) -> str:
-    raw = orjson.dumps({"u": iso(walk.since), "t": iso(changed), "i": row_id, "s": iso(began)})
+def _cursor(walk: Walk, row_id: int, began: dt.datetime) -> str:
+    raw = orjson.dumps({"u": iso(walk.since), "i": row_id, "s": iso(began)})
     return walk.scope.seal(raw)
 
 
@@ -171,10 +179,10 @@ async def changes(
     alive: ColumnElement[bool],
     render: Callable[[Sequence[Row[Any]]], Awaitable[Sequence[Mapping[str, Any]]]],
 ) -> dict[str, Any]:
-    """One page of changes of ``statement`` (its rows, then the change time, the id
-    and whether the record is alive are added as its last three columns, named
-    ``changed_at``, ``row_id`` and ``alive``); ``render`` turns the live rows into
-    items, in order (reading the statement's own columns by position or name)."""
+    """One page of changes of ``statement`` (its rows, then the id and whether the
+    record is alive are added as its last two columns, named ``row_id`` and
+    ``alive``); ``render`` turns the live rows into items, in order (reading the
+    statement's own columns by position or name)."""
     now, seen = await _horizon(session)
     if walk.since > now:
         raise invalid("updated_since", f"is in the future (the server's time is {iso(now)})")
@@ -183,28 +191,21 @@ async def changes(
     began = walk.began or seen
     where = [changed >= _bound(session, walk.since)]
     if walk.after is not None:
-        at, last = walk.after
-        bound = _bound(session, at)
-        where.append(or_(changed > bound, and_(changed == bound, row_id > last)))
-    # The page is chosen on the narrow row (id, change time, alive) and only its
-    # rows are then joined for their columns: the change time of a product spans two
-    # tables, so no index orders it and every page sorts all the records; sorting the
-    # wide rows (and running their subqueries for every record) cost PostgreSQL
-    # 2.4 times as much per page of 100 out of 10,000.
+        where.append(row_id > walk.after)
+    # The page is chosen on the narrow row (id, alive) and only its rows are then
+    # joined for their columns (and their subqueries run), whatever plan finds them.
     page = (
-        statement.with_only_columns(
-            changed.label("changed_at"), row_id.label("row_id"), alive.label("alive")
-        )
+        statement.with_only_columns(row_id.label("row_id"), alive.label("alive"))
         .where(*where)
-        .order_by(changed, row_id)
+        .order_by(row_id)
         .limit(walk.limit + 1)
         .subquery("page")
     )
     rows = (
         await session.execute(
             statement.join(page, page.c.row_id == row_id)
-            .add_columns(page.c.changed_at, page.c.row_id, page.c.alive)
-            .order_by(page.c.changed_at, page.c.row_id)
+            .add_columns(page.c.row_id, page.c.alive)
+            .order_by(page.c.row_id)
         )
     ).all()
     more = len(rows) > walk.limit
@@ -215,7 +216,7 @@ async def changes(
     last_row = rows[-1] if rows else None
     next_cursor = None
     if more and last_row is not None:
-        next_cursor = _cursor(walk, _as_time(last_row[-3]), last_row[-2], began)
+        next_cursor = _cursor(walk, last_row[-2], began)
     return {
         "data": items,
         "per_page": walk.limit,
@@ -244,10 +245,3 @@ async def _horizon(session: AsyncSession) -> tuple[dt.datetime, dt.datetime | No
     if not row[1]:
         return now, now
     return now, None if row[2] is None else min(now, utc(row[2]))
-
-
-def _as_time(value: Any) -> dt.datetime:
-    """A change time as read: a datetime, or SQLite text when it came out of a CASE."""
-    if isinstance(value, dt.datetime):
-        return value
-    return dt.datetime.fromisoformat(str(value))
