@@ -24,7 +24,7 @@ from tillbook import web
 from tillbook.api import security
 from tillbook.api.admin import router as admin_router
 from tillbook.api.body import BODY_SCHEMAS, errors_of_request
-from tillbook.api.docs import document
+from tillbook.api.docs import add_components, document
 from tillbook.api.health import router as health_router
 from tillbook.api.limits import BodyLimit
 from tillbook.api.public import router as public_router
@@ -251,7 +251,7 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
             schema = get_openapi(title=app.title, version=app.version, routes=app.routes)
-            schema.setdefault("components", {}).setdefault("schemas", {}).update(BODY_SCHEMAS)
+            add_components(schema, BODY_SCHEMAS)
             app.openapi_schema = document(finish_openapi(schema))
         return app.openapi_schema
 

@@ -36,7 +36,7 @@ from sqlalchemy import select, update
 from tests.factories import Shop, make_shop
 from tests.invariants import check_books
 from tillbook.api.body import BODY_SCHEMAS
-from tillbook.api.public import openapi as response_models
+from tillbook.api.docs import add_components
 from tillbook.app import create_app
 from tillbook.config import Settings
 from tillbook.db import Database
@@ -544,14 +544,19 @@ async def test_books_balance_after_fuzzing(db: Database, fuzz_shop: Shop) -> Non
 
 
 def test_document_names_do_not_collide() -> None:
-    """Request schemas are merged in after FastAPI's: a response model with the same
-    name as a request model would be silently replaced."""
-    names = {
-        name
-        for name, value in vars(response_models).items()
-        if isinstance(value, type) and value.__module__ == response_models.__name__
-    }
-    assert not names & set(BODY_SCHEMAS), names & set(BODY_SCHEMAS)
+    """Request schemas are merged in beside FastAPI's and the answers' types: a
+    response shape named like a request body would silently replace it (or be
+    replaced). ``api.docs.add_components`` refuses it wherever the two meet; the
+    document builds, and a clash either way is refused."""
+    doc = create_app(Settings(database_url="sqlite:///:memory:")).openapi()
+    for name, body in BODY_SCHEMAS.items():
+        assert doc["components"]["schemas"][name] == body, name
+    name, body = next(iter(BODY_SCHEMAS.items()))
+    answer = {"type": "object", "properties": {"answer": {"type": "string"}}}
+    with pytest.raises(ValueError, match=name):
+        add_components({"components": {"schemas": {name: answer}}}, {name: body})
+    with pytest.raises(ValueError, match=name):
+        add_components({"components": {"schemas": {name: body}}}, {name: answer})
 
 
 # --- the back office --------------------------------------------------------------------

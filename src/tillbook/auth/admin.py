@@ -383,5 +383,9 @@ async def authenticate(db: Database, authorization: str | None) -> AdminContext:
 
 
 async def logout(session: AsyncSession, ctx: AdminContext) -> None:
-    await session.execute(delete(AdminSession).where(AdminSession.id == ctx.session_id))
+    await session.execute(
+        delete(AdminSession).where(
+            AdminSession.id == ctx.session_id, AdminSession.company_id == ctx.company_id
+        )
+    )
     await session.flush()

@@ -518,7 +518,9 @@ async def expire(
                 created_by=created_by,
             )
         await uow.session.execute(
-            update(GiftCard).where(GiftCard.id == card.id).values(balance=ZERO, status="expired")
+            update(GiftCard)
+            .where(GiftCard.company_id == card.company_id, GiftCard.id == card.id)
+            .values(balance=ZERO, status="expired")
         )
         await _move(
             uow,

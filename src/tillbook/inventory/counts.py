@@ -444,7 +444,7 @@ async def post_count(
         raise ValidationFailed(errors)
     await session.execute(
         update(StockCount)
-        .where(StockCount.id == count_id)
+        .where(StockCount.company_id == company_id, StockCount.id == count_id)
         .values(value_gain=gain, value_loss=loss, lines_adjusted=adjusted)
         .execution_options(synchronize_session=False)
     )
@@ -486,7 +486,7 @@ async def cancel_count(
     await _hold_draft(session, company_id, count_id)
     await session.execute(
         update(StockCount)
-        .where(StockCount.id == count_id)
+        .where(StockCount.company_id == company_id, StockCount.id == count_id)
         .values(status="cancelled", closed_by=actor_id, closed_at=_now())
         .execution_options(synchronize_session=False)
     )

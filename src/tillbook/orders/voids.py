@@ -63,6 +63,13 @@ class SaleVoid(TypedDict):
     refunds: list[Refund]
 
 
+@answer
+class OrderCancelled(views.OrderDetail):
+    # The ``order.cancelled`` event's ``data``: the sale as read back after the void,
+    # with the entry that reversed it (None for a sale that posted none).
+    reversing_entry_id: int | None
+
+
 async def void_sale(uow: UnitOfWork, key: AuthContext, ref: str, body: VoidIn) -> SaleVoid:
     session = uow.session
     id_ = await lookup.order_id(session, key.company_id, key.warehouse_id, ["sales"], ref)
@@ -251,12 +258,13 @@ async def void_sale(uow: UnitOfWork, key: AuthContext, ref: str, body: VoidIn) -
     await session.flush()
 
     detail = await views.load_detail(session, order)
+    cancelled: OrderCancelled = {**detail, "reversing_entry_id": entry_id}
     emit(
         uow,
         company_id=key.company_id,
         warehouse_id=key.warehouse_id,
         types=["order.cancelled"],
-        data={**detail, "reversing_entry_id": entry_id},
+        data=cancelled,
     )
     # Audited here, so a void through the public API is recorded as one from the
     # back office is.

@@ -34,6 +34,7 @@ from typing import Any
 from pydantic import TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema
 
+from tillbook.api.body import BODY_SCHEMAS
 from tillbook.api.docs import admin_models, events, examples, fields, operations
 from tillbook.api.public.openapi import ENVELOPE_422
 
@@ -59,12 +60,29 @@ _ADMIN_ERRORS: dict[int, str] = {
 }
 
 
+def add_components(schema: dict[str, Any], defs: dict[str, Any]) -> None:
+    """Put ``defs`` among the document's component schemas. A request body's name
+    (``api/body.BODY_SCHEMAS``) given to another shape, before or after the body
+    is merged, is a programming error: one would silently replace the other, and a
+    client generated from the document would send or expect the wrong one. An
+    answer's type generated again (the webhooks' ``data`` reuse the answers'
+    types, generated for serialization, with their defaults) replaces its copy."""
+    components = schema.setdefault("components", {}).setdefault("schemas", {})
+    for name, definition in defs.items():
+        body = BODY_SCHEMAS.get(name)
+        if body is not None and (
+            definition != body or components.get(name, definition) != definition
+        ):
+            raise ValueError(f"a request body and another shape are both named {name!r}")
+        components[name] = definition
+
+
 def _add_models(schema: dict[str, Any], models: list[type[Any]]) -> None:
     """The components of ``models``: pydantic models, or the ``TypedDict`` shapes
     services return (``kit/shapes.py``)."""
     inputs = [(m.__name__, "serialization", TypeAdapter(m).core_schema) for m in models]
     _, defs = GenerateJsonSchema(ref_template=REF).generate_definitions(inputs)  # type: ignore[arg-type]
-    schema["components"]["schemas"].update(defs)
+    add_components(schema, {str(name): definition for name, definition in defs.items()})
 
 
 def _admin_errors(key: str, operation: dict[str, Any]) -> None:

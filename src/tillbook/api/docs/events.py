@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, RootModel
 from tillbook.api.public.openapi import Allocation, StockAdjustment, Transfer
 from tillbook.kit.shapes import MoneyStr
 from tillbook.orders.views import OrderDetail
+from tillbook.orders.voids import OrderCancelled
 
 
 class _Shape(BaseModel):
@@ -119,8 +120,9 @@ EVENTS: dict[str, tuple[type[Any], str]] = {
     "stock.adjusted": (StockAdjustment, "every stock adjustment (`POST /stock-adjustments`)"),
     "stock.discrepancy": (DiscrepancyEventData, "a sale or a stock adjustment takes a "
                           "product below zero (warehouses that allow negative stock)"),
-    "order.cancelled": (OrderDetail, "a sale voided (`POST /sales/{id}/void`); `data` is "
-                        "the sale, `order_status` `cancelled`"),
+    "order.cancelled": (OrderCancelled, "a sale voided (`POST /sales/{id}/void`); `data` "
+                        "is the sale, `order_status` `cancelled`, with the entry that "
+                        "reversed it"),
     "transfer.dispatched": (Transfer, "a branch sent stock to another "
                             "(`POST /stock-transfers`); `data` is the transfer"),
     "transfer.received": (Transfer, "the receiving branch took a transfer in "

@@ -421,6 +421,9 @@ OVERRIDES: dict[tuple[str, str], str] = {
     # till operations: void, shifts, receipts
     ("OrderDetail", "voided_at"): "when the sale was voided (UTC), or null",
     ("OrderFigures", "count"): "how many documents of this kind the shift holds",
+    ("OrderCancelled", "voided_at"): "when the sale was voided (UTC)",
+    ("OrderCancelled", "reversing_entry_id"): "the journal entry that reverses the sale's own, "
+    "or null for a sale that posted none",
     ("SaleVoided", "void_reason"): "why the sale was voided, as the till sent it",
     ("SaleVoided", "reversing_entry_id"): "the journal entry that reverses the sale's own",
     ("SaleVoided", "refunds"): "each tender refunded to its payment mode",
