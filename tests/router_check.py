@@ -28,8 +28,8 @@ migrations, the operator's listings) runs inside ``tillbook.db.cross_tenant(name
 whose names and reasons are the one list ``tillbook.db.CROSS_TENANT``: on Citus
 those are multi-shard statements, allowed because they are chosen.
 
-``TILLBOOK_TEST_ROUTER_CHECK``: ``strict`` (a violation fails the test that sent
-it, at its teardown), ``report`` (violations are listed at the end of the run),
+``TILLBOOK_TEST_ROUTER_CHECK``: ``strict`` (the default: a violation fails the
+test that sent it, at its teardown), ``report`` (violations are listed at the end of the run),
 ``off``. Not observed: processes the tests start (the CLI's subprocesses, the
 live server of the browser tests).
 """
@@ -322,7 +322,7 @@ SRC = Path(tillbook.__file__).resolve().parent
 TESTS = Path(__file__).resolve().parent
 PLUMBING = {str(SRC / "db.py")}
 UNIT = str(SRC / "unit.py")
-MODE = os.environ.get("TILLBOOK_TEST_ROUTER_CHECK", "report")
+MODE = os.environ.get("TILLBOOK_TEST_ROUTER_CHECK", "strict")
 if MODE not in {"strict", "report", "off"}:
     raise RuntimeError("TILLBOOK_TEST_ROUTER_CHECK is one of strict, report, off")
 
