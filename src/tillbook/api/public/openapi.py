@@ -38,6 +38,7 @@ from tillbook.orders.sales import SalePreview, SaleRecorded
 from tillbook.orders.views import OrderDetail, OrderListItem
 from tillbook.orders.voids import SaleVoid
 from tillbook.parties.queries import Customer, Supplier
+from tillbook.payments.reference import ExpenseCategoryItem, PaymentModeItem
 
 T = TypeVar("T")
 
@@ -91,21 +92,6 @@ class Page(Shape, Generic[T]):
 
 
 # --- catalog ---------------------------------------------------------------------------
-
-
-class PaymentModeItem(Shape):
-    id: int
-    xid: str
-    code: str
-    name: str
-    account_code: str
-
-
-class ExpenseCategoryItem(Shape):
-    id: int
-    xid: str
-    name: str
-    account_code: str
 
 
 class WarehouseList(Ok[list[Warehouse]]):
@@ -639,8 +625,9 @@ class TaxChange(TaxItem):
     archived: Literal[False]
 
 
-class PaymentModeChange(PaymentModeItem, Live):
-    pass
+@answer
+class PaymentModeChange(PaymentModeItem):
+    archived: Literal[False]
 
 
 @answer
