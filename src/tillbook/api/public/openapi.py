@@ -38,7 +38,9 @@ from tillbook.orders.sales import SalePreview, SaleRecorded
 from tillbook.orders.views import OrderDetail, OrderListItem
 from tillbook.orders.voids import SaleVoid
 from tillbook.parties.queries import Customer, Supplier
+from tillbook.payments.expenses import Expense, ExpenseRecorded
 from tillbook.payments.reference import ExpenseCategoryItem, PaymentModeItem
+from tillbook.payments.service import PaymentRecorded, UserInvoices
 
 T = TypeVar("T")
 
@@ -422,27 +424,9 @@ class PriceAdjustmentCreated(Shape):
 # --- payments and expenses ----------------------------------------------------------------
 
 
-class Allocation(Shape):
-    order_id: int
-    invoice_number: str
-    amount: MoneyStr
-    due_amount: MoneyStr
-    payment_status: Literal["unpaid", "partially_paid", "paid"]
-
-
-class PaymentCreated(Shape):
+@answer
+class PaymentCreated(PaymentRecorded):
     status: Literal["success"]
-    payment_id: int
-    payment_type: Literal["in", "out"]
-    user_id: int
-    amount: MoneyStr
-    unallocated_amount: MoneyStr
-    payment_mode_id: int
-    date: dt.date
-    reference: str | None
-    notes: str
-    journal_entry_id: int | None
-    allocations: list[Allocation]
 
 
 class GiftCardData(Shape):
@@ -502,52 +486,8 @@ class CustomerPoints(Ok[CustomerPointsData]):
     pass
 
 
-class InvoiceParty(Shape):
-    id: int
-    name: str
-    user_type: Literal["customer", "supplier"]
-    balance: MoneyStr
-
-
-class OutstandingInvoice(Shape):
-    order_id: int
-    xid: str
-    invoice_number: str
-    order_type: Literal["sales", "purchases"]
-    order_date: dt.date
-    total: MoneyStr
-    paid_amount: MoneyStr
-    due_amount: MoneyStr
-    payment_status: Literal["unpaid", "partially_paid", "paid"]
-
-
-class UserInvoices(Shape):
-    user: InvoiceParty
-    invoices: list[OutstandingInvoice]
-    total_due: MoneyStr
-
-
 class UserInvoicesResponse(Ok[UserInvoices]):
     pass
-
-
-class ExpenseCategoryRef(Shape):
-    id: int
-    name: str
-    account_code: str
-
-
-class Expense(Shape):
-    id: int
-    expense_category: ExpenseCategoryRef
-    amount: MoneyStr
-    date: dt.date
-    status: Literal["paid", "pending"]
-    payment_mode_id: int | None
-    user_id: int | None
-    reference: str | None
-    notes: str
-    journal_entry_id: int | None
 
 
 class ExpensePage(Page[Expense]):
@@ -558,12 +498,9 @@ class ExpenseList(Ok[ExpensePage]):
     pass
 
 
-class ExpenseCreated(Shape):
+@answer
+class ExpenseCreated(ExpenseRecorded):
     status: Literal["success"]
-    expense_id: int
-    expense_status: Literal["paid", "pending"]
-    journal_entry_id: int | None
-    amount: MoneyStr
 
 
 class CallbackResult(Shape):
