@@ -41,6 +41,7 @@ from tillbook.parties.queries import Customer, Supplier
 from tillbook.payments.expenses import Expense, ExpenseRecorded
 from tillbook.payments.reference import ExpenseCategoryItem, PaymentModeItem
 from tillbook.payments.service import PaymentRecorded, UserInvoices
+from tillbook.payments.terminal_callbacks import CallbackOutcome
 
 T = TypeVar("T")
 
@@ -503,17 +504,9 @@ class ExpenseCreated(ExpenseRecorded):
     status: Literal["success"]
 
 
-class CallbackResult(Shape):
+@answer
+class CallbackResult(CallbackOutcome):
     status: Literal["success"]
-    order_id: int
-    invoice_number: str
-    callback_status: Literal["confirmed", "failed"]
-    reference: str
-    payment_status: Literal["unpaid", "partially_paid", "paid"]
-    payment_id: int | None = Field(default=None, description="present when confirmed")
-    duplicate: bool | None = Field(
-        default=None, description="true when this reference was processed before"
-    )
 
 
 # --- change feeds (offline tills: ``updated_since`` and ``cursor``) ---------------------------
