@@ -42,6 +42,7 @@ from tillbook.payments.expenses import Expense, ExpenseRecorded
 from tillbook.payments.reference import ExpenseCategoryItem, PaymentModeItem
 from tillbook.payments.service import PaymentRecorded, UserInvoices
 from tillbook.payments.terminal_callbacks import CallbackOutcome
+from tillbook.payments.till import ShiftHead, ShiftReport
 
 T = TypeVar("T")
 
@@ -224,77 +225,6 @@ class SaleVoided(SaleVoid):
 
 
 # --- till shifts -------------------------------------------------------------------------
-
-
-class ShiftHead(Shape):
-    id: int
-    # ``register`` on the wire; the attribute is named apart from BaseModel's own.
-    register_name: str = Field(alias="register")
-    status: Literal["open", "closed"]
-    cash_payment_mode_id: int
-    opening_float: MoneyStr
-    opened_by: int | None
-    opened_at: dt.datetime
-    closed_at: dt.datetime | None
-    notes: str
-    reference: str | None = None
-
-
-class OrderFigures(Shape):
-    count: int
-    total: MoneyStr
-    tax_amount: MoneyStr
-    discount: MoneyStr
-
-
-class TaxByRate(Shape):
-    rate: float
-    net: MoneyStr
-    tax: MoneyStr
-
-
-class ModeRef(Shape):
-    payment_mode_id: int
-    code: str
-    name: str
-
-
-class ShiftTender(ModeRef):
-    taken: MoneyStr
-    refunded: MoneyStr  # to customers (returns, voids)
-    paid_to_suppliers: MoneyStr  # supplier payments out of the till: not refunds
-    net: MoneyStr
-
-
-class ShiftCashItem(Shape):
-    id: int
-    direction: Literal["in", "out"]
-    amount: MoneyStr
-    reason: str
-    expense_id: int | None
-    payment_mode_id: int | None
-    journal_entry_id: int | None
-
-
-class ShiftExpected(ModeRef):
-    expected: MoneyStr
-    counted: MoneyStr | None
-    difference: MoneyStr | None
-
-
-class ShiftReport(ShiftHead):
-    report: Literal["X", "Z"]
-    sales: OrderFigures
-    returns: OrderFigures
-    voids: OrderFigures
-    tax_by_rate: list[TaxByRate]
-    tenders: list[ShiftTender]
-    refunds_total: MoneyStr
-    supplier_payments_total: MoneyStr
-    cash_movements: list[ShiftCashItem]
-    expected: list[ShiftExpected]
-    over_short: MoneyStr | None
-    journal_entry_id: int | None
 
 
 class ShiftResponse(Ok[ShiftReport]):
