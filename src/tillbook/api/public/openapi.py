@@ -43,6 +43,7 @@ from tillbook.payments.reference import ExpenseCategoryItem, PaymentModeItem
 from tillbook.payments.service import PaymentRecorded, UserInvoices
 from tillbook.payments.terminal_callbacks import CallbackOutcome
 from tillbook.payments.till import ShiftHead, ShiftReport
+from tillbook.registers.service import Cashier, HeartbeatAnswer, RegisterDetails
 
 T = TypeVar("T")
 
@@ -236,46 +237,6 @@ class ShiftList(Ok[list[ShiftHead]]):
 
 
 # --- registers ---------------------------------------------------------------------------
-
-
-class RegisterShift(Shape):
-    id: int
-    reference: str | None
-
-
-class RegisterDetails(Shape):
-    id: int
-    name: str
-    prefix: str
-    warehouse_id: int
-    warehouse_name: str
-    receipt_header: str | None
-    receipt_footer: str | None
-    company_name: str
-    base_currency: str
-    money_format: str
-    last_invoice_number: str | None
-    timezone: str = Field(description="the branch's IANA time zone (promotions' hours)")
-    open_shift: RegisterShift | None
-
-
-class PinParameters(Shape):
-    algorithm: Literal["PBKDF2-SHA256"]
-    iterations: int
-    salt: str
-    hash: str
-
-
-class Cashier(Shape):
-    id: int
-    name: str
-    role: str
-    may_refund_without_invoice: bool
-    pin: PinParameters
-
-
-class HeartbeatAnswer(Shape):
-    server_time: str
 
 
 class RegisterResponse(Ok[RegisterDetails]):
