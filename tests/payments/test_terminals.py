@@ -132,3 +132,46 @@ async def test_bad_signature_wrong_amount_unknown_order(client, shop, db):
     order = await db.read(lambda s: by_id(s, Order, sale["order_id"]))
     assert order.payment_status == "unpaid"
     await check_books(db, shop.company_id)
+
+
+async def test_a_repeated_reference_answers_the_first_answer_again(client, shop, db):
+    """The answer's fields in their order (status first, the payment before its
+    status); a repeat is the same answer with ``duplicate``, also when its outcome
+    was kept with the envelope's ``status``, as before the answer was typed."""
+    path, secret = await provider_for(db, shop)
+    sale = await credit_sale(client, shop)
+    payload = {
+        "order_id": sale["order_id"],
+        "status": "confirmed",
+        "amount": "7.00",
+        "reference": "acq-kept",
+    }
+    first = await send(client, path, secret, payload)
+    assert first.status_code == 200, first.text
+    assert list(first.json()) == [
+        "status",
+        "order_id",
+        "invoice_number",
+        "callback_status",
+        "reference",
+        "payment_id",
+        "payment_status",
+    ]
+    expected = [*first.json().items(), ("duplicate", True)]
+    again = await send(client, path, secret, payload)
+    assert list(again.json().items()) == expected
+
+    async def keep_as_before(s):
+        row = await s.scalar(
+            select(TerminalCallback).where(
+                TerminalCallback.company_id == shop.company_id,
+                TerminalCallback.reference == "acq-kept",
+            )
+        )
+        kept = json.loads(row.outcome)
+        assert "status" not in kept
+        row.outcome = json.dumps({"status": "success", **kept})
+
+    await db.write(keep_as_before)
+    old_form = await send(client, path, secret, payload)
+    assert list(old_form.json().items()) == expected

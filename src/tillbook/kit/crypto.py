@@ -11,9 +11,13 @@ import hashlib
 import hmac
 import os
 import secrets
+from typing import Literal
 
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
+from typing_extensions import TypedDict
+
+from tillbook.kit.shapes import answer
 
 
 def encrypt(plaintext: str, key: bytes, *, context: bytes = b"tillbook") -> str:
@@ -88,7 +92,15 @@ def hash_pin(pin: str, *, iterations: int = PIN_ITERATIONS) -> str:
     )
 
 
-def pin_parameters(stored: str) -> dict[str, object] | None:
+@answer
+class PinParameters(TypedDict):
+    algorithm: Literal["PBKDF2-SHA256"]
+    iterations: int
+    salt: str
+    hash: str
+
+
+def pin_parameters(stored: str) -> PinParameters | None:
     """What a register needs to check a PIN offline (the algorithm, iterations, salt
     and hash, base64), or None for a value that is no PIN hash."""
     parts = stored.split("$")

@@ -13,32 +13,89 @@ party), Cr the mode's account (rule ``expense_payment``); the row moves from
 keeps equal to the suppliers' balances plus what is still pending. The row is
 locked first, so of two approvals at once exactly one pays; the other finds it
 paid and is refused (409).
+
+The answers' shapes are declared here (``kit/shapes.py``): an expense as listed
+(``Expense``), and as recorded or paid (``ExpenseRecorded``, ``ExpensePaid``);
+``api/public/openapi.py`` wraps them.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any, Literal, cast
 
+from pydantic import Field
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from typing_extensions import TypedDict
 
 from tillbook.auth.context import AuthContext
 from tillbook.currency import documents, rates
 from tillbook.errors import Conflict, NotFound, invalid
 from tillbook.kit.money import ZERO, money_str
-from tillbook.kit.pagination import envelope, parse_page
+from tillbook.kit.pagination import Paged, paged, parse_page
 from tillbook.kit.problems import Problems
 from tillbook.kit.refs import ref_to_id
+from tillbook.kit.shapes import DateStr, MoneyStr, answer
 from tillbook.ledger.fx import EXCHANGE
 from tillbook.ledger.rules import RuleName
 from tillbook.ledger.service import post
-from tillbook.models import Account, Expense, ExpenseCategory
+from tillbook.models import Account, ExpenseCategory
+from tillbook.models import Expense as ExpenseRow
 from tillbook.orders import lookup
 from tillbook.orders.queries import parse_dates
 from tillbook.payments.schemas import ExpenseIn, ExpensePaymentIn
 from tillbook.unit import UnitOfWork
+
+ExpenseStatus = Literal["paid", "pending"]
+
+
+class ForeignExpense(TypedDict, total=False):
+    """What a foreign expense's answers add (DESIGN §16); nothing for a base one."""
+
+    currency: Annotated[str, Field(description="the expense's currency (ISO 4217)")]
+    exchange_rate: Annotated[
+        str, Field(description="base units per one unit of the expense's currency, exact")
+    ]
+    base_amount: MoneyStr
+
+
+@answer
+class ExpenseRecorded(ForeignExpense):
+    # What ``POST /expenses`` answers (flat beside ``status``).
+    expense_id: int
+    expense_status: ExpenseStatus
+    journal_entry_id: int | None
+    amount: MoneyStr
+
+
+class ExpensePaid(ExpenseRecorded):
+    """A pending expense approved and paid (the back office): the entry that paid it."""
+
+    payment_entry_id: int | None
+    paid_on: DateStr
+
+
+@answer
+class ExpenseCategoryRef(TypedDict):
+    id: int
+    name: str
+    account_code: str
+
+
+@answer
+class Expense(ForeignExpense):
+    id: int
+    expense_category: ExpenseCategoryRef
+    amount: MoneyStr
+    date: DateStr
+    status: ExpenseStatus
+    payment_mode_id: int | None
+    user_id: int | None
+    reference: str | None
+    notes: str
+    journal_entry_id: int | None
 
 
 @dataclass(frozen=True)
@@ -85,18 +142,18 @@ async def category(
     return Category(row[0], row[1], row[2])
 
 
-def expense_response(expense: Expense) -> dict[str, Any]:
+def expense_response(expense: ExpenseRow) -> ExpenseRecorded:
     return {
-        "status": "success",
         "expense_id": expense.id,
-        "expense_status": expense.status,
+        # The column holds these codes only (its writers are typed with them).
+        "expense_status": cast(ExpenseStatus, expense.status),
         "journal_entry_id": expense.journal_entry_id,
         "amount": money_str(expense.amount),
         **expense_currency(expense),
     }
 
 
-def expense_currency(expense: Expense) -> dict[str, Any]:
+def expense_currency(expense: ExpenseRow) -> ForeignExpense:
     """What a foreign expense's answers add (DESIGN §16); nothing for a base one."""
     if expense.currency is None:
         return {}
@@ -112,8 +169,8 @@ async def expense_branch(session: AsyncSession, company_id: int, expense_id: int
     before acting for that branch); not found when it is not the company's."""
     row = (
         await session.execute(
-            select(Expense.warehouse_id).where(
-                Expense.id == expense_id, Expense.company_id == company_id
+            select(ExpenseRow.warehouse_id).where(
+                ExpenseRow.id == expense_id, ExpenseRow.company_id == company_id
             )
         )
     ).one_or_none()
@@ -124,18 +181,18 @@ async def expense_branch(session: AsyncSession, company_id: int, expense_id: int
 
 async def pay_expense(
     uow: UnitOfWork, key: AuthContext, expense_id: int, body: ExpensePaymentIn
-) -> dict[str, Any]:
+) -> ExpensePaid:
     """Approve and pay a pending expense of the key's warehouse (DESIGN.md §5: the
     spec's expense approval). Locked before it is read, so a second approval, at
     once or later, finds it paid: a 409 that changes nothing."""
     session = uow.session
     expense = (
         await session.execute(
-            select(Expense)
+            select(ExpenseRow)
             .where(
-                Expense.id == expense_id,
-                Expense.company_id == key.company_id,
-                Expense.warehouse_id == key.warehouse_id,
+                ExpenseRow.id == expense_id,
+                ExpenseRow.company_id == key.company_id,
+                ExpenseRow.warehouse_id == key.warehouse_id,
             )
             .with_for_update()
         )
@@ -207,7 +264,7 @@ async def pay_expense(
     return {**expense_response(expense), "payment_entry_id": entry, "paid_on": day.isoformat()}
 
 
-async def create_expense(uow: UnitOfWork, key: AuthContext, body: ExpenseIn) -> dict[str, Any]:
+async def create_expense(uow: UnitOfWork, key: AuthContext, body: ExpenseIn) -> ExpenseRecorded:
     session = uow.session
     problems = Problems()
     cat = await category(
@@ -232,7 +289,7 @@ async def create_expense(uow: UnitOfWork, key: AuthContext, body: ExpenseIn) -> 
         session, key.company_id, body.currency, body.exchange_rate, body.date
     )
 
-    expense = Expense(
+    expense = ExpenseRow(
         company_id=key.company_id,
         warehouse_id=key.warehouse_id,
         expense_category_id=cat.id,
@@ -284,7 +341,7 @@ async def create_expense(uow: UnitOfWork, key: AuthContext, body: ExpenseIn) -> 
     return expense_response(expense)
 
 
-def expense_item(expense: Expense, cat_name: str, account_code: str) -> dict[str, Any]:
+def expense_item(expense: ExpenseRow, cat_name: str, account_code: str) -> Expense:
     return {
         "id": expense.id,
         "expense_category": {
@@ -294,7 +351,7 @@ def expense_item(expense: Expense, cat_name: str, account_code: str) -> dict[str
         },
         "amount": money_str(expense.amount),
         "date": expense.date.isoformat(),
-        "status": expense.status,
+        "status": cast(ExpenseStatus, expense.status),
         "payment_mode_id": expense.payment_mode_id,
         "user_id": expense.user_id,
         "reference": expense.reference,
@@ -310,23 +367,26 @@ async def expense_page(
     dates: str | None,
     page: str | None,
     limit: str | None,
-) -> dict[str, Any]:
+) -> Paged[Expense]:
     """The key's warehouse's expenses, newest first."""
     p = parse_page(page, limit)
     start, end = parse_dates(dates)
-    conditions = [Expense.company_id == key.company_id, Expense.warehouse_id == key.warehouse_id]
+    conditions = [
+        ExpenseRow.company_id == key.company_id,
+        ExpenseRow.warehouse_id == key.warehouse_id,
+    ]
     if start is not None:
-        conditions.append(Expense.date >= start)
+        conditions.append(ExpenseRow.date >= start)
     if end is not None:
-        conditions.append(Expense.date <= end)
+        conditions.append(ExpenseRow.date <= end)
     total = (await session.execute(select(func.count()).where(*conditions))).scalar_one()
     rows = (
         await session.execute(
-            select(Expense, ExpenseCategory.name, Account.code)
+            select(ExpenseRow, ExpenseCategory.name, Account.code)
             .join(
                 ExpenseCategory,
-                (ExpenseCategory.id == Expense.expense_category_id)
-                & (ExpenseCategory.company_id == Expense.company_id),
+                (ExpenseCategory.id == ExpenseRow.expense_category_id)
+                & (ExpenseCategory.company_id == ExpenseRow.company_id),
             )
             .join(
                 Account,
@@ -334,9 +394,9 @@ async def expense_page(
                 & (Account.company_id == ExpenseCategory.company_id),
             )
             .where(*conditions)
-            .order_by(Expense.date.desc(), Expense.id.desc())
+            .order_by(ExpenseRow.date.desc(), ExpenseRow.id.desc())
             .offset(p.offset)
             .limit(p.limit)
         )
     ).all()
-    return envelope(p, total, [expense_item(e, name, code) for e, name, code in rows])
+    return paged(p, total, [expense_item(e, name, code) for e, name, code in rows])

@@ -34,7 +34,7 @@ async def record_payment(
     body: PaymentIn,
     *,
     settle_oldest_first: bool = False,
-) -> dict[str, Any]:
+) -> service.PaymentRecorded:
     """``settle_oldest_first``: a payment that names no invoices settles the party's
     open invoices in that branch oldest first (``oldest_first``), as read in this
     same transaction."""
@@ -77,7 +77,7 @@ async def record_payment(
 
 async def record_expense(
     uow: UnitOfWork, company_id: int, warehouse_id: int, actor_id: int, body: ExpenseIn
-) -> dict[str, Any]:
+) -> expenses.ExpenseRecorded:
     key = await acting_for(uow.session, company_id, warehouse_id, actor_id)
     done = await expenses.create_expense(uow, key, body)
     await record(
@@ -104,7 +104,7 @@ async def pay_expense(
     actor_id: int,
     expense_id: int,
     body: ExpensePaymentIn,
-) -> dict[str, Any]:
+) -> expenses.ExpensePaid:
     key = await acting_for(uow.session, company_id, warehouse_id, actor_id)
     done = await expenses.pay_expense(uow, key, expense_id, body)
     await record(

@@ -1,6 +1,7 @@
 """The company's payment modes and expense categories as a till reads them
 (GET /payment-modes, GET /expense-categories): company reference data, archived
-rows left out, each with the account it posts to."""
+rows left out, each with the account it posts to. Their answers' shapes are
+declared here (``kit/shapes.py``); ``api/public/openapi.py`` wraps them."""
 
 from __future__ import annotations
 
@@ -9,14 +10,33 @@ from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
+from typing_extensions import TypedDict
 
 from tillbook.auth.context import AuthContext
 from tillbook.kit import xid
 from tillbook.kit.changes import Walk, changes
+from tillbook.kit.shapes import answer
 from tillbook.models import Account, ExpenseCategory, PaymentMode
 
 
-async def payment_modes(session: AsyncSession, key: AuthContext) -> list[dict[str, Any]]:
+@answer
+class PaymentModeItem(TypedDict):
+    id: int
+    xid: str
+    code: str
+    name: str
+    account_code: str
+
+
+@answer
+class ExpenseCategoryItem(TypedDict):
+    id: int
+    xid: str
+    name: str
+    account_code: str
+
+
+async def payment_modes(session: AsyncSession, key: AuthContext) -> list[PaymentModeItem]:
     rows = await session.execute(
         select(PaymentMode, Account.code)
         .join(
@@ -29,7 +49,7 @@ async def payment_modes(session: AsyncSession, key: AuthContext) -> list[dict[st
     return [_mode(m, code) for m, code in rows.all()]
 
 
-def _mode(m: PaymentMode, code: str) -> dict[str, Any]:
+def _mode(m: PaymentMode, code: str) -> PaymentModeItem:
     return {
         "id": m.id,
         "xid": xid.encode(m.id),
@@ -60,12 +80,12 @@ async def payment_mode_changes(
     )
 
 
-async def _modes(rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
+async def _modes(rows: Sequence[Sequence[Any]]) -> list[PaymentModeItem]:
     # a feed's rows carry its three columns after the statement's own (kit.changes)
     return [_mode(row[0], row[1]) for row in rows]
 
 
-async def expense_categories(session: AsyncSession, key: AuthContext) -> list[dict[str, Any]]:
+async def expense_categories(session: AsyncSession, key: AuthContext) -> list[ExpenseCategoryItem]:
     rows = await session.execute(
         select(ExpenseCategory, Account.code)
         .join(

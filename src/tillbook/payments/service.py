@@ -5,6 +5,10 @@ may settle some of the party's invoices (allocations); whatever is not allocated
 stays with the party as a credit. The party's balance moves by the full amount
 through the ledger (rule ``payment_in`` / ``payment_out``), and every order keeps
 ``paid_amount`` = Σ its allocations.
+
+The answers' shapes are declared here (``kit/shapes.py``): ``PaymentRecorded``
+(the answer of ``POST /payments`` beside ``status``, and the ``payment.created``
+event's data) and ``UserInvoices``; ``api/public/openapi.py`` wraps them.
 """
 
 from __future__ import annotations
@@ -12,10 +16,12 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Sequence
 from decimal import Decimal
-from typing import Any
+from typing import Annotated, Literal, NotRequired, cast
 
+from pydantic import Field
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
+from typing_extensions import TypedDict
 
 from tillbook.auth.context import AuthContext
 from tillbook.currency import documents, rates
@@ -25,14 +31,16 @@ from tillbook.kit import xid
 from tillbook.kit.money import ZERO, money_str
 from tillbook.kit.problems import Problems
 from tillbook.kit.refs import ref_to_id
+from tillbook.kit.shapes import DateStr, MoneyStr, answer
 from tillbook.ledger.fx import EXCHANGE, to_base
 from tillbook.ledger.parties import warehouse_balances
 from tillbook.ledger.rules import RuleName
 from tillbook.ledger.service import post
 from tillbook.models import Order, Payment, PaymentAllocation, User
 from tillbook.orders import lookup, shifts, views
-from tillbook.orders.currency import currency_fields, settle_base
+from tillbook.orders.currency import ForeignFigures, currency_fields, settle_base
 from tillbook.orders.tenders import settle_status
+from tillbook.orders.views import PaymentStatus
 from tillbook.payments.schemas import PaymentIn
 from tillbook.unit import UnitOfWork
 
@@ -42,6 +50,71 @@ KINDS = {
     "out": ("supplier", "purchases", "purchase"),
 }
 ORDER_TYPE_OF_PARTY = {"customer": "sales", "supplier": "purchases"}
+
+
+@answer
+class Allocation(TypedDict):
+    order_id: int
+    invoice_number: str
+    amount: MoneyStr
+    due_amount: MoneyStr
+    payment_status: PaymentStatus
+
+
+class ForeignPayment(TypedDict, total=False):
+    """What a foreign payment adds (DESIGN §16); nothing for a base one (v1's shape)."""
+
+    currency: Annotated[str, Field(description="the payment's currency (ISO 4217)")]
+    exchange_rate: Annotated[
+        str, Field(description="base units per one unit of the payment's currency, exact")
+    ]
+    base_amount: MoneyStr
+
+
+@answer
+class PaymentRecorded(ForeignPayment):
+    payment_id: int
+    payment_type: Literal["in", "out"]
+    user_id: int
+    amount: MoneyStr
+    unallocated_amount: MoneyStr
+    payment_mode_id: int
+    date: DateStr
+    reference: str | None
+    notes: str
+    journal_entry_id: int | None
+    allocations: list[Allocation]
+
+
+@answer
+class InvoiceParty(TypedDict):
+    id: int
+    name: str
+    user_type: Literal["customer", "supplier"]
+    balance: MoneyStr
+
+
+@answer
+class OutstandingInvoice(ForeignFigures):
+    order_id: int
+    xid: str
+    invoice_number: str
+    order_type: Literal["sales", "purchases"]
+    order_date: DateStr
+    total: MoneyStr
+    paid_amount: MoneyStr
+    due_amount: MoneyStr
+    payment_status: PaymentStatus
+
+
+@answer
+class UserInvoices(TypedDict):
+    user: InvoiceParty
+    invoices: list[OutstandingInvoice]
+    # In the base currency: a foreign invoice's due is in its own currency, so the
+    # sum names those separately when there are any.
+    total_due: MoneyStr
+    due_by_currency: NotRequired[dict[str, MoneyStr]]
 
 
 async def lock_orders(
@@ -67,10 +140,10 @@ async def lock_orders(
     return {o.id: o for o in rows}
 
 
-def payment_data(payment: Payment, allocations: list[tuple[Order, Decimal]]) -> dict[str, Any]:
-    """The shape of a payment: the POST response (with ``status``) and the event data;
-    a foreign payment adds its currency and rate (DESIGN §16)."""
-    foreign = (
+def payment_data(payment: Payment, allocations: list[tuple[Order, Decimal]]) -> PaymentRecorded:
+    """The shape of a payment: the POST response (beside ``status``) and the event
+    data; a foreign payment adds its currency and rate (DESIGN §16)."""
+    foreign: ForeignPayment = (
         {}
         if payment.currency is None
         else {
@@ -82,7 +155,8 @@ def payment_data(payment: Payment, allocations: list[tuple[Order, Decimal]]) -> 
     return {
         **foreign,
         "payment_id": payment.id,
-        "payment_type": payment.payment_type,
+        # The columns hold these codes only (their writers are typed with them).
+        "payment_type": cast(Literal["in", "out"], payment.payment_type),
         "user_id": payment.user_id,
         "amount": money_str(payment.amount),
         "unallocated_amount": money_str(payment.unallocated_amount),
@@ -97,14 +171,14 @@ def payment_data(payment: Payment, allocations: list[tuple[Order, Decimal]]) -> 
                 "invoice_number": order.invoice_number,
                 "amount": money_str(amount),
                 "due_amount": money_str(order.due_amount),
-                "payment_status": order.payment_status,
+                "payment_status": cast(PaymentStatus, order.payment_status),
             }
             for order, amount in allocations
         ],
     }
 
 
-async def create_payment(uow: UnitOfWork, key: AuthContext, body: PaymentIn) -> dict[str, Any]:
+async def create_payment(uow: UnitOfWork, key: AuthContext, body: PaymentIn) -> PaymentRecorded:
     session = uow.session
     party_type, order_type, noun = KINDS[body.payment_type]
     problems = Problems()
@@ -264,12 +338,12 @@ async def create_payment(uow: UnitOfWork, key: AuthContext, body: PaymentIn) -> 
             types=["order.paid"],
             data=await views.load_detail(session, order),
         )
-    return {"status": "success", **data}
+    return data
 
 
 async def user_invoices(
     session: AsyncSession, key: AuthContext, user_id: str | None
-) -> dict[str, Any]:
+) -> UserInvoices:
     """The party's outstanding invoices in the key's warehouse, oldest first, and its
     balance there (not the company-wide one: a key sees its own warehouse's books)."""
     if user_id is None or not user_id.strip():
@@ -308,11 +382,11 @@ async def user_invoices(
     balances = await warehouse_balances(
         session, key.company_id, key.warehouse_id, {party.id: party.user_type}
     )
-    return {
+    found: UserInvoices = {
         "user": {
             "id": party.id,
             "name": party.name,
-            "user_type": party.user_type,
+            "user_type": cast(Literal["customer", "supplier"], party.user_type),
             "balance": money_str(balances[party.id]),
         },
         "invoices": [
@@ -320,28 +394,28 @@ async def user_invoices(
                 "order_id": o.id,
                 "xid": xid.encode(o.id),
                 "invoice_number": o.invoice_number,
-                "order_type": o.order_type,
+                "order_type": cast(Literal["sales", "purchases"], o.order_type),
                 "order_date": o.order_date.isoformat(),
                 "total": money_str(o.total),
                 "paid_amount": money_str(o.paid_amount),
                 "due_amount": money_str(o.due_amount),
-                "payment_status": o.payment_status,
+                "payment_status": cast(PaymentStatus, o.payment_status),
                 **currency_fields(o),
             }
             for o in orders
         ],
-        # In the base currency: a foreign invoice's due is in its own currency, so
-        # the sum names those separately (``due_by_currency``) when there are any.
         "total_due": money_str(sum((o.due_amount for o in orders if o.currency is None), ZERO)),
-        **_due_by_currency(orders),
     }
+    due = _due_by_currency(orders)
+    if due:
+        found["due_by_currency"] = due
+    return found
 
 
-def _due_by_currency(orders: Sequence[Order]) -> dict[str, Any]:
+def _due_by_currency(orders: Sequence[Order]) -> dict[str, MoneyStr]:
+    """The foreign invoices' dues, summed by currency (empty when there are none)."""
     due: dict[str, Decimal] = {}
     for o in orders:
         if o.currency is not None:
             due[o.currency] = due.get(o.currency, ZERO) + o.due_amount
-    if not due:
-        return {}
-    return {"due_by_currency": {code: money_str(v) for code, v in sorted(due.items())}}
+    return {code: money_str(v) for code, v in sorted(due.items())}

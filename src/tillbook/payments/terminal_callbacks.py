@@ -4,17 +4,19 @@ A provider is registered per warehouse with a payment mode (Card → 11105
 clearing) and a secret. Its callback is signed over the raw body; ``confirmed``
 records the payment through the same path as POST /payments (allocation, books,
 ``order.paid``); ``failed`` leaves the order as it is; each provider
-``reference`` is processed once.
+``reference`` is processed once. Its answer's shape is declared here
+(``CallbackOutcome``, ``kit/shapes.py``); the document's ``CallbackResult`` wraps it.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal, NotRequired, cast
 
 from pydantic import Field, StrictStr, model_validator
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
+from typing_extensions import TypedDict
 
 from tillbook.auth.actor import Actor
 from tillbook.auth.context import AuthContext
@@ -25,8 +27,10 @@ from tillbook.fields import InvoiceNo, Ref, Strict
 from tillbook.kit import crypto, xid
 from tillbook.kit.bounds import Clean, PositiveMoney, stored_length
 from tillbook.kit.problems import Problems
+from tillbook.kit.shapes import answer
 from tillbook.models import Order, TerminalCallback, TerminalProvider, User, Warehouse
 from tillbook.orders import lookup
+from tillbook.orders.views import PaymentStatus
 from tillbook.payments.schemas import AllocationIn, PaymentIn
 from tillbook.payments.service import create_payment
 from tillbook.unit import UnitOfWork
@@ -48,6 +52,21 @@ class CallbackIn(Strict):
         if self.order_id is None and self.invoice_number is None:
             raise ValueError("send order_id or invoice_number")
         return self
+
+
+@answer
+class CallbackOutcome(TypedDict):
+    # What a callback answers (flat beside ``status``), and what is kept to answer a
+    # repeat of its ``reference`` again.
+    order_id: int
+    invoice_number: str
+    callback_status: Literal["confirmed", "failed"]
+    reference: str
+    payment_id: NotRequired[Annotated[int, Field(description="present when confirmed")]]
+    payment_status: PaymentStatus
+    duplicate: NotRequired[
+        Annotated[bool, Field(description="true when this reference was processed before")]
+    ]
 
 
 async def add_provider(
@@ -133,7 +152,7 @@ def verify_signature(provider: TerminalProvider, raw: bytes, signature: str | No
 
 async def handle_callback(
     uow: UnitOfWork, provider: TerminalProvider, body: CallbackIn
-) -> dict[str, Any]:
+) -> CallbackOutcome:
     session = uow.session
     earlier = (
         await session.execute(
@@ -145,16 +164,13 @@ async def handle_callback(
         )
     ).scalar_one_or_none()
     if earlier is not None:
-        return {**json.loads(earlier.outcome), "duplicate": True}
+        kept = json.loads(earlier.outcome)
+        # An outcome kept before the answer was typed carries the envelope's status.
+        kept.pop("status", None)
+        return cast(CallbackOutcome, {**kept, "duplicate": True})
 
     order = await _order(session, provider, body)
-    result: dict[str, Any] = {
-        "status": "success",
-        "order_id": order.id,
-        "invoice_number": order.invoice_number,
-        "callback_status": body.status,
-        "reference": body.reference,
-    }
+    result: CallbackOutcome
     if body.status == "confirmed":
         if order.due_amount <= 0:
             raise Unprocessable(f"order {order.invoice_number} has nothing due")
@@ -181,9 +197,23 @@ async def handle_callback(
                 invoices=[AllocationIn(order_id=order.id, amount=body.amount)],
             ),
         )
-        result.update(payment_id=payment["payment_id"], payment_status="paid")
+        result = {
+            "order_id": order.id,
+            "invoice_number": order.invoice_number,
+            "callback_status": body.status,
+            "reference": body.reference,
+            "payment_id": payment["payment_id"],
+            "payment_status": "paid",
+        }
     else:
-        result.update(payment_status=order.payment_status)
+        result = {
+            "order_id": order.id,
+            "invoice_number": order.invoice_number,
+            "callback_status": body.status,
+            "reference": body.reference,
+            # The column holds these codes only (its writers are typed with them).
+            "payment_status": cast(PaymentStatus, order.payment_status),
+        }
     session.add(
         TerminalCallback(
             company_id=provider.company_id,

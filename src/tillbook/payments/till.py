@@ -18,6 +18,10 @@ it differs from the expected amount is posted between the mode's account and
 The shift row is locked by each of these, so two tills closing one shift, or a
 cash movement racing the close, run one after the other: the second finds the
 shift closed (409).
+
+The answers' shapes are declared here (``kit/shapes.py``): a shift in a list
+(``ShiftHead``) and its X or Z report (``ShiftReport``), what every write here
+answers; ``api/public/openapi.py`` puts them in the envelope.
 """
 
 from __future__ import annotations
@@ -25,10 +29,12 @@ from __future__ import annotations
 import datetime as dt
 from collections import defaultdict
 from decimal import Decimal
-from typing import Any
+from typing import Annotated, Any, Literal, NotRequired, cast
 
+from pydantic import Field
 from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from typing_extensions import TypedDict
 
 from tillbook.audit.setup_records import iso
 from tillbook.auth.context import AuthContext
@@ -38,6 +44,7 @@ from tillbook.kit.bounds import MONEY, exceeds
 from tillbook.kit.money import ZERO, money_str, number
 from tillbook.kit.problems import Problems
 from tillbook.kit.refs import ref_to_id
+from tillbook.kit.shapes import DateTimeStr, MoneyStr, answer
 from tillbook.ledger import chart
 from tillbook.ledger.fx import Held, to_base
 from tillbook.ledger.service import Pair, post
@@ -60,6 +67,87 @@ from tillbook.orders import lookup
 from tillbook.payments import expenses
 from tillbook.payments.schemas import ShiftCashIn, ShiftCloseIn, ShiftIn
 from tillbook.unit import UnitOfWork
+
+
+@answer
+class ShiftHead(TypedDict):
+    id: int
+    register: str
+    status: Literal["open", "closed"]
+    cash_payment_mode_id: int
+    opening_float: MoneyStr
+    opened_by: int | None
+    opened_at: DateTimeStr
+    closed_at: DateTimeStr | None
+    notes: str
+    reference: str | None
+
+
+@answer
+class OrderFigures(TypedDict):
+    count: int
+    total: MoneyStr
+    tax_amount: MoneyStr
+    discount: MoneyStr
+
+
+@answer
+class TaxByRate(TypedDict):
+    rate: float
+    net: MoneyStr
+    tax: MoneyStr
+
+
+class ModeRef(TypedDict):
+    payment_mode_id: int
+    code: str
+    name: str
+    # A foreign drawer: its figures are in that currency.
+    currency: NotRequired[
+        Annotated[str, Field(description="the mode's currency, when it is not the base one")]
+    ]
+
+
+@answer
+class ShiftTender(ModeRef):
+    taken: MoneyStr
+    refunded: MoneyStr  # to customers (returns, voids)
+    paid_to_suppliers: MoneyStr  # supplier payments out of the till: not refunds
+    net: MoneyStr
+
+
+@answer
+class ShiftCashItem(TypedDict):
+    id: int
+    direction: Literal["in", "out"]
+    amount: MoneyStr
+    reason: str
+    expense_id: int | None
+    payment_mode_id: int | None
+    journal_entry_id: int | None
+
+
+@answer
+class ShiftExpected(ModeRef):
+    expected: MoneyStr
+    counted: MoneyStr | None
+    difference: MoneyStr | None
+
+
+@answer
+class ShiftReport(ShiftHead):
+    report: Literal["X", "Z"]
+    sales: OrderFigures
+    returns: OrderFigures
+    voids: OrderFigures
+    tax_by_rate: list[TaxByRate]
+    tenders: list[ShiftTender]
+    refunds_total: MoneyStr
+    supplier_payments_total: MoneyStr
+    cash_movements: list[ShiftCashItem]
+    expected: list[ShiftExpected]
+    over_short: MoneyStr | None
+    journal_entry_id: int | None
 
 
 async def _shift(session: AsyncSession, key: AuthContext, ref: str, *, lock: bool) -> Shift:
@@ -86,7 +174,7 @@ def _still_open(shift: Shift) -> None:
         raise Conflict(f"shift {shift.id} is closed")
 
 
-async def open_shift(uow: UnitOfWork, key: AuthContext, body: ShiftIn) -> dict[str, Any]:
+async def open_shift(uow: UnitOfWork, key: AuthContext, body: ShiftIn) -> ShiftReport:
     session = uow.session
     problems = Problems()
     field = "cash_payment_mode_id"
@@ -110,7 +198,7 @@ async def open_shift(uow: UnitOfWork, key: AuthContext, body: ShiftIn) -> dict[s
             )
         )
         if earlier is not None:
-            return {"status": "success", "data": await report(session, earlier)}
+            return await report(session, earlier)
     register = body.register_name
     if key.register_id is not None and "register_name" not in body.model_fields_set:
         # A paired register's drawer is its own (by prefix): two registers of one
@@ -148,12 +236,10 @@ async def open_shift(uow: UnitOfWork, key: AuthContext, body: ShiftIn) -> dict[s
     )
     session.add(shift)
     await session.flush()
-    return {"status": "success", "data": await report(session, shift)}
+    return await report(session, shift)
 
 
-async def move_cash(
-    uow: UnitOfWork, key: AuthContext, ref: str, body: ShiftCashIn
-) -> dict[str, Any]:
+async def move_cash(uow: UnitOfWork, key: AuthContext, ref: str, body: ShiftCashIn) -> ShiftReport:
     session = uow.session
     shift = await _shift(session, key, ref, lock=True)
     _still_open(shift)
@@ -271,12 +357,12 @@ async def move_cash(
         )
     session.add(movement)
     await session.flush()
-    return {"status": "success", "data": await report(session, shift)}
+    return await report(session, shift)
 
 
 async def close_shift(
     uow: UnitOfWork, key: AuthContext, ref: str, body: ShiftCloseIn
-) -> dict[str, Any]:
+) -> ShiftReport:
     session = uow.session
     shift = await _shift(session, key, ref, lock=True)
     _still_open(shift)
@@ -360,19 +446,16 @@ async def close_shift(
     if body.notes:
         shift.notes = f"{shift.notes}\n{body.notes}" if shift.notes else body.notes
     await session.flush()
-    return {"status": "success", "data": await report(session, shift)}
+    return await report(session, shift)
 
 
-async def read_shift(session: AsyncSession, key: AuthContext, ref: str) -> dict[str, Any]:
-    return {
-        "status": "success",
-        "data": await report(session, await _shift(session, key, ref, lock=False)),
-    }
+async def read_shift(session: AsyncSession, key: AuthContext, ref: str) -> ShiftReport:
+    return await report(session, await _shift(session, key, ref, lock=False))
 
 
 async def list_shifts(
     session: AsyncSession, key: AuthContext, opened_by: int | None = None
-) -> dict[str, Any]:
+) -> list[ShiftHead]:
     """The warehouse's open shifts and the 50 last closed ones, newest first (those
     ``opened_by`` one staff member: a cashier's own)."""
     mine = () if opened_by is None else (Shift.opened_by == opened_by,)
@@ -386,7 +469,7 @@ async def list_shifts(
             .limit(50)
         )
     ).scalars()
-    return {"status": "success", "data": [_head(s) for s in rows]}
+    return [_head(s) for s in rows]
 
 
 # --- figures ---------------------------------------------------------------------------
@@ -525,22 +608,25 @@ async def shift_branch(
     return None if row is None else (row[0], row[1])
 
 
-def _head(shift: Shift) -> dict[str, Any]:
+def _head(shift: Shift) -> ShiftHead:
+    opened_at = iso(shift.opened_at)
+    assert opened_at is not None  # the column is NOT NULL
     return {
         "id": shift.id,
         "register": shift.register,
-        "status": shift.status,
+        # The column holds these codes only (its writers are typed with them).
+        "status": cast(Literal["open", "closed"], shift.status),
         "cash_payment_mode_id": shift.cash_mode_id,
         "opening_float": money_str(shift.opening_float),
         "opened_by": shift.opened_by,
-        "opened_at": iso(shift.opened_at),
+        "opened_at": opened_at,
         "closed_at": iso(shift.closed_at),
         "notes": shift.notes,
         "reference": shift.reference,
     }
 
 
-async def _orders(session: AsyncSession, *conditions: Any) -> dict[str, Any]:
+async def _orders(session: AsyncSession, *conditions: Any) -> OrderFigures:
     row = (
         await session.execute(
             select(
@@ -559,7 +645,7 @@ async def _orders(session: AsyncSession, *conditions: Any) -> dict[str, Any]:
     }
 
 
-async def report(session: AsyncSession, shift: Shift) -> dict[str, Any]:
+async def report(session: AsyncSession, shift: Shift) -> ShiftReport:
     """The X report of an open shift, the Z report of a closed one: the same figures,
     with the counts and the over/short once closed."""
     # A sale voided in this shift is left out (its refund is in this shift's tenders);
@@ -616,14 +702,14 @@ async def report(session: AsyncSession, shift: Shift) -> dict[str, Any]:
     closed = shift.status == "closed"
     over_short = await _over_short(session, shift)
 
-    def mode_row(mode_id: int) -> dict[str, Any]:
+    def mode_row(mode_id: int) -> ModeRef:
         code, name, currency = modes.get(mode_id, ("", "", None))
-        row: dict[str, Any] = {"payment_mode_id": mode_id, "code": code, "name": name}
+        row: ModeRef = {"payment_mode_id": mode_id, "code": code, "name": name}
         if currency is not None:  # a foreign drawer: its figures are in that currency
             row["currency"] = currency
         return row
 
-    expected_rows = []
+    expected_rows: list[ShiftExpected] = []
     for mode_id in sorted(set(expected) | set(counted)):
         count = counted.get(mode_id)
         want = count.expected if count is not None else expected.get(mode_id, ZERO)
@@ -662,7 +748,7 @@ async def report(session: AsyncSession, shift: Shift) -> dict[str, Any]:
         "cash_movements": [
             {
                 "id": m.id,
-                "direction": m.direction,
+                "direction": cast(Literal["in", "out"], m.direction),
                 "amount": money_str(m.amount),
                 "reason": m.reason,
                 "expense_id": m.expense_id,

@@ -10,6 +10,9 @@ register's by ``registers.key_id``; the key lookup reads that mark
 Each register has a prefix (``R1``, ``R2``, …) from a per-company counter that never
 goes back (registers are revoked, never deleted), so a new device never takes the
 invoice numbers of an old one. Pairing and revoking are audited (never a secret).
+
+What a register asks (``details``, ``cashiers``, ``heartbeat``) answers the shapes
+declared here (``kit/shapes.py``); ``api/public/openapi.py`` wraps them.
 """
 
 from __future__ import annotations
@@ -17,10 +20,12 @@ from __future__ import annotations
 import datetime as dt
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
+from pydantic import Field
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from typing_extensions import TypedDict
 
 from tillbook.audit.service import record
 from tillbook.auth import roles
@@ -28,6 +33,8 @@ from tillbook.auth.context import AuthContext
 from tillbook.errors import NotFound, invalid
 from tillbook.kit import crypto
 from tillbook.kit.changes import utc
+from tillbook.kit.crypto import PinParameters
+from tillbook.kit.shapes import answer
 from tillbook.models import Company, Order, Register, Shift, User, Warehouse
 from tillbook.registers.schemas import HeartbeatIn
 from tillbook.tenancy import service as tenancy
@@ -37,10 +44,49 @@ RATE_LIMIT = "10000/minute"
 NUMBER_DIGITS = 6  # R1-000123
 
 
-def _iso(moment: dt.datetime | None) -> str | None:
-    if moment is None:
-        return None
+@answer
+class RegisterShift(TypedDict):
+    id: int
+    reference: str | None
+
+
+@answer
+class RegisterDetails(TypedDict):
+    id: int
+    name: str
+    prefix: str
+    warehouse_id: int
+    warehouse_name: str
+    receipt_header: str | None
+    receipt_footer: str | None
+    company_name: str
+    base_currency: str
+    money_format: str
+    last_invoice_number: str | None
+    timezone: Annotated[str, Field(description="the branch's IANA time zone (promotions' hours)")]
+    open_shift: RegisterShift | None
+
+
+@answer
+class Cashier(TypedDict):
+    id: int
+    name: str
+    role: str
+    may_refund_without_invoice: bool
+    pin: PinParameters
+
+
+@answer
+class HeartbeatAnswer(TypedDict):
+    server_time: str
+
+
+def _stamp(moment: dt.datetime) -> str:
     return utc(moment).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def _iso(moment: dt.datetime | None) -> str | None:
+    return None if moment is None else _stamp(moment)
 
 
 def attention_of(register: Register) -> list[dict[str, Any]]:
@@ -247,7 +293,7 @@ async def of_key(session: AsyncSession, key: AuthContext) -> Register:
     return found
 
 
-async def details(session: AsyncSession, key: AuthContext) -> dict[str, Any]:
+async def details(session: AsyncSession, key: AuthContext) -> RegisterDetails:
     """``GET /register``: who the register is, its branch's receipt texts, the
     highest invoice number of its prefix the server holds (a wiped device starts
     after it) and its open shift."""
@@ -302,7 +348,7 @@ async def details(session: AsyncSession, key: AuthContext) -> dict[str, Any]:
     }
 
 
-async def cashiers(session: AsyncSession, key: AuthContext) -> list[dict[str, Any]]:
+async def cashiers(session: AsyncSession, key: AuthContext) -> list[Cashier]:
     """The staff who may sell at this register: the company's active staff members
     with a role and a PIN, of this branch or of every branch; with their PIN's
     PBKDF2 parameters, which the register checks offline."""
@@ -320,10 +366,10 @@ async def cashiers(session: AsyncSession, key: AuthContext) -> list[dict[str, An
             .order_by(User.name, User.id)
         )
     ).scalars()
-    out = []
+    out: list[Cashier] = []
     for user in rows:
         pin = crypto.pin_parameters(user.pin_hash or "")
-        if pin is None:
+        if pin is None or user.role is None:  # (the query reads staff with a role)
             continue
         out.append(
             {
@@ -337,7 +383,7 @@ async def cashiers(session: AsyncSession, key: AuthContext) -> list[dict[str, An
     return out
 
 
-async def heartbeat(session: AsyncSession, key: AuthContext, body: HeartbeatIn) -> dict[str, Any]:
+async def heartbeat(session: AsyncSession, key: AuthContext, body: HeartbeatIn) -> HeartbeatAnswer:
     """What the device reports: its writes waiting and the ones refused, kept for
     the back office's list (the latest report replaces the one before)."""
     register = await of_key(session, key)
@@ -346,4 +392,4 @@ async def heartbeat(session: AsyncSession, key: AuthContext, body: HeartbeatIn) 
     register.queued = body.queued
     register.attention = json.dumps([a.model_dump() for a in body.attention])
     await session.flush()
-    return {"server_time": _iso(now)}
+    return {"server_time": _stamp(now)}

@@ -125,7 +125,7 @@ async def _payment_page(
     shown = form_values or {}
     wid = _chosen(shown.get("warehouse_id") or request.query_params.get("warehouse_id"), shops)
 
-    async def read(s: AsyncSession) -> dict[str, Any]:
+    async def read(s: AsyncSession) -> payment_service.UserInvoices:
         key = await acting_for(s, ctx.company_id, wid, ctx.user_id)
         return await payment_service.user_invoices(s, key, str(pid))
 
@@ -210,13 +210,15 @@ async def _record_payment(
         branch = wid
 
         async def work(uow: UnitOfWork) -> dict[str, Any]:
-            return await office.record_payment(
-                uow,
-                ctx.company_id,
-                branch,
-                ctx.user_id,
-                parsed,
-                settle_oldest_first=not allocations,
+            return dict(
+                await office.record_payment(
+                    uow,
+                    ctx.company_id,
+                    branch,
+                    ctx.user_id,
+                    parsed,
+                    settle_oldest_first=not allocations,
+                )
             )
 
         done, _replayed = await submit(request, ctx, work)
@@ -330,7 +332,9 @@ async def expense_create(request: Request, ctx: Staff, db: DB) -> Response:
         branch = wid
 
         async def work(uow: UnitOfWork) -> dict[str, Any]:
-            return await office.record_expense(uow, ctx.company_id, branch, ctx.user_id, parsed)
+            return dict(
+                await office.record_expense(uow, ctx.company_id, branch, ctx.user_id, parsed)
+            )
 
         done, _replayed = await submit(request, ctx, work)
     except ValidationFailed as exc:
@@ -399,7 +403,9 @@ async def expense_pay(request: Request, expense_id: str, ctx: Staff, db: DB) -> 
         branch = wid
 
         async def work(uow: UnitOfWork) -> dict[str, Any]:
-            return await office.pay_expense(uow, ctx.company_id, branch, ctx.user_id, eid, parsed)
+            return dict(
+                await office.pay_expense(uow, ctx.company_id, branch, ctx.user_id, eid, parsed)
+            )
 
         await submit(request, ctx, work)
     except ValidationFailed as exc:

@@ -416,14 +416,14 @@ async def shift_list(request: Request, ctx: Staff, db: DB) -> Response:
     permission = "sales.own" if own else "books.read"
     shops = [(i, n) for i, n in await branches(db, ctx) if ctx.can(permission, i)]
     wid = _chosen(request.query_params.get("warehouse_id"), [i for i, _n in shops])
-    shifts: list[dict[str, Any]] = []
+    shifts: list[till.ShiftHead] = []
     if wid is not None:
         branch = wid
 
-        async def read(s: AsyncSession) -> list[dict[str, Any]]:
+        async def read(s: AsyncSession) -> list[till.ShiftHead]:
             key = await acting_for(s, ctx.company_id, branch, ctx.user_id)
             opener = ctx.user_id if own else None
-            return list((await till.list_shifts(s, key, opened_by=opener))["data"])
+            return await till.list_shifts(s, key, opened_by=opener)
 
         shifts = await db.read(read)
     return render(
@@ -452,9 +452,9 @@ async def shift_report(request: Request, shift_id: str, ctx: Staff, db: DB) -> R
     else:
         ctx.require("books.read", branch)
 
-    async def read(s: AsyncSession) -> dict[str, Any]:
+    async def read(s: AsyncSession) -> till.ShiftReport:
         key = await acting_for(s, ctx.company_id, branch, ctx.user_id)
-        return dict((await till.read_shift(s, key, str(sid)))["data"])
+        return await till.read_shift(s, key, str(sid))
 
     names = dict(await branches(db, ctx))
     return render(

@@ -18,6 +18,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Request
 
+from tillbook.api import envelope
 from tillbook.api.admin.deps import Allowed, path_id, query_id, require_json
 from tillbook.api.body import openapi_body, parse_body
 from tillbook.api.deps import DB
@@ -60,7 +61,9 @@ async def record_payment(
     wid = branch(ctx, body.warehouse_id, PAYMENT_PERMISSION[body.payment_type])
 
     async def write(uow: UnitOfWork) -> dict[str, Any]:
-        return await office.record_payment(uow, ctx.company_id, wid, ctx.user_id, body)
+        return envelope.flat(
+            await office.record_payment(uow, ctx.company_id, wid, ctx.user_id, body)
+        )
 
     return await run_admin_unit(request, ctx, write, status=201)
 
@@ -75,7 +78,9 @@ async def record_expense(
     wid = branch(ctx, body.warehouse_id, "expenses.write")
 
     async def write(uow: UnitOfWork) -> dict[str, Any]:
-        return await office.record_expense(uow, ctx.company_id, wid, ctx.user_id, body)
+        return envelope.flat(
+            await office.record_expense(uow, ctx.company_id, wid, ctx.user_id, body)
+        )
 
     return await run_admin_unit(request, ctx, write, status=201)
 
@@ -99,7 +104,9 @@ async def pay_expense(
     found = wid
 
     async def write(uow: UnitOfWork) -> dict[str, Any]:
-        return await office.pay_expense(uow, ctx.company_id, found, ctx.user_id, eid, body)
+        return envelope.flat(
+            await office.pay_expense(uow, ctx.company_id, found, ctx.user_id, eid, body)
+        )
 
     return await run_admin_unit(request, ctx, write)
 

@@ -13,31 +13,21 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, RootModel
 
-from tillbook.api.public.openapi import Allocation, StockAdjustment, Transfer
-from tillbook.kit.shapes import MoneyStr
+from tillbook.api.public.openapi import StockAdjustment, Transfer
+from tillbook.kit.shapes import answer
 from tillbook.orders.views import OrderDetail
 from tillbook.orders.voids import OrderCancelled
+from tillbook.payments.service import PaymentRecorded
 
 
 class _Shape(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class PaymentEventData(_Shape):
+@answer
+class PaymentEventData(PaymentRecorded):
     """``payment.created``: the payment as ``POST /payments`` answers it, without
     ``status``."""
-
-    payment_id: int
-    payment_type: Literal["in", "out"]
-    user_id: int
-    amount: MoneyStr
-    unallocated_amount: MoneyStr
-    payment_mode_id: int
-    date: str
-    reference: str | None
-    notes: str
-    journal_entry_id: int | None
-    allocations: list[Allocation]
 
 
 class ProductListingEventData(_Shape):

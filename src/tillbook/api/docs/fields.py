@@ -364,6 +364,12 @@ FIELDS.update(
             "what a foreign order still owes, in the base currency at its own rate, " + MONEY,
             "0.00",
         ),
+        # A foreign payment's and expense's (``payments/service.py``, ``expenses.py``).
+        "base_amount": e("the amount in the base currency at that rate, " + MONEY, "23.65"),
+        "due_by_currency": e(
+            "the foreign invoices' dues, by currency (absent when there are none)",
+            {"EUR": "12.50"},
+        ),
         "enabled": e("whether new documents may be in this currency", True),
         "latest_rate": e(
             "the currency's newest rate (base units per one unit of it), or null", "1.085"

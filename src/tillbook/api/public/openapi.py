@@ -38,6 +38,12 @@ from tillbook.orders.sales import SalePreview, SaleRecorded
 from tillbook.orders.views import OrderDetail, OrderListItem
 from tillbook.orders.voids import SaleVoid
 from tillbook.parties.queries import Customer, Supplier
+from tillbook.payments.expenses import Expense, ExpenseRecorded
+from tillbook.payments.reference import ExpenseCategoryItem, PaymentModeItem
+from tillbook.payments.service import PaymentRecorded, UserInvoices
+from tillbook.payments.terminal_callbacks import CallbackOutcome
+from tillbook.payments.till import ShiftHead, ShiftReport
+from tillbook.registers.service import Cashier, HeartbeatAnswer, RegisterDetails
 
 T = TypeVar("T")
 
@@ -91,21 +97,6 @@ class Page(Shape, Generic[T]):
 
 
 # --- catalog ---------------------------------------------------------------------------
-
-
-class PaymentModeItem(Shape):
-    id: int
-    xid: str
-    code: str
-    name: str
-    account_code: str
-
-
-class ExpenseCategoryItem(Shape):
-    id: int
-    xid: str
-    name: str
-    account_code: str
 
 
 class WarehouseList(Ok[list[Warehouse]]):
@@ -237,77 +228,6 @@ class SaleVoided(SaleVoid):
 # --- till shifts -------------------------------------------------------------------------
 
 
-class ShiftHead(Shape):
-    id: int
-    # ``register`` on the wire; the attribute is named apart from BaseModel's own.
-    register_name: str = Field(alias="register")
-    status: Literal["open", "closed"]
-    cash_payment_mode_id: int
-    opening_float: MoneyStr
-    opened_by: int | None
-    opened_at: dt.datetime
-    closed_at: dt.datetime | None
-    notes: str
-    reference: str | None = None
-
-
-class OrderFigures(Shape):
-    count: int
-    total: MoneyStr
-    tax_amount: MoneyStr
-    discount: MoneyStr
-
-
-class TaxByRate(Shape):
-    rate: float
-    net: MoneyStr
-    tax: MoneyStr
-
-
-class ModeRef(Shape):
-    payment_mode_id: int
-    code: str
-    name: str
-
-
-class ShiftTender(ModeRef):
-    taken: MoneyStr
-    refunded: MoneyStr  # to customers (returns, voids)
-    paid_to_suppliers: MoneyStr  # supplier payments out of the till: not refunds
-    net: MoneyStr
-
-
-class ShiftCashItem(Shape):
-    id: int
-    direction: Literal["in", "out"]
-    amount: MoneyStr
-    reason: str
-    expense_id: int | None
-    payment_mode_id: int | None
-    journal_entry_id: int | None
-
-
-class ShiftExpected(ModeRef):
-    expected: MoneyStr
-    counted: MoneyStr | None
-    difference: MoneyStr | None
-
-
-class ShiftReport(ShiftHead):
-    report: Literal["X", "Z"]
-    sales: OrderFigures
-    returns: OrderFigures
-    voids: OrderFigures
-    tax_by_rate: list[TaxByRate]
-    tenders: list[ShiftTender]
-    refunds_total: MoneyStr
-    supplier_payments_total: MoneyStr
-    cash_movements: list[ShiftCashItem]
-    expected: list[ShiftExpected]
-    over_short: MoneyStr | None
-    journal_entry_id: int | None
-
-
 class ShiftResponse(Ok[ShiftReport]):
     pass
 
@@ -317,46 +237,6 @@ class ShiftList(Ok[list[ShiftHead]]):
 
 
 # --- registers ---------------------------------------------------------------------------
-
-
-class RegisterShift(Shape):
-    id: int
-    reference: str | None
-
-
-class RegisterDetails(Shape):
-    id: int
-    name: str
-    prefix: str
-    warehouse_id: int
-    warehouse_name: str
-    receipt_header: str | None
-    receipt_footer: str | None
-    company_name: str
-    base_currency: str
-    money_format: str
-    last_invoice_number: str | None
-    timezone: str = Field(description="the branch's IANA time zone (promotions' hours)")
-    open_shift: RegisterShift | None
-
-
-class PinParameters(Shape):
-    algorithm: Literal["PBKDF2-SHA256"]
-    iterations: int
-    salt: str
-    hash: str
-
-
-class Cashier(Shape):
-    id: int
-    name: str
-    role: str
-    may_refund_without_invoice: bool
-    pin: PinParameters
-
-
-class HeartbeatAnswer(Shape):
-    server_time: str
 
 
 class RegisterResponse(Ok[RegisterDetails]):
@@ -436,27 +316,9 @@ class PriceAdjustmentCreated(Shape):
 # --- payments and expenses ----------------------------------------------------------------
 
 
-class Allocation(Shape):
-    order_id: int
-    invoice_number: str
-    amount: MoneyStr
-    due_amount: MoneyStr
-    payment_status: Literal["unpaid", "partially_paid", "paid"]
-
-
-class PaymentCreated(Shape):
+@answer
+class PaymentCreated(PaymentRecorded):
     status: Literal["success"]
-    payment_id: int
-    payment_type: Literal["in", "out"]
-    user_id: int
-    amount: MoneyStr
-    unallocated_amount: MoneyStr
-    payment_mode_id: int
-    date: dt.date
-    reference: str | None
-    notes: str
-    journal_entry_id: int | None
-    allocations: list[Allocation]
 
 
 class GiftCardData(Shape):
@@ -516,52 +378,8 @@ class CustomerPoints(Ok[CustomerPointsData]):
     pass
 
 
-class InvoiceParty(Shape):
-    id: int
-    name: str
-    user_type: Literal["customer", "supplier"]
-    balance: MoneyStr
-
-
-class OutstandingInvoice(Shape):
-    order_id: int
-    xid: str
-    invoice_number: str
-    order_type: Literal["sales", "purchases"]
-    order_date: dt.date
-    total: MoneyStr
-    paid_amount: MoneyStr
-    due_amount: MoneyStr
-    payment_status: Literal["unpaid", "partially_paid", "paid"]
-
-
-class UserInvoices(Shape):
-    user: InvoiceParty
-    invoices: list[OutstandingInvoice]
-    total_due: MoneyStr
-
-
 class UserInvoicesResponse(Ok[UserInvoices]):
     pass
-
-
-class ExpenseCategoryRef(Shape):
-    id: int
-    name: str
-    account_code: str
-
-
-class Expense(Shape):
-    id: int
-    expense_category: ExpenseCategoryRef
-    amount: MoneyStr
-    date: dt.date
-    status: Literal["paid", "pending"]
-    payment_mode_id: int | None
-    user_id: int | None
-    reference: str | None
-    notes: str
-    journal_entry_id: int | None
 
 
 class ExpensePage(Page[Expense]):
@@ -572,25 +390,14 @@ class ExpenseList(Ok[ExpensePage]):
     pass
 
 
-class ExpenseCreated(Shape):
+@answer
+class ExpenseCreated(ExpenseRecorded):
     status: Literal["success"]
-    expense_id: int
-    expense_status: Literal["paid", "pending"]
-    journal_entry_id: int | None
-    amount: MoneyStr
 
 
-class CallbackResult(Shape):
+@answer
+class CallbackResult(CallbackOutcome):
     status: Literal["success"]
-    order_id: int
-    invoice_number: str
-    callback_status: Literal["confirmed", "failed"]
-    reference: str
-    payment_status: Literal["unpaid", "partially_paid", "paid"]
-    payment_id: int | None = Field(default=None, description="present when confirmed")
-    duplicate: bool | None = Field(
-        default=None, description="true when this reference was processed before"
-    )
 
 
 # --- change feeds (offline tills: ``updated_since`` and ``cursor``) ---------------------------
@@ -639,8 +446,9 @@ class TaxChange(TaxItem):
     archived: Literal[False]
 
 
-class PaymentModeChange(PaymentModeItem, Live):
-    pass
+@answer
+class PaymentModeChange(PaymentModeItem):
+    archived: Literal[False]
 
 
 @answer

@@ -6,6 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
+from tillbook.api import envelope
 from tillbook.api.body import parse_body
 from tillbook.api.deps import DB, CurrentKey
 from tillbook.api.idempotent import run_write
@@ -23,14 +24,18 @@ router = APIRouter(tags=["payments"])
 async def post_payment(request: Request, key: CurrentKey) -> JSON:
     body, raw = await parse_body(request, PaymentIn)
     return await run_write(
-        request, key, raw, body.unique_id, lambda s: service.create_payment(s, key, body)
+        request,
+        key,
+        raw,
+        body.unique_id,
+        lambda s: service.create_payment(s, key, body),
+        answer=envelope.flat,
     )
 
 
 @router.get("/payments/user-invoices", responses=r.ok(r.UserInvoicesResponse, *r.QUERY, *r.ONE))
 async def get_user_invoices(key: CurrentKey, db: DB, user_id: str | None = None) -> dict[str, Any]:
-    data = await db.read(lambda s: service.user_invoices(s, key, user_id))
-    return {"status": "success", "data": data}
+    return envelope.ok(await db.read(lambda s: service.user_invoices(s, key, user_id)))
 
 
 @router.post(
@@ -39,7 +44,12 @@ async def get_user_invoices(key: CurrentKey, db: DB, user_id: str | None = None)
 async def post_expense(request: Request, key: CurrentKey) -> JSON:
     body, raw = await parse_body(request, ExpenseIn)
     return await run_write(
-        request, key, raw, body.unique_id, lambda s: expenses.create_expense(s, key, body)
+        request,
+        key,
+        raw,
+        body.unique_id,
+        lambda s: expenses.create_expense(s, key, body),
+        answer=envelope.flat,
     )
 
 
@@ -51,5 +61,4 @@ async def list_expenses(
     page: str | None = None,
     limit: str | None = None,
 ) -> dict[str, Any]:
-    data = await db.read(lambda s: expenses.expense_page(s, key, dates, page, limit))
-    return {"status": "success", "data": data}
+    return envelope.ok(await db.read(lambda s: expenses.expense_page(s, key, dates, page, limit)))

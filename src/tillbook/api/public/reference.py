@@ -7,7 +7,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response
 
-from tillbook.api import conditional
+from tillbook.api import conditional, envelope
 from tillbook.api.conditional import CONDITIONAL, answer, list_or_feed
 from tillbook.api.deps import DB, CurrentKey
 from tillbook.api.public import openapi as r
@@ -69,10 +69,9 @@ async def list_taxes(
 @router.get("/units", responses=r.cached(r.UnitList, errors=()), openapi_extra=CONDITIONAL)
 async def list_units(request: Request, key: CurrentKey, db: DB) -> Response:
     data = await db.read(lambda s: catalog.units(s, key))
-    return answer(request, {"status": "success", "data": data})
+    return answer(request, envelope.ok(data))
 
 
 @router.get("/expense-categories", responses=r.ok(r.ExpenseCategoryList, *r.READ))
 async def list_expense_categories(key: CurrentKey, db: DB) -> dict[str, Any]:
-    data = await db.read(lambda s: payments.expense_categories(s, key))
-    return {"status": "success", "data": data}
+    return envelope.ok(await db.read(lambda s: payments.expense_categories(s, key)))

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
 
+from tillbook.api import envelope
 from tillbook.api.body import parse_body
 from tillbook.api.deps import DB, CurrentKey
 from tillbook.api.public import openapi as r
@@ -34,14 +35,14 @@ RegisterKey = Annotated[AuthContext, Depends(register_key)]
 async def read_register(key: RegisterKey, db: DB) -> dict[str, Any]:
     """The register itself, its branch's receipt texts, the highest invoice number
     of its prefix the server holds and its open shift."""
-    return {"status": "success", "data": await db.read(lambda s: service.details(s, key))}
+    return envelope.ok(await db.read(lambda s: service.details(s, key)))
 
 
 @router.get("/register/cashiers", responses=r.ok(r.CashierList, *r.READ))
 async def list_cashiers(key: RegisterKey, db: DB) -> dict[str, Any]:
     """The staff who may sell here with a PIN, and the PBKDF2-SHA256 parameters
     (iterations, salt, 32-byte hash) the register checks a PIN against offline."""
-    return {"status": "success", "data": await db.read(lambda s: service.cashiers(s, key))}
+    return envelope.ok(await db.read(lambda s: service.cashiers(s, key)))
 
 
 @router.post(
@@ -53,7 +54,4 @@ async def heartbeat(request: Request, key: RegisterKey, db: DB) -> dict[str, Any
     """Writes queued on the device and the ones the server refused, shown in the
     back office's list of registers."""
     body, _raw = await parse_body(request, HeartbeatIn)
-    return {
-        "status": "success",
-        "data": await db.write(lambda s: service.heartbeat(s, key, body)),
-    }
+    return envelope.ok(await db.write(lambda s: service.heartbeat(s, key, body)))

@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Request
 
+from tillbook.api import envelope
 from tillbook.api.body import parse_body
 from tillbook.api.deps import DB, CurrentKey
 from tillbook.api.idempotent import run_write
@@ -27,19 +28,24 @@ ShiftRef = Annotated[
 async def open_shift(request: Request, key: CurrentKey) -> JSON:
     body, raw = await parse_body(request, ShiftIn)
     return await run_write(
-        request, key, raw, body.unique_id, lambda u: till.open_shift(u, key, body)
+        request,
+        key,
+        raw,
+        body.unique_id,
+        lambda u: till.open_shift(u, key, body),
+        answer=envelope.ok,
     )
 
 
 @router.get("/shifts", responses=r.ok(r.ShiftList, *r.READ))
 async def list_shifts(key: CurrentKey, db: DB) -> dict[str, Any]:
-    return await db.read(lambda s: till.list_shifts(s, key))
+    return envelope.ok(await db.read(lambda s: till.list_shifts(s, key)))
 
 
 @router.get("/shifts/{shift_id}", responses=r.ok(r.ShiftResponse, *r.ONE))
 async def read_shift(shift_id: ShiftRef, key: CurrentKey, db: DB) -> dict[str, Any]:
     """The X report of an open shift, the Z report of a closed one."""
-    return await db.read(lambda s: till.read_shift(s, key, shift_id))
+    return envelope.ok(await db.read(lambda s: till.read_shift(s, key, shift_id)))
 
 
 @router.post(
@@ -51,7 +57,12 @@ async def move_cash(request: Request, shift_id: ShiftRef, key: CurrentKey) -> JS
     query_value("shift_id", shift_id)  # the path before the body (DESIGN.md §12)
     body, raw = await parse_body(request, ShiftCashIn)
     return await run_write(
-        request, key, raw, body.unique_id, lambda u: till.move_cash(u, key, shift_id, body)
+        request,
+        key,
+        raw,
+        body.unique_id,
+        lambda u: till.move_cash(u, key, shift_id, body),
+        answer=envelope.ok,
     )
 
 
@@ -64,5 +75,10 @@ async def close_shift(request: Request, shift_id: ShiftRef, key: CurrentKey) -> 
     query_value("shift_id", shift_id)  # the path before the body (DESIGN.md §12)
     body, raw = await parse_body(request, ShiftCloseIn)
     return await run_write(
-        request, key, raw, body.unique_id, lambda u: till.close_shift(u, key, shift_id, body)
+        request,
+        key,
+        raw,
+        body.unique_id,
+        lambda u: till.close_shift(u, key, shift_id, body),
+        answer=envelope.ok,
     )

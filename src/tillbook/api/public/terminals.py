@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request
 
+from tillbook.api import envelope
 from tillbook.api.body import openapi_body, parse_bytes
 from tillbook.api.deps import DB
 from tillbook.api.public import openapi as r
@@ -25,8 +26,8 @@ async def terminal_callback(provider: str, request: Request, db: DB) -> JSON:
     terminals.verify_signature(found, raw, request.headers.get("x-service-signature"))
     body = parse_bytes(raw, terminals.CallbackIn)
 
-    async def work(uow: UnitOfWork) -> dict[str, object]:
+    async def work(uow: UnitOfWork) -> terminals.CallbackOutcome:
         fresh = await terminals.find_provider(uow.session, provider)
         return await terminals.handle_callback(uow, fresh, body)
 
-    return JSON(await db.unit(work))
+    return JSON(envelope.flat(await db.unit(work)))
