@@ -81,7 +81,7 @@ async def payment_mode_changes(
 
 
 async def _modes(rows: Sequence[Sequence[Any]]) -> list[PaymentModeItem]:
-    # a feed's rows carry its three columns after the statement's own (kit.changes)
+    # a feed's rows carry its two columns (id, alive) after the statement's own (kit.changes)
     return [_mode(row[0], row[1]) for row in rows]
 
 
