@@ -13,7 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, RootModel
 
-from tillbook.api.public.openapi import Allocation, StockAdjustment, Transfer
+from tillbook.api.public.openapi import Allocation, Transfer
+from tillbook.inventory.adjustments import StockAdjustment
 from tillbook.kit.shapes import MoneyStr
 from tillbook.orders.views import OrderDetail
 

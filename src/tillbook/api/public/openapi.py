@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tillbook.api.body import openapi_body
 from tillbook.auth.service import EXAMPLES, SIGNATURE_WINDOW_S
+from tillbook.catalog.prices import PriceAdjusted, PriceAdjustmentBatch
 from tillbook.catalog.views import (
     Brand,
     Category,
@@ -33,7 +34,8 @@ from tillbook.catalog.views import (
     UnitItem,
     Warehouse,
 )
-from tillbook.kit.shapes import MoneyStr, Named, ProductRef, QuantityStr, answer
+from tillbook.inventory.adjustments import AdjustmentRecorded, StockAdjustment
+from tillbook.kit.shapes import MoneyStr, ProductRef, answer
 from tillbook.orders.sales import SalePreview, SaleRecorded
 from tillbook.orders.views import OrderDetail, OrderListItem
 from tillbook.orders.voids import SaleVoid
@@ -374,20 +376,6 @@ class HeartbeatResponse(Ok[HeartbeatAnswer]):
 # --- adjustments ---------------------------------------------------------------------------
 
 
-class StockAdjustment(Shape):
-    id: int
-    product_id: int
-    quantity: QuantityStr
-    adjustment_type: Literal["add", "subtract"]
-    notes: str
-    batch_number: str | None
-    expiry_date: dt.date | None
-    cost_amount: MoneyStr
-    created_at: dt.datetime
-    product: ProductRef
-    creator: Named | None
-
-
 class StockAdjustmentPage(Page[StockAdjustment]):
     pass
 
@@ -396,26 +384,9 @@ class StockAdjustmentList(Ok[StockAdjustmentPage]):
     pass
 
 
-class StockAdjustmentCreated(Shape):
+@answer
+class StockAdjustmentCreated(AdjustmentRecorded):
     status: Literal["success"]
-    adjustment_id: int
-    new_stock_level: float
-
-
-class PriceChange(Shape):
-    product_id: int
-    product: ProductRef
-    old_price: float
-    new_price: float
-
-
-class PriceAdjustmentBatch(Shape):
-    id: int
-    invoice_number: str
-    date: dt.date
-    notes: str
-    creator: Named | None
-    items: list[PriceChange]
 
 
 class PriceAdjustmentPage(Page[PriceAdjustmentBatch]):
@@ -426,11 +397,9 @@ class PriceAdjustmentList(Ok[PriceAdjustmentPage]):
     pass
 
 
-class PriceAdjustmentCreated(Shape):
+@answer
+class PriceAdjustmentCreated(PriceAdjusted):
     status: Literal["success"]
-    batch_invoice: str
-    new_price: float
-    batch_id: int
 
 
 # --- payments and expenses ----------------------------------------------------------------
