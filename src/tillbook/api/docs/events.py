@@ -13,8 +13,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, RootModel
 
-from tillbook.api.public.openapi import Allocation, Transfer
+from tillbook.api.public.openapi import Allocation
 from tillbook.inventory.adjustments import StockAdjustment
+from tillbook.inventory.transfers import Transfer
 from tillbook.kit.shapes import MoneyStr
 from tillbook.orders.views import OrderDetail
 

@@ -35,7 +35,10 @@ from tillbook.catalog.views import (
     Warehouse,
 )
 from tillbook.inventory.adjustments import AdjustmentRecorded, StockAdjustment
-from tillbook.kit.shapes import MoneyStr, ProductRef, answer
+from tillbook.inventory.transfers import Transfer, TransferStep
+from tillbook.kit.shapes import MoneyStr, answer
+from tillbook.orders.purchases import PurchaseRecorded
+from tillbook.orders.returns import ReturnRecorded
 from tillbook.orders.sales import SalePreview, SaleRecorded
 from tillbook.orders.views import OrderDetail, OrderListItem
 from tillbook.orders.voids import SaleVoid
@@ -198,33 +201,14 @@ class SaleCreated(SaleRecorded):
     status: Literal["success"]
 
 
-class PurchaseCreated(Shape):
+@answer
+class PurchaseCreated(PurchaseRecorded):
     status: Literal["success"]
-    purchase_id: int
-    invoice_number: str
-    current_status: str
-    order_status: str
-    payment_status: Literal["unpaid", "partially_paid", "paid"]
-    total: MoneyStr
-    tax_amount: MoneyStr
-    due_amount: MoneyStr
 
 
-class ReturnCreated(Shape):
+@answer
+class ReturnCreated(ReturnRecorded):
     status: Literal["success"]
-    return_id: int
-    invoice_number: str
-    total: MoneyStr
-    tax_amount: MoneyStr = Field(description="the tax given back (included in the total)")
-    original_order_id: int | None
-    points_taken_back: int = Field(
-        default=0,
-        description="loyalty points of the sale taken back, by the share this return "
-        "refunds (rounded down); the balance may go below zero",
-    )
-    points_refunded: int = Field(
-        default=0, description="loyalty points given back by refund tenders in the loyalty mode"
-    )
 
 
 class SalePreviewResponse(Ok[SalePreview]):
@@ -695,52 +679,9 @@ class CustomerChanges(Ok[Changes[CustomerChange]]):
 # --- stock transfers ------------------------------------------------------------------------
 
 
-class TransferWarehouse(Shape):
-    id: int
-    xid: str
-    name: str
-
-
-class TransferBatch(Shape):
-    batch_number: str | None
-    expiry_date: dt.date | None
-    unit_cost: float
-    quantity: float
-    quantity_received: float
-
-
-class TransferItem(Shape):
-    product_id: int
-    product: ProductRef
-    quantity: float = Field(description="base units dispatched")
-    quantity_received: float
-    value: MoneyStr = Field(description="cost of the units dispatched")
-    value_received: MoneyStr
-    batches: list[TransferBatch]
-
-
-class Transfer(Shape):
-    id: int
-    xid: str
-    status: Literal["dispatched", "received", "cancelled"]
-    direction: Literal["out", "in"] = Field(description="relative to the key's warehouse")
-    from_warehouse: TransferWarehouse
-    to_warehouse: TransferWarehouse
-    notes: str
-    reason: str | None
-    value_sent: MoneyStr
-    value_received: MoneyStr
-    value_short: MoneyStr = Field(description="written off to 51100 on receipt")
-    dispatched_at: dt.datetime
-    closed_at: dt.datetime | None
-    items: list[TransferItem]
-
-
-class TransferWritten(Shape):
+@answer
+class TransferWritten(TransferStep):
     status: Literal["success"]
-    transfer_id: int
-    transfer_status: Literal["dispatched", "received", "cancelled"]
-    data: Transfer
 
 
 class TransferPage(Page[Transfer]):
