@@ -34,15 +34,19 @@ from tillbook.catalog.views import (
     UnitItem,
     Warehouse,
 )
+from tillbook.giftcards.queries import GiftCardBalanceData
 from tillbook.inventory.adjustments import AdjustmentRecorded, StockAdjustment
 from tillbook.inventory.transfers import Transfer, TransferStep
 from tillbook.kit.shapes import MoneyStr, answer
+from tillbook.loyalty.queries import CustomerPointsData
 from tillbook.orders.purchases import PurchaseRecorded
 from tillbook.orders.returns import ReturnRecorded
 from tillbook.orders.sales import SalePreview, SaleRecorded
 from tillbook.orders.views import OrderDetail, OrderListItem
 from tillbook.orders.voids import SaleVoid
 from tillbook.parties.queries import Customer, Supplier
+from tillbook.payments.gift_cards import GiftCardData
+from tillbook.promotions.service import PromotionItem
 
 T = TypeVar("T")
 
@@ -412,57 +416,12 @@ class PaymentCreated(Shape):
     allocations: list[Allocation]
 
 
-class GiftCardData(Shape):
-    id: int
-    kind: Literal["card", "credit"]
-    code: str | None = Field(
-        description="the new card's code in full (code_in_full true: this first answer "
-        "only, to print on the receipt), otherwise masked to its last four"
-    )
-    code_in_full: bool
-    balance: MoneyStr
-    status: Literal["active", "expired"]
-    expires_on: dt.date | None
-    customer_id: int | None
-    customer_name: str | None
-    warehouse_id: int | None
-    created_at: str | None
-    amount: MoneyStr
-    journal_entry_id: int | None
+class GiftCardSold(Ok[GiftCardData]):
+    pass
 
 
-class GiftCardSold(Shape):
-    status: Literal["success"]
-    data: GiftCardData
-
-
-class GiftCardBalanceData(Shape):
-    code: str
-    balance: MoneyStr
-    expires_on: dt.date | None
-    usable: bool
-
-
-class GiftCardBalance(Shape):
-    status: Literal["success"]
-    data: GiftCardBalanceData
-
-
-class CustomerPointsData(Shape):
-    customer_id: int
-    customer_name: str
-    enrolled: bool = Field(
-        description="whether the customer takes part: every named customer of a company "
-        "with a programme; never the walk-in customer"
-    )
-    programme_active: bool = Field(description="whether sales earn points now")
-    points: int = Field(
-        description="the customer's points; below zero when a return took back points already spent"
-    )
-    point_value: MoneyStr | None = Field(
-        description="what one point is worth, or null: no programme"
-    )
-    value: MoneyStr = Field(description="points × point_value")
+class GiftCardBalance(Ok[GiftCardBalanceData]):
+    pass
 
 
 class CustomerPoints(Ok[CustomerPointsData]):
@@ -601,47 +560,9 @@ class CustomerChange(Customer):
     archived: Literal[False]
 
 
-class PromotionTier(Shape):
-    min_quantity: str
-    percent: str
-
-
-class PromotionItem(Shape):
-    """A promotion as the engine reads it (``orders/promotions.py``): a register
-    prices its baskets by exactly these fields."""
-
-    id: int
-    xid: str
-    name: str
-    kind: Literal["percent_off", "amount_off", "buy_x_get_y", "quantity_break", "bundle"] = Field(
-        description="percent_off, amount_off, buy_x_get_y, quantity_break or bundle"
-    )
-    warehouse_id: int | None = Field(description="its one branch; null: every branch")
-    applies_to: Literal["all", "products", "categories", "brands"] = Field(
-        description="all, products, categories or brands"
-    )
-    targets: list[int]
-    rule: dict[str, Any] = Field(
-        description="the kind's parameters: percent; amount; buy, get, percent; "
-        "tiers [{min_quantity, percent}]; items [{product_id, quantity}], price"
-    )
-    starts_on: dt.date
-    ends_on: dt.date | None
-    weekdays: list[int]
-    from_time: str | None
-    until_time: str | None
-    priority: int
-    combines: bool
-    status: Literal["active", "paused", "archived"] = Field(
-        description="active, paused or archived"
-    )
-    states: list[list[str]] = Field(description="[instant, status] pairs, oldest first")
-    version: int
-    archived_at: dt.datetime | None
-
-
-class PromotionChange(PromotionItem, Live):
-    pass
+@answer
+class PromotionChange(PromotionItem):
+    archived: Literal[False]
 
 
 class PromotionList(Ok[list[PromotionItem]]):
