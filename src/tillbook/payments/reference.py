@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.auth.context import AuthContext
 from tillbook.kit import xid
-from tillbook.kit.changes import Walk, changes
+from tillbook.kit.changes import Changes, Walk, changes
 from tillbook.models import Account, ExpenseCategory, PaymentMode
 
 
@@ -39,9 +39,7 @@ def _mode(m: PaymentMode, code: str) -> dict[str, Any]:
     }
 
 
-async def payment_mode_changes(
-    session: AsyncSession, key: AuthContext, walk: Walk
-) -> dict[str, Any]:
+async def payment_mode_changes(session: AsyncSession, key: AuthContext, walk: Walk) -> Changes[Any]:
     """Payment modes changed since ``walk.since`` (``kit.changes``), archived ones as
     tombstones."""
     return await changes(

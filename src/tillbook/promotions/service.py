@@ -24,7 +24,7 @@ from tillbook.audit import setup_records
 from tillbook.auth.context import AuthContext
 from tillbook.errors import Conflict, invalid
 from tillbook.kit import xid
-from tillbook.kit.changes import Walk, changes
+from tillbook.kit.changes import Changes, Live, Walk, changes
 from tillbook.kit.pagination import Page
 from tillbook.kit.problems import Problems
 from tillbook.kit.refs import ref_to_id
@@ -77,6 +77,12 @@ class PromotionItem(TypedDict):
     states: Annotated[list[list[str]], Field(description="[instant, status] pairs, oldest first")]
     version: int
     archived_at: DateTimeStr | None
+
+
+@answer
+class PromotionChange(PromotionItem, Live):
+    # A promotion in the register's feed (``feed``).
+    pass
 
 
 def view(p: Promotion) -> PromotionItem:
@@ -380,7 +386,7 @@ async def one_of(session: AsyncSession, company_id: int, id_: int) -> dict[str, 
     return dict(view(await _find(session, company_id, id_, lock=False)))
 
 
-async def feed(session: AsyncSession, key: AuthContext, walk: Walk) -> dict[str, Any]:
+async def feed(session: AsyncSession, key: AuthContext, walk: Walk) -> Changes[PromotionChange]:
     """The ``promotions`` change feed of a branch (its own and the company-wide ones):
     what a register prices its baskets by; archived ones as tombstones."""
 

@@ -26,10 +26,13 @@ from tillbook.auth.service import EXAMPLES, SIGNATURE_WINDOW_S
 from tillbook.catalog.prices import PriceAdjusted, PriceAdjustmentBatch
 from tillbook.catalog.views import (
     Brand,
+    BrandChange,
     Category,
-    CategoryFields,
+    FlatCategory,
+    ProductChange,
     ProductDetail,
     ProductListItem,
+    TaxChange,
     TaxItem,
     UnitItem,
     Warehouse,
@@ -37,6 +40,7 @@ from tillbook.catalog.views import (
 from tillbook.giftcards.queries import GiftCardBalanceData
 from tillbook.inventory.adjustments import AdjustmentRecorded, StockAdjustment
 from tillbook.inventory.transfers import Transfer, TransferStep
+from tillbook.kit.changes import Changes
 from tillbook.kit.shapes import MoneyStr, answer
 from tillbook.loyalty.queries import CustomerPointsData
 from tillbook.orders.purchases import PurchaseRecorded
@@ -44,9 +48,9 @@ from tillbook.orders.returns import ReturnRecorded
 from tillbook.orders.sales import SalePreview, SaleRecorded
 from tillbook.orders.views import OrderDetail, OrderListItem
 from tillbook.orders.voids import SaleVoid
-from tillbook.parties.queries import Customer, Supplier
+from tillbook.parties.queries import Customer, CustomerChange, Supplier
 from tillbook.payments.gift_cards import GiftCardData
-from tillbook.promotions.service import PromotionItem
+from tillbook.promotions.service import PromotionChange, PromotionItem
 
 T = TypeVar("T")
 
@@ -508,61 +512,14 @@ class CallbackResult(Shape):
 # --- change feeds (offline tills: ``updated_since`` and ``cursor``) ---------------------------
 
 
-class Tombstone(Shape):
-    """A record archived (or, for a product, no longer sold in this warehouse)."""
-
-    id: int
-    xid: str
-    archived: Literal[True]
-
-
-class Changes(Shape, Generic[T]):
-    """Records changed at or after ``updated_since``, oldest change first;
-    ``next_cursor`` pages on (null on the last page); after the last page, pass
-    ``sync_token`` as the next ``updated_since``."""
-
-    data: list[T | Tombstone]
-    per_page: int
-    next_cursor: str | None
-    sync_token: dt.datetime
-
-
 class Live(Shape):
-    archived: Literal[False]
-
-
-@answer
-class ProductChange(ProductListItem):
-    archived: Literal[False]
-
-
-@answer
-class FlatCategory(CategoryFields):
-    archived: Literal[False]
-
-
-@answer
-class BrandChange(Brand):
-    archived: Literal[False]
-
-
-@answer
-class TaxChange(TaxItem):
+    # PaymentModeChange's, while payment modes are listed field by field here; the
+    # typed feeds' items add ``kit.changes.Live``.
     archived: Literal[False]
 
 
 class PaymentModeChange(PaymentModeItem, Live):
     pass
-
-
-@answer
-class CustomerChange(Customer):
-    archived: Literal[False]
-
-
-@answer
-class PromotionChange(PromotionItem):
-    archived: Literal[False]
 
 
 class PromotionList(Ok[list[PromotionItem]]):
