@@ -67,7 +67,7 @@ def feed_walk(
     return changes.parse(updated_since, cursor, limit, scope)
 
 
-def feed_answer(request: Request, page: dict[str, Any]) -> Response:
+def feed_answer(request: Request, page: changes.Changes[Any]) -> Response:
     """A page of a change feed in the envelope, tagged over what changes it."""
     return answer(request, envelope.ok(page), envelope.ok(changes.tag_basis(page)))
 

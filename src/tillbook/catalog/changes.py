@@ -24,11 +24,13 @@ from tillbook.catalog.queries import (
     with_codes_and_units,
 )
 from tillbook.kit import xid
-from tillbook.kit.changes import Walk, changes
+from tillbook.kit.changes import Changes, Walk, changes
 from tillbook.models import Brand, Category, Listing, Product, Tax
 
 
-async def products(session: AsyncSession, key: AuthContext, walk: Walk) -> dict[str, Any]:
+async def products(
+    session: AsyncSession, key: AuthContext, walk: Walk
+) -> Changes[views.ProductChange]:
     changed = case(
         (Product.updated_at > Listing.updated_at, Product.updated_at), else_=Listing.updated_at
     )
@@ -67,7 +69,7 @@ async def _archivable(
     walk: Walk,
     model: type[Category] | type[Brand] | type[Tax],
     item: Callable[[Any], Mapping[str, Any]],
-) -> dict[str, Any]:
+) -> Changes[Any]:
     """The company's rows of ``model`` as ``item`` shows them: archived ones (never
     deleted) as tombstones."""
 
@@ -85,13 +87,15 @@ async def _archivable(
     )
 
 
-async def categories(session: AsyncSession, key: AuthContext, walk: Walk) -> dict[str, Any]:
+async def categories(
+    session: AsyncSession, key: AuthContext, walk: Walk
+) -> Changes[views.FlatCategory]:
     return await _archivable(session, key, walk, Category, _category)
 
 
-async def brands(session: AsyncSession, key: AuthContext, walk: Walk) -> dict[str, Any]:
+async def brands(session: AsyncSession, key: AuthContext, walk: Walk) -> Changes[views.BrandChange]:
     return await _archivable(session, key, walk, Brand, brand_item)
 
 
-async def taxes(session: AsyncSession, key: AuthContext, walk: Walk) -> dict[str, Any]:
+async def taxes(session: AsyncSession, key: AuthContext, walk: Walk) -> Changes[views.TaxChange]:
     return await _archivable(session, key, walk, Tax, tax_item)

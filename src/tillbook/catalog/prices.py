@@ -14,24 +14,54 @@ from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from typing_extensions import TypedDict
 
 from tillbook.auth.context import AuthContext
 from tillbook.catalog import announcements
 from tillbook.catalog.schemas import PriceAdjustmentIn
 from tillbook.kit import xid
 from tillbook.kit.money import number
-from tillbook.kit.pagination import envelope, parse_page
+from tillbook.kit.pagination import Paged, paged, parse_page
 from tillbook.kit.problems import Problems
 from tillbook.kit.refs import ref_to_id
+from tillbook.kit.shapes import DateStr, Named, ProductRef, answer
 from tillbook.ledger import periods
-from tillbook.models import Listing, PriceAdjustmentBatch, PriceHistory, Product, User
+from tillbook.models import Listing, PriceHistory, Product, User
+from tillbook.models import PriceAdjustmentBatch as BatchRow
 from tillbook.orders import numbering
 from tillbook.unit import UnitOfWork
 
 
+@answer
+class PriceChange(TypedDict):
+    product_id: int
+    product: ProductRef
+    old_price: float
+    new_price: float
+
+
+@answer
+class PriceAdjustmentBatch(TypedDict):
+    # A numbered batch of price changes as a till lists it, with its changes.
+    id: int
+    invoice_number: str
+    date: DateStr
+    notes: str
+    creator: Named | None
+    items: list[PriceChange]
+
+
+@answer
+class PriceAdjusted(TypedDict):
+    # ``POST /price-adjustments``' answer (flat beside ``status``).
+    batch_invoice: str
+    new_price: float
+    batch_id: int
+
+
 async def open_batch(
     uow: UnitOfWork, company_id: int, warehouse_id: int, notes: str, actor_id: int | None
-) -> PriceAdjustmentBatch:
+) -> BatchRow:
     """A numbered price-adjustment batch (``ADJ-BATCH-N``) of one warehouse, for one
     price change or many (``catalog.batch_prices``). A price change posts no entry,
     so the closed-period guard is asked here."""
@@ -39,7 +69,7 @@ async def open_batch(
     now = dt.datetime.now(dt.UTC)
     await periods.refuse_closed(session, company_id, now.date(), "date")
     invoice_number = await numbering.take(uow, company_id, warehouse_id, "price-adjustments")
-    batch = PriceAdjustmentBatch(
+    batch = BatchRow(
         company_id=company_id,
         warehouse_id=warehouse_id,
         invoice_number=invoice_number,
@@ -62,8 +92,8 @@ async def record_price_change(
     actor_id: int | None,
     notes: str,
     announce: bool = True,
-    batch: PriceAdjustmentBatch | None = None,
-) -> PriceAdjustmentBatch:
+    batch: BatchRow | None = None,
+) -> BatchRow:
     """A new sales price for a listing, whichever door it came through (a till's
     price adjustment, the back office): a numbered batch (``batch``, when the change
     is one of many in the warehouse) with its immutable history row, the listing
@@ -95,7 +125,7 @@ async def record_price_change(
 
 async def create_price_adjustment(
     uow: UnitOfWork, key: AuthContext, body: PriceAdjustmentIn
-) -> dict[str, Any]:
+) -> PriceAdjusted:
     """A price change edits the warehouse's listing of the product, so it locks that
     row (a cold path)."""
     session = uow.session
@@ -134,7 +164,6 @@ async def create_price_adjustment(
     )
     invoice_number = batch.invoice_number
     return {
-        "status": "success",
         "batch_invoice": invoice_number,
         "new_price": number(body.new_sales_price),
         "batch_id": batch.id,
@@ -143,33 +172,32 @@ async def create_price_adjustment(
 
 async def price_adjustment_page(
     session: AsyncSession, key: AuthContext, page: str | None, limit: str | None
-) -> dict[str, Any]:
+) -> Paged[PriceAdjustmentBatch]:
     """The key's warehouse's price-adjustment batches, newest first, with their items."""
     p = parse_page(page, limit)
     where = (
-        PriceAdjustmentBatch.company_id == key.company_id,
-        PriceAdjustmentBatch.warehouse_id == key.warehouse_id,
+        BatchRow.company_id == key.company_id,
+        BatchRow.warehouse_id == key.warehouse_id,
     )
     total = (
-        await session.execute(select(func.count()).select_from(PriceAdjustmentBatch).where(*where))
+        await session.execute(select(func.count()).select_from(BatchRow).where(*where))
     ).scalar_one()
     if p.offset >= total:
-        return envelope(p, total, [])
+        return paged(p, total, [])
     batches = (
         await session.execute(
-            select(PriceAdjustmentBatch, User)
+            select(BatchRow, User)
             .outerjoin(
                 User,
-                (User.id == PriceAdjustmentBatch.created_by)
-                & (User.company_id == PriceAdjustmentBatch.company_id),
+                (User.id == BatchRow.created_by) & (User.company_id == BatchRow.company_id),
             )
             .where(*where)
-            .order_by(PriceAdjustmentBatch.id.desc())
+            .order_by(BatchRow.id.desc())
             .offset(p.offset)
             .limit(p.limit)
         )
     ).all()
-    items: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    items: dict[int, list[PriceChange]] = defaultdict(list)
     history = await session.execute(
         select(PriceHistory, Product)
         .join(
@@ -198,7 +226,7 @@ async def price_adjustment_page(
                 "new_price": number(h.new_price),
             }
         )
-    rows = [
+    rows: list[PriceAdjustmentBatch] = [
         {
             "id": b.id,
             "invoice_number": b.invoice_number,
@@ -209,7 +237,7 @@ async def price_adjustment_page(
         }
         for b, u in batches
     ]
-    return envelope(p, total, rows)
+    return paged(p, total, rows)
 
 
 async def history(

@@ -9,6 +9,7 @@ from typing import Annotated
 from pydantic import Field
 from typing_extensions import TypedDict
 
+from tillbook.kit.changes import Live
 from tillbook.kit.shapes import DateStr, DateTimeStr, answer
 
 
@@ -141,3 +142,26 @@ class Batch(TypedDict):
 class ProductDetail(ProductListItem):
     description: str
     batches: list[Batch]
+
+
+# --- the change feeds' items (``catalog/changes.py``, ``kit/changes.py``) ---------------
+
+
+@answer
+class ProductChange(ProductListItem, Live):
+    pass
+
+
+@answer
+class FlatCategory(CategoryFields, Live):
+    pass
+
+
+@answer
+class BrandChange(Brand, Live):
+    pass
+
+
+@answer
+class TaxChange(TaxItem, Live):
+    pass

@@ -4,27 +4,53 @@ cards and store credit, one card's movements."""
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import Any, Literal, cast
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from typing_extensions import TypedDict
 
 from tillbook.errors import NotFound
 from tillbook.giftcards import codes
 from tillbook.giftcards.service import usable
 from tillbook.kit.money import money_str
-from tillbook.kit.pagination import Page, envelope
+from tillbook.kit.pagination import Page, Paged, paged
+from tillbook.kit.shapes import DateStr, MoneyStr, answer
 from tillbook.models import GiftCard, GiftCardMovement, User
 
 
-def card_view(card: GiftCard, customer_name: str | None = None) -> dict[str, Any]:
+class CardView(TypedDict):
+    """A card or a store-credit balance, its code masked (``card_view``)."""
+
+    id: int
+    kind: Literal["card", "credit"]
+    code: str | None
+    balance: MoneyStr
+    status: Literal["active", "expired"]
+    expires_on: DateStr | None
+    customer_id: int | None
+    customer_name: str | None
+    warehouse_id: int | None
+    created_at: str | None
+
+
+@answer
+class GiftCardBalanceData(TypedDict):
+    # What a holder who typed the code may know (``balance_view``).
+    code: str
+    balance: MoneyStr
+    expires_on: DateStr | None
+    usable: bool
+
+
+def card_view(card: GiftCard, customer_name: str | None = None) -> CardView:
     """A card or a store-credit balance, its code masked."""
     return {
         "id": card.id,
-        "kind": card.kind,
+        "kind": cast(Literal["card", "credit"], card.kind),
         "code": codes.masked(card.last4) if card.kind == "card" else None,
         "balance": money_str(card.balance),
-        "status": card.status,
+        "status": cast(Literal["active", "expired"], card.status),
         "expires_on": card.expires_on.isoformat() if card.expires_on else None,
         "customer_id": card.customer_id,
         "customer_name": customer_name,
@@ -33,7 +59,7 @@ def card_view(card: GiftCard, customer_name: str | None = None) -> dict[str, Any
     }
 
 
-def balance_view(card: GiftCard, today: dt.date) -> dict[str, Any]:
+def balance_view(card: GiftCard, today: dt.date) -> GiftCardBalanceData:
     """What a holder who typed the code may know: balance, expiry, whether it pays."""
     return {
         "code": codes.masked(card.last4),
@@ -50,7 +76,7 @@ async def card_page(
     *,
     kind: str | None = None,
     customer_id: int | None = None,
-) -> dict[str, Any]:
+) -> Paged[CardView]:
     where = [GiftCard.company_id == company_id]
     if kind is not None:
         where.append(GiftCard.kind == kind)
@@ -71,7 +97,7 @@ async def card_page(
             .offset(page.offset)
         )
     ).all()
-    return envelope(page, total, [card_view(card, name) for card, name in rows])
+    return paged(page, total, [card_view(card, name) for card, name in rows])
 
 
 async def statement(session: AsyncSession, company_id: int, card_id: int) -> dict[str, Any]:

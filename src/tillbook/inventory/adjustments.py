@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import datetime as dt
 from decimal import Decimal
-from typing import Any
+from typing import Any, Literal, cast
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from typing_extensions import TypedDict
 
 from tillbook.audit.service import record
 from tillbook.auth.context import AuthContext, acting_for
@@ -27,12 +28,22 @@ from tillbook.inventory.schemas import StockAdjustmentIn
 from tillbook.kit import bounds, xid
 from tillbook.kit.bounds import MONEY
 from tillbook.kit.money import ZERO, line_cost, money_str, number, price4
-from tillbook.kit.pagination import envelope, parse_page
+from tillbook.kit.pagination import Paged, paged, parse_page
 from tillbook.kit.problems import Problems
 from tillbook.kit.refs import ref_to_id
+from tillbook.kit.shapes import (
+    DateStr,
+    DateTimeStr,
+    MoneyStr,
+    Named,
+    ProductRef,
+    QuantityStr,
+    answer,
+)
 from tillbook.ledger.rules import RuleName
 from tillbook.ledger.service import post
-from tillbook.models import Product, StockAdjustment, User
+from tillbook.models import Product, User
+from tillbook.models import StockAdjustment as AdjustmentRow
 from tillbook.unit import UnitOfWork
 
 
@@ -47,14 +58,37 @@ def quantity_str(value: Decimal) -> str:
     return format(price4(value), "f")
 
 
+@answer
+class StockAdjustment(TypedDict):
+    # An adjustment as a till lists it and as ``stock.adjusted`` announces it.
+    id: int
+    product_id: int
+    quantity: QuantityStr
+    adjustment_type: Literal["add", "subtract"]
+    notes: str
+    batch_number: str | None
+    expiry_date: DateStr | None
+    cost_amount: MoneyStr
+    created_at: DateTimeStr
+    product: ProductRef
+    creator: Named | None
+
+
+@answer
+class AdjustmentRecorded(TypedDict):
+    # ``POST /stock-adjustments``' answer (flat beside ``status``).
+    adjustment_id: int
+    new_stock_level: float
+
+
 def list_item(
-    adj: StockAdjustment, product: Product | Listed, creator: User | None
-) -> dict[str, Any]:
+    adj: AdjustmentRow, product: Product | Listed, creator: User | None
+) -> StockAdjustment:
     return {
         "id": adj.id,
         "product_id": adj.product_id,
         "quantity": quantity_str(adj.quantity),
-        "adjustment_type": adj.adjustment_type,
+        "adjustment_type": cast(Literal["add", "subtract"], adj.adjustment_type),
         "notes": adj.notes,
         "batch_number": adj.batch_number,
         "expiry_date": None if adj.expiry_date is None else adj.expiry_date.isoformat(),
@@ -72,7 +106,7 @@ def list_item(
 
 async def create_adjustment(
     uow: UnitOfWork, key: AuthContext, body: StockAdjustmentIn
-) -> dict[str, Any]:
+) -> AdjustmentRecorded:
     session = uow.session
     problems = Problems()
     product_id = ref_to_id(body.product_id)
@@ -100,7 +134,7 @@ async def create_adjustment(
     bounds.check("quantity", cost, MONEY, f"the cost of {body.quantity} x {product.name!r}")
 
     now = dt.datetime.now(dt.UTC)
-    adj = StockAdjustment(
+    adj = AdjustmentRow(
         company_id=key.company_id,
         warehouse_id=key.warehouse_id,
         product_id=product.id,
@@ -183,11 +217,7 @@ async def create_adjustment(
     )
     if shortfall:
         inventory.announce_shortfall(uow, product, shortfall, {"adjustment_id": adj.id})
-    return {
-        "status": "success",
-        "adjustment_id": adj.id,
-        "new_stock_level": number(product.current_stock),
-    }
+    return {"adjustment_id": adj.id, "new_stock_level": number(product.current_stock)}
 
 
 async def adjust_as_staff(
@@ -196,7 +226,7 @@ async def adjust_as_staff(
     warehouse_id: int,
     actor_id: int,
     body: StockAdjustmentIn,
-) -> dict[str, Any]:
+) -> AdjustmentRecorded:
     """A stock adjustment recorded by a staff member in the back office: the same
     rule as a till's (``create_adjustment``), acting for the warehouse as a key of
     it would (its ``allow_negative_stock``, the staff member as creator), and, as
@@ -205,7 +235,7 @@ async def adjust_as_staff(
     session = uow.session
     acting = await acting_for(session, company_id, warehouse_id, actor_id)
     done = await create_adjustment(uow, acting, body)
-    adj = await session.get(StockAdjustment, (done["adjustment_id"], company_id))
+    adj = await session.get(AdjustmentRow, (done["adjustment_id"], company_id))
     assert adj is not None
     await record(
         session,
@@ -230,34 +260,34 @@ async def adjust_as_staff(
 
 async def adjustment_page(
     session: AsyncSession, key: AuthContext, page: str | None, limit: str | None
-) -> dict[str, Any]:
+) -> Paged[StockAdjustment]:
     """The key's warehouse's adjustments, newest first."""
     p = parse_page(page, limit)
     where = (
-        StockAdjustment.company_id == key.company_id,
-        StockAdjustment.warehouse_id == key.warehouse_id,
+        AdjustmentRow.company_id == key.company_id,
+        AdjustmentRow.warehouse_id == key.warehouse_id,
     )
     total = (
-        await session.execute(select(func.count()).select_from(StockAdjustment).where(*where))
+        await session.execute(select(func.count()).select_from(AdjustmentRow).where(*where))
     ).scalar_one()
-    rows: list[dict[str, Any]] = []
+    rows: list[StockAdjustment] = []
     if p.offset < total:
         result = await session.execute(
-            select(StockAdjustment, Product, User)
+            select(AdjustmentRow, Product, User)
             .join(
                 Product,
-                (Product.id == StockAdjustment.product_id)
-                & (Product.company_id == StockAdjustment.company_id),
+                (Product.id == AdjustmentRow.product_id)
+                & (Product.company_id == AdjustmentRow.company_id),
             )
             .outerjoin(
                 User,
-                (User.id == StockAdjustment.created_by)
-                & (User.company_id == StockAdjustment.company_id),
+                (User.id == AdjustmentRow.created_by)
+                & (User.company_id == AdjustmentRow.company_id),
             )
             .where(*where)
-            .order_by(StockAdjustment.id.desc())
+            .order_by(AdjustmentRow.id.desc())
             .offset(p.offset)
             .limit(p.limit)
         )
         rows = [list_item(a, prod, u) for a, prod, u in result]
-    return envelope(p, total, rows)
+    return paged(p, total, rows)

@@ -37,11 +37,13 @@ from __future__ import annotations
 import datetime as dt
 from collections import defaultdict
 from decimal import Decimal
-from typing import Any, Literal, get_args
+from typing import Annotated, Any, Literal, cast, get_args, overload
 
+from pydantic import Field
 from sqlalchemy import func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.attributes import set_committed_value
+from typing_extensions import TypedDict
 
 from tillbook.audit.service import record
 from tillbook.auth.context import AuthContext
@@ -53,9 +55,10 @@ from tillbook.inventory.schemas import StockTransferIn, TransferCancelIn, Transf
 from tillbook.kit import bounds, xid
 from tillbook.kit.bounds import MONEY
 from tillbook.kit.money import ZERO, draw_cost, money_str, number
-from tillbook.kit.pagination import envelope, parse_page
+from tillbook.kit.pagination import Paged, paged, parse_page
 from tillbook.kit.problems import Problems
 from tillbook.kit.refs import ref_to_id
+from tillbook.kit.shapes import DateStr, DateTimeStr, MoneyStr, ProductRef, answer
 from tillbook.ledger.rules import RuleName
 from tillbook.ledger.service import post
 from tillbook.models import (
@@ -75,6 +78,65 @@ TransferStatus = Literal["dispatched", "received", "cancelled"]
 STATUSES: tuple[str, ...] = get_args(TransferStatus)
 
 
+@answer
+class TransferWarehouse(TypedDict):
+    id: int
+    xid: str
+    name: str
+
+
+@answer
+class TransferBatch(TypedDict):
+    batch_number: str | None
+    expiry_date: DateStr | None
+    unit_cost: float
+    quantity: float
+    quantity_received: float
+
+
+@answer
+class TransferItem(TypedDict):
+    product_id: int
+    product: ProductRef
+    quantity: Annotated[float, Field(description="base units dispatched")]
+    quantity_received: float
+    value: Annotated[MoneyStr, Field(description="cost of the units dispatched")]
+    value_received: MoneyStr
+    batches: list[TransferBatch]
+
+
+@answer
+class Transfer(TypedDict):
+    # A transfer as either branch reads it, and as its events announce it.
+    id: int
+    xid: str
+    status: TransferStatus
+    direction: Annotated[Literal["out", "in"], Field(description="relative to the key's warehouse")]
+    from_warehouse: TransferWarehouse
+    to_warehouse: TransferWarehouse
+    notes: str
+    reason: str | None
+    value_sent: MoneyStr
+    value_received: MoneyStr
+    value_short: Annotated[MoneyStr, Field(description="written off to 51100 on receipt")]
+    dispatched_at: DateTimeStr
+    closed_at: DateTimeStr | None
+    items: list[TransferItem]
+
+
+@answer
+class TransferStep(TypedDict):
+    # A dispatch, receipt or cancel answered (flat beside ``status``): the transfer
+    # after it.
+    transfer_id: int
+    transfer_status: TransferStatus
+    data: Transfer
+
+
+@overload
+def _utc_iso(value: dt.datetime) -> str: ...
+@overload
+def _utc_iso(value: dt.datetime | None) -> str | None: ...
 def _utc_iso(value: dt.datetime | None) -> str | None:
     if value is None:
         return None
@@ -135,7 +197,7 @@ async def _find(session: AsyncSession, key: AuthContext, ref: str | int | None) 
 
 async def _views(
     session: AsyncSession, key: AuthContext, transfers: list[StockTransfer]
-) -> list[dict[str, Any]]:
+) -> list[Transfer]:
     """The GET shape of each transfer: both warehouses, and per product what was
     sent and received, with the batches it travelled in."""
     if not transfers:
@@ -202,28 +264,29 @@ async def _views(
             }
         )
 
-    def wh(w_id: int) -> dict[str, Any]:
+    def wh(w_id: int) -> TransferWarehouse:
         w = warehouses[w_id]
         return {"id": w.id, "xid": xid.encode(w.id), "name": w.name}
 
-    out = []
+    out: list[Transfer] = []
     for t in transfers:
-        shown = []
-        for item in items[t.id].values():
-            shown.append(
-                {
-                    **item,
-                    "quantity": number(item["quantity"]),
-                    "quantity_received": number(item["quantity_received"]),
-                    "value": money_str(item["value"]),
-                    "value_received": money_str(item["value_received"]),
-                }
-            )
+        shown: list[TransferItem] = [
+            {
+                "product_id": item["product_id"],
+                "product": item["product"],
+                "quantity": number(item["quantity"]),
+                "quantity_received": number(item["quantity_received"]),
+                "value": money_str(item["value"]),
+                "value_received": money_str(item["value_received"]),
+                "batches": item["batches"],
+            }
+            for item in items[t.id].values()
+        ]
         out.append(
             {
                 "id": t.id,
                 "xid": xid.encode(t.id),
-                "status": t.status,
+                "status": cast(TransferStatus, t.status),
                 "direction": "out" if t.from_warehouse_id == key.warehouse_id else "in",
                 "from_warehouse": wh(t.from_warehouse_id),
                 "to_warehouse": wh(t.to_warehouse_id),
@@ -242,7 +305,7 @@ async def _views(
 
 async def transfer_detail(
     session: AsyncSession, key: AuthContext, ref: str | int | None
-) -> dict[str, Any]:
+) -> Transfer:
     transfer = await _find(session, key, ref)
     return (await _views(session, key, [transfer]))[0]
 
@@ -253,7 +316,7 @@ async def transfer_page(
     page: str | None,
     limit: str | None,
     status: str | None,
-) -> dict[str, Any]:
+) -> Paged[Transfer]:
     """Transfers from and to the key's warehouse, newest first (``direction`` tells
     which); ``status`` filters on one state."""
     p = parse_page(page, limit)
@@ -279,7 +342,7 @@ async def transfer_page(
                 )
             ).scalars()
         )
-    return envelope(p, total, await _views(session, key, rows))
+    return paged(p, total, await _views(session, key, rows))
 
 
 async def _audit(
@@ -299,9 +362,7 @@ async def _audit(
 # --- dispatching ------------------------------------------------------------------------
 
 
-async def create_transfer(
-    uow: UnitOfWork, key: AuthContext, body: StockTransferIn
-) -> dict[str, Any]:
+async def create_transfer(uow: UnitOfWork, key: AuthContext, body: StockTransferIn) -> TransferStep:
     """The units leave the key's warehouse now, by FIFO at cost, into goods in
     transit; nothing is written when any item is refused."""
     session = uow.session
@@ -424,12 +485,7 @@ async def create_transfer(
         uow, key, "dispatched", transfer,
         {"from_warehouse_id": key.warehouse_id, "to_warehouse_id": target.id},
     )  # fmt: skip
-    return {
-        "status": "success",
-        "transfer_id": transfer.id,
-        "transfer_status": transfer.status,
-        "data": data,
-    }
+    return {"transfer_id": transfer.id, "transfer_status": "dispatched", "data": data}
 
 
 # --- receiving and cancelling -----------------------------------------------------------
@@ -580,7 +636,7 @@ async def _settle_deficits(
 
 async def receive_transfer(
     uow: UnitOfWork, key: AuthContext, ref: str, body: TransferReceiptIn
-) -> dict[str, Any]:
+) -> TransferStep:
     """The receiving warehouse takes in what arrived (everything, without ``items``);
     what did not arrive is written off to 51100 with ``reason``."""
     session = uow.session
@@ -646,17 +702,12 @@ async def receive_transfer(
         data=data,
     )
     await _audit(uow, key, "received", transfer, {"value_received": data["value_received"]})
-    return {
-        "status": "success",
-        "transfer_id": transfer.id,
-        "transfer_status": "received",
-        "data": data,
-    }
+    return {"transfer_id": transfer.id, "transfer_status": "received", "data": data}
 
 
 async def cancel_transfer(
     uow: UnitOfWork, key: AuthContext, ref: str, body: TransferCancelIn
-) -> dict[str, Any]:
+) -> TransferStep:
     """The sender calls the goods back before the receiver took them in: every unit
     returns to the sender's stock, in its batch, at the cost it left with."""
     session = uow.session
@@ -688,9 +739,4 @@ async def cancel_transfer(
     await session.flush()
     data = (await _views(session, key, [transfer]))[0]
     await _audit(uow, key, "cancelled", transfer, {"reason": body.reason})
-    return {
-        "status": "success",
-        "transfer_id": transfer.id,
-        "transfer_status": "cancelled",
-        "data": data,
-    }
+    return {"transfer_id": transfer.id, "transfer_status": "cancelled", "data": data}

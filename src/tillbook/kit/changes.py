@@ -13,6 +13,8 @@ HOT update). A record edited while a till pages is served in the walk if the
 cursor has not passed it yet, else by the next delta: its change time is after
 the walk began, so after the ``sync_token``. Archived records come as tombstones
 ``{"id", "xid", "archived": true}``; live ones carry ``"archived": false``.
+A feed's page is a ``Changes`` of its item type: the record's own shape with
+``Live`` (``catalog/views.py`` ``ProductChange``...), or a ``Tombstone``.
 
 ``sync_token`` is what the till passes as ``updated_since`` next time, after the
 last page: the database's time when the walk began, less ``OVERLAP``. A write
@@ -40,17 +42,19 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, Literal, TypeVar
 
 import orjson
 from sqlalchemy import ColumnElement, Row, Select, String, func, literal, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from typing_extensions import TypedDict
 
 from tillbook.errors import invalid
 from tillbook.kit import xid
 from tillbook.kit.bounds import query_value
 from tillbook.kit.cursors import Scope, peek
 from tillbook.kit.pagination import parse_int
+from tillbook.kit.shapes import DateTimeStr, answer
 
 OVERLAP = dt.timedelta(seconds=60)
 DEFAULT_LIMIT = 100
@@ -58,6 +62,34 @@ DEFAULT_LIMIT = 100
 # a 10,000-product catalog is ten requests, not a hundred.
 FEED_MAX_LIMIT = 1000
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+T = TypeVar("T")
+
+
+@answer
+class Tombstone(TypedDict):
+    """A record archived (or, for a product, no longer sold in this warehouse)."""
+
+    id: int
+    xid: str
+    archived: Literal[True]
+
+
+class Live(TypedDict):
+    # What ``changes`` adds to a live record: a feed's item type is its record's
+    # shape and this (``class ProductChange(ProductListItem, Live)``).
+    archived: Literal[False]
+
+
+@answer
+class Changes(TypedDict, Generic[T]):
+    # Records changed at or after ``updated_since``, in id order;
+    # ``next_cursor`` pages on (null on the last page); after the last page, pass
+    # ``sync_token`` as the next ``updated_since``.
+    data: list[T | Tombstone]
+    per_page: int
+    next_cursor: str | None
+    sync_token: DateTimeStr
 
 
 @dataclass(frozen=True)
@@ -141,14 +173,15 @@ def _cursor(walk: Walk, row_id: int, began: dt.datetime) -> str:
     return walk.scope.seal(raw)
 
 
-def tag_basis(page: dict[str, Any]) -> dict[str, Any]:
+def tag_basis(page: Changes[Any]) -> dict[str, Any]:
     """What an ETag of a feed page covers: all of it but what moves with the clock
     (``sync_token``, and the walk's start inside ``next_cursor``). Polled again with
     nothing changed, a page has the same basis, so ``If-None-Match`` answers 304;
     the till keeps its earlier token and cursor, which page the same records."""
-    basis = {k: v for k, v in page.items() if k != "sync_token"}
-    if page.get("next_cursor") is not None:
-        position = orjson.loads(peek(page["next_cursor"]))
+    basis: dict[str, Any] = {k: v for k, v in page.items() if k != "sync_token"}
+    cursor = page["next_cursor"]
+    if cursor is not None:
+        position = orjson.loads(peek(cursor))
         basis["next_cursor"] = {k: v for k, v in position.items() if k != "s"}
     return basis
 
@@ -166,7 +199,7 @@ def _bound(session: AsyncSession, value: dt.datetime) -> Any:
     return literal(text, String())
 
 
-def tombstone(row_id: int) -> dict[str, Any]:
+def tombstone(row_id: int) -> Tombstone:
     return {"id": row_id, "xid": xid.encode(row_id), "archived": True}
 
 
@@ -178,11 +211,16 @@ async def changes(
     row_id: Any,
     alive: ColumnElement[bool],
     render: Callable[[Sequence[Row[Any]]], Awaitable[Sequence[Mapping[str, Any]]]],
-) -> dict[str, Any]:
+) -> Changes[Any]:
     """One page of changes of ``statement`` (its rows, then the id and whether the
     record is alive are added as its last two columns, named ``row_id`` and
     ``alive``); ``render`` turns the live rows into items, in order (reading the
-    statement's own columns by position or name)."""
+    statement's own columns by position or name).
+
+    Each live item is ``render``'s with ``archived: false`` added: its record's type
+    and ``Live``, which the caller declares (``Changes[ProductChange]``); a type
+    checker cannot spell "this TypeVar and one key more", so the page is
+    ``Changes[Any]`` here."""
     now, seen = await _horizon(session)
     if walk.since > now:
         raise invalid("updated_since", f"is in the future (the server's time is {iso(now)})")
@@ -212,7 +250,9 @@ async def changes(
     rows = rows[: walk.limit]
     live = [r for r in rows if r[-1]]
     rendered = iter(await render(live))
-    items = [{**next(rendered), "archived": False} if r[-1] else tombstone(r[-2]) for r in rows]
+    items: list[Any] = [
+        {**next(rendered), "archived": False} if r[-1] else tombstone(r[-2]) for r in rows
+    ]
     last_row = rows[-1] if rows else None
     next_cursor = None
     if more and last_row is not None:

@@ -2,21 +2,50 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
+from pydantic import Field
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from typing_extensions import TypedDict
 
 from tillbook.audit.setup_records import iso
 from tillbook.errors import NotFound
 from tillbook.kit.money import money_str
 from tillbook.kit.pagination import Page, envelope
+from tillbook.kit.shapes import MoneyStr, answer
 from tillbook.loyalty.points import account_of, balance
 from tillbook.loyalty.programme import terms
 from tillbook.models import LoyaltyMovement, Order, User
 
 
-async def summary(session: AsyncSession, company_id: int, customer_id: int) -> dict[str, Any]:
+@answer
+class CustomerPointsData(TypedDict):
+    # A customer's points as a register shows them (``summary``).
+    customer_id: int
+    customer_name: str
+    enrolled: Annotated[
+        bool,
+        Field(
+            description="whether the customer takes part: every named customer of a company "
+            "with a programme; never the walk-in customer"
+        ),
+    ]
+    programme_active: Annotated[bool, Field(description="whether sales earn points now")]
+    points: Annotated[
+        int,
+        Field(
+            description="the customer's points; below zero when a return took back points "
+            "already spent"
+        ),
+    ]
+    point_value: Annotated[
+        MoneyStr | None, Field(description="what one point is worth, or null: no programme")
+    ]
+    value: Annotated[MoneyStr, Field(description="points × point_value")]
+
+
+async def summary(session: AsyncSession, company_id: int, customer_id: int) -> CustomerPointsData:
     """A customer's points and their value at today's point value (what a register
     shows when the customer is picked). Another company's customer, a supplier or
     an unknown id is a 404."""

@@ -490,7 +490,9 @@ async def receive(
     )
     return {
         "status": "success",
-        "purchase": done,
+        # The purchase as ``POST /purchases`` answers it, ``status`` included, as
+        # this answer always has.
+        "purchase": {"status": "success", **done},
         "data": await detail(session, company_id, po.id),
     }
 

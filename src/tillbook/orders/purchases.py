@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import uuid
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
 from tillbook.audit.service import record
 from tillbook.auth.context import AuthContext
@@ -20,26 +20,42 @@ from tillbook.errors import ValidationFailed
 from tillbook.inventory import service as inventory
 from tillbook.inventory.service import Listed
 from tillbook.kit.money import ZERO, money_str, price4
+from tillbook.kit.shapes import MoneyStr, answer
 from tillbook.ledger.service import post
 from tillbook.models import Order, OrderItem
 from tillbook.orders import numbering
 from tillbook.orders import repository as repo
-from tillbook.orders.currency import currency_fields, order_currency
+from tillbook.orders.currency import ForeignFigures, currency_fields, order_currency
 from tillbook.orders.intake import announce, existing_order, take_in
 from tillbook.orders.schemas import PurchaseIn
 from tillbook.orders.tenders import payment_status, record_order_tenders
+from tillbook.orders.views import PaymentStatus
 from tillbook.unit import UnitOfWork
 
 
-def purchase_response(order: Order) -> dict[str, Any]:
+@answer
+class PurchaseRecorded(ForeignFigures):
+    """What ``POST /purchases`` answers (flat beside ``status``): the purchase
+    received, or the earlier one its invoice number names."""
+
+    purchase_id: int
+    invoice_number: str
+    current_status: str
+    order_status: str
+    payment_status: PaymentStatus
+    total: MoneyStr
+    tax_amount: MoneyStr
+    due_amount: MoneyStr
+
+
+def purchase_response(order: Order) -> PurchaseRecorded:
     return {
-        "status": "success",
         "purchase_id": order.id,
         "invoice_number": order.invoice_number,
         "current_status": f"purchase {order.invoice_number} received; "
         f"payment {order.payment_status.replace('_', ' ')}",
         "order_status": order.order_status,
-        "payment_status": order.payment_status,
+        "payment_status": cast(PaymentStatus, order.payment_status),
         "total": money_str(order.total),
         "tax_amount": money_str(order.tax_amount),
         "due_amount": money_str(order.due_amount),
@@ -47,7 +63,7 @@ def purchase_response(order: Order) -> dict[str, Any]:
     }
 
 
-async def create_purchase(uow: UnitOfWork, key: AuthContext, body: PurchaseIn) -> dict[str, Any]:
+async def create_purchase(uow: UnitOfWork, key: AuthContext, body: PurchaseIn) -> PurchaseRecorded:
     """Unlocked: the supplier, products and prices, the order and its lines, the new
     layers (plain inserts). Closing step: the number, the entries; the stock levels
     go up with the last statement."""

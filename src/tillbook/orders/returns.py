@@ -60,10 +60,12 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import Annotated, Any, NotRequired
 
+from pydantic import Field
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from typing_extensions import TypedDict
 
 from tillbook.audit.service import record
 from tillbook.auth.context import AuthContext, acting_for
@@ -77,6 +79,7 @@ from tillbook.kit.bounds import MONEY
 from tillbook.kit.money import ZERO, line_amounts, money, money_str, price4
 from tillbook.kit.problems import Problems
 from tillbook.kit.refs import ref_to_id
+from tillbook.kit.shapes import MoneyStr, answer
 from tillbook.ledger.fx import Conversion
 from tillbook.ledger.service import post
 from tillbook.loyalty import points as loyalty
@@ -94,9 +97,39 @@ ORIGINAL = {"sales-returns": "sales", "purchase-returns": "purchases"}
 Errors = dict[str, list[str]]
 
 
-def return_response(order: Order) -> dict[str, Any]:
+@answer
+class ReturnRecorded(TypedDict):
+    """What ``POST /sales-returns`` and ``POST /purchase-returns`` answer (flat beside
+    ``status``); a sales return adds what it did to its customer's points."""
+
+    return_id: int
+    invoice_number: str
+    total: MoneyStr
+    tax_amount: Annotated[MoneyStr, Field(description="the tax given back (included in the total)")]
+    original_order_id: int | None
+    points_taken_back: NotRequired[
+        Annotated[
+            int,
+            Field(
+                default=0,
+                description="loyalty points of the sale taken back, by the share this "
+                "return refunds (rounded down); the balance may go below zero",
+            ),
+        ]
+    ]
+    points_refunded: NotRequired[
+        Annotated[
+            int,
+            Field(
+                default=0,
+                description="loyalty points given back by refund tenders in the loyalty mode",
+            ),
+        ]
+    ]
+
+
+def return_response(order: Order) -> ReturnRecorded:
     return {
-        "status": "success",
         "return_id": order.id,
         "invoice_number": order.invoice_number,
         "total": money_str(order.total),
@@ -584,7 +617,7 @@ async def create_return(
     kind: str,
     *,
     refund_mode: lookup.RefValue | None = None,
-) -> dict[str, Any]:
+) -> ReturnRecorded:
     """Checked and planned on unlocked reads (the original invoice excepted: it is
     locked, as its figures decide what may come back); the number and the entries
     in the closing step; stock changes with the unit's last statement.
@@ -874,7 +907,10 @@ async def create_return(
         )
     repo.number_order(uow, order, number, order.journal_entry_id)
     await announce(uow, key, order, party, items, payments, ["return.created"], staff=staff)
-    return {**return_response(order), **(points.answer() if sales else {})}
+    answered = return_response(order)
+    if sales:
+        answered = {**answered, **points.answer()}
+    return answered
 
 
 async def _conversion(
@@ -909,7 +945,7 @@ async def return_as_staff(
     body: ReturnIn,
     *,
     refund_mode: lookup.RefValue | None = None,
-) -> dict[str, Any]:
+) -> ReturnRecorded:
     """A sales return taken by a staff member in the back office: ``create_return``
     acting for the sale's branch as a key of it would, and in the audit trail. The
     caller has checked ``sales.return`` for that branch."""

@@ -17,7 +17,7 @@ from typing_extensions import TypedDict
 
 from tillbook.auth.context import AuthContext
 from tillbook.kit import xid
-from tillbook.kit.changes import Walk, changes
+from tillbook.kit.changes import Changes, Live, Walk, changes
 from tillbook.kit.money import ZERO, money_str
 from tillbook.kit.pagination import Page, Paged, paged
 from tillbook.kit.shapes import MoneyStr, answer
@@ -35,6 +35,12 @@ class Customer(TypedDict):
     email: str | None
     is_walk_in: bool
     balance: MoneyStr
+
+
+@answer
+class CustomerChange(Customer, Live):
+    # A customer in the change feed (``customer_changes``).
+    pass
 
 
 @answer
@@ -86,7 +92,9 @@ async def public_page(
     return paged(page, total, [supplier_item(p, money_str(balances[p.id])) for p in parties])
 
 
-async def customer_changes(session: AsyncSession, key: AuthContext, walk: Walk) -> dict[str, Any]:
+async def customer_changes(
+    session: AsyncSession, key: AuthContext, walk: Walk
+) -> Changes[CustomerChange]:
     """Customers changed since ``walk.since`` (``kit.changes``; a balance moving is a
     change), archived ones as tombstones; each with its balance in this warehouse."""
 

@@ -16,9 +16,11 @@ keeps the answer without it (the route adds it to the first answer).
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import Annotated, Any, Literal
 
+from pydantic import Field
 from sqlalchemy import select
+from typing_extensions import TypedDict
 
 from tillbook.audit.service import record
 from tillbook.auth.context import AuthContext, acting_for
@@ -27,6 +29,7 @@ from tillbook.giftcards import codes, queries
 from tillbook.giftcards import service as giftcards
 from tillbook.kit.money import ZERO, money_str
 from tillbook.kit.problems import Problems
+from tillbook.kit.shapes import DateStr, MoneyStr, answer
 from tillbook.ledger.service import Pair
 from tillbook.models import Payment, User
 from tillbook.orders import lookup, shifts
@@ -36,6 +39,31 @@ from tillbook.unit import UnitOfWork
 # A card's expiry is at most this far ahead (a date the books can hold and a shop
 # could mean); later is a typo.
 LONGEST = dt.timedelta(days=366 * 20)
+
+
+@answer
+class GiftCardData(TypedDict):
+    # A card sold or loaded: the card as ``giftcards.queries.card_view`` shows it,
+    # with what this sale put on it.
+    id: int
+    kind: Literal["card", "credit"]
+    code: Annotated[
+        str | None,
+        Field(
+            description="the new card's code in full (code_in_full true: this first answer "
+            "only, to print on the receipt), otherwise masked to its last four"
+        ),
+    ]
+    code_in_full: bool
+    balance: MoneyStr
+    status: Literal["active", "expired"]
+    expires_on: DateStr | None
+    customer_id: int | None
+    customer_name: str | None
+    warehouse_id: int | None
+    created_at: str | None
+    amount: MoneyStr
+    journal_entry_id: int | None
 
 
 async def _buyer(
@@ -67,7 +95,7 @@ async def _buyer(
 
 async def sell_card(
     uow: UnitOfWork, key: AuthContext, body: GiftCardIn
-) -> tuple[dict[str, Any], str | None]:
+) -> tuple[GiftCardData, str | None]:
     """A new card (no ``code``) or more on an existing one. The answer shows the
     code masked; a new card's code in full comes beside it, for the route to show
     once (``reveal_code``)."""
@@ -146,27 +174,27 @@ async def sell_card(
         row.journal_entry_id = entry_id
     uow.session.add_all(rows)
     await uow.session.flush()
-    answer = {
-        "status": "success",
-        "data": {
-            **queries.card_view(card, None if buyer.is_walk_in else buyer.name),
-            "amount": money_str(body.amount),
-            "journal_entry_id": entry_id,
-            "code_in_full": False,
-        },
+    answer: GiftCardData = {
+        **queries.card_view(card, None if buyer.is_walk_in else buyer.name),
+        "amount": money_str(body.amount),
+        "journal_entry_id": entry_id,
+        "code_in_full": False,
     }
     return answer, codes.shown(code) if code else None
 
 
 def reveal_code(answer: dict[str, Any], code: str | None) -> dict[str, Any]:
     """The first answer for a new card carries its code in full (to print on the
-    receipt); the stored answer a replay returns does not: it is kept nowhere."""
+    receipt); the stored answer a replay returns does not: it is kept nowhere.
+    ``answer`` is the enveloped one (``data`` the card), as it is stored."""
     if code is None:
         return answer
     return {**answer, "data": {**answer["data"], "code": code, "code_in_full": True}}
 
 
-async def check_balance(uow: UnitOfWork, key: AuthContext, body: GiftCardCodeIn) -> dict[str, Any]:
+async def check_balance(
+    uow: UnitOfWork, key: AuthContext, body: GiftCardCodeIn
+) -> queries.GiftCardBalanceData:
     """What a usable card holds. An unknown code, an expired card and a spent one
     are one 422 naming ``code`` with one message (``giftcards.NO_CARD``): the answer
     tells a guesser nothing about which codes exist."""
@@ -174,17 +202,16 @@ async def check_balance(uow: UnitOfWork, key: AuthContext, body: GiftCardCodeIn)
     card = await giftcards.card_by_code(uow.session, key.company_id, body.code)
     if card is None or not giftcards.usable(card, today) or card.balance <= 0:
         raise invalid("code", giftcards.NO_CARD)
-    return {"status": "success", "data": queries.balance_view(card, today)}
+    return queries.balance_view(card, today)
 
 
 async def sell_in_branch(
     uow: UnitOfWork, company_id: int, warehouse_id: int, actor_id: int, body: GiftCardIn
-) -> tuple[dict[str, Any], str | None]:
+) -> tuple[GiftCardData, str | None]:
     """``sell_card`` as a staff member records it in the back office, for one branch
     (``auth.context.acting_for``), in the audit trail (never with the code)."""
     key = await acting_for(uow.session, company_id, warehouse_id, actor_id)
-    answer, code = await sell_card(uow, key, body)
-    data = answer["data"]
+    data, code = await sell_card(uow, key, body)
     await record(
         uow.session,
         company_id=company_id,
@@ -200,4 +227,4 @@ async def sell_in_branch(
             "expires_on": data["expires_on"],
         },
     )
-    return answer, code
+    return data, code

@@ -14,7 +14,7 @@ from typing_extensions import TypedDict
 
 from tillbook.auth.context import AuthContext
 from tillbook.kit import xid
-from tillbook.kit.changes import Walk, changes
+from tillbook.kit.changes import Changes, Live, Walk, changes
 from tillbook.kit.shapes import answer
 from tillbook.models import Account, ExpenseCategory, PaymentMode
 
@@ -26,6 +26,11 @@ class PaymentModeItem(TypedDict):
     code: str
     name: str
     account_code: str
+
+
+@answer
+class PaymentModeChange(PaymentModeItem, Live):
+    pass
 
 
 @answer
@@ -61,7 +66,7 @@ def _mode(m: PaymentMode, code: str) -> PaymentModeItem:
 
 async def payment_mode_changes(
     session: AsyncSession, key: AuthContext, walk: Walk
-) -> dict[str, Any]:
+) -> Changes[PaymentModeChange]:
     """Payment modes changed since ``walk.since`` (``kit.changes``), archived ones as
     tombstones."""
     return await changes(

@@ -13,19 +13,22 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Annotated, Any, Literal, cast
 
+from pydantic import Field
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from typing_extensions import TypedDict
 
 from tillbook.audit import setup_records
 from tillbook.auth.context import AuthContext
 from tillbook.errors import Conflict, invalid
 from tillbook.kit import xid
-from tillbook.kit.changes import Walk, changes
+from tillbook.kit.changes import Changes, Live, Walk, changes
 from tillbook.kit.pagination import Page
 from tillbook.kit.problems import Problems
 from tillbook.kit.refs import ref_to_id
+from tillbook.kit.shapes import DateStr, DateTimeStr, answer
 from tillbook.models import Brand, Category, Product, Promotion, Warehouse
 from tillbook.orders.lookup import reference_changed
 from tillbook.promotions.schemas import PromotionIn
@@ -37,16 +40,61 @@ def _now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
-def view(p: Promotion) -> dict[str, Any]:
+Kind = Literal["percent_off", "amount_off", "buy_x_get_y", "quantity_break", "bundle"]
+AppliesTo = Literal["all", "products", "categories", "brands"]
+Status = Literal["active", "paused", "archived"]
+
+
+@answer
+class PromotionItem(TypedDict):
+    """A promotion as the engine reads it (``orders/promotions.py``): a register
+    prices its baskets by exactly these fields."""
+
+    id: int
+    xid: str
+    name: str
+    kind: Annotated[
+        Kind, Field(description="percent_off, amount_off, buy_x_get_y, quantity_break or bundle")
+    ]
+    warehouse_id: Annotated[int | None, Field(description="its one branch; null: every branch")]
+    applies_to: Annotated[AppliesTo, Field(description="all, products, categories or brands")]
+    targets: list[int]
+    rule: Annotated[
+        dict[str, Any],
+        Field(
+            description="the kind's parameters: percent; amount; buy, get, percent; "
+            "tiers [{min_quantity, percent}]; items [{product_id, quantity}], price"
+        ),
+    ]
+    starts_on: DateStr
+    ends_on: DateStr | None
+    weekdays: list[int]
+    from_time: str | None
+    until_time: str | None
+    priority: int
+    combines: bool
+    status: Annotated[Status, Field(description="active, paused or archived")]
+    states: Annotated[list[list[str]], Field(description="[instant, status] pairs, oldest first")]
+    version: int
+    archived_at: DateTimeStr | None
+
+
+@answer
+class PromotionChange(PromotionItem, Live):
+    # A promotion in the register's feed (``feed``).
+    pass
+
+
+def view(p: Promotion) -> PromotionItem:
     """A promotion as the admin API, the back office and the register's feed show it:
     everything the engine reads, so the register prices a basket as the server does."""
     return {
         "id": p.id,
         "xid": xid.encode(p.id),
         "name": p.name,
-        "kind": p.kind,
+        "kind": cast(Kind, p.kind),
         "warehouse_id": p.warehouse_id,
-        "applies_to": p.applies_to,
+        "applies_to": cast(AppliesTo, p.applies_to),
         "targets": json.loads(p.targets or "[]"),
         "rule": json.loads(p.rule or "{}"),
         "starts_on": p.starts_on.isoformat(),
@@ -56,7 +104,7 @@ def view(p: Promotion) -> dict[str, Any]:
         "until_time": p.until_time.strftime("%H:%M") if p.until_time else None,
         "priority": p.priority,
         "combines": p.combines,
-        "status": p.status,
+        "status": cast(Status, p.status),
         "states": json.loads(p.states or "[]"),
         "version": p.version,
         "archived_at": setup_records.iso(p.archived_at),
@@ -330,18 +378,19 @@ async def page_of(
         include_archived=include_archived,
         order_by=[Promotion.starts_on.desc()],
     )
-    return total, [view(r) for r in rows]
+    # (the back office's editing resource reads plain dicts)
+    return total, [dict(view(r)) for r in rows]
 
 
 async def one_of(session: AsyncSession, company_id: int, id_: int) -> dict[str, Any]:
-    return view(await _find(session, company_id, id_, lock=False))
+    return dict(view(await _find(session, company_id, id_, lock=False)))
 
 
-async def feed(session: AsyncSession, key: AuthContext, walk: Walk) -> dict[str, Any]:
+async def feed(session: AsyncSession, key: AuthContext, walk: Walk) -> Changes[PromotionChange]:
     """The ``promotions`` change feed of a branch (its own and the company-wide ones):
     what a register prices its baskets by; archived ones as tombstones."""
 
-    async def render(rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
+    async def render(rows: Sequence[Sequence[Any]]) -> list[PromotionItem]:
         return [view(row[0]) for row in rows]
 
     return await changes(
@@ -358,7 +407,7 @@ async def feed(session: AsyncSession, key: AuthContext, walk: Walk) -> dict[str,
     )
 
 
-async def branch_promotions(session: AsyncSession, key: AuthContext) -> list[dict[str, Any]]:
+async def branch_promotions(session: AsyncSession, key: AuthContext) -> list[PromotionItem]:
     """The branch's promotions that are not archived, oldest first."""
     rows = await session.scalars(
         select(Promotion)

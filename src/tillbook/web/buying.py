@@ -169,7 +169,7 @@ async def delivery_receive(request: Request, ctx: StockWriter, db: DB) -> Respon
 
         async def work(uow: UnitOfWork) -> dict[str, Any]:
             key = await acting_for(uow.session, ctx.company_id, receiver, ctx.user_id)
-            return await create_purchase(uow, key, body)
+            return dict(await create_purchase(uow, key, body))
 
         done, _replayed = await submit(request, ctx, work)
     except ValidationFailed as exc:

@@ -541,7 +541,7 @@ async def take_return(request: Request, order_id: str, ctx: Buyer, db: DB) -> Re
                     "total": done["total"],
                 },
             )
-            return done
+            return dict(done)
 
         done, _replayed = await submit(request, ctx, work)
     except ValidationFailed as exc:

@@ -148,9 +148,10 @@ async def take_return(request: Request, order_id: str, ctx: Returner, db: DB) ->
         )
 
         async def work(uow: UnitOfWork) -> dict[str, Any]:
-            return await return_as_staff(
+            done = await return_as_staff(
                 uow, ctx.company_id, branch, ctx.user_id, parsed, refund_mode=refund_mode
             )
+            return dict(done)
 
         done, _replayed = await submit(request, ctx, work)
     except ValidationFailed as exc:

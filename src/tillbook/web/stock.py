@@ -161,7 +161,7 @@ async def adjust(
         wid = warehouse_id
 
         async def work(uow: UnitOfWork) -> dict[str, Any]:
-            return await adjust_as_staff(uow, ctx.company_id, wid, ctx.user_id, parsed)
+            return dict(await adjust_as_staff(uow, ctx.company_id, wid, ctx.user_id, parsed))
 
         done, _replayed = await submit(request, ctx, work)
     except ValidationFailed as exc:

@@ -117,7 +117,7 @@ async def transfer_list(request: Request, ctx: Reader, db: DB) -> Response:
 
         async def read(s: AsyncSession) -> dict[str, Any]:
             key = await acting_for(s, ctx.company_id, branch, ctx.user_id)
-            return await transfers.transfer_page(s, key, page, "25", status)
+            return dict(await transfers.transfer_page(s, key, page, "25", status))
 
         data = await db.read(read)
     return render(
@@ -257,7 +257,7 @@ async def _transfer_page(
     sender, receiver = await _transfer_side(db, ctx, tid, "books.read")
     side = receiver if ctx.can("books.read", receiver) else sender
 
-    async def read(s: AsyncSession) -> dict[str, Any]:
+    async def read(s: AsyncSession) -> transfers.Transfer:
         key = await acting_for(s, ctx.company_id, side, ctx.user_id)
         return await transfers.transfer_detail(s, key, tid)
 

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Request
 
+from tillbook.api import envelope
 from tillbook.api.admin.deps import Allowed, path_id, query_id, require_json
 from tillbook.api.admin.money import branch
 from tillbook.api.body import openapi_body, parse_body
@@ -72,10 +73,10 @@ async def sell_card(
     shown: dict[str, str | None] = {"code": None}
 
     async def work(uow: UnitOfWork) -> dict[str, Any]:
-        answer, shown["code"] = await gift_cards.sell_in_branch(
+        card, shown["code"] = await gift_cards.sell_in_branch(
             uow, ctx.company_id, wid, ctx.user_id, body
         )
-        return answer
+        return envelope.ok(card)
 
     status, answer, replayed = await admin_unit(
         request, ctx, work, status=201, token=idempotency_token(request)

@@ -21,14 +21,14 @@ from tillbook.unit import UnitOfWork
 
 
 async def _create(uow: UnitOfWork, ctx: AdminContext, body: PromotionIn) -> dict[str, Any]:
-    return service.view(await service.create(uow.session, ctx.company_id, ctx.user_id, body))
+    return dict(service.view(await service.create(uow.session, ctx.company_id, ctx.user_id, body)))
 
 
 async def _edit(
     uow: UnitOfWork, ctx: AdminContext, id_: int, version: int | None, changes: dict[str, Any]
 ) -> dict[str, Any]:
     promotion = await service.edit(uow.session, ctx.company_id, ctx.user_id, id_, version, changes)
-    return service.view(promotion)
+    return dict(service.view(promotion))
 
 
 def _changer(status: str) -> Any:
@@ -38,7 +38,7 @@ def _changer(status: str) -> Any:
         promotion = await service.set_state(
             uow.session, ctx.company_id, ctx.user_id, id_, version, status
         )
-        return service.view(promotion)
+        return dict(service.view(promotion))
 
     return change
 

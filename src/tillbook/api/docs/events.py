@@ -13,7 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, RootModel
 
-from tillbook.api.public.openapi import StockAdjustment, Transfer
+from tillbook.inventory.adjustments import StockAdjustment
+from tillbook.inventory.transfers import Transfer
 from tillbook.kit.shapes import answer
 from tillbook.orders.views import OrderDetail
 from tillbook.orders.voids import OrderCancelled

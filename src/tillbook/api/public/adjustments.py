@@ -6,6 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
+from tillbook.api import envelope
 from tillbook.api.body import parse_body
 from tillbook.api.deps import DB, CurrentKey
 from tillbook.api.idempotent import run_write
@@ -27,7 +28,12 @@ router = APIRouter(tags=["adjustments"])
 async def post_stock_adjustment(request: Request, key: CurrentKey) -> JSON:
     body, raw = await parse_body(request, StockAdjustmentIn)
     return await run_write(
-        request, key, raw, body.unique_id, lambda s: adjustments.create_adjustment(s, key, body)
+        request,
+        key,
+        raw,
+        body.unique_id,
+        lambda s: adjustments.create_adjustment(s, key, body),
+        answer=envelope.flat,
     )
 
 
@@ -35,8 +41,7 @@ async def post_stock_adjustment(request: Request, key: CurrentKey) -> JSON:
 async def list_stock_adjustments(
     key: CurrentKey, db: DB, page: str | None = None, limit: str | None = None
 ) -> dict[str, Any]:
-    data = await db.read(lambda s: adjustments.adjustment_page(s, key, page, limit))
-    return {"status": "success", "data": data}
+    return envelope.ok(await db.read(lambda s: adjustments.adjustment_page(s, key, page, limit)))
 
 
 @router.post(
@@ -47,7 +52,12 @@ async def list_stock_adjustments(
 async def post_price_adjustment(request: Request, key: CurrentKey) -> JSON:
     body, raw = await parse_body(request, PriceAdjustmentIn)
     return await run_write(
-        request, key, raw, body.unique_id, lambda s: prices.create_price_adjustment(s, key, body)
+        request,
+        key,
+        raw,
+        body.unique_id,
+        lambda s: prices.create_price_adjustment(s, key, body),
+        answer=envelope.flat,
     )
 
 
@@ -55,5 +65,4 @@ async def post_price_adjustment(request: Request, key: CurrentKey) -> JSON:
 async def list_price_adjustments(
     key: CurrentKey, db: DB, page: str | None = None, limit: str | None = None
 ) -> dict[str, Any]:
-    data = await db.read(lambda s: prices.price_adjustment_page(s, key, page, limit))
-    return {"status": "success", "data": data}
+    return envelope.ok(await db.read(lambda s: prices.price_adjustment_page(s, key, page, limit)))

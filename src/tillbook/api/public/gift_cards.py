@@ -8,6 +8,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
+from tillbook.api import envelope
 from tillbook.api.body import parse_body
 from tillbook.api.deps import DB, CurrentKey
 from tillbook.api.idempotent import run_write
@@ -33,9 +34,9 @@ async def post_gift_card(request: Request, key: CurrentKey) -> JSON:
     await guard.before(limiter, key, [body.code] if body.code else [])
     shown: dict[str, str | None] = {"code": None}
 
-    async def work(uow: UnitOfWork) -> dict[str, Any]:
-        answer, shown["code"] = await gift_cards.sell_card(uow, key, body)
-        return answer
+    async def work(uow: UnitOfWork) -> gift_cards.GiftCardData:
+        card, shown["code"] = await gift_cards.sell_card(uow, key, body)
+        return card
 
     async with guard.counting(limiter, key):
         return await run_write(
@@ -44,6 +45,7 @@ async def post_gift_card(request: Request, key: CurrentKey) -> JSON:
             raw,
             body.unique_id,
             work,
+            answer=envelope.ok,
             reveal=lambda answer: gift_cards.reveal_code(answer, shown["code"]),
         )
 
@@ -59,4 +61,6 @@ async def gift_card_balance(request: Request, key: CurrentKey, db: DB) -> dict[s
     limiter = request.app.state.ratelimiter
     await guard.before(limiter, key, [body.code])
     async with guard.counting(limiter, key):
-        return await db.read(lambda s: gift_cards.check_balance(UnitOfWork(s), key, body))
+        return envelope.ok(
+            await db.read(lambda s: gift_cards.check_balance(UnitOfWork(s), key, body))
+        )

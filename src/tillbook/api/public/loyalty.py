@@ -7,6 +7,7 @@ from typing import Any
 
 from fastapi import APIRouter
 
+from tillbook.api import envelope
 from tillbook.api.deps import DB, CurrentKey
 from tillbook.api.public import openapi as r
 from tillbook.errors import NotFound
@@ -25,7 +26,4 @@ async def customer_points(customer_id: str, key: CurrentKey, db: DB) -> dict[str
     cid = ref_to_id(customer_id)  # an id or an xid, as every public reference
     if cid is None:
         raise NotFound("customer not found")
-    return {
-        "status": "success",
-        "data": await db.read(lambda s: queries.summary(s, key.company_id, cid)),
-    }
+    return envelope.ok(await db.read(lambda s: queries.summary(s, key.company_id, cid)))

@@ -16,33 +16,45 @@ quantities of order lines are JSON numbers (spec, DESIGN.md §3).
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any, Generic, Literal, TypeVar, Union
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from tillbook.api.body import openapi_body
 from tillbook.auth.service import EXAMPLES, SIGNATURE_WINDOW_S
+from tillbook.catalog.prices import PriceAdjusted, PriceAdjustmentBatch
 from tillbook.catalog.views import (
     Brand,
+    BrandChange,
     Category,
-    CategoryFields,
+    FlatCategory,
+    ProductChange,
     ProductDetail,
     ProductListItem,
+    TaxChange,
     TaxItem,
     UnitItem,
     Warehouse,
 )
-from tillbook.kit.shapes import MoneyStr, Named, ProductRef, QuantityStr, answer
+from tillbook.giftcards.queries import GiftCardBalanceData
+from tillbook.inventory.adjustments import AdjustmentRecorded, StockAdjustment
+from tillbook.inventory.transfers import Transfer, TransferStep
+from tillbook.kit.changes import Changes
+from tillbook.kit.shapes import answer
+from tillbook.loyalty.queries import CustomerPointsData
+from tillbook.orders.purchases import PurchaseRecorded
+from tillbook.orders.returns import ReturnRecorded
 from tillbook.orders.sales import SalePreview, SaleRecorded
 from tillbook.orders.views import OrderDetail, OrderListItem
 from tillbook.orders.voids import SaleVoid
-from tillbook.parties.queries import Customer, Supplier
+from tillbook.parties.queries import Customer, CustomerChange, Supplier
 from tillbook.payments.expenses import Expense, ExpenseRecorded
-from tillbook.payments.reference import ExpenseCategoryItem, PaymentModeItem
+from tillbook.payments.gift_cards import GiftCardData
+from tillbook.payments.reference import ExpenseCategoryItem, PaymentModeChange, PaymentModeItem
 from tillbook.payments.service import PaymentRecorded, UserInvoices
 from tillbook.payments.terminal_callbacks import CallbackOutcome
 from tillbook.payments.till import ShiftHead, ShiftReport
+from tillbook.promotions.service import PromotionChange, PromotionItem
 from tillbook.registers.service import Cashier, HeartbeatAnswer, RegisterDetails
 
 T = TypeVar("T")
@@ -187,33 +199,14 @@ class SaleCreated(SaleRecorded):
     status: Literal["success"]
 
 
-class PurchaseCreated(Shape):
+@answer
+class PurchaseCreated(PurchaseRecorded):
     status: Literal["success"]
-    purchase_id: int
-    invoice_number: str
-    current_status: str
-    order_status: str
-    payment_status: Literal["unpaid", "partially_paid", "paid"]
-    total: MoneyStr
-    tax_amount: MoneyStr
-    due_amount: MoneyStr
 
 
-class ReturnCreated(Shape):
+@answer
+class ReturnCreated(ReturnRecorded):
     status: Literal["success"]
-    return_id: int
-    invoice_number: str
-    total: MoneyStr
-    tax_amount: MoneyStr = Field(description="the tax given back (included in the total)")
-    original_order_id: int | None
-    points_taken_back: int = Field(
-        default=0,
-        description="loyalty points of the sale taken back, by the share this return "
-        "refunds (rounded down); the balance may go below zero",
-    )
-    points_refunded: int = Field(
-        default=0, description="loyalty points given back by refund tenders in the loyalty mode"
-    )
 
 
 class SalePreviewResponse(Ok[SalePreview]):
@@ -254,20 +247,6 @@ class HeartbeatResponse(Ok[HeartbeatAnswer]):
 # --- adjustments ---------------------------------------------------------------------------
 
 
-class StockAdjustment(Shape):
-    id: int
-    product_id: int
-    quantity: QuantityStr
-    adjustment_type: Literal["add", "subtract"]
-    notes: str
-    batch_number: str | None
-    expiry_date: dt.date | None
-    cost_amount: MoneyStr
-    created_at: dt.datetime
-    product: ProductRef
-    creator: Named | None
-
-
 class StockAdjustmentPage(Page[StockAdjustment]):
     pass
 
@@ -276,26 +255,9 @@ class StockAdjustmentList(Ok[StockAdjustmentPage]):
     pass
 
 
-class StockAdjustmentCreated(Shape):
+@answer
+class StockAdjustmentCreated(AdjustmentRecorded):
     status: Literal["success"]
-    adjustment_id: int
-    new_stock_level: float
-
-
-class PriceChange(Shape):
-    product_id: int
-    product: ProductRef
-    old_price: float
-    new_price: float
-
-
-class PriceAdjustmentBatch(Shape):
-    id: int
-    invoice_number: str
-    date: dt.date
-    notes: str
-    creator: Named | None
-    items: list[PriceChange]
 
 
 class PriceAdjustmentPage(Page[PriceAdjustmentBatch]):
@@ -306,11 +268,9 @@ class PriceAdjustmentList(Ok[PriceAdjustmentPage]):
     pass
 
 
-class PriceAdjustmentCreated(Shape):
+@answer
+class PriceAdjustmentCreated(PriceAdjusted):
     status: Literal["success"]
-    batch_invoice: str
-    new_price: float
-    batch_id: int
 
 
 # --- payments and expenses ----------------------------------------------------------------
@@ -321,57 +281,12 @@ class PaymentCreated(PaymentRecorded):
     status: Literal["success"]
 
 
-class GiftCardData(Shape):
-    id: int
-    kind: Literal["card", "credit"]
-    code: str | None = Field(
-        description="the new card's code in full (code_in_full true: this first answer "
-        "only, to print on the receipt), otherwise masked to its last four"
-    )
-    code_in_full: bool
-    balance: MoneyStr
-    status: Literal["active", "expired"]
-    expires_on: dt.date | None
-    customer_id: int | None
-    customer_name: str | None
-    warehouse_id: int | None
-    created_at: str | None
-    amount: MoneyStr
-    journal_entry_id: int | None
+class GiftCardSold(Ok[GiftCardData]):
+    pass
 
 
-class GiftCardSold(Shape):
-    status: Literal["success"]
-    data: GiftCardData
-
-
-class GiftCardBalanceData(Shape):
-    code: str
-    balance: MoneyStr
-    expires_on: dt.date | None
-    usable: bool
-
-
-class GiftCardBalance(Shape):
-    status: Literal["success"]
-    data: GiftCardBalanceData
-
-
-class CustomerPointsData(Shape):
-    customer_id: int
-    customer_name: str
-    enrolled: bool = Field(
-        description="whether the customer takes part: every named customer of a company "
-        "with a programme; never the walk-in customer"
-    )
-    programme_active: bool = Field(description="whether sales earn points now")
-    points: int = Field(
-        description="the customer's points; below zero when a return took back points already spent"
-    )
-    point_value: MoneyStr | None = Field(
-        description="what one point is worth, or null: no programme"
-    )
-    value: MoneyStr = Field(description="points × point_value")
+class GiftCardBalance(Ok[GiftCardBalanceData]):
+    pass
 
 
 class CustomerPoints(Ok[CustomerPointsData]):
@@ -401,102 +316,6 @@ class CallbackResult(CallbackOutcome):
 
 
 # --- change feeds (offline tills: ``updated_since`` and ``cursor``) ---------------------------
-
-
-class Tombstone(Shape):
-    """A record archived (or, for a product, no longer sold in this warehouse)."""
-
-    id: int
-    xid: str
-    archived: Literal[True]
-
-
-class Changes(Shape, Generic[T]):
-    """Records changed at or after ``updated_since``, oldest change first;
-    ``next_cursor`` pages on (null on the last page); after the last page, pass
-    ``sync_token`` as the next ``updated_since``."""
-
-    data: list[T | Tombstone]
-    per_page: int
-    next_cursor: str | None
-    sync_token: dt.datetime
-
-
-class Live(Shape):
-    archived: Literal[False]
-
-
-@answer
-class ProductChange(ProductListItem):
-    archived: Literal[False]
-
-
-@answer
-class FlatCategory(CategoryFields):
-    archived: Literal[False]
-
-
-@answer
-class BrandChange(Brand):
-    archived: Literal[False]
-
-
-@answer
-class TaxChange(TaxItem):
-    archived: Literal[False]
-
-
-@answer
-class PaymentModeChange(PaymentModeItem):
-    archived: Literal[False]
-
-
-@answer
-class CustomerChange(Customer):
-    archived: Literal[False]
-
-
-class PromotionTier(Shape):
-    min_quantity: str
-    percent: str
-
-
-class PromotionItem(Shape):
-    """A promotion as the engine reads it (``orders/promotions.py``): a register
-    prices its baskets by exactly these fields."""
-
-    id: int
-    xid: str
-    name: str
-    kind: Literal["percent_off", "amount_off", "buy_x_get_y", "quantity_break", "bundle"] = Field(
-        description="percent_off, amount_off, buy_x_get_y, quantity_break or bundle"
-    )
-    warehouse_id: int | None = Field(description="its one branch; null: every branch")
-    applies_to: Literal["all", "products", "categories", "brands"] = Field(
-        description="all, products, categories or brands"
-    )
-    targets: list[int]
-    rule: dict[str, Any] = Field(
-        description="the kind's parameters: percent; amount; buy, get, percent; "
-        "tiers [{min_quantity, percent}]; items [{product_id, quantity}], price"
-    )
-    starts_on: dt.date
-    ends_on: dt.date | None
-    weekdays: list[int]
-    from_time: str | None
-    until_time: str | None
-    priority: int
-    combines: bool
-    status: Literal["active", "paused", "archived"] = Field(
-        description="active, paused or archived"
-    )
-    states: list[list[str]] = Field(description="[instant, status] pairs, oldest first")
-    version: int
-    archived_at: dt.datetime | None
-
-
-class PromotionChange(PromotionItem, Live):
-    pass
 
 
 class PromotionList(Ok[list[PromotionItem]]):
@@ -534,52 +353,9 @@ class CustomerChanges(Ok[Changes[CustomerChange]]):
 # --- stock transfers ------------------------------------------------------------------------
 
 
-class TransferWarehouse(Shape):
-    id: int
-    xid: str
-    name: str
-
-
-class TransferBatch(Shape):
-    batch_number: str | None
-    expiry_date: dt.date | None
-    unit_cost: float
-    quantity: float
-    quantity_received: float
-
-
-class TransferItem(Shape):
-    product_id: int
-    product: ProductRef
-    quantity: float = Field(description="base units dispatched")
-    quantity_received: float
-    value: MoneyStr = Field(description="cost of the units dispatched")
-    value_received: MoneyStr
-    batches: list[TransferBatch]
-
-
-class Transfer(Shape):
-    id: int
-    xid: str
-    status: Literal["dispatched", "received", "cancelled"]
-    direction: Literal["out", "in"] = Field(description="relative to the key's warehouse")
-    from_warehouse: TransferWarehouse
-    to_warehouse: TransferWarehouse
-    notes: str
-    reason: str | None
-    value_sent: MoneyStr
-    value_received: MoneyStr
-    value_short: MoneyStr = Field(description="written off to 51100 on receipt")
-    dispatched_at: dt.datetime
-    closed_at: dt.datetime | None
-    items: list[TransferItem]
-
-
-class TransferWritten(Shape):
+@answer
+class TransferWritten(TransferStep):
     status: Literal["success"]
-    transfer_id: int
-    transfer_status: Literal["dispatched", "received", "cancelled"]
-    data: Transfer
 
 
 class TransferPage(Page[Transfer]):

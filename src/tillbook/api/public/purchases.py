@@ -27,7 +27,12 @@ router = APIRouter(tags=["purchases"])
 async def post_purchase(request: Request, key: CurrentKey) -> JSON:
     body, raw = await parse_body(request, PurchaseIn)
     return await run_write(
-        request, key, raw, body.unique_id, lambda s: create_purchase(s, key, body)
+        request,
+        key,
+        raw,
+        body.unique_id,
+        lambda s: create_purchase(s, key, body),
+        answer=envelope.flat,
     )
 
 

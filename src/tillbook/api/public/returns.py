@@ -39,6 +39,7 @@ async def post_sales_return(request: Request, key: CurrentKey) -> JSON:
             raw,
             body.unique_id,
             lambda s: create_return(s, key, body, "sales-returns"),
+            answer=envelope.flat,
         )
 
 
@@ -50,7 +51,12 @@ async def post_sales_return(request: Request, key: CurrentKey) -> JSON:
 async def post_purchase_return(request: Request, key: CurrentKey) -> JSON:
     body, raw = await parse_body(request, ReturnIn)
     return await run_write(
-        request, key, raw, body.unique_id, lambda s: create_return(s, key, body, "purchase-returns")
+        request,
+        key,
+        raw,
+        body.unique_id,
+        lambda s: create_return(s, key, body, "purchase-returns"),
+        answer=envelope.flat,
     )
 
 

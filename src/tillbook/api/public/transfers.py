@@ -7,6 +7,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
+from tillbook.api import envelope
 from tillbook.api.body import parse_body
 from tillbook.api.deps import DB, CurrentKey
 from tillbook.api.idempotent import run_write
@@ -26,7 +27,12 @@ router = APIRouter(tags=["transfers"])
 async def post_stock_transfer(request: Request, key: CurrentKey) -> JSON:
     body, raw = await parse_body(request, StockTransferIn)
     return await run_write(
-        request, key, raw, body.unique_id, lambda u: transfers.create_transfer(u, key, body)
+        request,
+        key,
+        raw,
+        body.unique_id,
+        lambda u: transfers.create_transfer(u, key, body),
+        answer=envelope.flat,
     )
 
 
@@ -38,14 +44,14 @@ async def list_stock_transfers(
     limit: str | None = None,
     status: str | None = None,
 ) -> dict[str, Any]:
-    data = await db.read(lambda s: transfers.transfer_page(s, key, page, limit, status))
-    return {"status": "success", "data": data}
+    return envelope.ok(
+        await db.read(lambda s: transfers.transfer_page(s, key, page, limit, status))
+    )
 
 
 @router.get("/stock-transfers/{ref}", responses=r.ok(r.TransferResponse, *r.ONE))
 async def get_stock_transfer(ref: str, key: CurrentKey, db: DB) -> dict[str, Any]:
-    data = await db.read(lambda s: transfers.transfer_detail(s, key, ref))
-    return {"status": "success", "data": data}
+    return envelope.ok(await db.read(lambda s: transfers.transfer_detail(s, key, ref)))
 
 
 @router.post(
@@ -62,6 +68,7 @@ async def receive_stock_transfer(ref: str, request: Request, key: CurrentKey) ->
         raw,
         body.unique_id,
         lambda u: transfers.receive_transfer(u, key, ref, body),
+        answer=envelope.flat,
     )
 
 
@@ -79,4 +86,5 @@ async def cancel_stock_transfer(ref: str, request: Request, key: CurrentKey) -> 
         raw,
         body.unique_id,
         lambda u: transfers.cancel_transfer(u, key, ref, body),
+        answer=envelope.flat,
     )
