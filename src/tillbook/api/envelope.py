@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["as_is", "flat", "ok"]
+__all__ = ["done", "flat", "ok"]
 
 
 def ok(data: object) -> dict[str, Any]:
@@ -31,7 +31,7 @@ def flat(answer: Mapping[str, object]) -> dict[str, Any]:
     return {"status": "success", **answer}
 
 
-def as_is(answer: dict[str, Any]) -> dict[str, Any]:
-    """An answer whose service still builds the envelope itself (issue 23: each
-    domain moves to ``ok`` or ``flat`` as its answers get their types)."""
-    return answer
+def done(message: str) -> dict[str, Any]:
+    """A change with nothing to show but what was done (a webhook removed, a
+    session ended): ``{"status": "success", "message": ...}``."""
+    return {"status": "success", "message": message}

@@ -22,7 +22,6 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tillbook.api import envelope
 from tillbook.api.body import decode_json
 from tillbook.api.responses import JSON, dumps
 from tillbook.auth.admin import AdminContext
@@ -155,7 +154,7 @@ async def run_write(
     body_token: str | None,
     work: Answering,
     *,
-    answer: Callable[[Any], dict[str, Any]] = envelope.as_is,
+    answer: Callable[[Any], dict[str, Any]],
     reveal: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
 ) -> JSON:
     """``work`` in one unit of work under the request's idempotency token; its

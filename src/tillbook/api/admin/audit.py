@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
+from tillbook.api import envelope
 from tillbook.api.admin.deps import Allowed, query_id
 from tillbook.api.deps import DB
 from tillbook.audit.queries import AuditFilter, list_events
@@ -45,4 +46,4 @@ async def list_audit_events(
         date_to=end,
     )
     total, rows = await db.replica_read(lambda s: list_events(s, ctx.company_id, paging, where))
-    return {"status": "success", "data": pagination.envelope(paging, total, rows)}
+    return envelope.ok(pagination.envelope(paging, total, rows))

@@ -49,17 +49,14 @@ async def list_cards(
     data = await db.read(
         lambda s: queries.card_page(s, ctx.company_id, paging, kind=kind, customer_id=customer)
     )
-    return {"status": "success", "data": data}
+    return envelope.ok(data)
 
 
 @router.get("/{card_id}")
 async def card_statement(card_id: str, ctx: Reader, db: DB) -> dict[str, Any]:
     """One card's or credit balance's movements, each naming its order and entry."""
     cid = path_id(card_id, "gift card")
-    return {
-        "status": "success",
-        "data": await db.read(lambda s: queries.statement(s, ctx.company_id, cid)),
-    }
+    return envelope.ok(await db.read(lambda s: queries.statement(s, ctx.company_id, cid)))
 
 
 @router.post("", status_code=201, openapi_extra=openapi_body(BranchGiftCardIn))

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from fastapi.responses import StreamingResponse
 
+from tillbook.api import envelope
 from tillbook.api.admin.deps import Allowed, query_id
 from tillbook.api.deps import DB
 from tillbook.auth.admin import AdminContext
@@ -117,7 +118,7 @@ async def get_ledger(
         return await _first_then_stream(
             db, lambda at: read_page(at, CSV_PAGE), f"ledger-{code}.csv"
         )
-    return {"status": "success", "data": await read_page(cursor)}
+    return envelope.ok(await read_page(cursor))
 
 
 @router.get("/statement")
@@ -160,7 +161,7 @@ async def get_statement(
         return await _first_then_stream(
             db, lambda at: read_page(at, CSV_PAGE), f"statement-{pid}.csv"
         )
-    return {"status": "success", "data": await read_page(cursor)}
+    return envelope.ok(await read_page(cursor))
 
 
 @router.get("/profit-loss")
@@ -174,7 +175,7 @@ async def get_profit_loss(
     wid = ctx.warehouse_for("books.read", query_id(warehouse_id, "warehouse_id"))
     start, end = _range(date_from, date_to)
     data = await db.replica_read(lambda s: profit_loss(s, ctx.company_id, wid, start, end))
-    return {"status": "success", "data": data}
+    return envelope.ok(data)
 
 
 @router.get("/balance-sheet")
@@ -184,7 +185,7 @@ async def get_balance_sheet(
     wid = ctx.warehouse_for("books.read", query_id(warehouse_id, "warehouse_id"))
     as_of = bounds.query_date("to", date_to)
     data = await db.replica_read(lambda s: balance_sheet(s, ctx.company_id, wid, as_of))
-    return {"status": "success", "data": data}
+    return envelope.ok(data)
 
 
 @router.get("/check-rollups")
@@ -194,4 +195,4 @@ async def get_rollup_check(
     """The whole company's roll-ups against its lines: not for a staff member scoped
     to one warehouse."""
     data = await periods.check(db, ctx.company_id)
-    return {"status": "success", "data": data}
+    return envelope.ok(data)

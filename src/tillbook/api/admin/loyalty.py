@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Request
 
+from tillbook.api import envelope
 from tillbook.api.admin.deps import Allowed, path_id, require_json
 from tillbook.api.admin.editing import expected_version
 from tillbook.api.body import openapi_body, parse_body
@@ -38,7 +39,7 @@ async def read_programme(ctx: Reader, db: DB) -> JSON:
     """The programme (``configured`` false before it is set up) and what its
     outstanding points owe."""
     view = await db.read(lambda s: programme.read(s, ctx.company_id))
-    return JSON({"status": "success", "data": view}, headers={"ETag": programme.etag(view)})
+    return JSON(envelope.ok(view), headers={"ETag": programme.etag(view)})
 
 
 @router.put("/loyalty", openapi_extra=openapi_body(ProgrammeIn))
@@ -49,7 +50,7 @@ async def set_programme(request: Request, ctx: Setter) -> JSON:
 
     async def work(uow: UnitOfWork) -> dict[str, Any]:
         view = await programme.put(uow, ctx.company_id, ctx.actor, body, expected)
-        return {"status": "success", "data": view}
+        return envelope.ok(view)
 
     return await run_admin_unit(
         request, ctx, work, headers=lambda answer: {"ETag": programme.etag(answer["data"])}
@@ -68,4 +69,4 @@ async def customer_points(
     cid = path_id(customer_id, "customer")
     paging = parse_page(page, limit)
     data = await db.read(lambda s: queries.statement(s, ctx.company_id, cid, paging))
-    return {"status": "success", "data": data}
+    return envelope.ok(data)

@@ -140,4 +140,4 @@ async def list_moves(
     data = await db.read(
         lambda s: moves.moves_page(s, ctx.company_id, None if wid is None else [wid], paging)
     )
-    return {"status": "success", "data": data}
+    return envelope.ok(data)

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Request
 
+from tillbook.api import envelope
 from tillbook.api.admin.deps import Allowed, require_json
 from tillbook.api.body import openapi_body, parse_body
 from tillbook.api.deps import DB
@@ -28,7 +29,7 @@ async def get_periods(
     ctx: Annotated[AdminContext, Allowed("books.read", per_warehouse=True)], db: DB
 ) -> dict[str, Any]:
     data = await db.read(lambda s: periods.status(s, ctx.company_id))
-    return {"status": "success", "data": data}
+    return envelope.ok(data)
 
 
 @router.post("/close", openapi_extra=openapi_body(PeriodCloseIn))
@@ -38,7 +39,7 @@ async def close_period(
     require_json(request)
     body, _raw = await parse_body(request, PeriodCloseIn)
     data = await periods.close(db, ctx.company_id, body.through, actor_id=ctx.user_id)
-    return {"status": "success", "data": data}
+    return envelope.ok(data)
 
 
 @router.post("/reopen", openapi_extra=openapi_body(PeriodReopenIn))
@@ -48,4 +49,4 @@ async def reopen_period(
     require_json(request)
     body, _raw = await parse_body(request, PeriodReopenIn)
     data = await periods.reopen(db, ctx.company_id, body.through, actor_id=ctx.user_id)
-    return {"status": "success", "data": data}
+    return envelope.ok(data)

@@ -18,6 +18,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tillbook.api import envelope
 from tillbook.api.admin.deps import Allowed, query_id, require_json
 from tillbook.api.body import openapi_body, parse_body
 from tillbook.api.deps import DB
@@ -90,16 +91,15 @@ async def preview(request: Request, ctx: Pricer, db: DB) -> dict[str, Any]:
     body, _raw = await parse_body(request, PriceChangeBody)
     change = await _change(db, ctx, body)
     plan = await db.read(lambda s: batch_prices.plan(s, ctx.company_id, change))
-    return {
-        "status": "success",
-        "data": {
+    return envelope.ok(
+        {
             "fingerprint": plan.fingerprint,
             "rule": batch_prices.rule_text(change),
             "changing": sum(1 for r in plan.rows if r.changes),
             "problems": len(plan.problems),
             "rows": [_row(r) for r in plan.rows],
         },
-    }
+    )
 
 
 @router.post("", openapi_extra=openapi_body(PriceChangeApplyIn))
@@ -112,7 +112,7 @@ async def apply(request: Request, ctx: Pricer, db: DB) -> JSON:
         done = await batch_prices.apply(
             uow, ctx.company_id, change, fingerprint=body.fingerprint, actor_id=ctx.user_id
         )
-        return {"status": "success", "data": done}
+        return envelope.ok(done)
 
     return await run_admin_unit(request, ctx, work)
 
@@ -136,4 +136,4 @@ async def history(
     async def read(s: AsyncSession) -> dict[str, Any]:
         return await batch_prices.history_page(s, ctx.company_id, shown, p)
 
-    return {"status": "success", "data": await db.read(read)}
+    return envelope.ok(await db.read(read))

@@ -9,6 +9,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
+from tillbook.api import envelope
 from tillbook.api.admin.deps import Allowed, path_id
 from tillbook.api.admin.editing import Resource, archive_version, router_for
 from tillbook.api.idempotent import run_admin_unit
@@ -69,7 +70,7 @@ def _state_route(verb: str, status: str) -> None:
         expected = await archive_version(request)
 
         async def work(uow: UnitOfWork) -> dict[str, Any]:
-            return {"status": "success", "data": await change(uow, ctx, rid, expected)}
+            return envelope.ok(await change(uow, ctx, rid, expected))
 
         return await run_admin_unit(
             request, ctx, work, headers=lambda b: {"ETag": versions.etag(b["data"]["version"])}

@@ -11,6 +11,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tillbook.api import envelope
 from tillbook.api.admin.deps import Allowed, path_id, query_id, require_json
 from tillbook.api.body import openapi_body, parse_body
 from tillbook.api.deps import DB
@@ -72,7 +73,7 @@ async def list_orders(
         )
         return await pos.orders_page(s, ctx.company_id, ids, p, state, sid)
 
-    return {"status": "success", "data": await db.read(read)}
+    return envelope.ok(await db.read(read))
 
 
 @router.post("", status_code=201, openapi_extra=openapi_body(PurchaseOrderIn))
@@ -96,7 +97,7 @@ async def get_order(po_id: str, ctx: Reader, db: DB) -> dict[str, Any]:
     pid = path_id(po_id, "purchase order")
     await _branch(db, ctx, pid, "books.read")
     data = await db.read(lambda s: pos.detail(s, ctx.company_id, pid))
-    return {"status": "success", "data": data}
+    return envelope.ok(data)
 
 
 @router.put("/{po_id}", openapi_extra=openapi_body(PurchaseOrderIn))

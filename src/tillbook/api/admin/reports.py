@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
+from tillbook.api import envelope
 from tillbook.api.admin.deps import Allowed, query_id
 from tillbook.api.deps import DB
 from tillbook.auth.admin import AdminContext
@@ -33,7 +34,7 @@ async def get_trial_balance(
     if start is not None and end is not None and start > end:
         raise invalid("from", f"{start} is after to ({end})")
     data = await db.replica_read(lambda s: trial_balance(s, ctx.company_id, wid, start, end))
-    return {"status": "success", "data": data}
+    return envelope.ok(data)
 
 
 @router.get("/promotions")
@@ -51,7 +52,7 @@ async def get_promotion_report(
     if start is not None and end is not None and start > end:
         raise invalid("from", f"{start} is after to ({end})")
     data = await db.replica_read(lambda s: promotion_report(s, ctx.company_id, wid, start, end))
-    return {"status": "success", "data": data}
+    return envelope.ok(data)
 
 
 @router.get("/stock-valuation")
@@ -63,4 +64,4 @@ async def get_stock_valuation(
         data = await db.replica_read(lambda s: stock_valuation_company(s, ctx.company_id))
     else:
         data = await db.replica_read(lambda s: stock_valuation(s, ctx.company_id, wid))
-    return {"status": "success", "data": data}
+    return envelope.ok(data)

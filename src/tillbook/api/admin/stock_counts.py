@@ -11,6 +11,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tillbook.api import envelope
 from tillbook.api.admin.deps import Allowed, path_id, query_id, require_json
 from tillbook.api.body import openapi_body, parse_body
 from tillbook.api.deps import DB
@@ -59,7 +60,7 @@ async def list_counts(
         )
         return await counts.counts_page(s, ctx.company_id, ids, p, state)
 
-    return {"status": "success", "data": await db.read(read)}
+    return envelope.ok(await db.read(read))
 
 
 @router.post("", status_code=201, openapi_extra=openapi_body(StockCountIn))
@@ -81,7 +82,7 @@ async def get_count(count_id: str, ctx: Counter, db: DB) -> dict[str, Any]:
     cid = path_id(count_id, "stock count")
     await _branch(db, ctx, cid)
     data = await db.read(lambda s: counts.count_detail(s, ctx.company_id, cid))
-    return {"status": "success", "data": data}
+    return envelope.ok(data)
 
 
 @router.post("/{count_id}/entries", openapi_extra=openapi_body(StockCountEntriesIn))

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tillbook.api import envelope
 from tillbook.api.admin.deps import Allowed, path_id, query_id, require_json
 from tillbook.api.admin.schemas import WebhookIn
 from tillbook.api.body import openapi_body, parse_body
@@ -102,7 +103,7 @@ async def add_webhook(request: Request, ctx: CurrentAdmin) -> JSON:
 
     async def write(s: AsyncSession) -> dict[str, Any]:
         webhook, secret = await service.add_webhook(s, ctx.company_id, new, actor=ctx.actor)
-        return {"status": "success", "data": webhook_view(webhook, secret)}
+        return envelope.ok(webhook_view(webhook, secret))
 
     return await run_admin_write(request, ctx, write)
 
@@ -110,7 +111,7 @@ async def add_webhook(request: Request, ctx: CurrentAdmin) -> JSON:
 @router.get("")
 async def list_webhooks(ctx: CurrentAdmin, db: DB) -> dict[str, Any]:
     hooks = await db.read(lambda s: service.list_webhooks(s, ctx.company_id))
-    return {"status": "success", "data": [webhook_view(w) for w in hooks]}
+    return envelope.ok([webhook_view(w) for w in hooks])
 
 
 @router.get("/deliveries")
@@ -133,7 +134,7 @@ async def list_deliveries(
         )
         return await _with_events(s, rows)
 
-    return {"status": "success", "data": await db.read(read)}
+    return envelope.ok(await db.read(read))
 
 
 @router.get("/deliveries/{delivery_id}/attempts")
@@ -147,7 +148,7 @@ async def list_attempts(delivery_id: str, ctx: CurrentAdmin, db: DB) -> dict[str
         view["attempt_log"] = [attempt_view(a) for a in attempts]
         return view
 
-    return {"status": "success", "data": await db.read(read)}
+    return envelope.ok(await db.read(read))
 
 
 @router.post("/deliveries/{delivery_id}/redeliver")
@@ -156,7 +157,7 @@ async def redeliver(request: Request, delivery_id: str, ctx: CurrentAdmin) -> JS
 
     async def write(s: AsyncSession) -> dict[str, Any]:
         delivery = await service.redeliver(s, did, company_id=ctx.company_id, actor=ctx.actor)
-        return {"status": "success", "data": (await _with_events(s, [delivery]))[0]}
+        return envelope.ok((await _with_events(s, [delivery]))[0])
 
     return await run_admin_write(request, ctx, write)
 
@@ -167,7 +168,7 @@ async def disable_webhook(request: Request, webhook_id: str, ctx: CurrentAdmin) 
 
     async def write(s: AsyncSession) -> dict[str, Any]:
         webhook = await service.set_active(s, ctx.company_id, wid, False, actor=ctx.actor)
-        return {"status": "success", "data": webhook_view(webhook)}
+        return envelope.ok(webhook_view(webhook))
 
     return await run_admin_write(request, ctx, write)
 
@@ -178,7 +179,7 @@ async def enable_webhook(request: Request, webhook_id: str, ctx: CurrentAdmin) -
 
     async def write(s: AsyncSession) -> dict[str, Any]:
         webhook = await service.set_active(s, ctx.company_id, wid, True, actor=ctx.actor)
-        return {"status": "success", "data": webhook_view(webhook)}
+        return envelope.ok(webhook_view(webhook))
 
     return await run_admin_write(request, ctx, write)
 
@@ -189,7 +190,7 @@ async def rotate_secret(request: Request, webhook_id: str, ctx: CurrentAdmin) ->
 
     async def write(s: AsyncSession) -> dict[str, Any]:
         webhook, secret = await service.rotate_secret(s, ctx.company_id, wid, actor=ctx.actor)
-        return {"status": "success", "data": webhook_view(webhook, secret)}
+        return envelope.ok(webhook_view(webhook, secret))
 
     return await run_admin_write(request, ctx, write)
 
@@ -202,4 +203,4 @@ async def remove_webhook(webhook_id: str, ctx: CurrentAdmin, db: DB) -> dict[str
         await service.remove_webhook(s, ctx.company_id, wid, actor=ctx.actor)
 
     await db.write(write)
-    return {"status": "success", "message": f"webhook {wid} removed"}
+    return envelope.done(f"webhook {wid} removed")
