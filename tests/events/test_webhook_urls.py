@@ -30,7 +30,7 @@ from cryptography.x509.oid import NameOID
 from sqlalchemy import func, select
 
 from tests.admin_helpers import ADMIN, login
-from tests.events.test_webhook_reliability import fast, make_sales
+from tests.events.test_webhook_reliability import attempts_of, fast, make_sales
 from tests.invariants import check_books
 from tests.outbox_quiet import quiet_outbox  # noqa: F401  (fixture)
 from tillbook.app import create_app
@@ -40,7 +40,7 @@ from tillbook.errors import ValidationFailed
 from tillbook.events import webhook_service as service
 from tillbook.events.urlpolicy import UrlPolicy, UrlRefused, check_url
 from tillbook.events.worker import EXCERPT_CHARS, DeliveryWorker
-from tillbook.models import DeliveryAttempt, Webhook, WebhookDelivery
+from tillbook.models import Webhook, WebhookDelivery
 
 CLI = [sys.executable, "-m", "tillbook.cli"]
 
@@ -359,18 +359,6 @@ async def deliveries(db: Database, webhook_id: int) -> list[WebhookDelivery]:
     return list(rows)
 
 
-async def attempt_log(db: Database, delivery_id: int) -> list[DeliveryAttempt]:
-    return list(
-        await db.read(
-            lambda s: s.scalars(
-                select(DeliveryAttempt)
-                .where(DeliveryAttempt.delivery_id == delivery_id)
-                .order_by(DeliveryAttempt.id)
-            )
-        )
-    )
-
-
 async def work_until(
     worker: DeliveryWorker,
     db: Database,
@@ -411,7 +399,7 @@ async def test_a_host_that_later_resolves_privately_is_refused_at_delivery(
         assert row.last_status_code is None
         refusal = "host hooks.example resolves to a private address; refused"
         assert row.last_error == refusal
-        log = await attempt_log(db, row.id)
+        log = await attempts_of(db, row.id)
         assert [(a.status_code, a.error) for a in log] == [(None, refusal)] * 3
 
         # dead by the usual rule once the delivery is older than the max age
@@ -624,7 +612,7 @@ async def test_redirects_are_not_followed_and_answers_are_cut_short(client, db, 
     excerpt = error.removeprefix("HTTP 500: ")
     assert len(excerpt) <= EXCERPT_CHARS <= 200
     assert not any(c in error for c in "\r\n\t\x1b")
-    (attempt,) = await attempt_log(db, failed.id)
+    (attempt,) = await attempts_of(db, failed.id)
     assert attempt.error == error
     for hook, _ in hooks:
         await db.write(lambda s, wid=hook.id: service.disable_webhook(s, shop.company_id, wid))

@@ -16,20 +16,19 @@ keeps the answer without it (the route adds it to the first answer).
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Any, Literal
+from typing import Any
 
-from pydantic import Field
 from sqlalchemy import select
-from typing_extensions import TypedDict
 
 from tillbook.audit.service import record
 from tillbook.auth.context import AuthContext, acting_for
 from tillbook.errors import invalid
 from tillbook.giftcards import codes, queries
 from tillbook.giftcards import service as giftcards
+from tillbook.giftcards.queries import CardView
 from tillbook.kit.money import ZERO, money_str
 from tillbook.kit.problems import Problems
-from tillbook.kit.shapes import DateStr, MoneyStr, answer
+from tillbook.kit.shapes import MoneyStr, answer
 from tillbook.ledger.service import Pair
 from tillbook.models import Payment, User
 from tillbook.orders import lookup, shifts
@@ -42,26 +41,11 @@ LONGEST = dt.timedelta(days=366 * 20)
 
 
 @answer
-class GiftCardData(TypedDict):
-    # A card sold or loaded: the card as ``giftcards.queries.card_view`` shows it,
-    # with what this sale put on it.
-    id: int
-    kind: Literal["card", "credit"]
-    code: Annotated[
-        str | None,
-        Field(
-            description="the new card's code in full (code_in_full true: this first answer "
-            "only, to print on the receipt), otherwise masked to its last four"
-        ),
-    ]
+class GiftCardData(CardView):
+    # A card sold or loaded: the card as ``giftcards.queries.card_view`` shows it
+    # (its ``code`` here in full on the first answer, ``code_in_full``), with what
+    # this sale put on it.
     code_in_full: bool
-    balance: MoneyStr
-    status: Literal["active", "expired"]
-    expires_on: DateStr | None
-    customer_id: int | None
-    customer_name: str | None
-    warehouse_id: int | None
-    created_at: str | None
     amount: MoneyStr
     journal_entry_id: int | None
 

@@ -612,6 +612,8 @@ OVERRIDES.update(
         "customer's store credit, from returns)",
         ("GiftCardData", "status"): "`active` (may be spent while something is left) or "
         "`expired` (its rest moved to 41500 Breakage Income)",
+        ("GiftCardData", "code"): "the new card's code in full (code_in_full true: this first "
+        "answer only, to print on the receipt), otherwise masked to its last four",
         ("GiftCardData", "code_in_full"): "the card's whole code: in the answer that issues "
         "it only (a replay or a read shows the masked code)",
         ("GiftCardData", "expires_on"): "the last day the card may be spent (YYYY-MM-DD), "
