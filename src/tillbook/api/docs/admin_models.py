@@ -14,11 +14,14 @@ status and model), in one place, rather than by each route's decorator.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, create_model
 
+from tillbook.catalog.reference import AdminBrand, AdminCategory, AdminTax, AdminUnit
 from tillbook.kit.shapes import MoneyStr
+from tillbook.payments.setup import AdminExpenseCategory, AdminPaymentMode
+from tillbook.tenancy.warehouses import AdminWarehouse
 
 
 class _Shape(BaseModel):
@@ -32,66 +35,6 @@ class AdminPage(_Shape):
     per_page: int
     total: int
     last_page: int
-
-
-# --- editable set-up records (units, categories, brands, taxes, payment modes,
-# expense categories, warehouses) ---------------------------------------------------
-
-
-class _Editable(_Shape):
-    id: int
-    xid: str
-    version: int
-    archived_at: str | None
-
-
-class AdminUnit(_Editable):
-    name: str
-    short_name: str
-
-
-class AdminCategory(_Editable):
-    name: str
-    slug: str
-    parent_id: int | None
-    image: str | None
-
-
-class AdminBrand(_Editable):
-    name: str
-    slug: str
-    image: str | None
-
-
-class AdminTax(_Editable):
-    name: str
-    rate: float
-    inclusive: bool
-
-
-class AdminPaymentMode(_Editable):
-    code: str
-    name: str
-    account_code: str
-    account_name: str
-    currency: str | None = None
-
-
-class AdminExpenseCategory(_Editable):
-    name: str
-    account_code: str
-    account_name: str
-
-
-class AdminWarehouse(_Editable):
-    name: str
-    address: str | None
-    phone: str | None
-    allow_negative_stock: bool
-    require_shift: bool
-    timezone: str
-    receipt_header: str | None
-    receipt_footer: str | None
 
 
 # --- products and their listings -----------------------------------------------------
@@ -290,7 +233,7 @@ class LogoutAnswer(_Shape):
 # --- envelopes ------------------------------------------------------------------------------
 
 
-def _one(name: str, model: type[BaseModel]) -> type[BaseModel]:
+def _one(name: str, model: type[Any]) -> type[BaseModel]:
     """``{"status": "success", "data": <model>}`` under its own component name."""
     return create_model(
         name,
@@ -301,18 +244,23 @@ def _one(name: str, model: type[BaseModel]) -> type[BaseModel]:
     )
 
 
-def _list(name: str, model: type[BaseModel]) -> type[BaseModel]:
-    """The flat page envelope of the editable families: ``status`` beside the page."""
+def _list(name: str, model: type[Any]) -> type[BaseModel]:
+    """The flat page envelope of the editable families (``api/admin/editing.py``:
+    ``envelope.flat`` of ``kit/pagination.paged``): ``status`` beside the page."""
     return create_model(
         name,
-        __base__=AdminPage,
+        __base__=_Shape,
         __doc__=f"A page of {model.__name__} records.",
         status=(Literal["success"], ...),
+        current_page=(int, ...),
+        per_page=(int, ...),
+        total=(int, ...),
+        last_page=(int, ...),
         data=(list[model], ...),  # type: ignore[valid-type]
     )
 
 
-EDITABLE: dict[str, type[BaseModel]] = {
+EDITABLE: dict[str, type[Any]] = {
     "units": AdminUnit,
     "categories": AdminCategory,
     "brands": AdminBrand,
@@ -365,8 +313,8 @@ def _responses() -> dict[str, tuple[int, type[BaseModel]]]:
     out[f"PATCH {A}/staff/{{staff_id}}"] = (200, staff)
     out[f"POST {A}/staff/{{staff_id}}/archive"] = (200, staff)
     out[f"PUT {A}/staff/{{staff_id}}/pin"] = (200, staff)
-    out[f"GET {A}/registers/branches"] = (200, _one("PairableBranches", list[PairableBranch]))  # type: ignore[arg-type]
-    out[f"GET {A}/registers"] = (200, _one("AdminRegisterList", list[AdminRegister]))  # type: ignore[arg-type]
+    out[f"GET {A}/registers/branches"] = (200, _one("PairableBranches", list[PairableBranch]))
+    out[f"GET {A}/registers"] = (200, _one("AdminRegisterList", list[AdminRegister]))
     out[f"POST {A}/registers"] = (201, _one("PairedRegisterAnswer", PairedRegister))
     out[f"POST {A}/registers/{{register_id}}/revoke"] = (
         200,
@@ -376,7 +324,7 @@ def _responses() -> dict[str, tuple[int, type[BaseModel]]]:
     out[f"GET {A}/currencies"] = (200, AdminCurrencyList)
     out[f"POST {A}/currencies"] = (200, currency)
     out[f"POST {A}/currencies/{{code}}/disable"] = (200, currency)
-    out[f"GET {A}/exchange-rates"] = (200, _one("AdminExchangeRateList", list[AdminExchangeRate]))  # type: ignore[arg-type]
+    out[f"GET {A}/exchange-rates"] = (200, _one("AdminExchangeRateList", list[AdminExchangeRate]))
     out[f"POST {A}/exchange-rates"] = (201, _one("AdminExchangeRateAnswer", AdminExchangeRate))
     out[f"POST {A}/exchange-rates/import"] = (200, _one("RatesImportAnswer", RatesImported))
     out[f"POST {A}/login"] = (200, LoginAnswer)
