@@ -29,6 +29,7 @@ from tillbook.api.admin.deps import Allowed, path_id, require_json
 from tillbook.api.admin.uploads import uploaded_file
 from tillbook.api.body import openapi_body, parse_body
 from tillbook.api.deps import DB
+from tillbook.api.envelope import ok
 from tillbook.api.idempotent import run_admin_unit
 from tillbook.api.responses import JSON
 from tillbook.auth.admin import AdminContext
@@ -206,7 +207,7 @@ def _routes(segment: str) -> None:
                 actor_id=ctx.user_id,
                 placed=lambda wid: ctx.warehouse_for("parties.credit", wid),
             )
-            return _wrapped(counts.as_dict())
+            return ok(counts.as_dict())
 
         return await run_admin_unit(request, ctx, work, content=data)
 

@@ -18,7 +18,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, create_model
 
+from tillbook.api.public.openapi import Page
+from tillbook.catalog.products import AdminListing, AdminProduct, OpeningStock
 from tillbook.catalog.reference import AdminBrand, AdminCategory, AdminTax, AdminUnit
+from tillbook.imports import ImportCounts
 from tillbook.kit.shapes import MoneyStr
 from tillbook.payments.setup import AdminExpenseCategory, AdminPaymentMode
 from tillbook.tenancy.warehouses import AdminWarehouse
@@ -37,56 +40,11 @@ class AdminPage(_Shape):
     last_page: int
 
 
-# --- products and their listings -----------------------------------------------------
+# --- pages in the success envelope (``api/envelope.ok`` of ``kit/pagination.paged``) ---
 
 
-class AdminListing(_Shape):
-    warehouse_id: int
-    sales_price: float
-    purchase_price: float
-    mrp: float | None
-    current_stock: float
-    reorder_level: float
-    active: bool
-    version: int
-
-
-class AdminAdditionalUnit(_Shape):
-    unit_id: int
-    operator_value: float
-    alternative_price: float
-
-
-class AdminProduct(_Shape):
-    id: int
-    xid: str
-    name: str
-    slug: str
-    item_code: str
-    barcodes: list[str]
-    product_type: str
-    category_id: int | None
-    brand_id: int | None
-    unit_id: int | None
-    tax_id: int | None
-    description: str
-    image: str | None
-    additional_units: list[AdminAdditionalUnit]
-    listings: list[AdminListing]
-    archived: bool
-    archived_at: str | None
-    version: int
-
-
-class AdminProductPage(AdminPage):
-    data: list[AdminProduct]
-
-
-class OpeningStock(_Shape):
-    batch_id: int
-    quantity: float
-    value: MoneyStr
-    current_stock: float
+class AdminProductPage(Page[AdminProduct]):
+    pass
 
 
 # --- customers and suppliers -------------------------------------------------------------
@@ -113,12 +71,6 @@ class AdminParty(_Shape):
 
 class AdminPartyPage(AdminPage):
     data: list[AdminParty]
-
-
-class ImportCounts(_Shape):
-    created: int
-    updated: int
-    unchanged: int
 
 
 # --- currencies and exchange rates (``currency/rates.py``) ------------------------------
