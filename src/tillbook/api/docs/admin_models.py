@@ -22,7 +22,7 @@ from tillbook.api.public.openapi import Page
 from tillbook.catalog.products import AdminListing, AdminProduct, OpeningStock
 from tillbook.catalog.reference import AdminBrand, AdminCategory, AdminTax, AdminUnit
 from tillbook.imports import ImportCounts
-from tillbook.kit.shapes import MoneyStr
+from tillbook.parties.service import AdminParty
 from tillbook.payments.setup import AdminExpenseCategory, AdminPaymentMode
 from tillbook.tenancy.warehouses import AdminWarehouse
 
@@ -47,30 +47,8 @@ class AdminProductPage(Page[AdminProduct]):
     pass
 
 
-# --- customers and suppliers -------------------------------------------------------------
-
-
-class AdminParty(_Shape):
-    id: int
-    xid: str
-    type: Literal["customer", "supplier"]
-    code: str | None
-    name: str
-    phone: str | None
-    email: str | None
-    tax_number: str | None
-    address: str | None
-    credit_limit: MoneyStr | None
-    is_walk_in: bool
-    balance: MoneyStr
-    version: int
-    archived: bool
-    archived_at: str | None
-    created_at: str | None
-
-
-class AdminPartyPage(AdminPage):
-    data: list[AdminParty]
+class AdminPartyPage(Page[AdminParty]):
+    pass
 
 
 # --- currencies and exchange rates (``currency/rates.py``) ------------------------------
