@@ -24,6 +24,7 @@ from tillbook.catalog.reference import AdminBrand, AdminCategory, AdminTax, Admi
 from tillbook.imports import ImportCounts
 from tillbook.parties.service import AdminParty
 from tillbook.payments.setup import AdminExpenseCategory, AdminPaymentMode
+from tillbook.tenancy.staff import StaffMember
 from tillbook.tenancy.warehouses import AdminWarehouse
 
 
@@ -48,6 +49,10 @@ class AdminProductPage(Page[AdminProduct]):
 
 
 class AdminPartyPage(Page[AdminParty]):
+    pass
+
+
+class StaffPage(Page[StaffMember]):
     pass
 
 
@@ -90,19 +95,6 @@ class RatesImported(_Shape):
 # --- staff and the session -----------------------------------------------------------------
 
 
-class StaffMember(_Shape):
-    id: int
-    name: str
-    email: str
-    role: Literal["owner", "manager", "accountant", "cashier"]
-    warehouse_id: int | None
-    can_log_in: bool
-    has_pin: bool
-    version: int
-    archived_at: str | None
-    created_at: str | None
-
-
 class RefusedWrite(_Shape):
     key: str
     kind: str
@@ -141,10 +133,6 @@ class PairedRegister(AdminRegister):
 class PairableBranch(_Shape):
     id: int
     name: str
-
-
-class StaffPage(AdminPage):
-    data: list[StaffMember]
 
 
 class LoginAnswer(_Shape):
