@@ -1,12 +1,17 @@
-"""The back office's response shapes, for the OpenAPI document only.
+"""The back office's answers attached to their operations in the OpenAPI document.
 
-Like the public API's (``api/public/openapi.py``), the routers return plain dicts
-and these models mirror the views field by field (``catalog/reference.py``,
-``catalog/products.py``, ``parties/service.py``, ``tenancy/staff.py``,
-``tenancy/warehouses.py``, ``payments/setup.py``); every model forbids properties
-it does not name, so ``tests/api/test_openapi_document.py`` (which validates real
-answers of every documented admin route against the document) fails when a view
-grows a field these do not.
+Each answer's shape is declared once, as a ``TypedDict`` beside the code that
+builds it (``catalog/reference.py``, ``catalog/products.py``, ``parties/service.py``,
+``tenancy/staff.py``, ``tenancy/warehouses.py``, ``payments/setup.py``,
+``registers/service.py``, ``currency/rates.py``, ``auth/admin.py``,
+``imports/csvfile.py``; ``kit/shapes.py`` says how); the admin routers put it in the
+envelope with ``api/envelope.py``. Here it is only put in the same envelope, under
+the component name clients know: ``_one`` for ``envelope.ok``, ``_flat`` for
+``envelope.flat``, ``_list`` for the editable families' page flat beside ``status``,
+``Page[...]`` for a page in ``data``. Every shape forbids properties it does not
+name, so ``tests/api/test_openapi_document.py`` (which validates real answers of
+every documented admin route against the document) fails when a view sends a field
+its type does not declare.
 
 They are attached to their operations by ``ADMIN_RESPONSES`` (method and path to
 status and model), in one place, rather than by each route's decorator.
@@ -14,31 +19,30 @@ status and model), in one place, rather than by each route's decorator.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, create_model
 
 from tillbook.api.public.openapi import Page
+from tillbook.auth.admin import SessionEnded, SessionOpened
 from tillbook.catalog.products import AdminListing, AdminProduct, OpeningStock
 from tillbook.catalog.reference import AdminBrand, AdminCategory, AdminTax, AdminUnit
+from tillbook.currency.rates import (
+    AdminCurrency,
+    AdminExchangeRate,
+    CurrencyList,
+    RatesImported,
+)
 from tillbook.imports import ImportCounts
 from tillbook.parties.service import AdminParty
 from tillbook.payments.setup import AdminExpenseCategory, AdminPaymentMode
+from tillbook.registers.service import AdminRegister, PairableBranch, PairedRegister
 from tillbook.tenancy.staff import StaffMember
 from tillbook.tenancy.warehouses import AdminWarehouse
 
 
 class _Shape(BaseModel):
     model_config = ConfigDict(extra="forbid")
-
-
-class AdminPage(_Shape):
-    """The pagination envelope, flat beside ``status`` (the editable families)."""
-
-    current_page: int
-    per_page: int
-    total: int
-    last_page: int
 
 
 # --- pages in the success envelope (``api/envelope.ok`` of ``kit/pagination.paged``) ---
@@ -56,98 +60,6 @@ class StaffPage(Page[StaffMember]):
     pass
 
 
-# --- currencies and exchange rates (``currency/rates.py``) ------------------------------
-
-
-class AdminCurrency(_Shape):
-    currency: str
-    minor_units: int
-    enabled: bool
-
-
-class AdminCurrencyRow(AdminCurrency):
-    latest_rate: str | None
-    latest_rate_date: str | None
-
-
-class AdminCurrencyList(_Shape):
-    status: Literal["success"]
-    base_currency: str
-    base_minor_units: int
-    data: list[AdminCurrencyRow]
-
-
-class AdminExchangeRate(_Shape):
-    id: int | None
-    currency: str
-    date: str
-    rate: str
-    source: str
-    entered_at: str | None
-    superseded: bool
-    corrects: bool
-
-
-class RatesImported(_Shape):
-    imported: int
-
-
-# --- staff and the session -----------------------------------------------------------------
-
-
-class RefusedWrite(_Shape):
-    key: str
-    kind: str
-    number: str | None
-    reason: str
-    at: str | None
-
-
-class AdminRegister(_Shape):
-    id: int
-    name: str
-    prefix: str
-    warehouse_id: int
-    warehouse_name: str
-    status: Literal["active", "revoked"]
-    created_at: str | None
-    last_seen_at: str | None
-    queued: int
-    attention: list[RefusedWrite]
-    revoked_at: str | None
-
-
-class RegisterCompany(_Shape):
-    id: int
-    name: str
-    base_currency: str
-    money_format: str
-
-
-class PairedRegister(AdminRegister):
-    public_key: str
-    secret_key: str | None
-    company: RegisterCompany
-
-
-class PairableBranch(_Shape):
-    id: int
-    name: str
-
-
-class LoginAnswer(_Shape):
-    status: Literal["success"]
-    token: str
-    token_type: Literal["Bearer"]
-    expires_at: str
-    company_id: int
-
-
-class LogoutAnswer(_Shape):
-    status: Literal["success"]
-    message: str
-
-
 # --- envelopes ------------------------------------------------------------------------------
 
 
@@ -160,6 +72,15 @@ def _one(name: str, model: type[Any]) -> type[BaseModel]:
         status=(Literal["success"], ...),
         data=(model, ...),
     )
+
+
+def _flat(name: str, shape: type[Any]) -> type[BaseModel]:
+    """``status`` beside the fields of ``shape``, first, as ``envelope.flat`` sends
+    them."""
+    fields: dict[str, Any] = {
+        field: (kind, ...) for field, kind in get_type_hints(shape, include_extras=True).items()
+    }
+    return create_model(name, __base__=_Shape, status=(Literal["success"], ...), **fields)
 
 
 def _list(name: str, model: type[Any]) -> type[BaseModel]:
@@ -239,14 +160,14 @@ def _responses() -> dict[str, tuple[int, type[BaseModel]]]:
         _one("AdminRegisterAnswer", AdminRegister),
     )
     currency = _one("AdminCurrencyAnswer", AdminCurrency)
-    out[f"GET {A}/currencies"] = (200, AdminCurrencyList)
+    out[f"GET {A}/currencies"] = (200, _flat("AdminCurrencyList", CurrencyList))
     out[f"POST {A}/currencies"] = (200, currency)
     out[f"POST {A}/currencies/{{code}}/disable"] = (200, currency)
     out[f"GET {A}/exchange-rates"] = (200, _one("AdminExchangeRateList", list[AdminExchangeRate]))
     out[f"POST {A}/exchange-rates"] = (201, _one("AdminExchangeRateAnswer", AdminExchangeRate))
     out[f"POST {A}/exchange-rates/import"] = (200, _one("RatesImportAnswer", RatesImported))
-    out[f"POST {A}/login"] = (200, LoginAnswer)
-    out[f"POST {A}/logout"] = (200, LogoutAnswer)
+    out[f"POST {A}/login"] = (200, _flat("LoginAnswer", SessionOpened))
+    out[f"POST {A}/logout"] = (200, _flat("LogoutAnswer", SessionEnded))
     return out
 
 
