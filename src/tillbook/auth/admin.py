@@ -47,10 +47,12 @@ import datetime as dt
 import logging
 import weakref
 from dataclasses import dataclass
+from typing import Literal
 
 from limits import RateLimitItem, parse
 from sqlalchemy import bindparam, delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from typing_extensions import TypedDict
 
 from tillbook.auth import roles
 from tillbook.auth.actor import Actor
@@ -58,6 +60,7 @@ from tillbook.auth.ratelimit import RateLimiter, retry_after
 from tillbook.db import Database, cross_tenant
 from tillbook.errors import Forbidden, RateLimited, Unauthorized, invalid
 from tillbook.kit import crypto
+from tillbook.kit.shapes import DateTimeStr, answer
 from tillbook.models import AdminSession, User
 
 log = logging.getLogger("tillbook.auth.admin")
@@ -78,6 +81,33 @@ class AdminLogin:
     expires_at: dt.datetime
     company_id: int
     user_id: int
+
+    def answer(self) -> SessionOpened:
+        """What ``POST /api/v1/admin/login`` answers (flat beside ``status``)."""
+        return {
+            "token": self.token,
+            "token_type": "Bearer",
+            "expires_at": iso_utc(self.expires_at),
+            "company_id": self.company_id,
+        }
+
+
+# The admin API's answers to a login and a logout (``api/admin/session.py`` puts
+# them flat beside ``status``).
+@answer
+class SessionOpened(TypedDict):
+    token: str
+    token_type: Literal["Bearer"]
+    expires_at: DateTimeStr
+    company_id: int
+
+
+@answer
+class SessionEnded(TypedDict):
+    message: str
+
+
+SESSION_ENDED: SessionEnded = {"message": "logged out"}
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ product (``catalog.reference`` says why).
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Literal, Protocol
@@ -156,7 +156,7 @@ def announce_reference_change(
     uow: UnitOfWork,
     company_id: int,
     kind: Literal["category", "brand"],
-    view: dict[str, Any],
+    view: Mapping[str, Any],
     changed: Sequence[str],
     product_ids: list[int],
     reason: str,

@@ -14,10 +14,10 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Sequence
 from decimal import Decimal
-from typing import Any
 
 from sqlalchemy import ColumnElement, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from typing_extensions import TypedDict
 
 from tillbook.audit.service import record
 from tillbook.catalog import queries, reference, rows, rules
@@ -36,9 +36,10 @@ from tillbook.errors import NotFound, invalid
 from tillbook.inventory import service as inventory
 from tillbook.kit import xid
 from tillbook.kit.money import money, number, price4
-from tillbook.kit.pagination import Page, envelope
+from tillbook.kit.pagination import Page, Paged, paged
 from tillbook.kit.problems import Problems
 from tillbook.kit.search import matches
+from tillbook.kit.shapes import DateTimeStr, MoneyStr, answer
 from tillbook.kit.versions import expect
 from tillbook.ledger.service import post
 from tillbook.models import (
@@ -69,7 +70,61 @@ def _iso(value: dt.datetime | None) -> str | None:
     return aware.replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
-def listing_view(listing: Listing) -> dict[str, Any]:
+# The back office's answers (``api/admin/products.py`` puts them in the envelope):
+# a product with every barcode, additional unit and listing, a listing alone, and
+# the batch opening stock made. Prices and stock are JSON numbers (``kit/money.number``).
+
+
+@answer
+class AdminListing(TypedDict):
+    warehouse_id: int
+    sales_price: float
+    purchase_price: float
+    mrp: float | None
+    current_stock: float
+    reorder_level: float
+    active: bool
+    version: int
+
+
+@answer
+class AdminAdditionalUnit(TypedDict):
+    unit_id: int
+    operator_value: float
+    alternative_price: float
+
+
+@answer
+class AdminProduct(TypedDict):
+    id: int
+    xid: str
+    name: str
+    slug: str
+    item_code: str
+    barcodes: list[str]
+    product_type: str
+    category_id: int | None
+    brand_id: int | None
+    unit_id: int | None
+    tax_id: int | None
+    description: str
+    image: str | None
+    additional_units: list[AdminAdditionalUnit]
+    listings: list[AdminListing]
+    archived: bool
+    archived_at: DateTimeStr | None
+    version: int
+
+
+@answer
+class OpeningStock(TypedDict):
+    batch_id: int
+    quantity: float
+    value: MoneyStr
+    current_stock: float
+
+
+def listing_view(listing: Listing) -> AdminListing:
     return {
         "warehouse_id": listing.warehouse_id,
         "sales_price": number(listing.sales_price),
@@ -82,7 +137,7 @@ def listing_view(listing: Listing) -> dict[str, Any]:
     }
 
 
-async def view(session: AsyncSession, product: Product) -> dict[str, Any]:
+async def view(session: AsyncSession, product: Product) -> AdminProduct:
     """The product as the back office shows it: company-wide fields, every barcode
     and additional unit, and its listing in each warehouse."""
     barcodes = (
@@ -160,7 +215,7 @@ async def page(
     search: str | None = None,
     warehouse_id: int | None = None,
     include_archived: bool = False,
-) -> dict[str, Any]:
+) -> Paged[AdminProduct]:
     """One page of the company's catalog, in id order; ``warehouse_id``: only the
     products listed there."""
     conds: list[ColumnElement[bool]] = [Product.company_id == company_id]
@@ -185,7 +240,7 @@ async def page(
     total = (
         await session.execute(select(func.count()).select_from(Product).where(*conds))
     ).scalar_one()
-    rows: list[dict[str, Any]] = []
+    rows: list[AdminProduct] = []
     if page.offset < total:
         products = (
             await session.execute(
@@ -197,7 +252,7 @@ async def page(
             )
         ).scalars()
         rows = [await view(session, p) for p in products]
-    return envelope(page, total, rows)
+    return paged(page, total, rows)
 
 
 # --- checks -------------------------------------------------------------------------
@@ -315,10 +370,10 @@ async def _check_listings(
 async def _edited(
     uow: UnitOfWork,
     product: Product,
-    before: dict[str, Any],
+    before: AdminProduct,
     action: str,
     actor_id: int | None,
-) -> dict[str, Any]:
+) -> AdminProduct:
     """After an edit of a product: its version moves on, the change is audited and
     every warehouse that lists it is told."""
     product.version += 1
@@ -372,7 +427,7 @@ async def _set_barcodes(session: AsyncSession, product: Product, barcodes: Seque
 
 async def create(
     uow: UnitOfWork, company_id: int, body: ProductIn, *, actor_id: int | None
-) -> dict[str, Any]:
+) -> AdminProduct:
     """A new product with its barcodes, additional units and listings (each with its
     opening stock, if any)."""
     session = uow.session
@@ -442,7 +497,7 @@ async def update(
     *,
     expected_version: int | None,
     actor_id: int | None,
-) -> dict[str, Any]:
+) -> AdminProduct:
     """The fields sent change (the others stay); the edit must name the product's
     current version."""
     session = uow.session
@@ -485,7 +540,7 @@ async def update(
 
 async def archive(
     uow: UnitOfWork, company_id: int, product_id: int, *, actor_id: int | None
-) -> dict[str, Any]:
+) -> AdminProduct:
     """Archived: no longer sold or bought anywhere; its history and stock stay
     (archiving twice changes nothing)."""
     session = uow.session
@@ -515,7 +570,7 @@ async def _listing(
 
 async def add_listing(
     uow: UnitOfWork, company_id: int, product_id: int, body: ListingIn, *, actor_id: int | None
-) -> dict[str, Any]:
+) -> AdminListing:
     """The product listed in one more warehouse (with opening stock, if any)."""
     session = uow.session
     product = await get(session, company_id, product_id)
@@ -563,7 +618,7 @@ async def update_listing(
     expected_version: int | None,
     actor_id: int | None,
     price_batch: PriceAdjustmentBatch | None = None,
-) -> dict[str, Any]:
+) -> AdminListing:
     """A warehouse's prices, reorder level or active flag. A new sales price is a
     price change with its history (``catalog.prices``), as from a till; in
     ``price_batch`` when it is one of a batch price change."""
@@ -625,7 +680,7 @@ async def add_opening_stock(
     body: OpeningStockIn,
     *,
     actor_id: int | None,
-) -> dict[str, Any]:
+) -> OpeningStock:
     """Stock the shop had before it used tillbook: a batch at its cost, posted
     Dr 11700 Inventory / Cr 31100 Opening Balance Equity."""
     session = uow.session

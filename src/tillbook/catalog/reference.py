@@ -37,9 +37,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, overload
 
 from sqlalchemy.ext.asyncio import AsyncSession
+from typing_extensions import TypedDict
 
 from tillbook.audit import setup_records
 from tillbook.catalog import reference_repository as repo
@@ -51,6 +52,7 @@ from tillbook.kit.money import number
 from tillbook.kit.pagination import Page
 from tillbook.kit.problems import Problems
 from tillbook.kit.refs import ref_to_id
+from tillbook.kit.shapes import DateTimeStr, answer
 from tillbook.models import Brand, Category, Tax, Unit
 from tillbook.orders.lookup import reference_changed
 from tillbook.unit import UnitOfWork
@@ -117,9 +119,56 @@ async def usable(
 
 
 # --- views -------------------------------------------------------------------------
+# The back office's answers for each record (``api/admin/units.py`` and its
+# siblings put them in the envelope): every field, the version an edit names and
+# when it was archived. The till reads slimmer ones (``catalog/views.py``).
 
 
-def unit_view(u: Unit) -> dict[str, Any]:
+@answer
+class AdminUnit(TypedDict):
+    id: int
+    xid: str
+    name: str
+    short_name: str
+    version: int
+    archived_at: DateTimeStr | None
+
+
+@answer
+class AdminCategory(TypedDict):
+    id: int
+    xid: str
+    name: str
+    slug: str
+    parent_id: int | None
+    image: str | None
+    version: int
+    archived_at: DateTimeStr | None
+
+
+@answer
+class AdminBrand(TypedDict):
+    id: int
+    xid: str
+    name: str
+    slug: str
+    image: str | None
+    version: int
+    archived_at: DateTimeStr | None
+
+
+@answer
+class AdminTax(TypedDict):
+    id: int
+    xid: str
+    name: str
+    rate: float
+    inclusive: bool
+    version: int
+    archived_at: DateTimeStr | None
+
+
+def unit_view(u: Unit) -> AdminUnit:
     return {
         "id": u.id,
         "xid": xid.encode(u.id),
@@ -130,7 +179,7 @@ def unit_view(u: Unit) -> dict[str, Any]:
     }
 
 
-def category_view(c: Category) -> dict[str, Any]:
+def category_view(c: Category) -> AdminCategory:
     return {
         "id": c.id,
         "xid": xid.encode(c.id),
@@ -143,7 +192,7 @@ def category_view(c: Category) -> dict[str, Any]:
     }
 
 
-def brand_view(b: Brand) -> dict[str, Any]:
+def brand_view(b: Brand) -> AdminBrand:
     return {
         "id": b.id,
         "xid": xid.encode(b.id),
@@ -155,7 +204,7 @@ def brand_view(b: Brand) -> dict[str, Any]:
     }
 
 
-def tax_view(t: Tax) -> dict[str, Any]:
+def tax_view(t: Tax) -> AdminTax:
     return {
         "id": t.id,
         "xid": xid.encode(t.id),
@@ -167,6 +216,8 @@ def tax_view(t: Tax) -> dict[str, Any]:
     }
 
 
+ReferenceView = AdminUnit | AdminCategory | AdminBrand | AdminTax
+
 _VIEWS: dict[str, Any] = {
     "unit": (Unit, unit_view, (Unit.name,)),
     "category": (Category, category_view, (Category.name,)),
@@ -175,9 +226,49 @@ _VIEWS: dict[str, Any] = {
 }
 
 
+@overload
+async def page_of(
+    session: AsyncSession,
+    kind: Literal["unit"],
+    company_id: int,
+    page: Page,
+    *,
+    include_archived: bool,
+) -> tuple[int, list[AdminUnit]]: ...
+@overload
+async def page_of(
+    session: AsyncSession,
+    kind: Literal["category"],
+    company_id: int,
+    page: Page,
+    *,
+    include_archived: bool,
+) -> tuple[int, list[AdminCategory]]: ...
+@overload
+async def page_of(
+    session: AsyncSession,
+    kind: Literal["brand"],
+    company_id: int,
+    page: Page,
+    *,
+    include_archived: bool,
+) -> tuple[int, list[AdminBrand]]: ...
+@overload
+async def page_of(
+    session: AsyncSession,
+    kind: Literal["tax"],
+    company_id: int,
+    page: Page,
+    *,
+    include_archived: bool,
+) -> tuple[int, list[AdminTax]]: ...
+@overload
 async def page_of(
     session: AsyncSession, kind: Kind, company_id: int, page: Page, *, include_archived: bool
-) -> tuple[int, list[dict[str, Any]]]:
+) -> tuple[int, list[ReferenceView]]: ...
+async def page_of(
+    session: AsyncSession, kind: Kind, company_id: int, page: Page, *, include_archived: bool
+) -> tuple[int, list[Any]]:
     """One page of the company's units, categories, brands or taxes, by name."""
     model, view, order = _VIEWS[kind]
     total, rows = await setup_records.page_of(
@@ -186,14 +277,29 @@ async def page_of(
     return total, [view(r) for r in rows]
 
 
-async def one_of(session: AsyncSession, kind: Kind, company_id: int, id_: int) -> dict[str, Any]:
+@overload
+async def one_of(
+    session: AsyncSession, kind: Literal["unit"], company_id: int, id_: int
+) -> AdminUnit: ...
+@overload
+async def one_of(
+    session: AsyncSession, kind: Literal["category"], company_id: int, id_: int
+) -> AdminCategory: ...
+@overload
+async def one_of(
+    session: AsyncSession, kind: Literal["brand"], company_id: int, id_: int
+) -> AdminBrand: ...
+@overload
+async def one_of(
+    session: AsyncSession, kind: Literal["tax"], company_id: int, id_: int
+) -> AdminTax: ...
+async def one_of(session: AsyncSession, kind: Kind, company_id: int, id_: int) -> Any:
     model, view, _order = _VIEWS[kind]
     row = await setup_records.find(session, model, company_id, id_, NOUNS[kind], lock=False)
-    result: dict[str, Any] = view(row)
-    return result
+    return view(row)
 
 
-def _fields(view: dict[str, Any]) -> dict[str, Any]:
+def _fields(view: Mapping[str, Any]) -> dict[str, Any]:
     """A view as the audit keeps it: without the id, xid and version (kept apart)."""
     return {k: v for k, v in view.items() if k not in ("id", "xid", "version")}
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, TypeVar
 
 import typer
 from rich.table import Table
@@ -50,7 +50,7 @@ def _on_company(company: int, work: Callable[[AsyncSession], Awaitable[T]], *, c
 
 
 def _switch(code: str, company: int, on: bool, json_: bool) -> None:
-    async def work(session: AsyncSession) -> dict[str, Any]:
+    async def work(session: AsyncSession) -> rates.AdminCurrency:
         return rates.currency_view(await rates.enable(session, company, code, COMMAND_LINE, on=on))
 
     data = _on_company(company, work, change=True)
@@ -114,7 +114,7 @@ def rates_set(
             f"expected a number such as 1.085, got {rate!r}", param_hint="--rate"
         )
 
-    async def work(session: AsyncSession) -> dict[str, Any]:
+    async def work(session: AsyncSession) -> rates.AdminExchangeRate:
         entered = await rates.set_rate(session, company, currency, day, value, COMMAND_LINE)
         return rates.rate_view(entered)
 
@@ -158,7 +158,7 @@ def rates_list(
 ) -> None:
     """Rates newest date first: of each date the one in force (or every entry)."""
 
-    async def work(session: AsyncSession) -> list[dict[str, Any]]:
+    async def work(session: AsyncSession) -> list[rates.AdminExchangeRate]:
         found = await rates.list_rates(
             session, company, currency=currency, with_corrections=corrections
         )

@@ -18,7 +18,7 @@ from rich.progress import Progress
 
 from tillbook.cli.common import fail, out, print_json, run
 from tillbook.db import Database
-from tillbook.imports import Counts, ImportRejected
+from tillbook.imports import Counts, ImportCounts, ImportRejected
 from tillbook.imports.csvfile import Progress as ProgressFn
 from tillbook.reports.common import check_scope
 from tillbook.unit import UnitOfWork
@@ -47,8 +47,8 @@ def run_import(
     console = Console(stderr=True)
     show = console.is_terminal and sys.stderr.isatty()
 
-    async def work(db: Database) -> dict[str, int] | ImportRejected:
-        async def unit(uow: UnitOfWork) -> dict[str, int]:
+    async def work(db: Database) -> ImportCounts | ImportRejected:
+        async def unit(uow: UnitOfWork) -> ImportCounts:
             await check_scope(uow.session, company)
             if not show:
                 return (await importer(uow, data, None)).as_dict()

@@ -28,6 +28,7 @@ from tillbook.imports import MAX_BYTES, Counts
 from tillbook.imports.csvfile import Progress as ProgressFn
 from tillbook.parties import import_export, service
 from tillbook.parties.schemas import PartyIn
+from tillbook.parties.service import AdminParty
 from tillbook.reports.common import check_scope
 from tillbook.unit import UnitOfWork
 
@@ -51,8 +52,8 @@ def _body(values: dict[str, Any]) -> PartyIn:
 def _create(kind: str, company: int, values: dict[str, Any], json_: bool) -> None:
     body = _body(values)
 
-    async def work(db: Database) -> dict[str, Any]:
-        async def unit(uow: UnitOfWork) -> dict[str, Any]:
+    async def work(db: Database) -> AdminParty:
+        async def unit(uow: UnitOfWork) -> AdminParty:
             await check_scope(uow.session, company)
             return await service.create(uow, company, kind, body, actor_id=None)
 
@@ -70,7 +71,7 @@ def _create(kind: str, company: int, values: dict[str, Any], json_: bool) -> Non
 
 
 def _list(kind: str, company: int, search: str | None, archived: bool, json_: bool) -> None:
-    async def work(session: AsyncSession) -> list[dict[str, Any]]:
+    async def work(session: AsyncSession) -> list[AdminParty]:
         await check_scope(session, company)
         return await service.listing(
             session, company, kind, search=search or None, include_archived=archived
@@ -95,7 +96,7 @@ def _list(kind: str, company: int, search: str | None, archived: bool, json_: bo
 
 
 def _archive(kind: str, company: int, party_id: int, json_: bool) -> None:
-    async def work(session: AsyncSession) -> dict[str, Any]:
+    async def work(session: AsyncSession) -> AdminParty:
         await check_scope(session, company)
         return await service.archive(
             session, company, kind, party_id, expected_version=None, actor_id=None

@@ -100,7 +100,7 @@ def product_create(
 
         async def create(uow: UnitOfWork) -> dict[str, Any]:
             await check_scope(uow.session, company)
-            return await service.create(uow, company, body, actor_id=None)
+            return dict(await service.create(uow, company, body, actor_id=None))
 
         result: dict[str, Any] = await db.unit(create)
         return result
@@ -128,13 +128,15 @@ def product_list(
 
     async def work(session: AsyncSession) -> dict[str, Any]:
         await check_scope(session, company, warehouse)
-        return await service.page(
-            session,
-            company,
-            Page(page=page, limit=limit),
-            search=search,
-            warehouse_id=warehouse,
-            include_archived=archived,
+        return dict(
+            await service.page(
+                session,
+                company,
+                Page(page=page, limit=limit),
+                search=search,
+                warehouse_id=warehouse,
+                include_archived=archived,
+            )
         )
 
     data = read(work)
@@ -170,7 +172,7 @@ def product_archive(
     async def work(db: Database) -> dict[str, Any]:
         async def archive(uow: UnitOfWork) -> dict[str, Any]:
             await check_scope(uow.session, company)
-            return await service.archive(uow, company, product_id, actor_id=None)
+            return dict(await service.archive(uow, company, product_id, actor_id=None))
 
         result: dict[str, Any] = await db.unit(archive)
         return result

@@ -15,10 +15,10 @@ import io
 import itertools
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
 
 from sqlalchemy import exists, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from typing_extensions import TypedDict
 
 from tillbook.audit.service import Change, record, record_many
 from tillbook.auth.actor import Actor
@@ -27,6 +27,7 @@ from tillbook.kit import currencies, numerals
 from tillbook.kit.bounds import FX_RATE, LAST_STORABLE_DAY, storable_day_problem
 from tillbook.kit.changes import iso
 from tillbook.kit.problems import Problems
+from tillbook.kit.shapes import DateStr, DateTimeStr, answer
 from tillbook.kit.text import quoted
 from tillbook.models import Company, CompanyCurrency, ExchangeRate, JournalEntry
 
@@ -59,7 +60,57 @@ def rate_text(rate: Decimal) -> str:
     return format(rate.quantize(FX_RATE.step).normalize(), "f")
 
 
-def rate_view(rate: Rate) -> dict[str, Any]:
+# What the back office reads (``api/admin/currencies.py`` puts it in the envelope):
+# a currency the company enabled, with its newest rate in the overview, and a rate
+# as entered. A rate is a decimal string, exact (``rate_text``).
+
+
+@answer
+class AdminExchangeRate(TypedDict):
+    id: int | None
+    currency: str
+    date: DateStr
+    rate: str
+    source: str
+    entered_at: DateTimeStr | None
+    superseded: bool
+    corrects: bool
+
+
+@answer
+class AdminCurrency(TypedDict):
+    currency: str
+    minor_units: int
+    enabled: bool
+
+
+@answer
+class AdminCurrencyRow(AdminCurrency):
+    latest_rate: str | None
+    latest_rate_date: DateStr | None
+
+
+class CurrencyOverview(TypedDict):
+    base_currency: str
+    base_minor_units: int
+    currencies: list[AdminCurrencyRow]
+
+
+# ``GET /currencies``: the overview as the admin API answers it, flat beside
+# ``status`` (``api/envelope.flat``).
+@answer
+class CurrencyList(TypedDict):
+    base_currency: str
+    base_minor_units: int
+    data: list[AdminCurrencyRow]
+
+
+@answer
+class RatesImported(TypedDict):
+    imported: int
+
+
+def rate_view(rate: Rate) -> AdminExchangeRate:
     return {
         "id": rate.id,
         "currency": rate.currency,
@@ -286,12 +337,12 @@ async def latest(
     return await rate_on(session, company_id, code, LAST_STORABLE_DAY)
 
 
-async def overview(session: AsyncSession, company_id: int) -> dict[str, Any]:
+async def overview(session: AsyncSession, company_id: int) -> CurrencyOverview:
     """The company's base currency and each currency it has enabled (or enabled and
     since disabled), with its minor units and newest rate: what the back office and
     ``GET /currencies`` show."""
     base = (await company(session, company_id)).base_currency
-    rows = []
+    rows: list[AdminCurrencyRow] = []
     for row in await enabled(session, company_id):
         newest = await latest(session, company_id, row.code)
         rows.append(
@@ -310,7 +361,7 @@ async def overview(session: AsyncSession, company_id: int) -> dict[str, Any]:
     }
 
 
-def currency_view(row: CompanyCurrency) -> dict[str, Any]:
+def currency_view(row: CompanyCurrency) -> AdminCurrency:
     return {"currency": row.code, "minor_units": row.minor_units, "enabled": row.enabled}
 
 

@@ -9,9 +9,11 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
+from typing_extensions import TypedDict
 
 from tillbook.errors import ValidationFailed
 from tillbook.kit import csvcells
+from tillbook.kit.shapes import answer
 from tillbook.kit.text import quoted
 
 M = TypeVar("M", bound=BaseModel)
@@ -145,13 +147,21 @@ class Row:
         return {k: v for k, v in self.values.items() if v.strip()}
 
 
+# What an import did, row by row: the answer of every import, whatever the door.
+@answer
+class ImportCounts(TypedDict):
+    created: int
+    updated: int
+    unchanged: int
+
+
 @dataclass
 class Counts:
     created: int = 0
     updated: int = 0
     unchanged: int = 0
 
-    def as_dict(self) -> dict[str, int]:
+    def as_dict(self) -> ImportCounts:
         return {"created": self.created, "updated": self.updated, "unchanged": self.unchanged}
 
 

@@ -13,16 +13,18 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from sqlalchemy.ext.asyncio import AsyncSession
+from typing_extensions import TypedDict
 
 from tillbook.audit.service import record
 from tillbook.errors import Conflict, NotFound, invalid
 from tillbook.kit import xid
 from tillbook.kit.money import ZERO, money_str
-from tillbook.kit.pagination import Page, envelope
+from tillbook.kit.pagination import Page, Paged, paged
 from tillbook.kit.refs import ref_to_id
+from tillbook.kit.shapes import DateTimeStr, MoneyStr, answer
 from tillbook.kit.text import quoted
 from tillbook.kit.versions import expect
 from tillbook.ledger.rules import RuleName
@@ -70,14 +72,38 @@ def audited(party: User) -> dict[str, Any]:
     }
 
 
-def view(party: User, *, balance: Decimal | None = None) -> dict[str, Any]:
+# A party as the back office reads it (``api/admin/parties.py`` puts it in the
+# envelope); a till reads slimmer ones (``parties/queries.py``: Customer, Supplier).
+@answer
+class AdminParty(TypedDict):
+    id: int
+    xid: str
+    type: Kind
+    code: str | None
+    name: str
+    phone: str | None
+    email: str | None
+    tax_number: str | None
+    address: str | None
+    credit_limit: MoneyStr | None
+    is_walk_in: bool
+    balance: MoneyStr
+    version: int
+    archived: bool
+    archived_at: DateTimeStr | None
+    created_at: DateTimeStr | None
+
+
+def view(party: User, *, balance: Decimal | None = None) -> AdminParty:
     """A party as the back office reads it; ``balance`` is company-wide (every
     warehouse's receivable or payable of the party)."""
     archived = party.archived_at
     return {
         "id": party.id,
         "xid": xid.encode(party.id),
-        "type": party.user_type,
+        # a party's row is a customer's or a supplier's (``repository.get`` reads
+        # by kind; staff are ``tenancy/staff.py``'s)
+        "type": cast(Kind, party.user_type),
         "code": party.code,
         "name": party.name,
         "phone": party.phone,
@@ -195,7 +221,7 @@ async def insert(
 
 async def create(
     uow: UnitOfWork, company_id: int, kind: str, body: PartyIn, *, actor_id: int | None
-) -> dict[str, Any]:
+) -> AdminParty:
     """A new customer or supplier (admin API, command line)."""
     data = NewParty(**body.model_dump(include=set(NewParty.__dataclass_fields__)))
     _check_kind(kind, data)
@@ -232,7 +258,7 @@ async def load(
     return party
 
 
-async def read(session: AsyncSession, company_id: int, kind: str, party_id: int) -> dict[str, Any]:
+async def read(session: AsyncSession, company_id: int, kind: str, party_id: int) -> AdminParty:
     return view(await load(session, company_id, kind, party_id))
 
 
@@ -245,7 +271,7 @@ async def update(
     *,
     expected_version: int | None,
     actor_id: int | None,
-) -> dict[str, Any]:
+) -> AdminParty:
     """Change the fields the patch names, based on ``expected_version`` (If-Match or
     the body's ``version``); the row is locked so two edits cannot both pass the
     check. A patch that changes nothing leaves the version as it is."""
@@ -293,7 +319,7 @@ async def archive(
     *,
     expected_version: int | None,
     actor_id: int | None,
-) -> dict[str, Any]:
+) -> AdminParty:
     """Retire a party: it keeps its history and code, and no new record may name it.
 
     ``expected_version`` is checked when given. Archiving an archived party changes
@@ -336,11 +362,11 @@ async def page(
     *,
     search: str | None = None,
     include_archived: bool = False,
-) -> dict[str, Any]:
+) -> Paged[AdminParty]:
     total, parties = await repo.page(
         session, company_id, kind, pg, search=search, include_archived=include_archived
     )
-    return envelope(pg, total, [view(p) for p in parties])
+    return paged(pg, total, [view(p) for p in parties])
 
 
 async def listing(
@@ -350,7 +376,7 @@ async def listing(
     *,
     search: str | None = None,
     include_archived: bool = False,
-) -> list[dict[str, Any]]:
+) -> list[AdminParty]:
     """Every party a list shows, unpaged (the command line)."""
     found = await repo.matching(
         session, company_id, kind, search=search, include_archived=include_archived

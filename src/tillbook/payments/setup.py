@@ -22,18 +22,47 @@ from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
+from typing_extensions import TypedDict
 
 from tillbook.audit import setup_records
 from tillbook.currency import rates
 from tillbook.errors import duplicate, invalid
 from tillbook.kit import xid
 from tillbook.kit.pagination import Page
+from tillbook.kit.shapes import DateTimeStr, answer
 from tillbook.ledger import accounts
 from tillbook.models import Account, ExpenseCategory, PaymentMode
 from tillbook.orders.lookup import reference_changed
 
+# The back office's answers (``api/admin/payment_modes.py``,
+# ``expense_categories.py``); a till reads slimmer ones (``payments/reference.py``).
 
-def mode_view(mode: PaymentMode, account: Account) -> dict[str, Any]:
+
+@answer
+class AdminPaymentMode(TypedDict):
+    id: int
+    xid: str
+    code: str
+    name: str
+    account_code: str
+    account_name: str
+    version: int
+    archived_at: DateTimeStr | None
+    currency: str | None
+
+
+@answer
+class AdminExpenseCategory(TypedDict):
+    id: int
+    xid: str
+    name: str
+    account_code: str
+    account_name: str
+    version: int
+    archived_at: DateTimeStr | None
+
+
+def mode_view(mode: PaymentMode, account: Account) -> AdminPaymentMode:
     return {
         "id": mode.id,
         "xid": xid.encode(mode.id),
@@ -48,7 +77,7 @@ def mode_view(mode: PaymentMode, account: Account) -> dict[str, Any]:
     }
 
 
-def expense_category_view(cat: ExpenseCategory, account: Account) -> dict[str, Any]:
+def expense_category_view(cat: ExpenseCategory, account: Account) -> AdminExpenseCategory:
     return {
         "id": cat.id,
         "xid": xid.encode(cat.id),
@@ -62,7 +91,7 @@ def expense_category_view(cat: ExpenseCategory, account: Account) -> dict[str, A
 
 async def modes_page(
     session: AsyncSession, company_id: int, page: Page, *, include_archived: bool
-) -> tuple[int, list[dict[str, Any]]]:
+) -> tuple[int, list[AdminPaymentMode]]:
     total, rows = await setup_records.page_of(
         session,
         PaymentMode,
@@ -76,7 +105,7 @@ async def modes_page(
     return total, [mode_view(r, by_id[r.account_id]) for r in rows]
 
 
-async def mode_one(session: AsyncSession, company_id: int, mode_id: int) -> dict[str, Any]:
+async def mode_one(session: AsyncSession, company_id: int, mode_id: int) -> AdminPaymentMode:
     mode = await setup_records.find(
         session, PaymentMode, company_id, mode_id, "payment mode", lock=False
     )
@@ -85,7 +114,7 @@ async def mode_one(session: AsyncSession, company_id: int, mode_id: int) -> dict
 
 async def expense_categories_page(
     session: AsyncSession, company_id: int, page: Page, *, include_archived: bool
-) -> tuple[int, list[dict[str, Any]]]:
+) -> tuple[int, list[AdminExpenseCategory]]:
     total, rows = await setup_records.page_of(
         session,
         ExpenseCategory,
@@ -101,14 +130,14 @@ async def expense_categories_page(
 
 async def expense_category_one(
     session: AsyncSession, company_id: int, category_id: int
-) -> dict[str, Any]:
+) -> AdminExpenseCategory:
     cat = await setup_records.find(
         session, ExpenseCategory, company_id, category_id, "expense category", lock=False
     )
     return expense_category_view(cat, await account_of(session, company_id, cat.account_id))
 
 
-def _fields(view: dict[str, Any]) -> dict[str, Any]:
+def _fields(view: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in view.items() if k not in ("id", "xid", "version")}
 
 

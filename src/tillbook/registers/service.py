@@ -20,7 +20,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Literal, cast
 
 from pydantic import Field
 from sqlalchemy import func, select
@@ -34,7 +34,7 @@ from tillbook.errors import NotFound, invalid
 from tillbook.kit import crypto
 from tillbook.kit.changes import utc
 from tillbook.kit.crypto import PinParameters
-from tillbook.kit.shapes import answer
+from tillbook.kit.shapes import DateTimeStr, answer
 from tillbook.models import Company, Order, Register, Shift, User, Warehouse
 from tillbook.registers.schemas import HeartbeatIn
 from tillbook.tenancy import service as tenancy
@@ -89,16 +89,69 @@ def _iso(moment: dt.datetime | None) -> str | None:
     return None if moment is None else _stamp(moment)
 
 
-def attention_of(register: Register) -> list[dict[str, Any]]:
-    """The refused writes the device last reported (an unreadable value: none)."""
+# What the back office reads of registers (``api/admin/registers.py`` puts them in
+# the envelope): each one with what it last reported, the pairing's answer (its
+# key, the secret once) and the branches one may be paired to.
+
+
+@answer
+class RefusedWrite(TypedDict):
+    key: str
+    kind: str
+    number: str | None
+    reason: str
+    at: str | None
+
+
+@answer
+class AdminRegister(TypedDict):
+    id: int
+    name: str
+    prefix: str
+    warehouse_id: int
+    warehouse_name: str
+    status: Literal["active", "revoked"]
+    created_at: DateTimeStr | None
+    last_seen_at: DateTimeStr | None
+    queued: int
+    attention: list[RefusedWrite]
+    revoked_at: DateTimeStr | None
+
+
+@answer
+class RegisterCompany(TypedDict):
+    id: int
+    name: str
+    base_currency: str
+    money_format: str
+
+
+@answer
+class PairedRegister(AdminRegister):
+    public_key: str
+    company: RegisterCompany
+    secret_key: str | None
+
+
+@answer
+class PairableBranch(TypedDict):
+    id: int
+    name: str
+
+
+def attention_of(register: Register) -> list[RefusedWrite]:
+    """The refused writes the device last reported (an unreadable value: none);
+    ``heartbeat`` stores them whole (``schemas.Refused``, every field)."""
     try:
         items = json.loads(register.attention or "[]")
     except ValueError:
         return []
-    return [i for i in items if isinstance(i, dict)] if isinstance(items, list) else []
+    if not isinstance(items, list):
+        return []
+    return [cast(RefusedWrite, i) for i in items if isinstance(i, dict)]
 
 
-def view(register: Register, warehouse_name: str) -> dict[str, Any]:
+def view(register: Register, warehouse_name: str) -> AdminRegister:
     return {
         "id": register.id,
         "name": register.name,
@@ -121,8 +174,9 @@ class Paired:
     company: Company
     key: tenancy.NewKey
 
-    def answer(self) -> dict[str, Any]:
-        """The pairing's answer without the secret (what a replay may show again)."""
+    def answer(self) -> PairedRegister:
+        """The pairing's answer without the secret (what a replay may show again);
+        the router adds it to the first answer only."""
         return {
             **view(self.register, self.warehouse.name),
             "public_key": self.key.key.public_key,
@@ -132,6 +186,7 @@ class Paired:
                 "base_currency": self.company.base_currency,
                 "money_format": self.company.money_format,
             },
+            "secret_key": None,
         }
 
 
@@ -218,7 +273,7 @@ async def get_register(
 
 async def list_registers(
     session: AsyncSession, company_id: int, warehouse_id: int | None = None
-) -> list[dict[str, Any]]:
+) -> list[AdminRegister]:
     """The company's registers (one branch's when ``warehouse_id``), oldest first."""
     query = (
         select(Register, Warehouse.name)
@@ -236,7 +291,7 @@ async def list_registers(
 
 async def branches(
     session: AsyncSession, company_id: int, scope: int | None
-) -> list[dict[str, Any]]:
+) -> list[PairableBranch]:
     """The active branches a staff member may pair a register to: every one of the
     company's, or their own when scoped."""
     query = (
@@ -251,7 +306,7 @@ async def branches(
 
 async def revoke(
     session: AsyncSession, company_id: int, register_id: int, *, actor_id: int | None
-) -> tuple[dict[str, Any], bool]:
+) -> tuple[AdminRegister, bool]:
     """Revoke a register and its key (its next request is a 401); the view and
     whether it was revoked already (then nothing changes and nothing is recorded).
     The device keeps its queue and shows it as refused."""

@@ -32,10 +32,11 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, cast
 
 from sqlalchemy import delete, func, insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from typing_extensions import TypedDict
 
 from tillbook.audit.service import record
 from tillbook.auth import admin, roles
@@ -44,6 +45,7 @@ from tillbook.errors import Conflict, NotFound, Unprocessable, invalid
 from tillbook.kit import crypto, versions
 from tillbook.kit.bounds import text_problem
 from tillbook.kit.pagination import Page
+from tillbook.kit.shapes import DateTimeStr, answer
 from tillbook.kit.text import quoted
 from tillbook.models import StaffLogin, User, Warehouse
 
@@ -63,13 +65,35 @@ def _iso(moment: dt.datetime | None) -> str | None:
     return moment.astimezone(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
-def view(user: User) -> dict[str, Any]:
+# ``auth/roles.ROLES``: a staff member's row always has one (``create_staff``).
+StaffRole = Literal["owner", "manager", "accountant", "cashier"]
+
+
+# A staff member as the API and the CLI show them (never the password hash);
+# ``api/admin/staff.py`` puts it in the envelope.
+@answer
+class StaffMember(TypedDict):
+    id: int
+    name: str
+    email: str
+    role: StaffRole
+    warehouse_id: int | None
+    can_log_in: bool
+    has_pin: bool
+    version: int
+    archived_at: DateTimeStr | None
+    created_at: DateTimeStr | None
+
+
+def view(user: User) -> StaffMember:
     """A staff member as the API and the CLI show them (never the password hash)."""
     return {
         "id": user.id,
         "name": user.name,
-        "email": user.email,
-        "role": user.role,
+        # A staff member (a role, ``_staff``) is made with an email (``create_staff``,
+        # the owner with the company); only an API key's actor has none, and no role.
+        "email": cast(str, user.email),
+        "role": cast(StaffRole, user.role),
         "warehouse_id": user.warehouse_id,
         "can_log_in": user.password_hash is not None and user.archived_at is None,
         "has_pin": user.pin_hash is not None,

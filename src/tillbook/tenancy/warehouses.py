@@ -17,17 +17,37 @@ from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
+from typing_extensions import TypedDict
 
 from tillbook.audit import setup_records
 from tillbook.errors import Conflict, duplicate, invalid
 from tillbook.kit import xid
 from tillbook.kit.pagination import Page
+from tillbook.kit.shapes import DateTimeStr, answer
 from tillbook.models import ApiKey, Warehouse
 from tillbook.orders.lookup import reference_changed
 from tillbook.tenancy.service import create_warehouse
 
 
-def warehouse_view(w: Warehouse) -> dict[str, Any]:
+# The back office's answer (``api/admin/warehouses.py``); a till reads a slimmer one
+# (``catalog/views.Warehouse``).
+@answer
+class AdminWarehouse(TypedDict):
+    id: int
+    xid: str
+    name: str
+    address: str | None
+    phone: str | None
+    allow_negative_stock: bool
+    require_shift: bool
+    receipt_header: str | None
+    receipt_footer: str | None
+    timezone: str
+    version: int
+    archived_at: DateTimeStr | None
+
+
+def warehouse_view(w: Warehouse) -> AdminWarehouse:
     return {
         "id": w.id,
         "xid": xid.encode(w.id),
@@ -46,7 +66,7 @@ def warehouse_view(w: Warehouse) -> dict[str, Any]:
 
 async def warehouses_page(
     session: AsyncSession, company_id: int, page: Page, *, include_archived: bool
-) -> tuple[int, list[dict[str, Any]]]:
+) -> tuple[int, list[AdminWarehouse]]:
     total, rows = await setup_records.page_of(
         session,
         Warehouse,
@@ -60,7 +80,7 @@ async def warehouses_page(
 
 async def warehouse_one(
     session: AsyncSession, company_id: int, warehouse_id: int
-) -> dict[str, Any]:
+) -> AdminWarehouse:
     return warehouse_view(
         await setup_records.find(
             session, Warehouse, company_id, warehouse_id, "warehouse", lock=False
@@ -68,7 +88,7 @@ async def warehouse_one(
     )
 
 
-def _fields(view: dict[str, Any]) -> dict[str, Any]:
+def _fields(view: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in view.items() if k not in ("id", "xid", "version")}
 
 

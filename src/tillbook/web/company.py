@@ -9,7 +9,7 @@ over someone else's is refused (412) with the branch as it is now."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Annotated, Any
@@ -63,11 +63,11 @@ class _Setup:
 
     title: str
     noun: str
-    rows: Callable[..., Awaitable[tuple[int, list[dict[str, Any]]]]]
-    one: Callable[[AsyncSession, int, int], Awaitable[dict[str, Any]]]
+    rows: Callable[..., Awaitable[tuple[int, Sequence[Mapping[str, Any]]]]]
+    one: Callable[[AsyncSession, int, int], Awaitable[Mapping[str, Any]]]
     edit: Callable[..., Awaitable[tuple[Any, Any]]]
     archive: Callable[..., Awaitable[tuple[Any, Any]]]
-    view: Callable[[Any, Any], dict[str, Any]]
+    view: Callable[[Any, Any], Mapping[str, Any]]
     patch: type[PaymentModePatch] | type[ExpenseCategoryPatch]
 
 
@@ -171,7 +171,7 @@ async def mode_create(request: Request, ctx: Setter, db: DB) -> Response:
                 create_account=body.create_account,
                 currency=body.currency,
             )
-            return setup.mode_view(mode, account)
+            return dict(setup.mode_view(mode, account))
 
         await submit(request, ctx, work)
     except ValidationFailed as exc:
@@ -202,7 +202,7 @@ async def category_create(request: Request, ctx: Setter, db: DB) -> Response:
                 account_code=body.account_code,
                 create_account=body.create_account,
             )
-            return setup.expense_category_view(cat, account)
+            return dict(setup.expense_category_view(cat, account))
 
         await submit(request, ctx, work)
     except ValidationFailed as exc:
@@ -306,9 +306,11 @@ def _setup_item_routes(kind: str, spec: _Setup) -> None:
                 changes.pop("account_code")
 
             async def work(uow: UnitOfWork) -> dict[str, Any]:
-                return spec.view(
-                    *await spec.edit(
-                        uow.session, ctx.company_id, ctx.user_id, iid, version, changes
+                return dict(
+                    spec.view(
+                        *await spec.edit(
+                            uow.session, ctx.company_id, ctx.user_id, iid, version, changes
+                        )
                     )
                 )
 
@@ -320,8 +322,10 @@ def _setup_item_routes(kind: str, spec: _Setup) -> None:
     async def item_archive(request: Request, item_id: str, ctx: Setter, db: DB) -> Response:
         async def prepare(iid: int, version: int | None, form: Any) -> Work:
             async def work(uow: UnitOfWork) -> dict[str, Any]:
-                return spec.view(
-                    *await spec.archive(uow.session, ctx.company_id, ctx.user_id, iid, version)
+                return dict(
+                    spec.view(
+                        *await spec.archive(uow.session, ctx.company_id, ctx.user_id, iid, version)
+                    )
                 )
 
             return work
@@ -456,7 +460,7 @@ async def branch_create(request: Request, ctx: Setter, db: DB) -> Response:
             branch = await warehouses.add_warehouse(
                 uow.session, ctx.company_id, ctx.user_id, body.model_dump()
             )
-            return warehouses.warehouse_view(branch)
+            return dict(warehouses.warehouse_view(branch))
 
         created, _replayed = await submit(request, ctx, work)
     except ValidationFailed as exc:
@@ -521,7 +525,7 @@ async def branch_edit(request: Request, warehouse_id: str, ctx: Setter, db: DB) 
             branch = await warehouses.edit_warehouse(
                 uow.session, ctx.company_id, ctx.user_id, wid, version, changes
             )
-            return warehouses.warehouse_view(branch)
+            return dict(warehouses.warehouse_view(branch))
 
         await submit(request, ctx, work)
     except ValidationFailed as exc:

@@ -49,13 +49,13 @@ async def _page(
     form_values: dict[str, str] | None = None,
     message: str | None = None,
 ) -> Response:
-    async def read(session: Any) -> tuple[dict[str, Any], list[rates.Rate]]:
+    async def read(session: Any) -> tuple[rates.CurrencyOverview, list[rates.Rate]]:
         seen = await rates.overview(session, ctx.company_id)
         found = await rates.list_rates(session, ctx.company_id, limit=SHOWN, with_corrections=True)
         return seen, found
 
     seen, found = await db.read(read)
-    by_currency: dict[str, list[dict[str, Any]]] = {}
+    by_currency: dict[str, list[rates.AdminExchangeRate]] = {}
     for rate in found:
         by_currency.setdefault(rate.currency, []).append(rates.rate_view(rate))
     return render(

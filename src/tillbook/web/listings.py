@@ -61,8 +61,16 @@ async def edit_listing(
         parsed = parse_model(ListingPatch, patch)
 
         async def work(uow: UnitOfWork) -> dict[str, Any]:
-            return await product_service.update_listing(
-                uow, ctx.company_id, pid, wid, parsed, expected_version=None, actor_id=ctx.user_id
+            return dict(
+                await product_service.update_listing(
+                    uow,
+                    ctx.company_id,
+                    pid,
+                    wid,
+                    parsed,
+                    expected_version=None,
+                    actor_id=ctx.user_id,
+                )
             )
 
         await submit(request, ctx, work)
@@ -108,8 +116,10 @@ async def add_listing(request: Request, product_id: str, ctx: Lister, db: DB) ->
         ctx.may_list(parsed.warehouse_id, opening_stock=parsed.opening_stock is not None)
 
         async def work(uow: UnitOfWork) -> dict[str, Any]:
-            return await product_service.add_listing(
-                uow, ctx.company_id, pid, parsed, actor_id=ctx.user_id
+            return dict(
+                await product_service.add_listing(
+                    uow, ctx.company_id, pid, parsed, actor_id=ctx.user_id
+                )
             )
 
         await submit(request, ctx, work)

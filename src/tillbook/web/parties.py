@@ -144,7 +144,9 @@ async def _create(request: Request, segment: str, ctx: AdminContext, db: Any) ->
         parsed = parse_model(PartyIn, body)
 
         async def work(uow: UnitOfWork) -> dict[str, Any]:
-            return await service.create(uow, ctx.company_id, kind, parsed, actor_id=ctx.user_id)
+            return dict(
+                await service.create(uow, ctx.company_id, kind, parsed, actor_id=ctx.user_id)
+            )
 
         created, _replayed = await submit(request, ctx, work)
     except ValidationFailed as exc:
@@ -232,14 +234,16 @@ async def _edit(request: Request, segment: str, ctx: AdminContext, db: Any, pid:
         parsed = parse_model(PartyPatch, patch)
 
         async def work(uow: UnitOfWork) -> dict[str, Any]:
-            return await service.update(
-                uow.session,
-                ctx.company_id,
-                kind,
-                pid,
-                parsed,
-                expected_version=parsed.version,
-                actor_id=ctx.user_id,
+            return dict(
+                await service.update(
+                    uow.session,
+                    ctx.company_id,
+                    kind,
+                    pid,
+                    parsed,
+                    expected_version=parsed.version,
+                    actor_id=ctx.user_id,
+                )
             )
 
         await submit(request, ctx, work)
@@ -271,8 +275,10 @@ async def _archive(
         return render(request, "party_archive.html", segment=segment, party=party, message=None)
 
     async def work(uow: UnitOfWork) -> dict[str, Any]:
-        return await service.archive(
-            uow.session, ctx.company_id, kind, pid, expected_version=None, actor_id=ctx.user_id
+        return dict(
+            await service.archive(
+                uow.session, ctx.company_id, kind, pid, expected_version=None, actor_id=ctx.user_id
+            )
         )
 
     try:

@@ -22,6 +22,7 @@ from tillbook.auth.admin import AdminContext
 from tillbook.catalog import prices as price_service
 from tillbook.catalog import products as product_service
 from tillbook.catalog import queries as catalog_queries
+from tillbook.catalog.products import AdminProduct
 from tillbook.catalog.schemas import ProductIn, ProductPatch
 from tillbook.errors import ValidationFailed
 from tillbook.kit import numerals
@@ -178,7 +179,9 @@ async def product_create(
             ctx.may_list(listing.warehouse_id, opening_stock=listing.opening_stock is not None)
 
         async def work(uow: UnitOfWork) -> dict[str, Any]:
-            return await product_service.create(uow, ctx.company_id, parsed, actor_id=ctx.user_id)
+            return dict(
+                await product_service.create(uow, ctx.company_id, parsed, actor_id=ctx.user_id)
+            )
 
         created, _replayed = await submit(request, ctx, work)
     except ValidationFailed as exc:
@@ -208,7 +211,7 @@ async def product_page(
 ) -> Response:
     shops = await branches(db, ctx)
 
-    async def read(s: AsyncSession) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    async def read(s: AsyncSession) -> tuple[AdminProduct, list[dict[str, Any]]]:
         product = await product_service.view(s, await product_service.get(s, ctx.company_id, pid))
         changes = await price_service.history(s, ctx.company_id, pid, [i for i, _n in shops])
         return product, changes
@@ -282,8 +285,10 @@ async def product_edit(
         parsed = parse_model(ProductPatch, patch)
 
         async def work(uow: UnitOfWork) -> dict[str, Any]:
-            return await product_service.update(
-                uow, ctx.company_id, pid, parsed, expected_version=None, actor_id=ctx.user_id
+            return dict(
+                await product_service.update(
+                    uow, ctx.company_id, pid, parsed, expected_version=None, actor_id=ctx.user_id
+                )
             )
 
         await submit(request, ctx, work)
@@ -303,7 +308,7 @@ async def product_archive_confirm(
 ) -> Response:
     pid = path_id(product_id, "product")
 
-    async def read(s: AsyncSession) -> dict[str, Any]:
+    async def read(s: AsyncSession) -> AdminProduct:
         return await product_service.view(s, await product_service.get(s, ctx.company_id, pid))
 
     return render(request, "confirm_archive.html", product=await db.read(read))
@@ -318,7 +323,7 @@ async def product_archive(
     pid = path_id(product_id, "product")
 
     async def work(uow: UnitOfWork) -> dict[str, Any]:
-        return await product_service.archive(uow, ctx.company_id, pid, actor_id=ctx.user_id)
+        return dict(await product_service.archive(uow, ctx.company_id, pid, actor_id=ctx.user_id))
 
     await submit(request, ctx, work)
     return see_other(f"/products/{pid}")

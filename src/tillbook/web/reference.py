@@ -3,6 +3,7 @@ a form to add each (``catalog.reference``, as the back-office API adds them)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Request
@@ -24,12 +25,12 @@ from tillbook.web.session import Page, read_form
 router = APIRouter(include_in_schema=False)
 
 
-async def reference_choices(db: Any, ctx: AdminContext) -> dict[str, list[dict[str, Any]]]:
+async def reference_choices(db: Any, ctx: AdminContext) -> dict[str, Sequence[Mapping[str, Any]]]:
     """The live units, categories, brands and taxes, by kind, for a form's choices."""
     everything = Paging(page=1, limit=100)
 
-    async def read(s: AsyncSession) -> dict[str, list[dict[str, Any]]]:
-        out = {}
+    async def read(s: AsyncSession) -> dict[str, Sequence[Mapping[str, Any]]]:
+        out: dict[str, Sequence[Mapping[str, Any]]] = {}
         for kind in ("unit", "category", "brand", "tax"):
             _total, rows = await reference.page_of(
                 s, kind, ctx.company_id, everything, include_archived=False
@@ -37,7 +38,7 @@ async def reference_choices(db: Any, ctx: AdminContext) -> dict[str, list[dict[s
             out[kind] = rows
         return out
 
-    choices: dict[str, list[dict[str, Any]]] = await db.read(read)
+    choices: dict[str, Sequence[Mapping[str, Any]]] = await db.read(read)
     return choices
 
 
@@ -49,7 +50,7 @@ REFERENCE_FORMS: dict[str, tuple[type[BaseModel], str]] = {
 }
 
 
-def category_tree(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def category_tree(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Categories nested under their parents (``{"row": ..., "children": [...]}``),
     each level by name; one whose parent is not among ``rows`` (archived, or past
     the page read) stands at the top rather than disappearing."""

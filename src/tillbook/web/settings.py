@@ -315,7 +315,7 @@ async def import_file(request: Request, ctx: Importer) -> Response:
                     actor_id=ctx.user_id,
                     placed=lambda wid: ctx.warehouse_for("parties.credit", wid),
                 )
-            return done.as_dict()
+            return dict(done.as_dict())
 
         counts, _replayed = await submit(request, ctx, work, file_bytes=file_bytes)
     except ImportRejected as exc:

@@ -132,7 +132,7 @@ async def staff_create(request: Request, ctx: Owner, db: DB) -> Response:
             user = await staff_service.create_staff(
                 uow.session, ctx.company_id, new, actor_id=ctx.user_id
             )
-            return staff_service.view(user)
+            return dict(staff_service.view(user))
 
         body, _replayed = await submit(request, ctx, work)
     except ValidationFailed as exc:
@@ -174,7 +174,7 @@ async def staff_edit(request: Request, staff_id: str, ctx: Owner, db: DB) -> Res
             user = await staff_service.update_staff(
                 uow.session, ctx.company_id, sid, version, actor_id=ctx.user_id, **changes
             )
-            return staff_service.view(user)
+            return dict(staff_service.view(user))
 
         await submit(request, ctx, work)
     except ValidationFailed as exc:
@@ -211,7 +211,7 @@ async def staff_archive(request: Request, staff_id: str, ctx: Owner, db: DB) -> 
         user = await staff_service.archive_staff(
             uow.session, ctx.company_id, sid, actor_id=ctx.user_id
         )
-        return staff_service.view(user)
+        return dict(staff_service.view(user))
 
     try:
         await submit(request, ctx, work)
@@ -236,7 +236,7 @@ async def staff_pin(request: Request, staff_id: str, ctx: Owner, db: DB) -> Resp
             user = await staff_service.set_pin(
                 uow.session, ctx.company_id, sid, pin, actor_id=ctx.user_id
             )
-            return staff_service.view(user)
+            return dict(staff_service.view(user))
 
         await submit(request, ctx, work)
     except ValidationFailed as exc:

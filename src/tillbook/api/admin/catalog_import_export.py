@@ -17,6 +17,7 @@ from fastapi.responses import Response
 from tillbook.api.admin.deps import Allowed
 from tillbook.api.admin.uploads import uploaded_file
 from tillbook.api.deps import DB
+from tillbook.api.envelope import ok
 from tillbook.api.idempotent import run_admin_unit
 from tillbook.api.responses import JSON
 from tillbook.auth.admin import AdminContext
@@ -38,7 +39,7 @@ async def import_products(
         counts = await import_export.import_products(
             uow, ctx.company_id, data, actor_id=ctx.user_id
         )
-        return {"status": "success", "data": counts.as_dict()}
+        return ok(counts.as_dict())
 
     return await run_admin_unit(request, ctx, work, content=data)
 

@@ -8,11 +8,12 @@ from typing import Any
 from tillbook.api.admin.editing import Resource, router_for
 from tillbook.auth.admin import AdminContext
 from tillbook.catalog import reference
+from tillbook.catalog.reference import AdminCategory
 from tillbook.catalog.reference_schemas import CategoryIn, CategoryPatch
 from tillbook.unit import UnitOfWork
 
 
-async def _create(uow: UnitOfWork, ctx: AdminContext, body: CategoryIn) -> dict[str, Any]:
+async def _create(uow: UnitOfWork, ctx: AdminContext, body: CategoryIn) -> AdminCategory:
     category = await reference.add_category(
         uow.session,
         ctx.company_id,
@@ -27,7 +28,7 @@ async def _create(uow: UnitOfWork, ctx: AdminContext, body: CategoryIn) -> dict[
 
 async def _edit(
     uow: UnitOfWork, ctx: AdminContext, id_: int, version: int | None, changes: dict[str, Any]
-) -> dict[str, Any]:
+) -> AdminCategory:
     category = await reference.edit_category(
         uow, ctx.company_id, ctx.user_id, id_, version, changes
     )
@@ -36,7 +37,7 @@ async def _edit(
 
 async def _archive(
     uow: UnitOfWork, ctx: AdminContext, id_: int, version: int | None
-) -> dict[str, Any]:
+) -> AdminCategory:
     category = await reference.archive_category(uow, ctx.company_id, ctx.user_id, id_, version)
     return reference.category_view(category)
 

@@ -18,6 +18,7 @@ from tillbook.api.admin.editing import flag
 from tillbook.api.admin.uploads import uploaded_file
 from tillbook.api.body import openapi_body, parse_body
 from tillbook.api.deps import DB
+from tillbook.api.envelope import flat, ok
 from tillbook.api.idempotent import run_admin_unit
 from tillbook.api.responses import JSON
 from tillbook.auth.admin import AdminContext
@@ -38,12 +39,12 @@ Writer = Annotated[AdminContext, Allowed("settings.write")]
 @router.get("/currencies")
 async def list_currencies(ctx: Reader, db: DB) -> dict[str, Any]:
     seen = await db.read(lambda s: rates.overview(s, ctx.company_id))
-    return {
-        "status": "success",
+    answer: rates.CurrencyList = {
         "base_currency": seen["base_currency"],
         "base_minor_units": seen["base_minor_units"],
         "data": seen["currencies"],
     }
+    return flat(answer)
 
 
 @router.post("/currencies", openapi_extra=openapi_body(CurrencyIn))
@@ -53,7 +54,7 @@ async def enable_currency(request: Request, ctx: Writer) -> JSON:
 
     async def work(uow: UnitOfWork) -> dict[str, Any]:
         row = await rates.enable(uow.session, ctx.company_id, body.currency, ctx.actor)
-        return {"status": "success", "data": rates.currency_view(row)}
+        return ok(rates.currency_view(row))
 
     return await run_admin_unit(request, ctx, work)
 
@@ -73,7 +74,7 @@ async def disable_currency(code: str, request: Request, ctx: Writer) -> JSON:
 
     async def work(uow: UnitOfWork) -> dict[str, Any]:
         row = await rates.enable(uow.session, ctx.company_id, currency, ctx.actor, on=False)
-        return {"status": "success", "data": rates.currency_view(row)}
+        return ok(rates.currency_view(row))
 
     return await run_admin_unit(request, ctx, work)
 
@@ -87,7 +88,7 @@ async def list_exchange_rates(
     found = await db.read(
         lambda s: rates.list_rates(s, ctx.company_id, currency=code, with_corrections=every)
     )
-    return {"status": "success", "data": [rates.rate_view(r) for r in found]}
+    return ok([rates.rate_view(r) for r in found])
 
 
 @router.post("/exchange-rates", openapi_extra=openapi_body(ExchangeRateIn))
@@ -99,7 +100,7 @@ async def set_exchange_rate(request: Request, ctx: Writer) -> JSON:
         rate = await rates.set_rate(
             uow.session, ctx.company_id, body.currency, body.date, body.rate, ctx.actor
         )
-        return {"status": "success", "data": rates.rate_view(rate)}
+        return ok(rates.rate_view(rate))
 
     return await run_admin_unit(request, ctx, work, status=201)
 
@@ -111,6 +112,7 @@ async def import_exchange_rates(request: Request, ctx: Writer) -> JSON:
 
     async def work(uow: UnitOfWork) -> dict[str, Any]:
         count = await rates.import_rates(uow.session, ctx.company_id, text, ctx.actor)
-        return {"status": "success", "data": {"imported": count}}
+        imported: rates.RatesImported = {"imported": count}
+        return ok(imported)
 
     return await run_admin_unit(request, ctx, work, content=data)

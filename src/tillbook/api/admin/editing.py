@@ -14,7 +14,7 @@ POST is idempotent on ``Idempotency-Key`` (``api.idempotent.run_admin_unit``).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -25,13 +25,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tillbook.api.admin.deps import Allowed, path_id, require_json
 from tillbook.api.body import decode_json, openapi_body, parse_body
 from tillbook.api.deps import DB
+from tillbook.api.envelope import flat, ok
 from tillbook.api.idempotent import run_admin_unit
 from tillbook.api.responses import JSON
 from tillbook.auth.admin import AdminContext
 from tillbook.errors import PreconditionFailed, invalid
 from tillbook.kit import versions
 from tillbook.kit.bounds import text_problem
-from tillbook.kit.pagination import Page, envelope, parse_page
+from tillbook.kit.pagination import Page, paged, parse_page
 from tillbook.kit.text import quoted
 from tillbook.unit import UnitOfWork
 
@@ -57,10 +58,6 @@ def flag(field: str, raw: str | None) -> bool:
 
 def include_archived_flag(raw: str | None) -> bool:
     return flag("include_archived", raw)
-
-
-def listing(p: Page, total: int, rows: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"status": "success", **envelope(p, total, rows)}
 
 
 def expected_version(request: Request, body_version: int | None) -> int | None:
@@ -91,13 +88,9 @@ async def archive_version(request: Request) -> int | None:
     return expected_version(request, body_version)
 
 
-def one(view: dict[str, Any], *, status_code: int = 200) -> JSON:
+def one(view: Mapping[str, Any], *, status_code: int = 200) -> JSON:
     """One record, with its version as the ``ETag``."""
-    return JSON(
-        {"status": "success", "data": view},
-        status_code=status_code,
-        headers={"ETag": versions.etag(view["version"])},
-    )
+    return JSON(ok(view), status_code=status_code, headers={"ETag": versions.etag(view["version"])})
 
 
 def _etag(body: dict[str, Any]) -> dict[str, str]:
@@ -115,16 +108,20 @@ def changes_of(body: Any) -> dict[str, Any]:
 
 B = TypeVar("B", bound=BaseModel)
 P = TypeVar("P", bound=BaseModel)
-View = dict[str, Any]
+# A record's answer: its declared type (``catalog/reference.AdminUnit``...), with
+# the ``version`` its ETag carries.
+View = TypeVar("View", bound=Mapping[str, Any])
 
 
 @dataclass(frozen=True)
-class Resource(Generic[B, P]):
+class Resource(Generic[B, P, View]):
     """A family of set-up records and the service calls behind its five routes:
     GET list, POST create, GET one, PATCH, POST /{id}/archive. Every call gets the
     admin's company (and the admin as the actor of a change) and answers the
     record's view; ids of another company are not found. ``write``: the permission
-    of the create, edit and archive (``auth/roles.py``)."""
+    of the create, edit and archive (``auth/roles.py``). A list answers the page
+    flat beside ``status`` (``api/envelope.flat``), a record in ``data``
+    (``api/envelope.ok``)."""
 
     prefix: str
     noun: str
@@ -138,7 +135,7 @@ class Resource(Generic[B, P]):
     archive: Callable[[UnitOfWork, AdminContext, int, int | None], Awaitable[View]]
 
 
-def router_for(res: Resource[B, P]) -> APIRouter:
+def router_for(res: Resource[B, P, View]) -> APIRouter:
     router = APIRouter(prefix=f"/{res.prefix}", tags=[f"admin: {res.prefix}"])
     noun = res.noun
     reader = Allowed("catalog.read")
@@ -155,7 +152,7 @@ def router_for(res: Resource[B, P]) -> APIRouter:
         p = parse_page(page, limit)
         archived = include_archived_flag(include_archived)
         total, rows = await db.replica_read(lambda s: res.page(s, ctx.company_id, p, archived))
-        return listing(p, total, rows)
+        return flat(paged(p, total, rows))
 
     @router.post(
         "", status_code=201, summary=f"Create a {noun}", openapi_extra=openapi_body(res.create_body)
@@ -165,7 +162,7 @@ def router_for(res: Resource[B, P]) -> APIRouter:
         body, _raw = await parse_body(request, res.create_body)
 
         async def work(uow: UnitOfWork) -> dict[str, Any]:
-            return {"status": "success", "data": await res.create(uow, ctx, body)}
+            return ok(await res.create(uow, ctx, body))
 
         return await run_admin_unit(request, ctx, work, status=201, headers=_etag)
 
@@ -193,7 +190,7 @@ def router_for(res: Resource[B, P]) -> APIRouter:
         expected = await archive_version(request)
 
         async def work(uow: UnitOfWork) -> dict[str, Any]:
-            return {"status": "success", "data": await res.archive(uow, ctx, rid, expected)}
+            return ok(await res.archive(uow, ctx, rid, expected))
 
         return await run_admin_unit(request, ctx, work, headers=_etag)
 

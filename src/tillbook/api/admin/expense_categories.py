@@ -8,11 +8,14 @@ from typing import Any
 from tillbook.api.admin.editing import Resource, router_for
 from tillbook.auth.admin import AdminContext
 from tillbook.payments import setup
+from tillbook.payments.setup import AdminExpenseCategory
 from tillbook.payments.setup_schemas import ExpenseCategoryIn, ExpenseCategoryPatch
 from tillbook.unit import UnitOfWork
 
 
-async def _create(uow: UnitOfWork, ctx: AdminContext, body: ExpenseCategoryIn) -> dict[str, Any]:
+async def _create(
+    uow: UnitOfWork, ctx: AdminContext, body: ExpenseCategoryIn
+) -> AdminExpenseCategory:
     cat, account = await setup.add_expense_category(
         uow.session,
         ctx.company_id,
@@ -26,7 +29,7 @@ async def _create(uow: UnitOfWork, ctx: AdminContext, body: ExpenseCategoryIn) -
 
 async def _edit(
     uow: UnitOfWork, ctx: AdminContext, id_: int, version: int | None, changes: dict[str, Any]
-) -> dict[str, Any]:
+) -> AdminExpenseCategory:
     cat, account = await setup.edit_expense_category(
         uow.session, ctx.company_id, ctx.user_id, id_, version, changes
     )
@@ -35,7 +38,7 @@ async def _edit(
 
 async def _archive(
     uow: UnitOfWork, ctx: AdminContext, id_: int, version: int | None
-) -> dict[str, Any]:
+) -> AdminExpenseCategory:
     cat, account = await setup.archive_expense_category(
         uow.session, ctx.company_id, ctx.user_id, id_, version
     )

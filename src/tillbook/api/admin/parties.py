@@ -29,6 +29,7 @@ from tillbook.api.admin.deps import Allowed, path_id, require_json
 from tillbook.api.admin.uploads import uploaded_file
 from tillbook.api.body import openapi_body, parse_body
 from tillbook.api.deps import DB
+from tillbook.api.envelope import ok
 from tillbook.api.idempotent import run_admin_unit
 from tillbook.api.responses import JSON
 from tillbook.auth.admin import AdminContext
@@ -42,6 +43,7 @@ from tillbook.kit.versions import etag, parse_if_match
 from tillbook.models import User
 from tillbook.parties import import_export, service
 from tillbook.parties.schemas import PartyIn, PartyPatch
+from tillbook.parties.service import AdminParty
 from tillbook.unit import UnitOfWork
 
 router = APIRouter(tags=["admin: customers and suppliers"])
@@ -59,12 +61,8 @@ def _kind(segment: str) -> str:
     return KINDS[segment]
 
 
-def _one(data: dict[str, Any]) -> JSON:
-    return JSON({"status": "success", "data": data}, headers={"ETag": etag(data["version"])})
-
-
-def _wrapped(data: dict[str, Any]) -> dict[str, Any]:
-    return {"status": "success", "data": data}
+def _one(data: AdminParty) -> JSON:
+    return JSON(ok(data), headers={"ETag": etag(data["version"])})
 
 
 def _etag(body: dict[str, Any]) -> dict[str, str]:
@@ -127,7 +125,7 @@ def _routes(segment: str) -> None:
                 s, ctx.company_id, kind, pg, search=text, include_archived=archived
             )
         )
-        return {"status": "success", "data": data}
+        return ok(data)
 
     @router.post(f"/{segment}", name=f"create_{noun}", openapi_extra=openapi_body(PartyIn))
     async def create_party(request: Request, ctx: AdminContext = Allowed(write)) -> JSON:
@@ -137,9 +135,7 @@ def _routes(segment: str) -> None:
         body = _placed(ctx, body, write)
 
         async def work(uow: UnitOfWork) -> dict[str, Any]:
-            return _wrapped(
-                await service.create(uow, ctx.company_id, kind, body, actor_id=ctx.user_id)
-            )
+            return ok(await service.create(uow, ctx.company_id, kind, body, actor_id=ctx.user_id))
 
         return await run_admin_unit(request, ctx, work, headers=_etag)
 
@@ -176,7 +172,7 @@ def _routes(segment: str) -> None:
         expected = parse_if_match(request.headers.get("if-match"))
 
         async def work(uow: UnitOfWork) -> dict[str, Any]:
-            return _wrapped(
+            return ok(
                 await service.archive(
                     uow.session,
                     ctx.company_id,
@@ -206,7 +202,7 @@ def _routes(segment: str) -> None:
                 actor_id=ctx.user_id,
                 placed=lambda wid: ctx.warehouse_for("parties.credit", wid),
             )
-            return _wrapped(counts.as_dict())
+            return ok(counts.as_dict())
 
         return await run_admin_unit(request, ctx, work, content=data)
 

@@ -8,11 +8,12 @@ from typing import Any
 from tillbook.api.admin.editing import Resource, router_for
 from tillbook.auth.admin import AdminContext
 from tillbook.payments import setup
+from tillbook.payments.setup import AdminPaymentMode
 from tillbook.payments.setup_schemas import PaymentModeIn, PaymentModePatch
 from tillbook.unit import UnitOfWork
 
 
-async def _create(uow: UnitOfWork, ctx: AdminContext, body: PaymentModeIn) -> dict[str, Any]:
+async def _create(uow: UnitOfWork, ctx: AdminContext, body: PaymentModeIn) -> AdminPaymentMode:
     mode, account = await setup.add_payment_mode(
         uow.session,
         ctx.company_id,
@@ -28,7 +29,7 @@ async def _create(uow: UnitOfWork, ctx: AdminContext, body: PaymentModeIn) -> di
 
 async def _edit(
     uow: UnitOfWork, ctx: AdminContext, id_: int, version: int | None, changes: dict[str, Any]
-) -> dict[str, Any]:
+) -> AdminPaymentMode:
     mode, account = await setup.edit_payment_mode(
         uow.session, ctx.company_id, ctx.user_id, id_, version, changes
     )
@@ -37,7 +38,7 @@ async def _edit(
 
 async def _archive(
     uow: UnitOfWork, ctx: AdminContext, id_: int, version: int | None
-) -> dict[str, Any]:
+) -> AdminPaymentMode:
     mode, account = await setup.archive_payment_mode(
         uow.session, ctx.company_id, ctx.user_id, id_, version
     )

@@ -19,10 +19,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tillbook.api.admin.deps import Allowed, path_id, query_id, require_json
 from tillbook.api.body import openapi_body, parse_body
 from tillbook.api.deps import DB
+from tillbook.api.envelope import ok
 from tillbook.api.idempotent import run_admin_unit
 from tillbook.api.responses import JSON
 from tillbook.auth.admin import AdminContext
 from tillbook.catalog import products as service
+from tillbook.catalog.products import AdminListing, AdminProduct
 from tillbook.catalog.schemas import (
     ListingIn,
     ListingPatch,
@@ -62,13 +64,10 @@ def _flag(value: str | None, field: str) -> bool:
     raise invalid(field, f"must be true or false (got {quoted(value)})")
 
 
-def _answer(response: Response, data: dict[str, Any]) -> dict[str, Any]:
-    response.headers["ETag"] = etag(int(data["version"]))
-    return {"status": "success", "data": data}
-
-
-def _wrapped(data: dict[str, Any]) -> dict[str, Any]:
-    return {"status": "success", "data": data}
+def _answer(response: Response, data: AdminProduct | AdminListing) -> dict[str, Any]:
+    """A product or a listing, with its version as the ``ETag``."""
+    response.headers["ETag"] = etag(data["version"])
+    return ok(data)
 
 
 def _etag(body: dict[str, Any]) -> dict[str, str]:
@@ -94,7 +93,7 @@ async def list_products(
             s, ctx.company_id, p, search=text, warehouse_id=wh, include_archived=archived
         )
     )
-    return {"status": "success", "data": data}
+    return ok(data)
 
 
 @router.post("", status_code=201, openapi_extra=openapi_body(ProductIn))
@@ -105,7 +104,7 @@ async def create_product(request: Request, ctx: Definer) -> JSON:
         ctx.may_list(listing.warehouse_id, opening_stock=listing.opening_stock is not None)
 
     async def write(uow: UnitOfWork) -> dict[str, Any]:
-        return _wrapped(await service.create(uow, ctx.company_id, body, actor_id=ctx.user_id))
+        return ok(await service.create(uow, ctx.company_id, body, actor_id=ctx.user_id))
 
     return await run_admin_unit(request, ctx, write, status=201, headers=_etag)
 
@@ -114,7 +113,7 @@ async def create_product(request: Request, ctx: Definer) -> JSON:
 async def get_product(product_id: str, response: Response, ctx: Reader, db: DB) -> dict[str, Any]:
     pid = path_id(product_id, "product")
 
-    async def read(s: AsyncSession) -> dict[str, Any]:
+    async def read(s: AsyncSession) -> AdminProduct:
         return await service.view(s, await service.get(s, ctx.company_id, pid))
 
     return _answer(response, await db.read(read))
@@ -141,7 +140,7 @@ async def archive_product(product_id: str, request: Request, ctx: Definer) -> JS
     pid = path_id(product_id, "product")
 
     async def write(uow: UnitOfWork) -> dict[str, Any]:
-        return _wrapped(await service.archive(uow, ctx.company_id, pid, actor_id=ctx.user_id))
+        return ok(await service.archive(uow, ctx.company_id, pid, actor_id=ctx.user_id))
 
     return await run_admin_unit(request, ctx, write, headers=_etag)
 
@@ -154,9 +153,7 @@ async def add_listing(product_id: str, request: Request, ctx: Lister) -> JSON:
     ctx.may_list(body.warehouse_id, opening_stock=body.opening_stock is not None)
 
     async def write(uow: UnitOfWork) -> dict[str, Any]:
-        return _wrapped(
-            await service.add_listing(uow, ctx.company_id, pid, body, actor_id=ctx.user_id)
-        )
+        return ok(await service.add_listing(uow, ctx.company_id, pid, body, actor_id=ctx.user_id))
 
     return await run_admin_unit(request, ctx, write, status=201, headers=_etag)
 
@@ -183,7 +180,7 @@ async def update_listing(
         ctx.require("catalog.write", wid)
     expected = parse_if_match(request.headers.get("if-match"))
 
-    async def write(uow: UnitOfWork) -> dict[str, Any]:
+    async def write(uow: UnitOfWork) -> AdminListing:
         return await service.update_listing(
             uow,
             ctx.company_id,
@@ -211,7 +208,7 @@ async def add_opening_stock(
     ctx.require("stock.write", wid)
 
     async def write(uow: UnitOfWork) -> dict[str, Any]:
-        return _wrapped(
+        return ok(
             await service.add_opening_stock(
                 uow, ctx.company_id, pid, wid, body, actor_id=ctx.user_id
             )

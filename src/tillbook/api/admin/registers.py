@@ -15,6 +15,7 @@ from fastapi import APIRouter, Request
 from tillbook.api.admin.deps import Allowed, path_id, require_json
 from tillbook.api.body import openapi_body, parse_body
 from tillbook.api.deps import DB
+from tillbook.api.envelope import ok
 from tillbook.api.idempotent import admin_unit, idempotency_token, run_admin_unit
 from tillbook.api.responses import JSON
 from tillbook.auth.admin import AdminContext
@@ -34,7 +35,7 @@ async def pairable_branches(ctx: Manager, db: DB) -> dict[str, Any]:
     """The branches this staff member may pair a register to: every active one
     for an owner or an unscoped manager, their own for a scoped manager."""
     rows = await db.read(lambda s: service.branches(s, ctx.company_id, ctx.warehouse_id))
-    return {"status": "success", "data": rows}
+    return ok(rows)
 
 
 @router.get("")
@@ -43,7 +44,7 @@ async def list_registers(ctx: Manager, db: DB) -> dict[str, Any]:
     was last seen, its writes queued and the writes the server refused it."""
     scope = ctx.warehouse_for(PERMISSION, None)
     rows = await db.read(lambda s: service.list_registers(s, ctx.company_id, scope))
-    return {"status": "success", "data": rows}
+    return ok(rows)
 
 
 @router.post("", status_code=201, openapi_extra=openapi_body(RegisterIn))
@@ -61,7 +62,7 @@ async def pair_register(request: Request, ctx: Manager) -> JSON:
             uow.session, ctx.company_id, warehouse_id, body.name, actor_id=ctx.user_id
         )
         secret["secret_key"] = paired.key.secret_key
-        return {"status": "success", "data": {**paired.answer(), "secret_key": None}}
+        return ok(paired.answer())
 
     code, answer, replayed = await admin_unit(
         request, ctx, work, status=201, token=idempotency_token(request)
@@ -83,6 +84,6 @@ async def revoke_register(request: Request, register_id: str, ctx: Manager) -> J
         data, _already = await service.revoke(
             uow.session, ctx.company_id, rid, actor_id=ctx.user_id
         )
-        return {"status": "success", "data": data}
+        return ok(data)
 
     return await run_admin_unit(request, ctx, work)

@@ -10,6 +10,7 @@ from tillbook.api.admin.deps import CurrentAdmin, require_json
 from tillbook.api.admin.schemas import LoginIn
 from tillbook.api.body import openapi_body, parse_body
 from tillbook.api.deps import DB
+from tillbook.api.envelope import flat
 from tillbook.auth import admin
 
 router = APIRouter(tags=["admin: session"])
@@ -23,16 +24,10 @@ async def login(request: Request, db: DB) -> dict[str, Any]:
     opened = await admin.login(
         db, request.app.state.ratelimiter, body.email, body.password, address
     )
-    return {
-        "status": "success",
-        "token": opened.token,
-        "token_type": "Bearer",
-        "expires_at": admin.iso_utc(opened.expires_at),
-        "company_id": opened.company_id,
-    }
+    return flat(opened.answer())
 
 
 @router.post("/logout")
 async def logout(ctx: CurrentAdmin, db: DB) -> dict[str, Any]:
     await db.write(lambda s: admin.logout(s, ctx))
-    return {"status": "success", "message": "logged out"}
+    return flat(admin.SESSION_ENDED)

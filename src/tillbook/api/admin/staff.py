@@ -15,6 +15,7 @@ from tillbook.api.admin.deps import Allowed, CurrentAdmin, path_id, require_json
 from tillbook.api.admin.schemas import StaffIn, StaffPatch
 from tillbook.api.body import openapi_body, parse_body
 from tillbook.api.deps import DB
+from tillbook.api.envelope import ok
 from tillbook.api.idempotent import run_admin_write
 from tillbook.api.responses import JSON
 from tillbook.auth.admin import AdminContext
@@ -25,10 +26,6 @@ from tillbook.tenancy import staff as service
 router = APIRouter(prefix="/staff", tags=["admin: staff"])
 
 Owner = Annotated[AdminContext, Allowed("staff.manage")]
-
-
-def _answer(data: dict[str, Any]) -> dict[str, Any]:
-    return {"status": "success", "data": data}
 
 
 def _etag(body: dict[str, Any]) -> dict[str, str]:
@@ -49,7 +46,7 @@ async def list_staff(
     total, rows = await db.read(
         lambda s: service.list_staff(s, ctx.company_id, paging, include_archived=archived)
     )
-    return _answer(pagination.envelope(paging, total, [service.view(u) for u in rows]))
+    return ok(pagination.paged(paging, total, [service.view(u) for u in rows]))
 
 
 @router.post("", openapi_extra=openapi_body(StaffIn))
@@ -66,7 +63,7 @@ async def create_staff(request: Request, ctx: Owner) -> JSON:
 
     async def write(s: AsyncSession) -> dict[str, Any]:
         user = await service.create_staff(s, ctx.company_id, new, actor_id=ctx.user_id)
-        return _answer(service.view(user))
+        return ok(service.view(user))
 
     return await run_admin_write(request, ctx, write, headers=_etag)
 
@@ -75,7 +72,7 @@ async def create_staff(request: Request, ctx: Owner) -> JSON:
 async def get_staff(staff_id: str, ctx: Owner, db: DB) -> JSON:
     sid = path_id(staff_id, "staff member")
     user = await db.read(lambda s: service.get_staff(s, ctx.company_id, sid))
-    body = _answer(service.view(user))
+    body = ok(service.view(user))
     return JSON(body, headers=_etag(body))
 
 
@@ -98,7 +95,7 @@ async def update_staff(request: Request, staff_id: str, ctx: Owner, db: DB) -> J
             s, ctx.company_id, sid, expected, actor_id=ctx.user_id, **changes
         )
     )
-    answer = _answer(service.view(user))
+    answer = ok(service.view(user))
     return JSON(answer, headers=_etag(answer))
 
 
@@ -109,7 +106,7 @@ async def archive_staff(request: Request, staff_id: str, ctx: Owner) -> JSON:
 
     async def write(s: AsyncSession) -> dict[str, Any]:
         user = await service.archive_staff(s, ctx.company_id, sid, actor_id=ctx.user_id)
-        return _answer(service.view(user))
+        return ok(service.view(user))
 
     return await run_admin_write(request, ctx, write, headers=_etag)
 
@@ -127,5 +124,5 @@ async def set_pin(request: Request, staff_id: str, ctx: CurrentAdmin, db: DB) ->
     user = await db.write(
         lambda s: service.set_pin(s, ctx.company_id, sid, body.pin, actor_id=ctx.user_id)
     )
-    answer = _answer(service.view(user))
+    answer = ok(service.view(user))
     return JSON(answer, headers=_etag(answer))

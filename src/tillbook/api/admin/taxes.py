@@ -8,11 +8,12 @@ from typing import Any
 from tillbook.api.admin.editing import Resource, router_for
 from tillbook.auth.admin import AdminContext
 from tillbook.catalog import reference
+from tillbook.catalog.reference import AdminTax
 from tillbook.catalog.reference_schemas import TaxIn, TaxPatch
 from tillbook.unit import UnitOfWork
 
 
-async def _create(uow: UnitOfWork, ctx: AdminContext, body: TaxIn) -> dict[str, Any]:
+async def _create(uow: UnitOfWork, ctx: AdminContext, body: TaxIn) -> AdminTax:
     tax = await reference.add_tax(
         uow.session,
         ctx.company_id,
@@ -26,14 +27,12 @@ async def _create(uow: UnitOfWork, ctx: AdminContext, body: TaxIn) -> dict[str, 
 
 async def _edit(
     uow: UnitOfWork, ctx: AdminContext, id_: int, version: int | None, changes: dict[str, Any]
-) -> dict[str, Any]:
+) -> AdminTax:
     tax = await reference.edit_tax(uow.session, ctx.company_id, ctx.user_id, id_, version, changes)
     return reference.tax_view(tax)
 
 
-async def _archive(
-    uow: UnitOfWork, ctx: AdminContext, id_: int, version: int | None
-) -> dict[str, Any]:
+async def _archive(uow: UnitOfWork, ctx: AdminContext, id_: int, version: int | None) -> AdminTax:
     tax = await reference.archive_tax(uow.session, ctx.company_id, ctx.user_id, id_, version)
     return reference.tax_view(tax)
 

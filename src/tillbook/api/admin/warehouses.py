@@ -9,10 +9,11 @@ from tillbook.api.admin.editing import Resource, router_for
 from tillbook.auth.admin import AdminContext
 from tillbook.tenancy import warehouses
 from tillbook.tenancy.schemas import WarehouseIn, WarehousePatch
+from tillbook.tenancy.warehouses import AdminWarehouse
 from tillbook.unit import UnitOfWork
 
 
-async def _create(uow: UnitOfWork, ctx: AdminContext, body: WarehouseIn) -> dict[str, Any]:
+async def _create(uow: UnitOfWork, ctx: AdminContext, body: WarehouseIn) -> AdminWarehouse:
     warehouse = await warehouses.add_warehouse(
         uow.session, ctx.company_id, ctx.user_id, body.model_dump()
     )
@@ -21,7 +22,7 @@ async def _create(uow: UnitOfWork, ctx: AdminContext, body: WarehouseIn) -> dict
 
 async def _edit(
     uow: UnitOfWork, ctx: AdminContext, id_: int, version: int | None, changes: dict[str, Any]
-) -> dict[str, Any]:
+) -> AdminWarehouse:
     warehouse = await warehouses.edit_warehouse(
         uow.session, ctx.company_id, ctx.user_id, id_, version, changes
     )
@@ -30,7 +31,7 @@ async def _edit(
 
 async def _archive(
     uow: UnitOfWork, ctx: AdminContext, id_: int, version: int | None
-) -> dict[str, Any]:
+) -> AdminWarehouse:
     warehouse = await warehouses.archive_warehouse(
         uow.session, ctx.company_id, ctx.user_id, id_, version
     )

@@ -8,7 +8,8 @@ them:
 - for every operation (``operations.OPERATIONS``, keyed ``"METHOD /path"``): its
   summary, description, a request example (when it takes a JSON body), a response
   example, and the error responses an admin route can answer;
-- the back office's response models (``admin_models.ADMIN_RESPONSES``);
+- the back office's answers, each the type its view returns, in its envelope
+  (``admin_models.ADMIN_RESPONSES``);
 - a description for every property of every component schema and every parameter
   (``fields.FIELDS``, by name, with ``fields.OVERRIDES`` by schema and name where one
   name means different things, such as ``user_id``);
@@ -23,7 +24,9 @@ Adding a route? ``tests/api/test_openapi_document.py`` fails until it is describ
 2. give every new property or parameter name a ``FIELDS`` entry (description,
    example), or an ``OVERRIDES`` entry when the name is already there but means
    something else on your schema;
-3. a back-office route answering JSON: add its model to ``admin_models``.
+3. a back-office route answering JSON: declare its answer as an ``@answer``
+   ``TypedDict`` beside the view that builds it (``kit/shapes.py``), return it
+   through ``api/envelope.py`` and attach it in ``admin_models.ADMIN_RESPONSES``.
 """
 
 from __future__ import annotations

@@ -1,12 +1,17 @@
-"""The back office's response shapes, for the OpenAPI document only.
+"""The back office's answers attached to their operations in the OpenAPI document.
 
-Like the public API's (``api/public/openapi.py``), the routers return plain dicts
-and these models mirror the views field by field (``catalog/reference.py``,
-``catalog/products.py``, ``parties/service.py``, ``tenancy/staff.py``,
-``tenancy/warehouses.py``, ``payments/setup.py``); every model forbids properties
-it does not name, so ``tests/api/test_openapi_document.py`` (which validates real
-answers of every documented admin route against the document) fails when a view
-grows a field these do not.
+Each answer's shape is declared once, as a ``TypedDict`` beside the code that
+builds it (``catalog/reference.py``, ``catalog/products.py``, ``parties/service.py``,
+``tenancy/staff.py``, ``tenancy/warehouses.py``, ``payments/setup.py``,
+``registers/service.py``, ``currency/rates.py``, ``auth/admin.py``,
+``imports/csvfile.py``; ``kit/shapes.py`` says how); the admin routers put it in the
+envelope with ``api/envelope.py``. Here it is only put in the same envelope, under
+the component name clients know: ``_one`` for ``envelope.ok``, ``_flat`` for
+``envelope.flat``, ``_list`` for the editable families' page flat beside ``status``,
+``Page[...]`` for a page in ``data``. Every shape forbids properties it does not
+name, so ``tests/api/test_openapi_document.py`` (which validates real answers of
+every documented admin route against the document) fails when a view sends a field
+its type does not declare.
 
 They are attached to their operations by ``ADMIN_RESPONSES`` (method and path to
 status and model), in one place, rather than by each route's decorator.
@@ -14,283 +19,51 @@ status and model), in one place, rather than by each route's decorator.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, create_model
 
-from tillbook.kit.shapes import MoneyStr
+from tillbook.api.public.openapi import Page
+from tillbook.auth.admin import SessionEnded, SessionOpened
+from tillbook.catalog.products import AdminListing, AdminProduct, OpeningStock
+from tillbook.catalog.reference import AdminBrand, AdminCategory, AdminTax, AdminUnit
+from tillbook.currency.rates import (
+    AdminCurrency,
+    AdminExchangeRate,
+    CurrencyList,
+    RatesImported,
+)
+from tillbook.imports import ImportCounts
+from tillbook.parties.service import AdminParty
+from tillbook.payments.setup import AdminExpenseCategory, AdminPaymentMode
+from tillbook.registers.service import AdminRegister, PairableBranch, PairedRegister
+from tillbook.tenancy.staff import StaffMember
+from tillbook.tenancy.warehouses import AdminWarehouse
 
 
 class _Shape(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class AdminPage(_Shape):
-    """The pagination envelope, flat beside ``status`` (the editable families)."""
+# --- pages in the success envelope (``api/envelope.ok`` of ``kit/pagination.paged``) ---
 
-    current_page: int
-    per_page: int
-    total: int
-    last_page: int
 
+class AdminProductPage(Page[AdminProduct]):
+    pass
 
-# --- editable set-up records (units, categories, brands, taxes, payment modes,
-# expense categories, warehouses) ---------------------------------------------------
 
+class AdminPartyPage(Page[AdminParty]):
+    pass
 
-class _Editable(_Shape):
-    id: int
-    xid: str
-    version: int
-    archived_at: str | None
 
-
-class AdminUnit(_Editable):
-    name: str
-    short_name: str
-
-
-class AdminCategory(_Editable):
-    name: str
-    slug: str
-    parent_id: int | None
-    image: str | None
-
-
-class AdminBrand(_Editable):
-    name: str
-    slug: str
-    image: str | None
-
-
-class AdminTax(_Editable):
-    name: str
-    rate: float
-    inclusive: bool
-
-
-class AdminPaymentMode(_Editable):
-    code: str
-    name: str
-    account_code: str
-    account_name: str
-    currency: str | None = None
-
-
-class AdminExpenseCategory(_Editable):
-    name: str
-    account_code: str
-    account_name: str
-
-
-class AdminWarehouse(_Editable):
-    name: str
-    address: str | None
-    phone: str | None
-    allow_negative_stock: bool
-    require_shift: bool
-    timezone: str
-    receipt_header: str | None
-    receipt_footer: str | None
-
-
-# --- products and their listings -----------------------------------------------------
-
-
-class AdminListing(_Shape):
-    warehouse_id: int
-    sales_price: float
-    purchase_price: float
-    mrp: float | None
-    current_stock: float
-    reorder_level: float
-    active: bool
-    version: int
-
-
-class AdminAdditionalUnit(_Shape):
-    unit_id: int
-    operator_value: float
-    alternative_price: float
-
-
-class AdminProduct(_Shape):
-    id: int
-    xid: str
-    name: str
-    slug: str
-    item_code: str
-    barcodes: list[str]
-    product_type: str
-    category_id: int | None
-    brand_id: int | None
-    unit_id: int | None
-    tax_id: int | None
-    description: str
-    image: str | None
-    additional_units: list[AdminAdditionalUnit]
-    listings: list[AdminListing]
-    archived: bool
-    archived_at: str | None
-    version: int
-
-
-class AdminProductPage(AdminPage):
-    data: list[AdminProduct]
-
-
-class OpeningStock(_Shape):
-    batch_id: int
-    quantity: float
-    value: MoneyStr
-    current_stock: float
-
-
-# --- customers and suppliers -------------------------------------------------------------
-
-
-class AdminParty(_Shape):
-    id: int
-    xid: str
-    type: Literal["customer", "supplier"]
-    code: str | None
-    name: str
-    phone: str | None
-    email: str | None
-    tax_number: str | None
-    address: str | None
-    credit_limit: MoneyStr | None
-    is_walk_in: bool
-    balance: MoneyStr
-    version: int
-    archived: bool
-    archived_at: str | None
-    created_at: str | None
-
-
-class AdminPartyPage(AdminPage):
-    data: list[AdminParty]
-
-
-class ImportCounts(_Shape):
-    created: int
-    updated: int
-    unchanged: int
-
-
-# --- currencies and exchange rates (``currency/rates.py``) ------------------------------
-
-
-class AdminCurrency(_Shape):
-    currency: str
-    minor_units: int
-    enabled: bool
-
-
-class AdminCurrencyRow(AdminCurrency):
-    latest_rate: str | None
-    latest_rate_date: str | None
-
-
-class AdminCurrencyList(_Shape):
-    status: Literal["success"]
-    base_currency: str
-    base_minor_units: int
-    data: list[AdminCurrencyRow]
-
-
-class AdminExchangeRate(_Shape):
-    id: int | None
-    currency: str
-    date: str
-    rate: str
-    source: str
-    entered_at: str | None
-    superseded: bool
-    corrects: bool
-
-
-class RatesImported(_Shape):
-    imported: int
-
-
-# --- staff and the session -----------------------------------------------------------------
-
-
-class StaffMember(_Shape):
-    id: int
-    name: str
-    email: str
-    role: Literal["owner", "manager", "accountant", "cashier"]
-    warehouse_id: int | None
-    can_log_in: bool
-    has_pin: bool
-    version: int
-    archived_at: str | None
-    created_at: str | None
-
-
-class RefusedWrite(_Shape):
-    key: str
-    kind: str
-    number: str | None
-    reason: str
-    at: str | None
-
-
-class AdminRegister(_Shape):
-    id: int
-    name: str
-    prefix: str
-    warehouse_id: int
-    warehouse_name: str
-    status: Literal["active", "revoked"]
-    created_at: str | None
-    last_seen_at: str | None
-    queued: int
-    attention: list[RefusedWrite]
-    revoked_at: str | None
-
-
-class RegisterCompany(_Shape):
-    id: int
-    name: str
-    base_currency: str
-    money_format: str
-
-
-class PairedRegister(AdminRegister):
-    public_key: str
-    secret_key: str | None
-    company: RegisterCompany
-
-
-class PairableBranch(_Shape):
-    id: int
-    name: str
-
-
-class StaffPage(AdminPage):
-    data: list[StaffMember]
-
-
-class LoginAnswer(_Shape):
-    status: Literal["success"]
-    token: str
-    token_type: Literal["Bearer"]
-    expires_at: str
-    company_id: int
-
-
-class LogoutAnswer(_Shape):
-    status: Literal["success"]
-    message: str
+class StaffPage(Page[StaffMember]):
+    pass
 
 
 # --- envelopes ------------------------------------------------------------------------------
 
 
-def _one(name: str, model: type[BaseModel]) -> type[BaseModel]:
+def _one(name: str, model: type[Any]) -> type[BaseModel]:
     """``{"status": "success", "data": <model>}`` under its own component name."""
     return create_model(
         name,
@@ -301,18 +74,32 @@ def _one(name: str, model: type[BaseModel]) -> type[BaseModel]:
     )
 
 
-def _list(name: str, model: type[BaseModel]) -> type[BaseModel]:
-    """The flat page envelope of the editable families: ``status`` beside the page."""
+def _flat(name: str, shape: type[Any]) -> type[BaseModel]:
+    """``status`` beside the fields of ``shape``, first, as ``envelope.flat`` sends
+    them."""
+    fields: dict[str, Any] = {
+        field: (kind, ...) for field, kind in get_type_hints(shape, include_extras=True).items()
+    }
+    return create_model(name, __base__=_Shape, status=(Literal["success"], ...), **fields)
+
+
+def _list(name: str, model: type[Any]) -> type[BaseModel]:
+    """The flat page envelope of the editable families (``api/admin/editing.py``:
+    ``envelope.flat`` of ``kit/pagination.paged``): ``status`` beside the page."""
     return create_model(
         name,
-        __base__=AdminPage,
+        __base__=_Shape,
         __doc__=f"A page of {model.__name__} records.",
         status=(Literal["success"], ...),
+        current_page=(int, ...),
+        per_page=(int, ...),
+        total=(int, ...),
+        last_page=(int, ...),
         data=(list[model], ...),  # type: ignore[valid-type]
     )
 
 
-EDITABLE: dict[str, type[BaseModel]] = {
+EDITABLE: dict[str, type[Any]] = {
     "units": AdminUnit,
     "categories": AdminCategory,
     "brands": AdminBrand,
@@ -365,22 +152,22 @@ def _responses() -> dict[str, tuple[int, type[BaseModel]]]:
     out[f"PATCH {A}/staff/{{staff_id}}"] = (200, staff)
     out[f"POST {A}/staff/{{staff_id}}/archive"] = (200, staff)
     out[f"PUT {A}/staff/{{staff_id}}/pin"] = (200, staff)
-    out[f"GET {A}/registers/branches"] = (200, _one("PairableBranches", list[PairableBranch]))  # type: ignore[arg-type]
-    out[f"GET {A}/registers"] = (200, _one("AdminRegisterList", list[AdminRegister]))  # type: ignore[arg-type]
+    out[f"GET {A}/registers/branches"] = (200, _one("PairableBranches", list[PairableBranch]))
+    out[f"GET {A}/registers"] = (200, _one("AdminRegisterList", list[AdminRegister]))
     out[f"POST {A}/registers"] = (201, _one("PairedRegisterAnswer", PairedRegister))
     out[f"POST {A}/registers/{{register_id}}/revoke"] = (
         200,
         _one("AdminRegisterAnswer", AdminRegister),
     )
     currency = _one("AdminCurrencyAnswer", AdminCurrency)
-    out[f"GET {A}/currencies"] = (200, AdminCurrencyList)
+    out[f"GET {A}/currencies"] = (200, _flat("AdminCurrencyList", CurrencyList))
     out[f"POST {A}/currencies"] = (200, currency)
     out[f"POST {A}/currencies/{{code}}/disable"] = (200, currency)
-    out[f"GET {A}/exchange-rates"] = (200, _one("AdminExchangeRateList", list[AdminExchangeRate]))  # type: ignore[arg-type]
+    out[f"GET {A}/exchange-rates"] = (200, _one("AdminExchangeRateList", list[AdminExchangeRate]))
     out[f"POST {A}/exchange-rates"] = (201, _one("AdminExchangeRateAnswer", AdminExchangeRate))
     out[f"POST {A}/exchange-rates/import"] = (200, _one("RatesImportAnswer", RatesImported))
-    out[f"POST {A}/login"] = (200, LoginAnswer)
-    out[f"POST {A}/logout"] = (200, LogoutAnswer)
+    out[f"POST {A}/login"] = (200, _flat("LoginAnswer", SessionOpened))
+    out[f"POST {A}/logout"] = (200, _flat("LogoutAnswer", SessionEnded))
     return out
 
 
