@@ -96,8 +96,9 @@ def _admin_errors(key: str, operation: dict[str, Any]) -> None:
     if method in ("POST", "PUT", "PATCH", "DELETE"):
         codes |= {400, 409, 415, 422}
     # An edit names the version it is based on (``kit/versions.py``); a PUT that
-    # replaces a record may too (the loyalty programme does).
-    if method in ("PATCH", "PUT") or path.endswith("/archive"):
+    # replaces a record may too (the loyalty programme does), and so does a change
+    # of a record's state (archive; a promotion's pause and resume).
+    if method in ("PATCH", "PUT") or path.endswith(("/archive", "/pause", "/resume")):
         codes |= {412, 428}
     if operation.get("parameters"):
         codes.add(422)
