@@ -46,6 +46,7 @@ from tillbook.audit import setup_records
 from tillbook.catalog import reference_repository as repo
 from tillbook.catalog.announcements import announce_reference_change
 from tillbook.catalog.rules import slugify
+from tillbook.catalog.views import CategoryFields
 from tillbook.errors import Conflict, duplicate, invalid
 from tillbook.kit import xid
 from tillbook.kit.money import number
@@ -135,13 +136,8 @@ class AdminUnit(TypedDict):
 
 
 @answer
-class AdminCategory(TypedDict):
-    id: int
-    xid: str
-    name: str
-    slug: str
-    parent_id: int | None
-    image: str | None
+class AdminCategory(CategoryFields):
+    # The category's own fields (as a till's feed shows them) and its edit state.
     version: int
     archived_at: DateTimeStr | None
 
