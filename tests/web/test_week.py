@@ -50,7 +50,7 @@ async def test_a_week_of_a_shop_in_the_browser(
     cli_run: Run,  # noqa: F811
     tmp_path: Path,
 ) -> None:
-    from playwright.async_api import Page, async_playwright
+    from playwright.async_api import Page, async_playwright, expect
 
     email = await owner_email(db, shop)
     wh = shop.warehouse_id
@@ -99,9 +99,7 @@ async def test_a_week_of_a_shop_in_the_browser(
         seen.append(po)
         assert await page.locator("#po-status").inner_text() == "draft"
         await page.get_by_role("button", name="Mark as ordered").click()
-        await page.wait_for_function(
-            "document.getElementById('po-status').textContent === 'ordered'"
-        )
+        await expect(page.locator("#po-status")).to_have_text("ordered")
 
         # Tuesday: the apple juice comes, with its batch number and expiry...
         await page.get_by_role("link", name="Receive a delivery…").click()
@@ -214,7 +212,7 @@ async def test_a_week_of_a_shop_in_the_browser(
         assert await page.locator("#status").inner_text() == "pending"
         await page.get_by_label("Paid by").select_option(label="Bank")
         await page.get_by_role("button", name="Approve and pay 40.00").click()
-        await page.wait_for_function("document.getElementById('status').textContent === 'paid'")
+        await expect(page.locator("#status")).to_have_text("paid")
 
         # Saturday: a stocktake of the branch; one bottle of juice short, a water over.
         await visit(page, "/stock/counts")
