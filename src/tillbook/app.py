@@ -21,13 +21,11 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tillbook import web
-from tillbook.api import security
-from tillbook.api.admin import router as admin_router
+from tillbook.api import admin, public, routing, security
 from tillbook.api.body import BODY_SCHEMAS, errors_of_request
 from tillbook.api.docs import add_components, document
 from tillbook.api.health import router as health_router
 from tillbook.api.limits import BodyLimit
-from tillbook.api.public import router as public_router
 from tillbook.api.public.openapi import finish_openapi
 from tillbook.api.responses import JSON
 from tillbook.auth.ratelimit import RateLimiter
@@ -243,9 +241,7 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
         }
         return JSON(body, status_code=500)
 
-    app.include_router(health_router)
-    app.include_router(public_router, prefix="/api/v1/public")
-    app.include_router(admin_router, prefix="/api/v1/admin")
+    routing.mount(app, (health_router, *public.ROUTERS, *admin.ROUTERS))
     web.install(app)
 
     def openapi() -> dict[str, Any]:

@@ -14,10 +14,10 @@ import asyncio
 import logging
 from typing import Any
 
-from fastapi import APIRouter
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tillbook.api import routing
 from tillbook.api.deps import DB
 from tillbook.errors import ServiceUnavailable
 
@@ -25,7 +25,7 @@ log = logging.getLogger("tillbook.health")
 
 READY_TIMEOUT = 5.0
 
-router = APIRouter(tags=["health"])
+router = routing.root(tags=["health"])
 
 
 @router.get("/health")

@@ -10,6 +10,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 
+from tillbook.api import routing
 from tillbook.errors import TillbookError
 from tillbook.web import (
     account,
@@ -95,8 +96,7 @@ ROUTERS = (
 
 def install(app: FastAPI) -> None:
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
-    for router in ROUTERS:
-        app.include_router(router)
+    routing.mount(app, ROUTERS)
 
     @app.exception_handler(LoginNeeded)
     async def _login(request: Request, exc: LoginNeeded) -> Response:

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import Response
 
+from tillbook.api import routing
 from tillbook.api.deps import DB, get_db
 from tillbook.auth import admin
 from tillbook.auth.admin import AdminContext
@@ -22,7 +23,7 @@ from tillbook.web.render import render
 from tillbook.web.session import Page, read_form
 from tillbook.web.start import may_start
 
-router = APIRouter(include_in_schema=False)
+router = routing.pages()
 
 Staff = Annotated[AdminContext, Page()]
 

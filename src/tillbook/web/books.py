@@ -12,11 +12,12 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import Response, StreamingResponse
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tillbook.api import routing
 from tillbook.api.deps import DB
 from tillbook.auth.admin import AdminContext
 from tillbook.errors import Conflict, ValidationFailed, invalid
@@ -30,7 +31,7 @@ from tillbook.web.forms import branches, parse_model, query_id, see_other, submi
 from tillbook.web.render import render
 from tillbook.web.session import Page, read_form
 
-router = APIRouter(include_in_schema=False)
+router = routing.pages()
 Books = Annotated[AdminContext, Page("books.read", per_warehouse=True)]
 
 

@@ -13,10 +13,11 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tillbook.api import routing
 from tillbook.api.deps import DB
 from tillbook.auth.admin import AdminContext
 from tillbook.auth.context import acting_for
@@ -46,7 +47,7 @@ from tillbook.web.render import render
 from tillbook.web.session import Page, read_form
 from tillbook.web.till import _item_errors, _qty_rows, _quantities
 
-router = APIRouter(include_in_schema=False)
+router = routing.pages()
 StockWriter = Annotated[AdminContext, Page("stock.write", per_warehouse=True)]
 
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tillbook.api import routing
 from tillbook.api.deps import DB
 from tillbook.auth.admin import AdminContext
 from tillbook.errors import ValidationFailed
@@ -20,7 +21,7 @@ from tillbook.web.forms import branches, query_date
 from tillbook.web.render import render
 from tillbook.web.session import Page
 
-router = APIRouter(include_in_schema=False)
+router = routing.pages()
 
 Reader = Annotated[AdminContext, Page("books.read", per_warehouse=True)]
 TITLES = {"payments": "Payments", "expenses": "Expenses"}

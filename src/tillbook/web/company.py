@@ -15,10 +15,11 @@ from functools import cache
 from typing import Annotated, Any
 from zoneinfo import available_timezones
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tillbook.api import routing
 from tillbook.api.admin.deps import path_id
 from tillbook.api.deps import DB
 from tillbook.auth.admin import AdminContext
@@ -41,7 +42,7 @@ from tillbook.web.forms import id_field, parse_model, see_other, submit, text, v
 from tillbook.web.render import render
 from tillbook.web.session import Page, read_form
 
-router = APIRouter(include_in_schema=False)
+router = routing.pages()
 
 Setter = Annotated[AdminContext, Page("settings.write")]
 

@@ -15,9 +15,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import Response
 
+from tillbook.api import routing
 from tillbook.api.admin.currencies import path_code
 from tillbook.api.deps import DB
 from tillbook.auth.admin import AdminContext
@@ -29,7 +30,7 @@ from tillbook.web.forms import parse_model, see_other, submit, text, upload, val
 from tillbook.web.render import render
 from tillbook.web.session import Page, read_form
 
-router = APIRouter(include_in_schema=False)
+router = routing.pages()
 
 Reader = Annotated[AdminContext, Page("books.read", per_warehouse=True)]
 Setter = Annotated[AdminContext, Page("settings.write")]

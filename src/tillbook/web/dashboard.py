@@ -9,10 +9,11 @@ import datetime as dt
 from decimal import Decimal
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tillbook.api import routing
 from tillbook.api.deps import DB
 from tillbook.auth.admin import AdminContext
 from tillbook.reports import dashboard
@@ -21,7 +22,7 @@ from tillbook.web.forms import see_other
 from tillbook.web.render import landing_for, render
 from tillbook.web.session import Page
 
-router = APIRouter(include_in_schema=False)
+router = routing.pages()
 
 Staff = Annotated[AdminContext, Page()]
 

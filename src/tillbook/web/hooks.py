@@ -14,10 +14,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tillbook.api import routing
 from tillbook.api.admin import webhooks as admin_webhooks
 from tillbook.api.admin.deps import path_id
 from tillbook.api.admin.schemas import WebhookIn
@@ -33,7 +34,7 @@ from tillbook.web.forms import parse_model, see_other, submit, text, values
 from tillbook.web.render import render
 from tillbook.web.session import Page, read_form
 
-router = APIRouter(include_in_schema=False)
+router = routing.pages()
 
 Hooks = Annotated[AdminContext, Page("webhooks.manage")]
 LOG_LENGTH = 100  # the newest deliveries a webhook's page shows

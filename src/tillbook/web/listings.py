@@ -14,9 +14,10 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import Response
 
+from tillbook.api import routing
 from tillbook.api.admin.deps import path_id
 from tillbook.api.admin.products import PRICE_FIELDS
 from tillbook.api.deps import DB
@@ -29,7 +30,7 @@ from tillbook.web.forms import decimal_field, id_field, parse_model, see_other, 
 from tillbook.web.products import product_page
 from tillbook.web.session import Page, read_form
 
-router = APIRouter(include_in_schema=False)
+router = routing.pages()
 Lister = Annotated[AdminContext, Page("catalog.write", per_warehouse=True)]
 STALE = (
     "Someone else changed this listing while you were editing it. "

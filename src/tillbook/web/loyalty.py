@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import Response
 
+from tillbook.api import routing
 from tillbook.api.deps import DB
 from tillbook.auth.admin import AdminContext
 from tillbook.errors import PreconditionFailed, PreconditionRequired, ValidationFailed
@@ -22,7 +23,7 @@ from tillbook.web.forms import id_field, parse_model, see_other, submit, text, v
 from tillbook.web.render import render
 from tillbook.web.session import Page, read_form
 
-router = APIRouter(include_in_schema=False)
+router = routing.pages()
 
 Setter = Annotated[AdminContext, Page("settings.write")]
 STALE = (

@@ -18,11 +18,12 @@ import datetime as dt
 from decimal import Decimal
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import Response
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.datastructures import FormData
 
+from tillbook.api import routing
 from tillbook.api.admin.deps import path_id
 from tillbook.api.deps import DB
 from tillbook.auth.admin import AdminContext
@@ -50,7 +51,7 @@ from tillbook.web.forms import (
 from tillbook.web.render import render
 from tillbook.web.session import Page, read_form
 
-router = APIRouter(include_in_schema=False)
+router = routing.pages()
 
 Staff = Annotated[AdminContext, Page()]
 # party path segment -> (party kind, payment type, the permission that records it)

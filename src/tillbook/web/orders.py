@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import Depends, Request
 from fastapi.responses import Response
 
+from tillbook.api import routing
 from tillbook.api.admin.deps import path_id
 from tillbook.api.deps import DB
 from tillbook.auth import roles
@@ -22,7 +23,7 @@ from tillbook.web.forms import branches, query_date
 from tillbook.web.render import render
 from tillbook.web.session import Page
 
-router = APIRouter(include_in_schema=False)
+router = routing.pages()
 
 Staff = Annotated[AdminContext, Page()]
 

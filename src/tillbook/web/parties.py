@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import Response, StreamingResponse
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tillbook.api import routing
 from tillbook.api.admin.deps import path_id
 from tillbook.api.deps import DB
 from tillbook.auth.admin import AdminContext
@@ -46,7 +47,7 @@ from tillbook.web.money import PAYMENT_OF
 from tillbook.web.render import render
 from tillbook.web.session import Page, read_form
 
-router = APIRouter(include_in_schema=False)
+router = routing.pages()
 
 # path segment -> (party kind, title, the permission that writes it)
 KINDS = {

@@ -12,10 +12,11 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import Response
 from starlette.datastructures import FormData
 
+from tillbook.api import routing
 from tillbook.api.deps import DB
 from tillbook.auth.admin import AdminContext
 from tillbook.catalog import batch_prices
@@ -30,7 +31,7 @@ from tillbook.web.reference import reference_choices
 from tillbook.web.render import render
 from tillbook.web.session import Page, read_form
 
-router = APIRouter(include_in_schema=False)
+router = routing.pages()
 PriceWriter = Annotated[AdminContext, Page("prices.write", per_warehouse=True)]
 
 SCOPES = [

@@ -11,11 +11,12 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import Response
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.datastructures import FormData
 
+from tillbook.api import routing
 from tillbook.api.admin.deps import path_id
 from tillbook.api.deps import DB
 from tillbook.auth.admin import AdminContext
@@ -44,7 +45,7 @@ from tillbook.web.reference import reference_choices
 from tillbook.web.render import render
 from tillbook.web.session import Page, read_form
 
-router = APIRouter(include_in_schema=False)
+router = routing.pages()
 
 
 @router.get("/products")

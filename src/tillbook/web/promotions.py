@@ -14,10 +14,11 @@ import datetime as dt
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import Response
 from starlette.datastructures import FormData
 
+from tillbook.api import routing
 from tillbook.api.admin.deps import path_id
 from tillbook.api.deps import DB
 from tillbook.auth.admin import AdminContext
@@ -31,7 +32,7 @@ from tillbook.web.forms import branches, parse_model, query_date, see_other, sub
 from tillbook.web.render import render
 from tillbook.web.session import Page, read_form
 
-router = APIRouter(include_in_schema=False)
+router = routing.pages()
 
 Reader = Annotated[AdminContext, Page("catalog.read")]
 Writer = Annotated[AdminContext, Page("prices.write")]

@@ -15,10 +15,11 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tillbook.api import routing
 from tillbook.api.admin.deps import path_id
 from tillbook.api.deps import DB
 from tillbook.audit.service import record
@@ -57,7 +58,7 @@ from tillbook.web.render import render
 from tillbook.web.session import Page, read_form
 from tillbook.web.till import _qty_rows
 
-router = APIRouter(include_in_schema=False)
+router = routing.pages()
 Reader = Annotated[AdminContext, Page("books.read", per_warehouse=True)]
 Buyer = Annotated[AdminContext, Page("purchases.write", per_warehouse=True)]
 EVERYTHING = Paging(page=1, limit=100)

@@ -6,11 +6,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import Response
 from pydantic import BaseModel
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tillbook.api import routing
 from tillbook.api.deps import DB
 from tillbook.auth.admin import AdminContext
 from tillbook.catalog import reference
@@ -22,7 +23,7 @@ from tillbook.web.forms import decimal_field, id_field, parse_model, see_other, 
 from tillbook.web.render import render
 from tillbook.web.session import Page, read_form
 
-router = APIRouter(include_in_schema=False)
+router = routing.pages()
 
 
 async def reference_choices(db: Any, ctx: AdminContext) -> dict[str, Sequence[Mapping[str, Any]]]:

@@ -16,9 +16,9 @@ import json
 from functools import cache
 from pathlib import Path
 
-from fastapi import APIRouter
 from fastapi.responses import Response
 
+from tillbook.api import routing
 from tillbook.errors import NotFound
 
 SHELL = Path(__file__).parent / "register"
@@ -37,7 +37,7 @@ TYPES = {
 }
 HEADERS = {"Content-Security-Policy": CSP, "Referrer-Policy": "no-referrer"}
 
-router = APIRouter(include_in_schema=False)
+router = routing.pages()
 
 
 @cache

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import Response
 
+from tillbook.api import routing
 from tillbook.api.admin.deps import path_id
 from tillbook.api.deps import DB
 from tillbook.auth.admin import AdminContext
@@ -22,7 +23,7 @@ from tillbook.web.forms import see_other, submit
 from tillbook.web.render import render
 from tillbook.web.session import Page
 
-router = APIRouter(include_in_schema=False)
+router = routing.pages()
 
 PERMISSION = "registers.manage"
 Manager = Annotated[AdminContext, Page(PERMISSION, per_warehouse=True)]

@@ -14,10 +14,11 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tillbook.api import routing
 from tillbook.api.admin.deps import path_id
 from tillbook.api.deps import DB
 from tillbook.auth.admin import AdminContext
@@ -33,7 +34,7 @@ from tillbook.web.forms import decimal_field, id_field, parse_model, see_other, 
 from tillbook.web.render import render
 from tillbook.web.session import Page, read_form
 
-router = APIRouter(include_in_schema=False)
+router = routing.pages()
 Returner = Annotated[AdminContext, Page("sales.return", per_warehouse=True)]
 ACCOUNT = "account"  # the refund choice that credits the customer's account
 

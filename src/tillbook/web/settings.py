@@ -12,10 +12,11 @@ import io
 from decimal import Decimal
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tillbook.api import routing
 from tillbook.api.admin.deps import path_id
 from tillbook.api.deps import DB
 from tillbook.auth import admin
@@ -44,7 +45,7 @@ from tillbook.web.forms import branches, id_field, query_id, see_other, submit, 
 from tillbook.web.render import render
 from tillbook.web.session import Page, read_form
 
-router = APIRouter(include_in_schema=False)
+router = routing.pages()
 
 Keys = Annotated[AdminContext, Page("keys.manage")]
 

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import Response
 
+from tillbook.api import routing
 from tillbook.api.admin.deps import path_id
 from tillbook.api.deps import DB
 from tillbook.auth import roles
@@ -28,7 +29,7 @@ from tillbook.web.forms import branches, id_field, see_other, submit, text, valu
 from tillbook.web.render import render
 from tillbook.web.session import Page, read_form
 
-router = APIRouter(include_in_schema=False)
+router = routing.pages()
 
 Owner = Annotated[AdminContext, Page("staff.manage")]
 STALE = (

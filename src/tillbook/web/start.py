@@ -9,9 +9,10 @@ own, as the sign-in form's is: there is no session yet to bind one to."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import RedirectResponse, Response
 
+from tillbook.api import routing
 from tillbook.api.deps import DB, get_db
 from tillbook.auth import admin
 from tillbook.errors import NotFound, TillbookError, ValidationFailed
@@ -21,7 +22,7 @@ from tillbook.web.forms import text
 from tillbook.web.render import render
 from tillbook.web.session import read_form
 
-router = APIRouter(include_in_schema=False)
+router = routing.pages()
 
 START_COOKIE = "tillbook_start"
 CURRENCIES = ("USD", "EUR", "GBP", "CHF", "CAD", "AUD", "JPY", "INR", "ZAR", "NGN", "KES", "BRL")

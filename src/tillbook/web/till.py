@@ -15,12 +15,13 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import Response
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.datastructures import FormData
 
+from tillbook.api import routing
 from tillbook.api.admin.deps import path_id
 from tillbook.api.deps import DB
 from tillbook.auth.admin import AdminContext
@@ -52,7 +53,7 @@ from tillbook.web.forms import (
 from tillbook.web.render import render
 from tillbook.web.session import Page, read_form
 
-router = APIRouter(include_in_schema=False)
+router = routing.pages()
 Reader = Annotated[AdminContext, Page("books.read", per_warehouse=True)]
 StockWriter = Annotated[AdminContext, Page("stock.write", per_warehouse=True)]
 Voider = Annotated[AdminContext, Page("sales.void", per_warehouse=True)]

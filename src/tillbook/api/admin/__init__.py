@@ -9,8 +9,6 @@ one service call each; every route names its permission with ``deps.Allowed``
 (``auth/roles.py``) and
 every POST runs through ``api.idempotent.run_admin_write`` (or ``run_admin_unit``)."""
 
-from fastapi import APIRouter
-
 from tillbook.api.admin import (
     audit,
     brands,
@@ -40,25 +38,33 @@ from tillbook.api.admin import (
     webhooks,
 )
 
-router = APIRouter()
-router.include_router(session.router)
-router.include_router(webhooks.router)
-router.include_router(reports.router)
-router.include_router(staff.router)
-router.include_router(registers.router)
-router.include_router(audit.router)
-router.include_router(ledgers.router)
-router.include_router(periods.router)
-router.include_router(products.router)
-router.include_router(catalog_import_export.router)
-router.include_router(parties.router)
-router.include_router(money.router)
-router.include_router(stock_counts.router)
-router.include_router(purchase_orders.router)
-router.include_router(currencies.router)
-router.include_router(price_changes.router)
-router.include_router(gift_cards.router)
-router.include_router(promotions.router)
-router.include_router(loyalty.router)
-for family in (units, categories, brands, taxes, payment_modes, expense_categories, warehouses):
-    router.include_router(family.router)
+# Every router of the back-office API, in the order they are matched
+# (``api.routing.mount``).
+ROUTERS = (
+    session.router,
+    webhooks.router,
+    reports.router,
+    staff.router,
+    registers.router,
+    audit.router,
+    ledgers.router,
+    periods.router,
+    products.router,
+    catalog_import_export.router,
+    parties.router,
+    money.router,
+    stock_counts.router,
+    purchase_orders.router,
+    currencies.router,
+    price_changes.router,
+    gift_cards.router,
+    promotions.router,
+    loyalty.router,
+    units.router,
+    categories.router,
+    brands.router,
+    taxes.router,
+    payment_modes.router,
+    expense_categories.router,
+    warehouses.router,
+)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import Query
 
-from tillbook.api import envelope
+from tillbook.api import envelope, routing
 from tillbook.api.admin.deps import Allowed, query_id
 from tillbook.api.deps import DB
 from tillbook.audit.queries import AuditFilter, list_events
@@ -16,7 +16,7 @@ from tillbook.errors import invalid
 from tillbook.kit import bounds, pagination
 from tillbook.models import AuditEvent
 
-router = APIRouter(prefix="/audit", tags=["admin: audit"])
+router = routing.admin("/audit", tags=["admin: audit"])
 
 ENTITY_TYPE_MAX = bounds.stored_length(AuditEvent.entity_type)
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import Response
 
+from tillbook.api import routing
 from tillbook.api.admin.deps import Allowed
 from tillbook.api.admin.uploads import uploaded_file
 from tillbook.api.deps import DB
@@ -24,7 +25,7 @@ from tillbook.auth.admin import AdminContext
 from tillbook.catalog import import_export
 from tillbook.unit import UnitOfWork
 
-router = APIRouter(tags=["admin: catalog"])
+router = routing.admin(tags=["admin: catalog"])
 
 
 @router.post("/import/products")

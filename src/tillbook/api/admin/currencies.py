@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 
+from tillbook.api import routing
 from tillbook.api.admin.deps import Allowed, require_json
 from tillbook.api.admin.editing import flag
 from tillbook.api.admin.uploads import uploaded_file
@@ -30,7 +31,7 @@ from tillbook.kit.bounds import query_value
 from tillbook.kit.text import quoted
 from tillbook.unit import UnitOfWork
 
-router = APIRouter(tags=["admin: currencies"])
+router = routing.admin(tags=["admin: currencies"])
 
 Reader = Annotated[AdminContext, Allowed("books.read", per_warehouse=True)]
 Writer = Annotated[AdminContext, Allowed("settings.write")]

@@ -22,6 +22,7 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tillbook.api import routing
 from tillbook.api.admin.deps import Allowed, path_id, require_json
 from tillbook.api.body import decode_json, openapi_body, parse_body
 from tillbook.api.deps import DB
@@ -136,7 +137,7 @@ class Resource(Generic[B, P, View]):
 
 
 def router_for(res: Resource[B, P, View]) -> APIRouter:
-    router = APIRouter(prefix=f"/{res.prefix}", tags=[f"admin: {res.prefix}"])
+    router = routing.admin(f"/{res.prefix}", tags=[f"admin: {res.prefix}"])
     noun = res.noun
     reader = Allowed("catalog.read")
     writer = Allowed(res.write)

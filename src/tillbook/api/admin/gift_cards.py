@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 
-from tillbook.api import envelope
+from tillbook.api import envelope, routing
 from tillbook.api.admin.deps import Allowed, path_id, query_id, require_json
 from tillbook.api.admin.money import branch
 from tillbook.api.body import openapi_body, parse_body
@@ -27,7 +27,7 @@ from tillbook.payments import gift_cards
 from tillbook.payments.schemas import BranchGiftCardIn
 from tillbook.unit import UnitOfWork
 
-router = APIRouter(prefix="/gift-cards", tags=["admin: gift cards"])
+router = routing.admin("/gift-cards", tags=["admin: gift cards"])
 Reader = Annotated[AdminContext, Allowed("books.read")]
 KINDS = ("card", "credit")
 

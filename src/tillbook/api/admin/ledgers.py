@@ -7,10 +7,10 @@ import datetime as dt
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import Query
 from fastapi.responses import StreamingResponse
 
-from tillbook.api import envelope
+from tillbook.api import envelope, routing
 from tillbook.api.admin.deps import Allowed, query_id
 from tillbook.api.deps import DB
 from tillbook.auth.admin import AdminContext
@@ -29,7 +29,7 @@ from tillbook.reports.ledgers import (
     party_statement_page,
 )
 
-router = APIRouter(prefix="/reports", tags=["admin: reports"])
+router = routing.admin("/reports", tags=["admin: reports"])
 
 # A staff member scoped to one warehouse reads that warehouse\'s books only.
 BooksReader = Annotated[AdminContext, Allowed("books.read", per_warehouse=True)]

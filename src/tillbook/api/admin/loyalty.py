@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 
-from tillbook.api import envelope
+from tillbook.api import envelope, routing
 from tillbook.api.admin.deps import Allowed, path_id, require_json
 from tillbook.api.admin.editing import expected_version
 from tillbook.api.body import openapi_body, parse_body
@@ -27,7 +27,7 @@ from tillbook.loyalty import programme, queries
 from tillbook.loyalty.schemas import ProgrammeIn
 from tillbook.unit import UnitOfWork
 
-router = APIRouter(tags=["admin: loyalty"])
+router = routing.admin(tags=["admin: loyalty"])
 
 Reader = Annotated[AdminContext, Allowed("books.read", per_warehouse=True)]
 Setter = Annotated[AdminContext, Allowed("settings.write")]

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 
-from tillbook.api import envelope
+from tillbook.api import envelope, routing
 from tillbook.api.admin.deps import Allowed, path_id, query_id, require_json
 from tillbook.api.body import openapi_body, parse_body
 from tillbook.api.deps import DB
@@ -36,7 +36,7 @@ from tillbook.payments.schemas import (
 )
 from tillbook.unit import UnitOfWork
 
-router = APIRouter(tags=["admin: money"])
+router = routing.admin(tags=["admin: money"])
 
 PAYMENT_PERMISSION = {"in": "payments.receive", "out": "payments.make"}
 

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import Response
 
+from tillbook.api import routing
 from tillbook.api.admin.deps import Allowed, path_id, require_json
 from tillbook.api.admin.uploads import uploaded_file
 from tillbook.api.body import openapi_body, parse_body
@@ -46,7 +47,7 @@ from tillbook.parties.schemas import PartyIn, PartyPatch
 from tillbook.parties.service import AdminParty
 from tillbook.unit import UnitOfWork
 
-router = APIRouter(tags=["admin: customers and suppliers"])
+router = routing.admin(tags=["admin: customers and suppliers"])
 
 # path segment -> party kind
 KINDS = {"customers": "customer", "suppliers": "supplier"}

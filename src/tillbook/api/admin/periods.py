@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 
-from tillbook.api import envelope
+from tillbook.api import envelope, routing
 from tillbook.api.admin.deps import Allowed, require_json
 from tillbook.api.body import openapi_body, parse_body
 from tillbook.api.deps import DB
@@ -21,7 +21,7 @@ from tillbook.auth.admin import AdminContext
 from tillbook.reports import periods
 from tillbook.reports.schemas import PeriodCloseIn, PeriodReopenIn
 
-router = APIRouter(prefix="/periods", tags=["admin: periods"])
+router = routing.admin("/periods", tags=["admin: periods"])
 
 
 @router.get("")

@@ -15,10 +15,10 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tillbook.api import envelope
+from tillbook.api import envelope, routing
 from tillbook.api.admin.deps import Allowed, query_id, require_json
 from tillbook.api.body import openapi_body, parse_body
 from tillbook.api.deps import DB
@@ -35,7 +35,7 @@ from tillbook.kit.refs import ref_to_id
 from tillbook.reports import dashboard
 from tillbook.unit import UnitOfWork
 
-router = APIRouter(prefix="/price-changes", tags=["admin: catalog"])
+router = routing.admin("/price-changes", tags=["admin: catalog"])
 Pricer = Annotated[AdminContext, Allowed("prices.write", per_warehouse=True)]
 
 

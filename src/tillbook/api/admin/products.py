@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Request, Response
+from fastapi import Request, Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tillbook.api import routing
 from tillbook.api.admin.deps import Allowed, path_id, query_id, require_json
 from tillbook.api.body import openapi_body, parse_body
 from tillbook.api.deps import DB
@@ -40,7 +41,7 @@ from tillbook.kit.versions import etag, parse_if_match
 from tillbook.models import Product
 from tillbook.unit import UnitOfWork
 
-router = APIRouter(prefix="/products", tags=["admin: catalog"])
+router = routing.admin("/products", tags=["admin: catalog"])
 
 MAX_SEARCH = stored_length(Product.name)
 # The fields of a listing that are its prices (``prices.write``); the others

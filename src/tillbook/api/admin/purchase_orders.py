@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tillbook.api import envelope
+from tillbook.api import envelope, routing
 from tillbook.api.admin.deps import Allowed, path_id, query_id, require_json
 from tillbook.api.body import openapi_body, parse_body
 from tillbook.api.deps import DB
@@ -32,7 +32,7 @@ from tillbook.orders.schemas import (
 from tillbook.reports import dashboard
 from tillbook.unit import UnitOfWork
 
-router = APIRouter(prefix="/purchase-orders", tags=["admin: buying"])
+router = routing.admin("/purchase-orders", tags=["admin: buying"])
 Reader = Annotated[AdminContext, Allowed("books.read", per_warehouse=True)]
 Buyer = Annotated[AdminContext, Allowed("purchases.write", per_warehouse=True)]
 

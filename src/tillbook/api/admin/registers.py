@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 
+from tillbook.api import routing
 from tillbook.api.admin.deps import Allowed, path_id, require_json
 from tillbook.api.body import openapi_body, parse_body
 from tillbook.api.deps import DB
@@ -26,7 +27,7 @@ from tillbook.registers.schemas import RegisterIn
 from tillbook.unit import UnitOfWork
 
 PERMISSION = "registers.manage"
-router = APIRouter(prefix="/registers", tags=["admin: registers"])
+router = routing.admin("/registers", tags=["admin: registers"])
 Manager = Annotated[AdminContext, Allowed(PERMISSION, per_warehouse=True)]
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import Query
 
-from tillbook.api import envelope
+from tillbook.api import envelope, routing
 from tillbook.api.admin.deps import Allowed, query_id
 from tillbook.api.deps import DB
 from tillbook.auth.admin import AdminContext
@@ -15,7 +15,7 @@ from tillbook.kit import bounds
 from tillbook.promotions.report import promotion_report
 from tillbook.reports import stock_valuation, stock_valuation_company, trial_balance
 
-router = APIRouter(prefix="/reports", tags=["admin: reports"])
+router = routing.admin("/reports", tags=["admin: reports"])
 
 # A staff member scoped to one warehouse reads that warehouse's books only.
 BooksReader = Annotated[AdminContext, Allowed("books.read", per_warehouse=True)]

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 
+from tillbook.api import routing
 from tillbook.api.admin.deps import CurrentAdmin, require_json
 from tillbook.api.admin.schemas import LoginIn
 from tillbook.api.body import openapi_body, parse_body
@@ -13,7 +14,7 @@ from tillbook.api.deps import DB
 from tillbook.api.envelope import flat
 from tillbook.auth import admin
 
-router = APIRouter(tags=["admin: session"])
+router = routing.admin(tags=["admin: session"])
 
 
 @router.post("/login", openapi_extra=openapi_body(LoginIn))

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tillbook.api import routing
 from tillbook.api.admin.deps import Allowed, CurrentAdmin, path_id, require_json
 from tillbook.api.admin.schemas import StaffIn, StaffPatch
 from tillbook.api.body import openapi_body, parse_body
@@ -23,7 +24,7 @@ from tillbook.kit import pagination, versions
 from tillbook.registers.schemas import PinIn
 from tillbook.tenancy import staff as service
 
-router = APIRouter(prefix="/staff", tags=["admin: staff"])
+router = routing.admin("/staff", tags=["admin: staff"])
 
 Owner = Annotated[AdminContext, Allowed("staff.manage")]
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tillbook.api import envelope
+from tillbook.api import envelope, routing
 from tillbook.api.admin.deps import Allowed, path_id, query_id, require_json
 from tillbook.api.body import openapi_body, parse_body
 from tillbook.api.deps import DB
@@ -26,7 +26,7 @@ from tillbook.kit.pagination import parse_page
 from tillbook.reports import dashboard
 from tillbook.unit import UnitOfWork
 
-router = APIRouter(prefix="/stock-counts", tags=["admin: stock"])
+router = routing.admin("/stock-counts", tags=["admin: stock"])
 Counter = Annotated[AdminContext, Allowed("stock.write", per_warehouse=True)]
 
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tillbook.api import envelope
+from tillbook.api import envelope, routing
 from tillbook.api.admin.deps import Allowed, path_id, query_id, require_json
 from tillbook.api.admin.schemas import WebhookIn
 from tillbook.api.body import openapi_body, parse_body
@@ -30,7 +30,7 @@ from tillbook.kit import numerals
 from tillbook.kit.text import quoted
 from tillbook.models import DeliveryAttempt, Webhook, WebhookDelivery
 
-router = APIRouter(prefix="/webhooks", tags=["admin: webhooks"])
+router = routing.admin("/webhooks", tags=["admin: webhooks"])
 
 CurrentAdmin = Annotated[AdminContext, Allowed("webhooks.manage")]
 

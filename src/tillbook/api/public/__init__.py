@@ -1,7 +1,5 @@
 """The public v1 API: thin routers, one service call each."""
 
-from fastapi import APIRouter
-
 from tillbook.api.public import (
     adjustments,
     catalog,
@@ -20,19 +18,22 @@ from tillbook.api.public import (
     transfers,
 )
 
-router = APIRouter()
-router.include_router(catalog.router)
-router.include_router(parties.router)
-router.include_router(reference.router)
-router.include_router(sales.router)
-router.include_router(purchases.router)
-router.include_router(adjustments.router)
-router.include_router(payments.router)
-router.include_router(returns.router)
-router.include_router(terminals.router)
-router.include_router(shifts.router)
-router.include_router(transfers.router)
-router.include_router(registers.router)
-router.include_router(gift_cards.router)
-router.include_router(promotions.router)
-router.include_router(loyalty.router)
+# Every router of the public API, in the order they are matched
+# (``api.routing.mount``).
+ROUTERS = (
+    catalog.router,
+    parties.router,
+    reference.router,
+    sales.router,
+    purchases.router,
+    adjustments.router,
+    payments.router,
+    returns.router,
+    terminals.router,
+    shifts.router,
+    transfers.router,
+    registers.router,
+    gift_cards.router,
+    promotions.router,
+    loyalty.router,
+)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 
-from tillbook.api import envelope
+from tillbook.api import envelope, routing
 from tillbook.api.body import parse_body
 from tillbook.api.deps import DB, CurrentKey
 from tillbook.api.idempotent import run_write
@@ -17,7 +17,7 @@ from tillbook.catalog.schemas import PriceAdjustmentIn
 from tillbook.inventory import adjustments
 from tillbook.inventory.schemas import StockAdjustmentIn
 
-router = APIRouter(tags=["adjustments"])
+router = routing.public(tags=["adjustments"])
 
 
 @router.post(

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request, Response
+from fastapi import Request, Response
 
-from tillbook.api import conditional, envelope
+from tillbook.api import conditional, envelope, routing
 from tillbook.api.conditional import CONDITIONAL, answer, list_or_feed
 from tillbook.api.deps import DB, CurrentKey
 from tillbook.api.public import openapi as r
@@ -21,7 +21,7 @@ from tillbook.kit.pagination import parse_page
 from tillbook.kit.refs import ref_to_id
 from tillbook.models import Product
 
-router = APIRouter(tags=["catalog"])
+router = routing.public(tags=["catalog"])
 
 # A search matches names (the longest text searched): a longer one matches nothing.
 MAX_SEARCH = stored_length(Product.name)

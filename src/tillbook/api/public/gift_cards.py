@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 
-from tillbook.api import envelope
+from tillbook.api import envelope, routing
 from tillbook.api.body import parse_body
 from tillbook.api.deps import DB, CurrentKey
 from tillbook.api.idempotent import run_write
@@ -19,7 +19,7 @@ from tillbook.payments import gift_cards
 from tillbook.payments.schemas import GiftCardCodeIn, GiftCardIn
 from tillbook.unit import UnitOfWork
 
-router = APIRouter(tags=["gift cards"])
+router = routing.public(tags=["gift cards"])
 
 
 @router.post(

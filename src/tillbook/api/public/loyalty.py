@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter
-
-from tillbook.api import envelope
+from tillbook.api import envelope, routing
 from tillbook.api.deps import DB, CurrentKey
 from tillbook.api.public import openapi as r
 from tillbook.errors import NotFound
@@ -15,7 +13,7 @@ from tillbook.kit.bounds import query_value
 from tillbook.kit.refs import ref_to_id
 from tillbook.loyalty import queries
 
-router = APIRouter(tags=["loyalty"])
+router = routing.public(tags=["loyalty"])
 
 
 @router.get("/customers/{customer_id}/loyalty", responses=r.ok(r.CustomerPoints, *r.ONE, *r.QUERY))

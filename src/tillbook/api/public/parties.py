@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request, Response
+from fastapi import Request, Response
 
-from tillbook.api import conditional, envelope
+from tillbook.api import conditional, envelope, routing
 from tillbook.api.body import parse_body
 from tillbook.api.conditional import CONDITIONAL, answer
 from tillbook.api.deps import DB, CurrentKey
@@ -21,7 +21,7 @@ from tillbook.parties import queries, service
 from tillbook.parties.schemas import TillCustomerIn
 from tillbook.unit import UnitOfWork
 
-router = APIRouter(tags=["parties"])
+router = routing.public(tags=["parties"])
 
 # A search matches names, phones, emails and codes: a longer one matches nothing.
 MAX_SEARCH = stored_length(User.name)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 
-from tillbook.api import envelope
+from tillbook.api import envelope, routing
 from tillbook.api.body import parse_body
 from tillbook.api.deps import DB, CurrentKey
 from tillbook.api.idempotent import run_write
@@ -15,7 +15,7 @@ from tillbook.api.responses import JSON
 from tillbook.payments import expenses, service
 from tillbook.payments.schemas import ExpenseIn, PaymentIn
 
-router = APIRouter(tags=["payments"])
+router = routing.public(tags=["payments"])
 
 
 @router.post(

@@ -5,15 +5,15 @@ register keeps in IndexedDB. The server prices every sale by the same rules
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request, Response
+from fastapi import Request, Response
 
-from tillbook.api import conditional
+from tillbook.api import conditional, routing
 from tillbook.api.conditional import CONDITIONAL, list_or_feed
 from tillbook.api.deps import DB, CurrentKey
 from tillbook.api.public import openapi as r
 from tillbook.promotions import service
 
-router = APIRouter(tags=["promotions"])
+router = routing.public(tags=["promotions"])
 
 
 @router.get(

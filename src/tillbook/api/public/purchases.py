@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 
-from tillbook.api import envelope
+from tillbook.api import envelope, routing
 from tillbook.api.body import parse_body
 from tillbook.api.deps import DB, CurrentKey, OrderRef
 from tillbook.api.idempotent import run_write
@@ -16,7 +16,7 @@ from tillbook.orders import queries
 from tillbook.orders.purchases import create_purchase
 from tillbook.orders.schemas import PurchaseIn
 
-router = APIRouter(tags=["purchases"])
+router = routing.public(tags=["purchases"])
 
 
 @router.post(

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request, Response
+from fastapi import Request, Response
 
-from tillbook.api import conditional, envelope
+from tillbook.api import conditional, envelope, routing
 from tillbook.api.conditional import CONDITIONAL, answer, list_or_feed
 from tillbook.api.deps import DB, CurrentKey
 from tillbook.api.public import openapi as r
@@ -15,7 +15,7 @@ from tillbook.catalog import changes
 from tillbook.catalog import queries as catalog
 from tillbook.payments import reference as payments
 
-router = APIRouter(tags=["reference"])
+router = routing.public(tags=["reference"])
 
 
 @router.get(

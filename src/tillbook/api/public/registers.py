@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import Depends, Request
 
-from tillbook.api import envelope
+from tillbook.api import envelope, routing
 from tillbook.api.body import parse_body
 from tillbook.api.deps import DB, CurrentKey
 from tillbook.api.public import openapi as r
@@ -16,7 +16,7 @@ from tillbook.errors import Forbidden
 from tillbook.registers import service
 from tillbook.registers.schemas import HeartbeatIn
 
-router = APIRouter(tags=["register"])
+router = routing.public(tags=["register"])
 
 
 async def register_key(key: CurrentKey) -> AuthContext:

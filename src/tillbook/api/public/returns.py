@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request, Response
+from fastapi import Request, Response
 
-from tillbook.api import envelope
+from tillbook.api import envelope, routing
 from tillbook.api.body import parse_body
 from tillbook.api.deps import DB, CurrentKey, OrderRef
 from tillbook.api.idempotent import run_write
@@ -17,7 +17,7 @@ from tillbook.orders import queries, receipts
 from tillbook.orders.returns import create_return
 from tillbook.orders.schemas import ReturnIn
 
-router = APIRouter(tags=["returns"])
+router = routing.public(tags=["returns"])
 
 
 @router.post(

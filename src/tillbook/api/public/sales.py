@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request, Response
+from fastapi import Request, Response
 
-from tillbook.api import envelope
+from tillbook.api import envelope, routing
 from tillbook.api.body import parse_body
 from tillbook.api.deps import DB, CurrentKey, OrderRef
 from tillbook.api.idempotent import run_write
@@ -19,7 +19,7 @@ from tillbook.orders.sales import create_sale
 from tillbook.orders.schemas import SaleIn, VoidIn
 from tillbook.unit import UnitOfWork
 
-router = APIRouter(tags=["sales"])
+router = routing.public(tags=["sales"])
 
 
 @router.post("/sales", openapi_extra=r.write_body(SaleIn), responses=r.ok(r.SaleCreated, *r.WRITE))

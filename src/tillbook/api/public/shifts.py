@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Request
+from fastapi import Path, Request
 
-from tillbook.api import envelope
+from tillbook.api import envelope, routing
 from tillbook.api.body import parse_body
 from tillbook.api.deps import DB, CurrentKey
 from tillbook.api.idempotent import run_write
@@ -16,7 +16,7 @@ from tillbook.kit.bounds import query_value
 from tillbook.payments import till
 from tillbook.payments.schemas import ShiftCashIn, ShiftCloseIn, ShiftIn
 
-router = APIRouter(tags=["shifts"])
+router = routing.public(tags=["shifts"])
 ShiftRef = Annotated[
     str, Path(description="the shift's id, xid or register reference (R1-S000007)")
 ]

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 
-from tillbook.api import envelope
+from tillbook.api import envelope, routing
 from tillbook.api.body import openapi_body, parse_bytes
 from tillbook.api.deps import DB
 from tillbook.api.public import openapi as r
@@ -12,7 +12,7 @@ from tillbook.api.responses import JSON
 from tillbook.payments import terminal_callbacks as terminals
 from tillbook.unit import UnitOfWork
 
-router = APIRouter(tags=["terminal callbacks"])
+router = routing.public(tags=["terminal callbacks"])
 
 
 @router.post(

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 
-from tillbook.api import envelope
+from tillbook.api import envelope, routing
 from tillbook.api.body import parse_body
 from tillbook.api.deps import DB, CurrentKey
 from tillbook.api.idempotent import run_write
@@ -16,7 +16,7 @@ from tillbook.api.responses import JSON
 from tillbook.inventory import transfers
 from tillbook.inventory.schemas import StockTransferIn, TransferCancelIn, TransferReceiptIn
 
-router = APIRouter(tags=["transfers"])
+router = routing.public(tags=["transfers"])
 
 
 @router.post(
