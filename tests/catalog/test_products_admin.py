@@ -161,6 +161,17 @@ async def test_a_product_not_listed_in_a_warehouse_is_not_found_there(
     body["listings"] = body["listings"][:1]
     pid = (await client.post(f"{ADMIN}/products", json=body, headers=auth)).json()["data"]["id"]
     assert (await client.get(f"/products/{pid}", headers=shop.other_key.headers)).status_code == 404
+
+    # the back office's list of a branch's products (a router query on PostgreSQL:
+    # its listings are read by company too, tests/router_check.py)
+    async def listed_in(warehouse_id: int) -> list[int]:
+        params = {"warehouse_id": warehouse_id, "per_page": 100}
+        r = await client.get(f"{ADMIN}/products", params=params, headers=auth)
+        assert r.status_code == 200, r.text
+        return [p["id"] for p in r.json()["data"]["data"]]
+
+    assert pid in await listed_in(shop.warehouse_id)
+    assert pid not in await listed_in(shop.other_warehouse_id)
     listing = {"warehouse_id": shop.other_warehouse_id, "sales_price": 3, "purchase_price": 1}
     r = await client.post(f"{ADMIN}/products/{pid}/listings", json=listing, headers=auth)
     assert r.status_code == 201, r.text

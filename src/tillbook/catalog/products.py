@@ -235,7 +235,11 @@ async def page(
         )
     if warehouse_id is not None:
         conds.append(
-            Product.id.in_(select(Listing.product_id).where(Listing.warehouse_id == warehouse_id))
+            Product.id.in_(
+                select(Listing.product_id).where(
+                    Listing.company_id == company_id, Listing.warehouse_id == warehouse_id
+                )
+            )
         )
     total = (
         await session.execute(select(func.count()).select_from(Product).where(*conds))
