@@ -26,6 +26,7 @@ from sqlalchemy.exc import IntegrityError
 
 from tests.conftest import PG_URL, _create_pg_database, _drop_pg_database
 from tillbook.app import create_app
+from tillbook.auth.service import KEY_CACHE_S
 from tillbook.config import Settings
 from tillbook.db import Database, create_engine
 from tillbook.migrate import alembic_config
@@ -619,9 +620,13 @@ async def test_subscription(cli: Run, database_url: str, demo: dict[str, Any]) -
         "name": company["name"],
         "subscription_expires_on": "2001-01-31",
     }
+    # A plan changed by another process applies to this process's GETs within the
+    # key cache's life (auth.service.KEY_CACHE_S), not at once.
+    await asyncio.sleep(KEY_CACHE_S)
     r = await _get(database_url, "/warehouses", _key_headers(key))
     assert r.status_code == 403
     cli("company", "subscription", cid, "--expires", "2999-12-31")
+    await asyncio.sleep(KEY_CACHE_S)
     r = await _get(database_url, "/warehouses", _key_headers(key))
     assert r.status_code == 200
     cleared = as_json(cli("company", "subscription", cid, "--expires", "never", "--json"))
