@@ -164,13 +164,11 @@ class _DriverReads:
         if not rows:
             return None
         row = rows[0]
-        return row, {
-            name: [
-                dict(zip(child.selected_columns.keys(), values, strict=True))
-                for values in row[f"_list_{name}"]
-            ]
-            for name, child in lists.items()
-        }
+        found: dict[str, list[Record]] = {}
+        for name, child in lists.items():
+            keys = child.selected_columns.keys()
+            found[name] = [dict(zip(keys, values, strict=True)) for values in row[f"_list_{name}"]]
+        return row, found
 
 
 class SessionReads:

@@ -17,7 +17,7 @@ from tillbook.catalog import seeding as catalog
 from tillbook.db import Database
 from tillbook.inventory import service as inventory
 from tillbook.kit import xid
-from tillbook.models import Product, StockBatch, User
+from tillbook.models import Product, ProductBarcode, StockBatch, User
 from tillbook.unit import UnitOfWork, statement_observers
 
 D = Decimal
@@ -469,6 +469,58 @@ async def test_product_read_is_one_statement(client: httpx.AsyncClient, db: Data
     else:
         assert len(seen) == 1, seen
         assert "product_barcodes" in seen[0] and "stock_batches" in seen[0]
+
+
+async def test_a_products_feed_page_is_the_list_in_one_statement(
+    client: httpx.AsyncClient, db: Database
+) -> None:
+    """The products' change feed (prebuilt, ``kit.changes.read``) serves each product
+    as the list shows it, barcodes and additional units included, page after page;
+    on PostgreSQL a page is one statement outside any transaction: the page, its
+    barcodes and units, and the database's time (issue 27)."""
+    shop = await tagged(db)
+
+    async def multipack(session: AsyncSession) -> None:  # a second barcode, on the water
+        water = shop.products["water"]
+        session.add(ProductBarcode(company_id=shop.company_id, product_id=water, barcode="M-6"))
+
+    await db.write(multipack)
+    listed = await get_ok(client, shop, "/products", limit=100)
+    by_id = {p["id"]: p for p in listed["data"]}
+    assert any(p["additional_units"] for p in by_id.values())
+    assert "M-6" in by_id[shop.products["water"]]["barcodes"]
+    served: dict[int, Any] = {}
+    params: dict[str, Any] = {"updated_since": "1970-01-01T00:00:00Z", "limit": 2}
+    seen: list[str] = []
+
+    def cursor(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        seen.append(statement)
+
+    engine = db.engine.sync_engine
+    await get_ok(client, shop, "/products", **params)  # the key's lookup is remembered after it
+    while True:
+        seen.clear()
+        event.listen(engine, "before_cursor_execute", cursor)
+        statement_observers.append(seen.append)
+        try:
+            page = await get_ok(client, shop, "/products", **params)
+        finally:
+            statement_observers.remove(seen.append)
+            event.remove(engine, "before_cursor_execute", cursor)
+        if db.is_sqlite:  # BEGIN, the time, the page, its barcodes, its units
+            assert len(seen) == 5, seen
+        else:
+            assert len(seen) == 1, seen
+            assert "product_barcodes" in seen[0] and "product_units" in seen[0]
+        assert len(page["data"]) <= 2
+        for item in page["data"]:
+            assert item.pop("archived") is False
+            assert item["id"] not in served
+            served[item["id"]] = item
+        if page["next_cursor"] is None:
+            break
+        params = {"cursor": page["next_cursor"], "limit": 2}
+    assert served == by_id
 
 
 async def test_product_detail_hides_empty_batches(client: httpx.AsyncClient, db: Database) -> None:

@@ -140,23 +140,46 @@ async def with_codes_and_units(
     (most products have none: one round trip fewer per page and per product read)."""
     ids = [item["id"] for item in items]
     with_units = [item["id"] for item in items if item["has_additional_units"]]
-    codes: dict[int, list[str]] = defaultdict(list)
-    units: dict[int, list[views.AdditionalUnit]] = defaultdict(list)
+    codes: Sequence[Record] = []
+    units: Sequence[Record] = []
     if ids:
-        for product_id, code in await session.execute(
-            select(ProductBarcode.product_id, ProductBarcode.barcode)
-            .where(ProductBarcode.company_id == company_id, ProductBarcode.product_id.in_(ids))
-            .order_by(ProductBarcode.product_id, ProductBarcode.id)
-        ):
-            codes[product_id].append(code)
+        statement = codes_and_units_of(ids, company_id)["codes"]
+        codes = (await session.execute(statement)).mappings().all()
     if with_units:
-        for pu in await session.execute(
-            _UNITS.where(
-                ProductUnit.company_id == company_id, ProductUnit.product_id.in_(with_units)
-            ).order_by(ProductUnit.product_id, ProductUnit.id)
-        ):
-            units[pu.product_id].append(_unit_item(pu._mapping))
-    return [_listed(item, codes.get(item["id"], []), units.get(item["id"], [])) for item in items]
+        statement = codes_and_units_of(with_units, company_id)["units"]
+        units = (await session.execute(statement)).mappings().all()
+    return listed_items(items, codes, units)
+
+
+def listed_items(
+    items: Sequence[views.ProductHead], codes: Sequence[Record], units: Sequence[Record]
+) -> list[views.ProductListItem]:
+    """``items`` as list items, given the rows of their barcodes (``product_id``,
+    ``barcode``) and additional units (``_UNITS``), each in the products' order."""
+    by_product: dict[int, list[str]] = defaultdict(list)
+    for row in codes:
+        by_product[row["product_id"]].append(row["barcode"])
+    units_of: dict[int, list[views.AdditionalUnit]] = defaultdict(list)
+    for row in units:
+        units_of[row["product_id"]].append(_unit_item(row))
+    return [
+        _listed(item, by_product.get(item["id"], []), units_of.get(item["id"], []))
+        for item in items
+    ]
+
+
+def codes_and_units_of(ids: Any, company_id: Any) -> dict[str, Select[*tuple[Any, ...]]]:
+    """The statements of ``listed_items``' rows: the barcodes (``codes``) and the
+    additional units (``units``) of the products ``ids`` names (a list, or a select
+    of them), of a company id or a ``bindparam`` of one, in the products' order."""
+    return {
+        "codes": select(ProductBarcode.product_id, ProductBarcode.barcode)
+        .where(ProductBarcode.company_id == company_id, ProductBarcode.product_id.in_(ids))
+        .order_by(ProductBarcode.product_id, ProductBarcode.id),
+        "units": _UNITS.where(
+            ProductUnit.company_id == company_id, ProductUnit.product_id.in_(ids)
+        ).order_by(ProductUnit.product_id, ProductUnit.id),
+    }
 
 
 _has_units = (
@@ -196,14 +219,14 @@ _PRODUCT_COLUMNS = (
 )
 
 
-def products_with_refs(key: AuthContext) -> Select[*tuple[Any, ...]]:
+def productswith_refs(key: AuthContext) -> Select[*tuple[Any, ...]]:
     """Products with the warehouse's listing, their category, brand and unit and
     whether they have additional units, in one statement (no N+1); the columns of
     ``product_head``."""
-    return _with_refs(key.warehouse_id)
+    return with_refs(key.warehouse_id)
 
 
-def _with_refs(warehouse_id: Any) -> Select[*tuple[Any, ...]]:
+def with_refs(warehouse_id: Any) -> Select[*tuple[Any, ...]]:
     """``products_with_refs`` for a warehouse id or a ``bindparam`` of one (the
     prebuilt reads)."""
     return (
@@ -297,7 +320,7 @@ async def products(
         found = (
             (
                 await session.execute(
-                    products_with_refs(key)
+                    productswith_refs(key)
                     .add_columns(matched.c.total)
                     .join(matched, matched.c.id == Product.id)
                     .where(Product.company_id == key.company_id)
@@ -317,7 +340,7 @@ async def products(
     rows: list[views.ProductListItem] = []
     if page.offset < total:
         result = await session.execute(
-            products_with_refs(key)
+            productswith_refs(key)
             .where(*conds)
             .order_by(Product.id)
             .limit(page.limit)
@@ -338,20 +361,20 @@ def _utc_iso(value: dt.datetime) -> str:
 # A product read (``product``): prebuilt, so that a till's read by id costs its round
 # trips and not the building and compiling of its statements (issue 27).
 _ID: BindParameter[int] = bindparam("product_id")
-_COMPANY: BindParameter[int] = bindparam("company_id")
-_WAREHOUSE: BindParameter[int] = bindparam("warehouse_id")
+COMPANY_ID: BindParameter[int] = bindparam("company_id")
+WAREHOUSE_ID: BindParameter[int] = bindparam("warehouse_id")
 _PRODUCT = (
-    _with_refs(_WAREHOUSE)
+    with_refs(WAREHOUSE_ID)
     .add_columns(Product.description)
-    .where(Product.id == _ID, Product.company_id == _COMPANY)
+    .where(Product.id == _ID, Product.company_id == COMPANY_ID)
 )
 _CODES = (
     select(ProductBarcode.barcode)
-    .where(ProductBarcode.product_id == _ID, ProductBarcode.company_id == _COMPANY)
+    .where(ProductBarcode.product_id == _ID, ProductBarcode.company_id == COMPANY_ID)
     .order_by(ProductBarcode.id)
 )
 _UNITS_OF = _UNITS.where(
-    ProductUnit.product_id == _ID, ProductUnit.company_id == _COMPANY
+    ProductUnit.product_id == _ID, ProductUnit.company_id == COMPANY_ID
 ).order_by(ProductUnit.id)
 _OPEN_BATCHES = (
     select(
@@ -364,8 +387,8 @@ _OPEN_BATCHES = (
     )
     .where(
         StockBatch.product_id == _ID,
-        StockBatch.company_id == _COMPANY,
-        StockBatch.warehouse_id == _WAREHOUSE,
+        StockBatch.company_id == COMPANY_ID,
+        StockBatch.warehouse_id == WAREHOUSE_ID,
         StockBatch.quantity_remaining != 0,
     )
     .order_by(StockBatch.id)

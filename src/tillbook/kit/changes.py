@@ -42,11 +42,29 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 import orjson
-from sqlalchemy import ColumnElement, Row, Select, String, func, literal, select
+from sqlalchemy import (
+    BindParameter,
+    Boolean,
+    ColumnElement,
+    DateTime,
+    Integer,
+    Row,
+    Select,
+    String,
+    bindparam,
+    func,
+    literal,
+    select,
+)
+from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.sql.functions import FunctionElement
+from sqlalchemy.types import TypeDecorator, TypeEngine
 from typing_extensions import TypedDict
 
 from tillbook.errors import invalid
@@ -186,17 +204,86 @@ def tag_basis(page: Changes[Any]) -> dict[str, Any]:
     return basis
 
 
-def _bound(session: AsyncSession, value: dt.datetime) -> Any:
-    """A time to compare with stored ones. SQLite stores text: ``CURRENT_TIMESTAMP``
-    writes ``YYYY-MM-DD HH:MM:SS`` (whole seconds), so the bound is written the same
-    way, its fraction only when it has one, and compares in time order."""
-    if session.get_bind().dialect.name != "sqlite":
-        return value
+def _sqlite_text(value: dt.datetime) -> str:
+    """A time as SQLite's stored ones are written. SQLite stores text:
+    ``CURRENT_TIMESTAMP`` writes ``YYYY-MM-DD HH:MM:SS`` (whole seconds), so the
+    bound is written the same way, its fraction only when it has one, and compares
+    in time order."""
     naive = utc(value).replace(tzinfo=None)
     text = naive.strftime("%Y-%m-%d %H:%M:%S")
     if naive.microsecond:
         text += f".{naive.microsecond:06d}"
-    return literal(text, String())
+    return text
+
+
+def _bound(session: AsyncSession, value: dt.datetime) -> Any:
+    """A time to compare with stored ones (``_sqlite_text`` on SQLite)."""
+    if session.get_bind().dialect.name != "sqlite":
+        return value
+    return literal(_sqlite_text(value), String())
+
+
+class StoredTime(TypeDecorator[dt.datetime]):
+    """The type of a prebuilt statement's bound time compared with stored change
+    times: a timestamp on PostgreSQL (the driver takes the aware datetime as it is),
+    ``_sqlite_text`` on SQLite."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect: Dialect) -> TypeEngine[Any]:
+        if dialect.name == "sqlite":
+            return dialect.type_descriptor(String())
+        return dialect.type_descriptor(DateTime(timezone=True))
+
+    def process_bind_param(self, value: dt.datetime | None, dialect: Dialect) -> Any:
+        if value is None or dialect.name != "sqlite":
+            return value
+        return _sqlite_text(value)
+
+
+class _InRecovery(FunctionElement[bool]):
+    """Whether the database is a replica replaying a primary's changes."""
+
+    type = Boolean()
+    inherit_cache = True
+
+
+class _ReplayedUntil(FunctionElement[dt.datetime]):
+    """The commit time of the last transaction a replica replayed (null on a primary,
+    and on a replica that has replayed none since it started)."""
+
+    type = DateTime(timezone=True)
+    inherit_cache = True
+
+
+@compiles(_InRecovery)
+def _no_recovery(_element: Any, _compiler: SQLCompiler, **_kw: Any) -> str:
+    return "0"  # SQLite: one file, never a replica
+
+
+@compiles(_InRecovery, "postgresql")
+def _pg_in_recovery(_element: Any, _compiler: SQLCompiler, **_kw: Any) -> str:
+    return "pg_is_in_recovery()"
+
+
+@compiles(_ReplayedUntil)
+def _no_replay(_element: Any, _compiler: SQLCompiler, **_kw: Any) -> str:
+    return "NULL"
+
+
+@compiles(_ReplayedUntil, "postgresql")
+def _pg_replayed_until(_element: Any, _compiler: SQLCompiler, **_kw: Any) -> str:
+    return "pg_last_xact_replay_timestamp()"
+
+
+# The database's time and how far it holds every commit (``_horizon``), one statement
+# on either database.
+HORIZON = select(
+    func.now().label("now"),
+    _InRecovery().label("in_recovery"),
+    _ReplayedUntil().label("replayed_until"),
+)
 
 
 def tombstone(row_id: int) -> Tombstone:
@@ -221,12 +308,7 @@ async def changes(
     and ``Live``, which the caller declares (``Changes[ProductChange]``); a type
     checker cannot spell "this TypeVar and one key more", so the page is
     ``Changes[Any]`` here."""
-    now, seen = await _horizon(session)
-    if walk.since > now:
-        raise invalid("updated_since", f"is in the future (the server's time is {iso(now)})")
-    if seen is None:  # a replica that cannot say how far it has replayed
-        seen = min(walk.since + OVERLAP, now)
-    began = walk.began or seen
+    began = _began(walk, (await session.execute(HORIZON)).one()._mapping)
     where = [changed >= _bound(session, walk.since)]
     if walk.after is not None:
         where.append(row_id > walk.after)
@@ -246,17 +328,128 @@ async def changes(
             .order_by(page.c.row_id)
         )
     ).all()
+    return await _page(walk, began, rows, lambda r: (r[-2], r[-1]), render)
+
+
+# The values of a prebuilt walk (``Prebuilt``), named for ``Reads``: the walk's
+# ``since``, the id it pages after (0 on its first page: ids start at 1), and the
+# page's size and one (which says whether there is more).
+SINCE: BindParameter[dt.datetime] = bindparam("walk_since", type_=StoredTime())
+AFTER: BindParameter[int] = bindparam("walk_after", type_=Integer())
+LIMIT: BindParameter[int] = bindparam("walk_limit", type_=Integer())
+
+Record = Mapping[Any, Any]
+AnySelect = Select[*tuple[Any, ...]]
+
+
+class ReadsOne(Protocol):
+    """What a prebuilt walk needs of ``tillbook.db.Reads`` (which this foundation
+    module cannot import): a row and its lists in one read."""
+
+    async def one(
+        self, statement: AnySelect, params: Mapping[str, Any], **lists: AnySelect
+    ) -> tuple[Record, dict[str, list[Record]]] | None: ...
+
+
+@dataclass(frozen=True)
+class Prebuilt:
+    """A change feed's page as statements built once, for the hot feeds (a register's
+    first sync of 10,000 products is a hundred of them): ``rows`` are the page's
+    records with ``row_id`` and ``alive`` last, in id order; ``lists`` more rows for
+    the page's records (a product's barcodes), each chosen by the page's ids. Run by
+    ``read`` in one statement on PostgreSQL (``Reads.one``): the page is a CTE the
+    lists share, the horizon the statement's own row."""
+
+    rows: AnySelect
+    lists: Mapping[str, AnySelect]
+
+
+def prebuilt(
+    statement: AnySelect,
+    changed: Any,
+    row_id: Any,
+    alive: ColumnElement[bool],
+    lists: Callable[[AnySelect], Mapping[str, AnySelect]],
+) -> Prebuilt:
+    """``changes``' page of ``statement`` over ``SINCE``, ``AFTER`` and ``LIMIT``;
+    ``lists`` builds the extra lists from a select of the page's ids."""
+    page = (
+        statement.with_only_columns(row_id.label("row_id"), alive.label("alive"))
+        .where(changed >= SINCE, row_id > AFTER)
+        .order_by(row_id)
+        .limit(LIMIT)
+        .cte("page")
+    )
+    rows = (
+        statement.join(page, page.c.row_id == row_id)
+        .add_columns(page.c.row_id, page.c.alive)
+        .order_by(page.c.row_id)
+    )
+    return Prebuilt(rows, lists(select(page.c.row_id)))
+
+
+async def read(
+    reads: ReadsOne,
+    walk: Walk,
+    feed: Prebuilt,
+    params: Mapping[str, Any],
+    render: Callable[[Sequence[Record], Mapping[str, list[Record]]], Sequence[Mapping[str, Any]]],
+) -> Changes[Any]:
+    """One page of ``feed`` (``changes``, prebuilt): ``params`` are the feed's own
+    values (its company, its warehouse); ``render`` turns the live rows, with the
+    page's lists, into items in order."""
+    values = {
+        **params,
+        SINCE.key: walk.since,
+        AFTER.key: walk.after or 0,
+        LIMIT.key: walk.limit + 1,
+    }
+    found = await reads.one(HORIZON, values, _rows=feed.rows, **feed.lists)
+    assert found is not None  # the horizon is always one row
+    horizon, lists = found
+    began = _began(walk, horizon)
+    rows = lists.pop("_rows")
+
+    async def rendered(live: Sequence[Record]) -> Sequence[Mapping[str, Any]]:
+        return render(live, lists)
+
+    return await _page(walk, began, rows, lambda r: (r["row_id"], r["alive"]), rendered)
+
+
+R = TypeVar("R")
+
+
+def _began(walk: Walk, horizon: Record) -> dt.datetime:
+    """When the walk began, checked against the database's time (``_horizon``)."""
+    now, seen = _horizon(horizon)
+    if walk.since > now:
+        raise invalid("updated_since", f"is in the future (the server's time is {iso(now)})")
+    if seen is None:  # a replica that cannot say how far it has replayed
+        seen = min(walk.since + OVERLAP, now)
+    return walk.began or seen
+
+
+async def _page(
+    walk: Walk,
+    began: dt.datetime,
+    rows: Sequence[R],
+    mark: Callable[[R], tuple[int, bool]],
+    render: Callable[[Sequence[R]], Awaitable[Sequence[Mapping[str, Any]]]],
+) -> Changes[Any]:
+    """The page of ``rows`` (``walk.limit`` of them and one that says there is
+    more): each marked (id, alive) by ``mark``; live ones as ``render`` shows them, the
+    rest as tombstones; a cursor after the last when there is more."""
     more = len(rows) > walk.limit
     rows = rows[: walk.limit]
-    live = [r for r in rows if r[-1]]
-    rendered = iter(await render(live))
+    marks = [mark(r) for r in rows]
+    rendered = iter(await render([r for r, (_, alive) in zip(rows, marks, strict=True) if alive]))
     items: list[Any] = [
-        {**next(rendered), "archived": False} if r[-1] else tombstone(r[-2]) for r in rows
+        {**next(rendered), "archived": False} if alive else tombstone(row_id)
+        for row_id, alive in marks
     ]
-    last_row = rows[-1] if rows else None
     next_cursor = None
-    if more and last_row is not None:
-        next_cursor = _cursor(walk, last_row[-2], began)
+    if more and marks:
+        next_cursor = _cursor(walk, marks[-1][0], began)
     return {
         "data": items,
         "per_page": walk.limit,
@@ -265,23 +458,13 @@ async def changes(
     }
 
 
-async def _horizon(session: AsyncSession) -> tuple[dt.datetime, dt.datetime | None]:
-    """The database's time, and the time up to which it holds every commit: the same
-    on a primary (and SQLite); on a replica, the commit time of the last transaction
-    it replayed, or None when it has replayed none since it started."""
-    if session.get_bind().dialect.name != "postgresql":
-        now = utc((await session.execute(select(func.now()))).scalar_one())
+def _horizon(row: Record) -> tuple[dt.datetime, dt.datetime | None]:
+    """The database's time, and the time up to which it holds every commit, from a
+    row of ``HORIZON``: the same on a primary (and SQLite); on a replica, the commit
+    time of the last transaction it replayed, or None when it has replayed none
+    since it started."""
+    now = utc(row["now"])
+    if not row["in_recovery"]:
         return now, now
-    row = (
-        await session.execute(
-            select(
-                func.now(),
-                func.pg_is_in_recovery(),
-                func.pg_last_xact_replay_timestamp(),
-            )
-        )
-    ).one()
-    now = utc(row[0])
-    if not row[1]:
-        return now, now
-    return now, None if row[2] is None else min(now, utc(row[2]))
+    replayed = row["replayed_until"]
+    return now, None if replayed is None else min(now, utc(replayed))

@@ -76,7 +76,7 @@ async def list_products(
     walk = conditional.feed_walk(key, "products", updated_since, cursor, limit)
     if walk is not None:
         return conditional.feed_answer(
-            request, await db.replica_read(lambda s: changes.products(s, key, walk))
+            request, await db.replica_reads(lambda r: changes.products(r, key, walk))
         )
     pg = parse_page(page, limit)
     text = _search(search)
