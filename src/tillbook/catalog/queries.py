@@ -143,10 +143,10 @@ async def with_codes_and_units(
     codes: Sequence[Record] = []
     units: Sequence[Record] = []
     if ids:
-        statement = codes_and_units_of(ids, company_id)["codes"]
+        statement = codes_and_units_of(lambda c: c.in_(ids), company_id)["codes"]
         codes = (await session.execute(statement)).mappings().all()
     if with_units:
-        statement = codes_and_units_of(with_units, company_id)["units"]
+        statement = codes_and_units_of(lambda c: c.in_(with_units), company_id)["units"]
         units = (await session.execute(statement)).mappings().all()
     return listed_items(items, codes, units)
 
@@ -168,16 +168,19 @@ def listed_items(
     ]
 
 
-def codes_and_units_of(ids: Any, company_id: Any) -> dict[str, Select[*tuple[Any, ...]]]:
+def codes_and_units_of(
+    products: Callable[[Any], ColumnElement[bool]], company_id: Any
+) -> dict[str, Select[*tuple[Any, ...]]]:
     """The statements of ``listed_items``' rows: the barcodes (``codes``) and the
-    additional units (``units``) of the products ``ids`` names (a list, or a select
-    of them), of a company id or a ``bindparam`` of one, in the products' order."""
+    additional units (``units``) of the products ``products`` names (a condition on a
+    product id column: ``in_`` a list, or ``kit.changes``' page of a prebuilt feed),
+    of a company id or a ``bindparam`` of one, in the products' order."""
     return {
         "codes": select(ProductBarcode.product_id, ProductBarcode.barcode)
-        .where(ProductBarcode.company_id == company_id, ProductBarcode.product_id.in_(ids))
+        .where(ProductBarcode.company_id == company_id, products(ProductBarcode.product_id))
         .order_by(ProductBarcode.product_id, ProductBarcode.id),
         "units": _UNITS.where(
-            ProductUnit.company_id == company_id, ProductUnit.product_id.in_(ids)
+            ProductUnit.company_id == company_id, products(ProductUnit.product_id)
         ).order_by(ProductUnit.product_id, ProductUnit.id),
     }
 

@@ -64,6 +64,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.functions import FunctionElement
+from sqlalchemy.sql.visitors import InternalTraversal
 from sqlalchemy.types import TypeDecorator, TypeEngine
 from typing_extensions import TypedDict
 
@@ -82,6 +83,8 @@ FEED_MAX_LIMIT = 1000
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
 T = TypeVar("T")
+Record = Mapping[Any, Any]
+AnySelect = Select[*tuple[Any, ...]]
 
 
 @answer
@@ -277,6 +280,35 @@ def _pg_replayed_until(_element: Any, _compiler: SQLCompiler, **_kw: Any) -> str
     return "pg_last_xact_replay_timestamp()"
 
 
+class _InPage(ColumnElement[bool]):
+    """``column IN (SELECT ids)``, written ``column = ANY(ARRAY(SELECT ids))`` on
+    PostgreSQL: the planner cannot tell how few ids a CTE holds and planned the
+    ``IN`` as a hash join over a scan of every barcode of the company (2.5 ms a page
+    of the bench); with an array it looks each id up by index (0.3 ms)."""
+
+    inherit_cache = True
+    _traverse_internals = [  # noqa: RUF012 (a list, as SQLAlchemy declares it)
+        ("column", InternalTraversal.dp_clauseelement),
+        ("ids", InternalTraversal.dp_clauseelement),
+    ]
+    type = Boolean()
+
+    def __init__(self, column: ColumnElement[Any], ids: AnySelect):
+        self.column = column
+        self.ids = ids
+
+
+@compiles(_InPage)
+def _in_page(element: _InPage, compiler: SQLCompiler, **kw: Any) -> str:
+    return compiler.process(element.column.in_(element.ids), **kw)
+
+
+@compiles(_InPage, "postgresql")
+def _pg_in_page(element: _InPage, compiler: SQLCompiler, **kw: Any) -> str:
+    ids = func.array(element.ids.scalar_subquery())
+    return compiler.process(element.column == func.any(ids), **kw)
+
+
 # The database's time and how far it holds every commit (``_horizon``), one statement
 # on either database.
 HORIZON = select(
@@ -338,9 +370,6 @@ SINCE: BindParameter[dt.datetime] = bindparam("walk_since", type_=StoredTime())
 AFTER: BindParameter[int] = bindparam("walk_after", type_=Integer())
 LIMIT: BindParameter[int] = bindparam("walk_limit", type_=Integer())
 
-Record = Mapping[Any, Any]
-AnySelect = Select[*tuple[Any, ...]]
-
 
 class ReadsOne(Protocol):
     """What a prebuilt walk needs of ``tillbook.db.Reads`` (which this foundation
@@ -369,10 +398,11 @@ def prebuilt(
     changed: Any,
     row_id: Any,
     alive: ColumnElement[bool],
-    lists: Callable[[AnySelect], Mapping[str, AnySelect]],
+    lists: Callable[[Callable[[Any], ColumnElement[bool]]], Mapping[str, AnySelect]],
 ) -> Prebuilt:
     """``changes``' page of ``statement`` over ``SINCE``, ``AFTER`` and ``LIMIT``;
-    ``lists`` builds the extra lists from a select of the page's ids."""
+    ``lists`` builds the extra lists given a condition that an id column names a
+    record of the page (``_InPage``)."""
     page = (
         statement.with_only_columns(row_id.label("row_id"), alive.label("alive"))
         .where(changed >= SINCE, row_id > AFTER)
@@ -385,7 +415,8 @@ def prebuilt(
         .add_columns(page.c.row_id, page.c.alive)
         .order_by(page.c.row_id)
     )
-    return Prebuilt(rows, lists(select(page.c.row_id)))
+    ids = select(page.c.row_id)
+    return Prebuilt(rows, lists(lambda column: _InPage(column, ids)))
 
 
 async def read(
