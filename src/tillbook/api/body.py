@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import json
 from decimal import Decimal
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from fastapi import Request
 from pydantic import BaseModel, ValidationError
 
 from tillbook.errors import BadRequest, ValidationFailed
 from tillbook.kit.text import QUOTE_LIMIT, quoted, shorten
+
+if TYPE_CHECKING:  # the CLI parses bodies too, and need not import FastAPI to start
+    from fastapi import Request
 
 M = TypeVar("M", bound=BaseModel)
 
