@@ -28,7 +28,15 @@ from tests.web_helpers import (
 )
 from tillbook.db import Database
 from tillbook.kit import crypto, xid
-from tillbook.models import ApiKey, AuditEvent, OutboxEvent, User, Webhook, WebhookDelivery
+from tillbook.models import (
+    ApiKey,
+    AuditEvent,
+    ExpenseCategory,
+    OutboxEvent,
+    User,
+    Webhook,
+    WebhookDelivery,
+)
 
 ADMIN = "http://testserver/api/v1/admin"
 
@@ -278,6 +286,150 @@ async def test_a_delivery_is_audited_alike_from_the_api_and_the_back_office(
     assert api[0].entity_id == r.json()["purchase_id"]
     assert api[0].user_id == await _key_user(db, shop.key)
     assert pages[0].user_id == manager
+    await check_books(db, cid)
+
+
+async def test_an_adjustment_is_audited_alike_from_the_api_and_the_back_office(
+    client: httpx.AsyncClient, web: httpx.AsyncClient, db: Database, shop: Shop
+) -> None:
+    cid, apple = shop.company_id, shop.products["apple"]
+    mark = await _mark(db, cid)
+    r = await client.post(
+        "/stock-adjustments",
+        json={
+            "product_id": shop.xid("apple"),
+            "quantity": "2",
+            "adjustment_type": "subtract",
+            "notes": "dropped",
+        },
+        headers=shop.headers,
+    )
+    assert r.status_code == 200, r.text
+    api = await _since(db, cid, mark)
+
+    manager = await _manager(web, db, shop)
+    page = await web.get(f"/stock/products/{apple}")
+    mark = await _mark(db, cid)
+    done = await web.post(
+        f"/stock/products/{apple}/adjust",
+        data={
+            **_tokens(page.text),
+            "warehouse_id": str(shop.warehouse_id),
+            "adjustment_type": "subtract",
+            "quantity": "2",
+            "notes": "dropped",
+        },
+    )
+    assert done.status_code == 303, done.text
+    pages = await _since(db, cid, mark)
+    after = (
+        "adjustment_type",
+        "batch_number",
+        "cost_amount",
+        "expiry_date",
+        "notes",
+        "product_id",
+        "quantity",
+        "warehouse_id",
+    )
+    expected = [("stock.adjusted", "stock_adjustment", (), after)]
+    assert [x.shape for x in api] == [x.shape for x in pages] == expected
+    assert api[0].entity_id == r.json()["adjustment_id"]
+    assert api[0].user_id == await _key_user(db, shop.key)
+    assert pages[0].user_id == manager != api[0].user_id
+    await check_books(db, cid)
+
+
+async def test_a_return_is_audited_alike_from_the_api_and_the_back_office(
+    client: httpx.AsyncClient, web: httpx.AsyncClient, db: Database, shop: Shop
+) -> None:
+    cid, apple = shop.company_id, shop.products["apple"]
+    by_api = await _sale(client, shop)
+    invoice = (await client.get(f"/sales/{by_api}", headers=shop.headers)).json()["data"]
+    mark = await _mark(db, cid)
+    r = await client.post(
+        "/sales-returns",
+        json={
+            "user_id": shop.customer_id,
+            "order_date": "2026-11-21",
+            "invoice_number": invoice["invoice_number"],
+            # (the sale is on the customer's account: the return is credited there)
+            "items": [{"product_id": shop.xid("apple"), "quantity": 1, "unit_price": "3.50"}],
+        },
+        headers=shop.headers,
+    )
+    assert r.status_code == 200, r.text
+    api = await _since(db, cid, mark)
+
+    by_web = await _sale(client, shop)
+    manager = await _manager(web, db, shop)
+    page = await web.get(f"/sales/{by_web}/return")
+    mark = await _mark(db, cid)
+    done = await web.post(
+        f"/sales/{by_web}/return",
+        data={**_tokens(page.text), "refund_to": "account", f"qty-{apple}": "1"},
+    )
+    assert done.status_code == 303, done.text
+    pages = await _since(db, cid, mark)
+    after = ("original_order_id", "refunded_by", "total", "warehouse_id")
+    expected = [("sale.returned", "order", (), after)]
+    assert [x.shape for x in api] == [x.shape for x in pages] == expected
+    assert api[0].entity_id == r.json()["return_id"]
+    assert api[0].user_id == await _key_user(db, shop.key)
+    assert pages[0].user_id == manager != api[0].user_id
+    await check_books(db, cid)
+
+
+async def test_money_is_audited_alike_from_the_api_and_the_back_office(
+    client: httpx.AsyncClient, db: Database, shop: Shop
+) -> None:
+    """A customer's payment and an expense, through a till's key and through the
+    back office's JSON API (the pages call the same services); the admin API's own
+    tests cover its money moves and an expense paid later."""
+    cid = shop.company_id
+    email = await add_staff(db, shop, "manager")
+    login = await client.post(f"{ADMIN}/login", json={"email": email, "password": STAFF_PASSWORD})
+    assert login.status_code == 200, login.text
+    admin = {"Authorization": f"Bearer {login.json()['token']}"}
+    category = await db.read(
+        lambda s: s.scalar(
+            select(func.min(ExpenseCategory.id)).where(ExpenseCategory.company_id == cid)
+        )
+    )
+    payment = {
+        "user_id": shop.customer_id,
+        "payment_type": "in",
+        "amount": "5.00",
+        "payment_mode_id": "cash",
+    }
+    expense = {
+        "expense_category_id": category,
+        "amount": "12.00",
+        "date": "2026-11-20",
+        "payment_mode_id": "cash",
+    }
+    shapes: dict[str, list[tuple[str, str, tuple[str, ...], tuple[str, ...]]]] = {}
+    users: dict[str, set[int | None]] = {}
+    for door in ("api", "admin"):
+        mark = await _mark(db, cid)
+        for path, body in (("/payments", payment), ("/expenses", expense)):
+            if door == "api":
+                r = await client.post(path, json=body, headers=shop.headers)
+                assert r.status_code == 200, r.text
+            else:
+                r = await client.post(
+                    f"{ADMIN}{path}",
+                    json={**body, "warehouse_id": shop.warehouse_id},
+                    headers=admin,
+                )
+                assert r.status_code == 201, r.text
+        found = await _since(db, cid, mark)
+        shapes[door] = [x.shape for x in found]
+        users[door] = {x.user_id for x in found}
+    assert shapes["api"] == shapes["admin"]
+    assert [s[0] for s in shapes["api"]] == ["payment.received", "expense.recorded"]
+    assert users["api"] == {await _key_user(db, shop.key)}
+    assert users["admin"] == {await _user(db, email)}
     await check_books(db, cid)
 
 

@@ -30,6 +30,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from typing_extensions import TypedDict
 
+from tillbook.audit.service import record
 from tillbook.auth.context import AuthContext
 from tillbook.currency import documents, rates
 from tillbook.errors import Conflict, NotFound, invalid
@@ -261,6 +262,16 @@ async def pay_expense(
     expense.paid_on = day
     expense.paid_by = key.user_id
     await session.flush()
+    await record(
+        session,
+        company_id=key.company_id,
+        actor=key.actor,
+        action="expense.paid",
+        entity_type="expense",
+        entity_id=expense.id,
+        before={"status": "pending"},
+        after={"status": "paid", "payment_entry_id": entry},
+    )
     return {**expense_response(expense), "payment_entry_id": entry, "paid_on": day.isoformat()}
 
 
@@ -338,7 +349,24 @@ async def create_expense(uow: UnitOfWork, key: AuthContext, body: ExpenseIn) -> 
         balance_on="expense",
     )
     await session.flush()
-    return expense_response(expense)
+    answer = expense_response(expense)
+    # Audited here, so an expense a till records is in the trail as one from the back
+    # office is (docs/audit.md).
+    await record(
+        session,
+        company_id=key.company_id,
+        actor=key.actor,
+        action="expense.recorded",
+        entity_type="expense",
+        entity_id=answer["expense_id"],
+        after={
+            "warehouse_id": key.warehouse_id,
+            "amount": answer["amount"],
+            "status": answer["expense_status"],
+            "journal_entry_id": answer["journal_entry_id"],
+        },
+    )
+    return answer
 
 
 def expense_item(expense: ExpenseRow, cat_name: str, account_code: str) -> Expense:

@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tillbook.audit.service import record
 from tillbook.auth.context import AuthContext
 from tillbook.kit.money import money_str
 from tillbook.kit.pagination import Page, envelope
@@ -72,6 +73,20 @@ async def move_money(uow: UnitOfWork, key: AuthContext, body: AccountMoveIn) -> 
         field="amount",
         entry_date=day,
         created_by=key.user_id,
+    )
+    await record(
+        uow.session,
+        company_id=key.company_id,
+        actor=key.actor,
+        action="money.moved",
+        entity_type="journal_entry",
+        entity_id=entry,
+        after={
+            "warehouse_id": key.warehouse_id,
+            "from_account_code": source.account_code,
+            "to_account_code": target.account_code,
+            "amount": money_str(body.amount),
+        },
     )
     return {
         "status": "success",

@@ -2,9 +2,9 @@
 and the admin API): the till's own services (``service.create_payment``,
 ``expenses.create_expense`` and ``pay_expense``, ``moves.move_money``), acting for
 one branch as a key of it would (``auth.context.acting_for``), so the same checks,
-locks and postings apply whichever door a payment came through; and, as every
-back-office change, in the audit trail. The caller has checked the staff member's
-permission for that branch (``auth/roles.py``)."""
+locks, postings and audit records apply whichever door a payment came through. The
+caller has checked the staff member's permission for that branch
+(``auth/roles.py``)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
-from tillbook.audit.service import record
 from tillbook.auth.context import acting_for
 from tillbook.currency import rates
 from tillbook.payments import expenses, moves, service
@@ -54,47 +53,14 @@ async def record_payment(
             for order_id, amount in oldest_first(body.amount, dues)
         ]
         body = body.model_copy(update={"invoices": allocations})
-    done = await service.create_payment(uow, key, body)
-    await record(
-        uow.session,
-        company_id=company_id,
-        actor_id=actor_id,
-        action="payment.received" if body.payment_type == "in" else "payment.made",
-        entity_type="payment",
-        entity_id=done["payment_id"],
-        after={
-            "warehouse_id": warehouse_id,
-            "user_id": done["user_id"],
-            "amount": done["amount"],
-            "payment_mode_id": done["payment_mode_id"],
-            "allocations": [
-                {"order_id": a["order_id"], "amount": a["amount"]} for a in done["allocations"]
-            ],
-        },
-    )
-    return done
+    return await service.create_payment(uow, key, body)
 
 
 async def record_expense(
     uow: UnitOfWork, company_id: int, warehouse_id: int, actor_id: int, body: ExpenseIn
 ) -> expenses.ExpenseRecorded:
     key = await acting_for(uow.session, company_id, warehouse_id, actor_id)
-    done = await expenses.create_expense(uow, key, body)
-    await record(
-        uow.session,
-        company_id=company_id,
-        actor_id=actor_id,
-        action="expense.recorded",
-        entity_type="expense",
-        entity_id=done["expense_id"],
-        after={
-            "warehouse_id": warehouse_id,
-            "amount": done["amount"],
-            "status": done["expense_status"],
-            "journal_entry_id": done["journal_entry_id"],
-        },
-    )
-    return done
+    return await expenses.create_expense(uow, key, body)
 
 
 async def pay_expense(
@@ -106,40 +72,14 @@ async def pay_expense(
     body: ExpensePaymentIn,
 ) -> expenses.ExpensePaid:
     key = await acting_for(uow.session, company_id, warehouse_id, actor_id)
-    done = await expenses.pay_expense(uow, key, expense_id, body)
-    await record(
-        uow.session,
-        company_id=company_id,
-        actor_id=actor_id,
-        action="expense.paid",
-        entity_type="expense",
-        entity_id=expense_id,
-        before={"status": "pending"},
-        after={"status": "paid", "payment_entry_id": done["payment_entry_id"]},
-    )
-    return done
+    return await expenses.pay_expense(uow, key, expense_id, body)
 
 
 async def move_money(
     uow: UnitOfWork, company_id: int, warehouse_id: int, actor_id: int, body: AccountMoveIn
 ) -> dict[str, Any]:
     key = await acting_for(uow.session, company_id, warehouse_id, actor_id)
-    done = await moves.move_money(uow, key, body)
-    await record(
-        uow.session,
-        company_id=company_id,
-        actor_id=actor_id,
-        action="money.moved",
-        entity_type="journal_entry",
-        entity_id=done["journal_entry_id"],
-        after={
-            "warehouse_id": warehouse_id,
-            "from_account_code": done["from_account_code"],
-            "to_account_code": done["to_account_code"],
-            "amount": done["amount"],
-        },
-    )
-    return done
+    return await moves.move_money(uow, key, body)
 
 
 def oldest_first(amount: Decimal, dues: Sequence[tuple[int, Decimal]]) -> list[tuple[int, Decimal]]:
