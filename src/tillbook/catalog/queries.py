@@ -222,7 +222,7 @@ _PRODUCT_COLUMNS = (
 )
 
 
-def productswith_refs(key: AuthContext) -> Select[*tuple[Any, ...]]:
+def products_with_refs(key: AuthContext) -> Select[*tuple[Any, ...]]:
     """Products with the warehouse's listing, their category, brand and unit and
     whether they have additional units, in one statement (no N+1); the columns of
     ``product_head``."""
@@ -323,7 +323,7 @@ async def products(
         found = (
             (
                 await session.execute(
-                    productswith_refs(key)
+                    products_with_refs(key)
                     .add_columns(matched.c.total)
                     .join(matched, matched.c.id == Product.id)
                     .where(Product.company_id == key.company_id)
@@ -343,7 +343,7 @@ async def products(
     rows: list[views.ProductListItem] = []
     if page.offset < total:
         result = await session.execute(
-            productswith_refs(key)
+            products_with_refs(key)
             .where(*conds)
             .order_by(Product.id)
             .limit(page.limit)

@@ -341,26 +341,39 @@ async def changes(
     checker cannot spell "this TypeVar and one key more", so the page is
     ``Changes[Any]`` here."""
     began = _began(walk, (await session.execute(HORIZON)).one()._mapping)
-    where = [changed >= _bound(session, walk.since)]
-    if walk.after is not None:
-        where.append(row_id > walk.after)
-    # The page is chosen on the narrow row (id, alive) and only its rows are then
-    # joined for their columns (and their subqueries run), whatever plan finds them.
+    since, after, limit = _bound(session, walk.since), walk.after or 0, walk.limit + 1
+    page_rows, _ids = _paged(statement, changed, row_id, alive, since, after, limit)
+    rows = (await session.execute(page_rows)).all()
+    return await _page(walk, began, rows, lambda r: (r[-2], r[-1]), render)
+
+
+def _paged(
+    statement: AnySelect,
+    changed: Any,
+    row_id: Any,
+    alive: ColumnElement[bool],
+    since: Any,
+    after: Any,
+    limit: Any,
+) -> tuple[AnySelect, AnySelect]:
+    """A walk's page of ``statement`` (values or bound parameters for ``since``,
+    ``after`` and ``limit``): its rows with ``row_id`` and ``alive`` last, in id order,
+    and a select of its ids. The page is chosen on the narrow row (id, alive), a CTE,
+    and only its rows are then joined for their columns (and their subqueries run),
+    whatever plan finds them."""
     page = (
         statement.with_only_columns(row_id.label("row_id"), alive.label("alive"))
-        .where(*where)
+        .where(changed >= since, row_id > after)
         .order_by(row_id)
-        .limit(walk.limit + 1)
-        .subquery("page")
+        .limit(limit)
+        .cte("page")
     )
     rows = (
-        await session.execute(
-            statement.join(page, page.c.row_id == row_id)
-            .add_columns(page.c.row_id, page.c.alive)
-            .order_by(page.c.row_id)
-        )
-    ).all()
-    return await _page(walk, began, rows, lambda r: (r[-2], r[-1]), render)
+        statement.join(page, page.c.row_id == row_id)
+        .add_columns(page.c.row_id, page.c.alive)
+        .order_by(page.c.row_id)
+    )
+    return rows, select(page.c.row_id)
 
 
 # The values of a prebuilt walk (``Prebuilt``), named for ``Reads``: the walk's
@@ -403,19 +416,7 @@ def prebuilt(
     """``changes``' page of ``statement`` over ``SINCE``, ``AFTER`` and ``LIMIT``;
     ``lists`` builds the extra lists given a condition that an id column names a
     record of the page (``_InPage``)."""
-    page = (
-        statement.with_only_columns(row_id.label("row_id"), alive.label("alive"))
-        .where(changed >= SINCE, row_id > AFTER)
-        .order_by(row_id)
-        .limit(LIMIT)
-        .cte("page")
-    )
-    rows = (
-        statement.join(page, page.c.row_id == row_id)
-        .add_columns(page.c.row_id, page.c.alive)
-        .order_by(page.c.row_id)
-    )
-    ids = select(page.c.row_id)
+    rows, ids = _paged(statement, changed, row_id, alive, SINCE, AFTER, LIMIT)
     return Prebuilt(rows, lists(lambda column: _InPage(column, ids)))
 
 
