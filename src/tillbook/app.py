@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -60,7 +60,7 @@ class ContextHeaders:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        request_id = uuid.uuid4().hex[:16]
+        request_id = os.urandom(8).hex()  # uuid4's 16 hex digits, without the UUID object
         scope.setdefault("state", {})["request_id"] = request_id
         answered = False
 

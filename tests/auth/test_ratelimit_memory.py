@@ -73,3 +73,26 @@ async def test_the_service_limiter_uses_it_without_redis() -> None:
     assert (first.allowed, second.allowed, third.allowed) == (True, True, False)
     assert (first.remaining, second.remaining, third.remaining) == (1, 0, 0)
     assert 1 <= third.retry_after <= 60
+
+
+async def test_one_pass_hit_answers_as_the_strategy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``RateLimiter.hit`` on ``WindowMemory`` (the hit and the window in one pass)
+    gives every verdict the strategy's two calls give on ``limits``' own memory
+    storage: allowed, remaining, reset and retry-after, over 5,000 hits of three
+    keys and rates on a clock that jumps by 0 to 20 s."""
+    clock = [1_000.0]
+    monkeypatch.setattr(ratelimit.time, "time", lambda: clock[0])
+    monkeypatch.setattr(limits_memory.time, "time", lambda: clock[0])
+    ours = RateLimiter(None)
+    theirs = RateLimiter(None)
+    theirs.storage = MemoryStorage()
+    theirs.limiter = MovingWindowRateLimiter(theirs.storage)
+    rng = random.Random(2)
+    refused = 0
+    for _ in range(5_000):
+        clock[0] += rng.choice([0, 0, 0.01, 0.1, 0.5, 1, 5, 20])
+        key, rate = rng.choice([("pk_a", "5/second"), ("pk_b", "3/minute"), ("pk_c", "10/minute")])
+        mine, want = await ours.hit(key, rate), await theirs.hit(key, rate)
+        assert mine == want
+        refused += not mine.allowed
+    assert refused > 100  # the windows filled up, and were refused the same way

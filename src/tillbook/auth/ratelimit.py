@@ -135,6 +135,25 @@ class WindowMemory(MemoryStorage):
         inside = len(hits) - first
         return hits[first if inside else 0][0], inside
 
+    def hit_window(self, key: str, limit: int, expiry: int) -> tuple[bool, float, int]:
+        """One hit now, if the window has room, and then the window: ``(allowed,
+        the oldest hit in it, the hits in it)``, what ``acquire_entry`` followed by
+        ``get_moving_window`` answer, found in one pass (``RateLimiter.hit``, on
+        every request of the API)."""
+        now = time.time()
+        hits = self._live(key, now)
+        position = len(hits) - limit  # the limit-th newest
+        allowed = not (position >= 0 and hits[position][0] >= now - expiry)
+        if allowed:
+            if not hits:
+                hits = self.windows[key] = []
+            hits.append((now, now + expiry))
+        if not hits:
+            return allowed, now, 0
+        first = bisect.bisect_right(hits, now - expiry, key=lambda hit: hit[0])
+        inside = len(hits) - first
+        return allowed, hits[first if inside else 0][0], inside
+
     async def clear(self, key: str) -> None:
         await super().clear(key)
         self.windows.pop(key, None)
@@ -160,15 +179,27 @@ class RateLimiter:
         self.limiter = MovingWindowRateLimiter(storage)
 
     async def hit(self, public_key: str, rate: str) -> Verdict:
+        """A request of key ``public_key``, counted against ``rate``: whether it may
+        go on, and the window's figures for the ``X-RateLimit-*`` headers."""
         item = _item(rate)
         ident = f"tillbook:key:{public_key}"
-        allowed = await self.limiter.hit(item, ident)
-        stats = await self.limiter.get_window_stats(item, ident)
-        retry_after, reset_epoch = window_timing(stats.reset_time, time.time(), item.get_expiry())
+        expiry = item.get_expiry()
+        if isinstance(self.storage, WindowMemory):
+            # In process: the hit and the window in one pass, not two calls
+            # through the strategy (8% of a read by id's CPU).
+            allowed, oldest, inside = self.storage.hit_window(
+                item.key_for(ident), item.amount, expiry
+            )
+            reset_time, remaining = oldest + expiry, item.amount - inside
+        else:
+            allowed = await self.limiter.hit(item, ident)
+            stats = await self.limiter.get_window_stats(item, ident)
+            reset_time, remaining = stats.reset_time, stats.remaining
+        retry_after, reset_epoch = window_timing(reset_time, time.time(), expiry)
         return Verdict(
             allowed=allowed,
             limit=item.amount,
-            remaining=max(0, stats.remaining),
+            remaining=max(0, remaining),
             reset_epoch=reset_epoch,
             retry_after=retry_after,
         )

@@ -252,10 +252,17 @@ _ORDER = (
 )
 
 
+_COLUMN_KEYS: dict[type[Any], tuple[str, ...]] = {}
+
+
 def _row_of(model: type[M], row: Record) -> M:
     """An instance of ``model`` from a row holding its table's columns by name
-    (``value_of``: the attributes are the columns' names)."""
-    return value_of(model, **{c.key: row[c.key] for c in table_of(model).c})
+    (``value_of``: the attributes are the columns' names), read once per model: a
+    table's column collection costs more to walk than the row's values to copy."""
+    keys = _COLUMN_KEYS.get(model)
+    if keys is None:
+        keys = _COLUMN_KEYS[model] = tuple(c.key for c in table_of(model).c)
+    return value_of(model, **{k: row[k] for k in keys})
 
 
 def _detail_from(
