@@ -52,6 +52,7 @@ import statistics
 import sys
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any
@@ -365,28 +366,29 @@ async def load_context(conn: asyncpg.Connection, info: dict[str, Any]) -> Contex
     return Context(info, accounts, modes)
 
 
-async def run_floor(
-    url: str, info: dict[str, Any], *, clients: int, duration: float, warmup: float = 2
+Op = Callable[[asyncpg.Connection, int, random.Random], Awaitable[Any]]
+
+
+async def drive(
+    url: str, op: Op, *, clients: int, duration: float, warmup: float, per: str
 ) -> dict[str, Any]:
-    """``clients`` connections, each running sales back to back until time is up."""
+    """``clients`` connections, each running ``op(connection, client, rng)`` back to
+    back until time is up (after ``warmup`` seconds unmeasured): the latencies and
+    the CPU that PostgreSQL's backends, this process and the machine spent."""
     dsn = pg_dsn(url)
     # lock_timeout as the service sets it: once per connection, not per transaction
     settings = {"lock_timeout": "5000"}
     conns = [await asyncpg.connect(dsn, server_settings=settings) for _ in range(clients)]
-    ctx = await load_context(conns[0], info)
-    warehouses = info["warehouses"]
     latencies: list[float] = []
     errors: dict[str, int] = {}
 
     async def loop(i: int, until: float, record: bool) -> None:
         rng = random.Random(f"floor-{i}-{record}")
-        wh = warehouses[i % len(warehouses)]
-        catalog = info["products"][wh["id"]]
         conn = conns[i]
         while time.perf_counter() < until:
             t0 = time.perf_counter()
             try:
-                await one_sale(conn, ctx, wh, catalog, rng)
+                await op(conn, i, rng)
             except asyncpg.PostgresError as exc:
                 errors[type(exc).__name__] = errors.get(type(exc).__name__, 0) + 1
                 continue
@@ -427,13 +429,91 @@ async def run_floor(
         "p99_ms": pct(0.99),
         "mean_ms": round(statistics.fmean(lat) * 1000, 2) if lat else None,
         "max_ms": round(lat[-1] * 1000, 2) if lat else None,
-        "statements_per_sale": STATEMENTS_PER_SALE,
+        f"statements_per_{per}": STATEMENTS_PER_SALE if per == "sale" else None,
         "postgres_cpu_s": round(pg_cpu, 2),
         "client_cpu_s": round(client_cpu, 2),
         "postgres_cpu_ms_per_ok": round(1000 * pg_cpu / max(n, 1), 2),
         "client_cpu_ms_per_ok": round(1000 * client_cpu / max(n, 1), 2),
         **machine,
     }
+
+
+async def run_floor(
+    url: str, info: dict[str, Any], *, clients: int, duration: float, warmup: float = 2
+) -> dict[str, Any]:
+    """``clients`` connections, each running sales back to back until time is up."""
+    conn = await asyncpg.connect(pg_dsn(url))
+    try:
+        ctx = await load_context(conn, info)
+    finally:
+        await conn.close()
+    warehouses = info["warehouses"]
+
+    async def sale(conn: asyncpg.Connection, i: int, rng: random.Random) -> None:
+        wh = warehouses[i % len(warehouses)]
+        await one_sale(conn, ctx, wh, info["products"][wh["id"]], rng)
+
+    return await drive(url, sale, clients=clients, duration=duration, warmup=warmup, per="sale")
+
+
+# The reads' floors (issue 27): what a read by id or a page of the products' feed
+# costs without HTTP, the key, the router or the pool: the service's own prebuilt
+# statements and answer building (``tillbook.db.driver_reads``), each answer encoded
+# in the envelope, over bare asyncpg connections. The API's read ÷ its floor is the
+# share of the read the service keeps; /health, the issue's first yardstick, does
+# no database work, so a read's share of it is capped by what PostgreSQL alone
+# spends on the read (bench/README.md).
+READ_FLOORS = ("product", "sale", "feed")
+
+
+async def run_read_floor(
+    url: str,
+    info: dict[str, Any],
+    what: str,
+    sale_ids: list[list[int]],
+    *,
+    clients: int,
+    duration: float,
+    warmup: float = 2,
+    feed_page: int = 100,
+) -> dict[str, Any]:
+    """``what`` (of ``READ_FLOORS``) read back to back by ``clients`` connections,
+    half on each warehouse, as ``run.Workload`` reads through the API."""
+    from types import SimpleNamespace
+
+    from tillbook.api import envelope
+    from tillbook.api.conditional import feed_walk
+    from tillbook.catalog import changes
+    from tillbook.catalog import queries as catalog
+    from tillbook.db import driver_reads
+    from tillbook.kit.jsonio import dumps
+    from tillbook.kit.refs import ref_to_id
+    from tillbook.orders import queries as orders
+
+    warehouses = info["warehouses"]
+    company = info["company_id"]
+    keys = [SimpleNamespace(company_id=company, warehouse_id=w["id"]) for w in warehouses]
+    cursors: dict[int, str | None] = {}
+
+    async def read(conn: asyncpg.Connection, i: int, rng: random.Random) -> None:
+        wi = i % len(warehouses)
+        key, reads = keys[wi], driver_reads(conn)
+        if what == "product":
+            _, xid, _ = rng.choice(info["products"][warehouses[wi]["id"]])
+            answer: Any = await catalog.product(reads, key, ref_to_id(xid))  # type: ignore[arg-type]
+        elif what == "sale":
+            ref = str(rng.choice(sale_ids[wi]))
+            answer = await orders.order_detail(reads, key, "sales", ref)  # type: ignore[arg-type]
+        else:
+            cursor = cursors.get(i)
+            since = "1970-01-01T00:00:00Z" if cursor is None else None
+            walk = feed_walk(key, "products", since, cursor, str(feed_page))  # type: ignore[arg-type]
+            assert walk is not None
+            answer = await changes.products(reads, key, walk)  # type: ignore[arg-type]
+            cursors[i] = answer["next_cursor"]
+        dumps(envelope.ok(answer))
+
+    return await drive(url, read, clients=clients, duration=duration, warmup=warmup, per=what)
 
 
 async def capture(url: str, info: dict[str, Any]) -> list[str]:

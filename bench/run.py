@@ -80,6 +80,9 @@ OPTIONAL_PHASES = ("tenants",)
 # first, as the yardstick the others are divided by.
 READS = ("reads_health", "reads_product", "reads_sale", "reads_feed")
 READS_TARGET = 0.25  # issue 27: a read by id and a feed page ≥ 1/4 of /health
+# The reads measured against their own floors too (``floor.run_read_floor``).
+READ_FLOOR_OF = {"reads_product": "product", "reads_sale": "sale", "reads_feed": "feed",
+                 "product": "product", "sale_get": "sale"}  # fmt: skip
 FEED_PAGE = 100
 # The hot-item phase: every sale of one warehouse holds the same products, as a
 # carrier bag or milk sits in most baskets of a shop, or every buyer of a web-store
@@ -896,9 +899,10 @@ def reads_targets(results: dict[str, Any]) -> list[str]:
     its server CPU per request beside /health's."""
     phases = results["phases"]
     health = phases.get("reads_health")
+    out = reads_over_floors(results, health)
     if not health or not health["per_second"]:
-        return []
-    out, ratios = [], {}
+        return out
+    ratios = {}
     for name, label in (("reads_product", "GET /products/{id}"),
                         ("reads_sale", "GET /sales/{id}"),
                         ("reads_feed", f"GET /products feed page of {FEED_PAGE}")):  # fmt: skip
@@ -914,6 +918,31 @@ def reads_targets(results: dict[str, Any]) -> list[str]:
             f"(/health {health['server_cpu_ms_per_ok']})"
         )
     results["reads_over_health"] = ratios
+    return out
+
+
+def reads_over_floors(results: dict[str, Any], health: dict[str, Any] | None) -> list[str]:
+    """Each read against its floor (``floor.run_read_floor``): the share of the
+    read the service keeps; and, beside /health, the share of /health that the
+    floor's own CPU leaves a read at most."""
+    out: list[str] = []
+    floors, shares = results.get("read_floors", {}), {}
+    for name, r in results["phases"].items():
+        f = floors.get(name)
+        if not f or not f["per_second"] or not f["machine_cpu_ms_per_ok"]:
+            continue
+        k = r["per_second"] / f["per_second"]
+        shares[name] = round(k, 3)
+        line = (
+            f"{name} ÷ its floor: {r['per_second']} / {f['per_second']} = {k:.0%} (the floor's "
+            f"machine CPU {f['machine_cpu_ms_per_ok']} ms per read, PostgreSQL's "
+            f"{f['postgres_cpu_ms_per_ok']}"
+        )
+        if health and health["machine_cpu_ms_per_ok"]:
+            cap = health["machine_cpu_ms_per_ok"] / f["machine_cpu_ms_per_ok"]
+            line += f"; at the floor's cost a read would be {cap:.0%} of /health"
+        out.append(line + ")")
+    results["reads_over_floor"] = shares
     return out
 
 
@@ -1107,6 +1136,22 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         results["floor"] = await run_floor(
             url, info, clients=args.clients, duration=args.duration, warmup=args.warmup
         )
+    reads = [name for name in phases if name in READ_FLOOR_OF]
+    if reads and not args.skip_floor:
+        from floor import run_read_floor
+
+        results["read_floors"] = {}
+        for name in reads:
+            what = READ_FLOOR_OF[name]
+            await maintain(url)
+            print(f"floor of {name}: {args.clients} asyncpg clients, {args.duration:.0f} s")
+            results["read_floors"][name] = r = await run_read_floor(
+                url, info, what, work.sale_ids, clients=args.clients,
+                duration=args.duration, warmup=args.warmup, feed_page=FEED_PAGE,
+            )  # fmt: skip
+            print(f"  {what:<9} {r['per_second']:>7}/s  p50 {r['p50_ms']} ms  cpu ms/read: pg "
+                  f"{r['postgres_cpu_ms_per_ok']} client {r['client_cpu_ms_per_ok']} machine "
+                  f"{r['machine_cpu_ms_per_ok']} ({r['machine_busy_pct']}% busy)")  # fmt: skip
     if args.rounds > 1 and "sales" in phases and "floor" in results:
         await more_rounds(args, url, work, results)
     results["books"] = await check(url, info["company_id"])

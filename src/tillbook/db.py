@@ -43,7 +43,8 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
 from sqlalchemy import Executable, RowMapping, Select, event, func, text
-from sqlalchemy.engine import URL, make_url
+from sqlalchemy.dialects.postgresql.asyncpg import dialect as asyncpg_dialect
+from sqlalchemy.engine import URL, Dialect, make_url
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
@@ -143,9 +144,9 @@ class _DriverReads:
     each statement compiled once (``unit.driver_sql``), prepared once per connection
     by asyncpg, sent as one round trip."""
 
-    def __init__(self, raw: Any, engine: AsyncEngine):
+    def __init__(self, raw: Any, dialect: Dialect):
         self.raw = raw
-        self.dialect = engine.dialect
+        self.dialect = dialect
 
     async def all(self, statement: Executable, params: Mapping[str, Any]) -> Sequence[Record]:
         compiled = driver_sql(statement, tuple(params), self.dialect)
@@ -169,6 +170,21 @@ class _DriverReads:
             keys = child.selected_columns.keys()
             found[name] = [dict(zip(keys, values, strict=True)) for values in row[f"_list_{name}"]]
         return row, found
+
+
+class _BareConnection:
+    """An asyncpg connection as ``driver_fetch`` takes a pooled one."""
+
+    def __init__(self, connection: Any):
+        self.driver_connection = connection
+        self.info: dict[str, Any] = {}
+
+
+def driver_reads(connection: Any) -> Reads:
+    """``Reads`` on a bare asyncpg ``connection``, outside the service's pool:
+    the floor of the hot reads (``bench/floor.py``), which runs the service's own
+    statements and builds its answers without its HTTP, keys or pool."""
+    return _DriverReads(_BareConnection(connection), asyncpg_dialect())  # type: ignore[no-untyped-call]
 
 
 class SessionReads:
@@ -646,7 +662,7 @@ async def _on_driver(engine: AsyncEngine, fn: Callable[[Reads], Awaitable[T]]) -
     lookup). A connection found dead is discarded (``Database._reading`` retries)."""
     raw = await engine.raw_connection()
     try:
-        return await fn(_DriverReads(raw, engine))
+        return await fn(_DriverReads(raw, engine.dialect))
     except Exception as exc:
         if _connection_lost(exc):
             await greenlet_spawn(raw.invalidate, exc)
