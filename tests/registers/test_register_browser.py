@@ -112,9 +112,19 @@ async def queued(page: Any) -> int:
 
 
 async def wait_queue_empty(page: Any, timeout: float = 60000) -> None:
-    await page.wait_for_function(
-        "() => document.getElementById('queued').textContent === '0'", timeout=timeout
-    )
+    """Until the register's queue itself (IndexedDB) is empty and its counter says
+    so. The counter alone is not enough: a write queued just now is shown by a
+    render that has not run yet, and the counter still says 0 from before."""
+    deadline = asyncio.get_running_loop().time() + timeout / 1000
+    while True:
+        left = await page.evaluate(
+            "async () => (await (await import('/register/js/queue.js')).pending()).length"
+        )
+        if left == 0 and await queued(page) == 0:
+            return
+        if asyncio.get_running_loop().time() > deadline:
+            raise TimeoutError(f"the register's queue still holds {left} writes")
+        await asyncio.sleep(0.05)
 
 
 async def orders_of(db: Database, shop: Shop, prefix: str) -> list[Order]:
