@@ -646,3 +646,45 @@ async def test_the_register_shows_a_picked_customers_points_online_only(
     await pick()
     assert "offline" in (await line.text_content() or "")
     await context.close()
+
+
+async def test_a_sale_reads_the_terms_with_its_customer(client, shop, db, backend):
+    """A sale's quote takes the programme's terms from the read of its customer (no
+    statement of its own); with a programme, the one read of the terms alone is
+    ``confirm``'s, under the shared lock. Counted on PostgreSQL's driver statements
+    and SQLAlchemy's alike."""
+    from sqlalchemy import event
+
+    from tillbook import unit
+
+    seen: list[str] = []
+
+    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        seen.append(statement)
+
+    async def programme_reads(body: dict[str, Any]) -> list[str]:
+        seen.clear()
+        engines = {db.engine.sync_engine, db.write_engine.sync_engine}  # SQLite: two
+        for engine in engines:
+            event.listen(engine, "before_cursor_execute", record)
+        unit.statement_observers.append(seen.append)
+        try:
+            r = await client.post("/sales", json=body, headers=shop.headers)
+        finally:
+            unit.statement_observers.remove(seen.append)
+            for engine in engines:
+                event.remove(engine, "before_cursor_execute", record)
+        assert r.status_code == 200, r.text
+        # (on SQLite the driver's statements go through SQLAlchemy: each seen twice)
+        return sorted({s for s in seen if "loyalty_programmes" in s})
+
+    without = await programme_reads(sale(shop, "2.00", [cash("2.00")]))
+    assert len(without) == 1 and "users" in without[0], without
+    await enrol(client, db, shop)
+    enrolled = await programme_reads(sale(shop, "2.00", [cash("2.00")]))
+    alone = [s for s in enrolled if "users" not in s]
+    assert len(enrolled) == 2 and len(alone) == 1, enrolled
+    if backend == "postgresql":
+        assert "FOR KEY SHARE" in alone[0], alone
+    assert await held(db, shop) == 2
+    await check_books(db, shop.company_id)

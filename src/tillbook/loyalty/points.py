@@ -165,7 +165,8 @@ def _refusal(customer: User, foreign: bool, found: Terms | None, what: str) -> s
     return None
 
 
-async def quote_sale(
+async def quote_at(
+    found: Terms | None,
     session: AsyncSession,
     company_id: int,
     customer: User,
@@ -173,14 +174,13 @@ async def quote_sale(
     total: Decimal,
     fx: Conversion | None,
     problems: Problems,
-    *,
-    lock: bool = False,
 ) -> SaleQuote:
-    """A sale's points: its tenders in the loyalty mode (``asks``: tender index and
+    """A sale's points at the programme's terms ``found`` (None without one; read
+    with the sale's customer, ``orders.lookup.customer``, or under the lock by
+    ``confirm``): its tenders in the loyalty mode (``asks``: tender index and
     amount) checked against the customer's points on an unlocked read, and the
     points its ``total`` earns. Problems are added under each tender's field; the
     guarded update in ``record_sale`` has the last word."""
-    found = await terms(session, company_id, lock=lock)
     uses: list[Use] = []
     if asks:
         refused = _refusal(customer, fx is not None, found, "redeem")
@@ -225,8 +225,9 @@ async def confirm(
     if quote.customer_id is None and not quote.asks:
         return quote
     problems = Problems()
-    again = await quote_sale(
-        session, company_id, customer, quote.asks, quote.total, quote.fx, problems, lock=True
+    found = await terms(session, company_id, lock=True)
+    again = await quote_at(
+        found, session, company_id, customer, quote.asks, quote.total, quote.fx, problems
     )
     problems.raise_if_any()
     return again

@@ -17,11 +17,12 @@ redeemed at a value the revaluation did not count. SQLite has one writer anyway.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import bindparam, func, insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.audit.service import record
@@ -44,6 +45,38 @@ class Terms:
     earn_unit: Decimal
     point_value: Decimal
     active: bool
+
+
+def _of_company(column: Any, name: str) -> Any:
+    return (
+        select(column)
+        .where(LoyaltyProgramme.company_id == bindparam("company_id"))
+        .scalar_subquery()
+        .label(name)
+    )
+
+
+# The company's terms as three columns of another statement over ``:company_id``
+# (a sale's read of its customer, ``orders.lookup.customer``): the quote a sale
+# prices with costs no round trip of its own. Unlocked, as ``terms()``; the sale's
+# ``confirm`` reads them again with the lock when there is a programme.
+TERMS_COLUMNS = (
+    _of_company(LoyaltyProgramme.earn_unit, "programme_earn_unit"),
+    _of_company(LoyaltyProgramme.point_value, "programme_point_value"),
+    _of_company(LoyaltyProgramme.active, "programme_active"),
+)
+TERMS_NAMES = frozenset(column.name for column in TERMS_COLUMNS)
+
+
+def terms_in(row: Mapping[str, Any]) -> Terms | None:
+    """The terms ``TERMS_COLUMNS`` put in ``row`` (None: no programme)."""
+    if row["programme_earn_unit"] is None:
+        return None
+    return Terms(
+        Decimal(row["programme_earn_unit"]),
+        Decimal(row["programme_point_value"]),
+        bool(row["programme_active"]),
+    )
 
 
 async def terms(session: AsyncSession, company_id: int, *, lock: bool = False) -> Terms | None:

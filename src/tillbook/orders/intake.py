@@ -24,6 +24,7 @@ from tillbook.kit.bounds import MONEY, QTY
 from tillbook.kit.money import ZERO, line_amounts, line_base, money
 from tillbook.kit.problems import Problems
 from tillbook.kit.refs import ref_to_id
+from tillbook.loyalty.programme import Terms
 from tillbook.models import Order, OrderItem, Payment, User
 from tillbook.orders import lookup, promotions, views
 from tillbook.orders import repository as repo
@@ -60,6 +61,9 @@ class Intake:
     products: dict[int, Listed]
     lines: list[PricedLine]
     tenders: list[tuple[Tender, lookup.Mode]]
+    # A customer's: the company's loyalty terms, read with the customer (unlocked,
+    # for the quote; ``loyalty.confirm`` locks them); None without a programme.
+    loyalty: Terms | None = None
 
 
 async def take_in(
@@ -74,7 +78,13 @@ async def take_in(
     names one, and so does a purchase's (the input tax the supplier charged)."""
     session = uow.session
     problems = Problems()
-    party = await lookup.party(uow, key.company_id, body.user_id, party_type, "user_id", problems)
+    terms = None
+    if party_type == "customer":
+        party, terms = await lookup.customer(uow, key.company_id, body.user_id, "user_id", problems)
+    else:
+        party = await lookup.party(
+            uow, key.company_id, body.user_id, party_type, "user_id", problems
+        )
     wanted = [i for i in (ref_to_id(item.xid) for item in body.product_items) if i is not None]
     products = await inventory.products(uow, key.company_id, key.warehouse_id, wanted)
     fields = [f"all_payments.{i}.payment_mode_id" for i in range(len(body.all_payments))]
@@ -116,7 +126,7 @@ async def take_in(
     )
     assert party is not None
     tenders = [(t, modes[f]) for f, t in zip(fields, body.all_payments, strict=True)]
-    return Intake(party=party, products=products, lines=lines, tenders=tenders)
+    return Intake(party=party, products=products, lines=lines, tenders=tenders, loyalty=terms)
 
 
 def rung_up_before_archiving(

@@ -5,12 +5,12 @@ the record may exist elsewhere, and the client is never told so."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Literal, TypeGuard
+from typing import Any, Literal, TypeGuard
 
-from sqlalchemy import String, bindparam, or_, select, update
+from sqlalchemy import Select, String, bindparam, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.auth.context import AuthContext
@@ -19,6 +19,7 @@ from tillbook.kit.problems import Problems
 from tillbook.kit.refcache import ReferenceCache
 from tillbook.kit.refs import ref_to_id
 from tillbook.ledger.chart import GIFT_CARDS, LOYALTY_POINTS
+from tillbook.loyalty.programme import TERMS_COLUMNS, TERMS_NAMES, Terms, terms_in
 from tillbook.models import Account, Company, Order, PaymentMode, ProductUnit, Tax, User
 from tillbook.models.base import table_of, value_of
 from tillbook.unit import UnitOfWork
@@ -32,6 +33,7 @@ _PARTY = select(*_users.c).where(
     _users.c.company_id == bindparam("company_id"),
     _users.c.user_type == bindparam("user_type"),
 )
+_CUSTOMER = _PARTY.add_columns(*TERMS_COLUMNS)
 _MODES = (
     select(
         PaymentMode.id,
@@ -137,18 +139,43 @@ async def party(
 
     An archived party is refused: the back office retired it, so no new sale,
     purchase, return or payment may name it (its history stays readable)."""
+    found, _row = await _party(uow, _PARTY, company_id, ref, user_type, field, problems)
+    return found
+
+
+async def customer(
+    uow: UnitOfWork, company_id: int, ref: RefValue, field: str, problems: Problems
+) -> tuple[User | None, Terms | None]:
+    """``party`` of a customer, and the company's loyalty terms read in the same
+    statement (``programme.TERMS_COLUMNS``; None without a programme, or when the
+    customer is refused)."""
+    found, row = await _party(uow, _CUSTOMER, company_id, ref, "customer", field, problems)
+    return found, None if found is None or row is None else terms_in(row)
+
+
+async def _party(
+    uow: UnitOfWork,
+    statement: Select[Any],
+    company_id: int,
+    ref: RefValue,
+    user_type: str,
+    field: str,
+    problems: Problems,
+) -> tuple[User | None, Mapping[str, Any] | None]:
     id_ = ref_to_id(ref)
-    found = None
+    found = row = None
     if id_ is not None:
         params = {"id": id_, "company_id": company_id, "user_type": user_type}
-        rows = await uow.run(_PARTY, params)
-        found = value_of(User, **rows[0].as_dict()) if rows else None
+        rows = await uow.run(statement, params)
+        if rows:
+            row = rows[0].as_dict()
+            found = value_of(User, **{k: v for k, v in row.items() if k not in TERMS_NAMES})
     if found is None:
         problems.add(field, f"unknown {user_type} {ref!r}")
     elif found.archived_at is not None:
         problems.add(field, f"{user_type} {ref!r} is archived; it cannot be used on new records")
-        return None
-    return found
+        return None, row
+    return found, row
 
 
 def _stored_length() -> int:

@@ -313,8 +313,8 @@ async def points_quote(
     if intake.party.is_walk_in and not asks:
         return loyalty.SaleQuote()
     problems = Problems()
-    quote = await loyalty.quote_sale(
-        uow.session, key.company_id, intake.party, asks, total, fx, problems
+    quote = await loyalty.quote_at(
+        intake.loyalty, uow.session, key.company_id, intake.party, asks, total, fx, problems
     )
     problems.raise_if_any()
     return quote
