@@ -169,3 +169,33 @@ async def test_a_path_that_does_not_begin_with_the_literal_part_is_no_match() ->
         assert ok.json() == {"name": "x", "path": "/api/v1/public/things/x/parts"}
         assert (await client.get("/api/v1/public/thing/x/parts")).status_code == 404
         assert (await client.post("/api/v1/public/things/x/parts")).status_code == 405
+
+
+async def test_a_route_with_a_response_model_keeps_fastapis_handler() -> None:
+    """A plan passes the answer on as it is; a route that declares a model to
+    validate or filter its answer with is left to FastAPI, so the fields the model
+    leaves out stay out."""
+    from pydantic import BaseModel
+
+    class Shown(BaseModel):
+        name: str
+
+    router = routing.public(tags=["t"])
+
+    @router.get("/shown", response_model=Shown)
+    async def shown() -> dict[str, str]:
+        return {"name": "n", "secret": "s"}
+
+    @router.get("/plain")
+    async def plain() -> dict[str, Any]:
+        return {"name": "n", "secret": "s"}
+
+    by_path = {r.path: r for r in router.routes}
+    assert by_path["/api/v1/public/shown"].plan is None  # type: ignore[attr-defined]
+    assert by_path["/api/v1/public/plain"].plan is not None  # type: ignore[attr-defined]
+    app = FastAPI()
+    routing.mount(app, (router,))
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        assert (await client.get("/api/v1/public/shown")).json() == {"name": "n"}
+        assert (await client.get("/api/v1/public/plain")).json() == {"name": "n", "secret": "s"}

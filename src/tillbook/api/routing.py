@@ -138,6 +138,8 @@ class _Plan:
             return None
         if not all(_plain_text(f, optional=True) for f in dependant.query_params):
             return None
+        if route.response_model not in (None, dict[str, Any]):
+            return None  # a model to validate or filter the answer with: FastAPI's work
         answers = route.response_class
         answers = getattr(answers, "value", answers)  # a router's default
         if not (isinstance(answers, type) and issubclass(answers, JSON)):
