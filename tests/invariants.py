@@ -14,6 +14,7 @@ from tillbook.models import (
     Expense,
     GiftCard,
     GiftCardMovement,
+    IdempotencyRecord,
     JournalEntry,
     JournalLine,
     Listing,
@@ -22,6 +23,7 @@ from tillbook.models import (
     LoyaltyProgramme,
     Order,
     OrderItem,
+    OutboxEvent,
     Payment,
     PaymentAllocation,
     StockBatch,
@@ -30,6 +32,7 @@ from tillbook.models import (
     StockTransferLine,
     User,
 )
+from tillbook.unit import PLACEHOLDER_PREFIX
 
 D = Decimal
 CENT = D("0.01")
@@ -352,6 +355,48 @@ async def check_books(db: Database, company_id: int) -> None:
                 assert q(paid) == q(allocated.get(oid)), (
                     f"order {oid}: paid {paid} != allocations {allocated.get(oid)}"
                 )
+
+        # 5a. every sale is numbered and names the entry posted for it, whose
+        # narration names its number; no stored text holds the placeholder of a number
+        # taken by a unit's last statement (``unit.Late``)
+        sold = (
+            await session.execute(
+                select(
+                    Order.id,
+                    Order.invoice_number,
+                    JournalEntry.id,
+                    JournalEntry.source_type,
+                    JournalEntry.source_id,
+                    JournalEntry.narration,
+                )
+                .outerjoin(
+                    JournalEntry,
+                    (JournalEntry.id == Order.journal_entry_id)
+                    & (JournalEntry.company_id == Order.company_id),
+                )
+                .where(Order.company_id == company_id, Order.order_type == "sales")
+                .where(Order.journal_entry_id.is_not(None))
+            )
+        ).all()
+        for oid, number, entry_id, source_type, source_id, narration in sold:
+            assert number, f"sale {oid} has no invoice number"
+            assert entry_id is not None, f"sale {oid} names an entry that does not exist"
+            assert (source_type, source_id) == ("sale", oid), (
+                f"sale {oid} names entry {entry_id}, posted for {source_type} {source_id}"
+            )
+            assert number in narration, f"entry {entry_id} does not name sale {number}"
+        for column, where in (
+            (Order.invoice_number, Order.company_id == company_id),
+            (JournalEntry.narration, JournalEntry.company_id == company_id),
+            (OutboxEvent.payload, OutboxEvent.company_id == company_id),
+            (IdempotencyRecord.response_body, IdempotencyRecord.company_id == company_id),
+        ):
+            leaked = (
+                await session.execute(
+                    select(func.count()).where(where, column.contains(PLACEHOLDER_PREFIX))
+                )
+            ).scalar_one()
+            assert leaked == 0, f"{leaked} {column} hold a late value's placeholder"
 
         # 6. returns (DESIGN.md §5): no line gives back more than it sold, and the
         # returns of a sale refund at most its total, and at most its tax

@@ -610,7 +610,7 @@ class Database:
                     await uow.finish()
                     in_unit = False
                 _committed()
-                return result
+                return uow.resolve(result)
             except Exception as exc:
                 if in_unit and _connection_lost(exc):
                     # The connection died before COMMIT was sent: nothing was written.

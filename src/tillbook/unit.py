@@ -10,7 +10,10 @@ sells the same item:
 2. **The closing step.** The invoice number (a counter row per warehouse and
    type, locked from here to COMMIT, so numbers are gapless), the journal entry
    that names it. Every sale of a branch passes through that row, so units queue
-   for it in their process first (``gate``), in arrival order.
+   for it in their process first (``gate``), in arrival order. A sale on
+   PostgreSQL takes its number in the last statement instead (``Late``), with its
+   journal entry under an id reserved by its order's insert, so the row is held
+   for that one statement and COMMIT.
 3. **The last statement** (``finish``): the writes nothing in the unit reads back
    (stock movements, tender allocations, outbox events, the idempotency response)
    and the stock changes, as *guarded* updates: commutative increments whose
@@ -40,9 +43,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import uuid
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from sqlalchemy import (
     ARRAY,
@@ -51,7 +55,9 @@ from sqlalchemy import (
     Executable,
     Insert,
     Select,
+    String,
     Table,
+    Text,
     Update,
     and_,
     bindparam,
@@ -69,6 +75,7 @@ from tillbook.models.base import Base
 
 log = logging.getLogger("tillbook.unit")
 Row = Mapping[str, Any]
+T = TypeVar("T")
 
 # Called with each statement's SQL sent through ``run`` or ``finish`` on the driver
 # (SQLAlchemy's ``before_cursor_execute`` does not see those): the benchmark's tools
@@ -88,8 +95,9 @@ class PremiseGone(Exception):
 # about to issue), a terminal callback's reference, an outbox fan-out, an
 # idempotency token, a customer's or supplier's code, a staff login email, a
 # product's item code or barcode (two set-up writes at once: the re-run finds the
-# value taken and answers 409 or 422). Any other integrity error is a bug or bad
-# data, not a race.
+# value taken and answers 409 or 422), a customer's loyalty account (two first
+# movements at once: the re-run finds the account). Any other integrity error is a
+# bug or bad data, not a race.
 RACE_CONSTRAINTS = frozenset(
     {
         "uq_orders_invoice_number",
@@ -104,6 +112,7 @@ RACE_CONSTRAINTS = frozenset(
         "uq_products_company_item_code",
         "uq_product_barcodes_company_barcode",
         "uq_listings_warehouse_product",
+        "uq_loyalty_accounts",
     }
 )
 SERIALIZATION_FAILURE = "40001"
@@ -148,6 +157,48 @@ def _records(names: Sequence[str], rows: Sequence[Any]) -> list[Record]:
     return [Record(index, tuple(row)) for row in rows]
 
 
+# ------------------------------------------------------------------ late values
+
+
+class Late:
+    """A value a unit knows only in its last statement, such as the invoice number
+    a counter row gives (``orders.repository.LATE_NUMBER``).
+
+    ``source`` is a data-modifying statement returning one row of one column (the
+    counter's upsert): on PostgreSQL it runs as the first CTE of the unit's last
+    statement, so the row it locks is held from there to COMMIT, one round trip,
+    rather than from a statement of its own through the closing step. Until then
+    the unit writes a placeholder (``UnitOfWork.late``): every text value of the
+    queued writes has it replaced by the value in SQL, and what the unit returns
+    has it replaced in Python (``UnitOfWork.resolve``). Nothing may write the
+    placeholder outside the queue: ``tests/invariants.py`` looks for it in the
+    stored text after every scenario."""
+
+    def __init__(self, source: Insert, name: str):
+        self.name = name
+        self.cte = source.cte(f"late_{name}")
+        self.placeholder = bindparam(f"late_{name}_placeholder", type_=Text)
+        self.value = select(*self.cte.c).scalar_subquery()
+
+    def resolve(self, expression: Any) -> Any:
+        """``expression`` with the placeholder replaced by the value."""
+        return func.replace(expression, self.placeholder, self.value)
+
+
+PLACEHOLDER_PREFIX = "~late~"  # (ASCII that JSON keeps as it is)
+_PLACEHOLDER = re.compile(re.escape(PLACEHOLDER_PREFIX) + "[0-9a-f]{32}")
+
+
+def unresolved(text: str, instead: str) -> str:
+    """``text`` from a unit that rolled back, with ``instead`` where it held a late
+    value's placeholder: the value was never taken (a failed sale's narration, kept
+    in the failed-transaction record, names no number)."""
+    return _PLACEHOLDER.sub(instead, text)
+
+
+PLACEHOLDER_LENGTH = len(PLACEHOLDER_PREFIX) + 32  # (a uuid4's hex digits follow it)
+
+
 # ------------------------------------------------------------------ queued writes
 
 
@@ -173,6 +224,29 @@ class Queued:
             if self.tenant
             else None
         )
+        self._late_statements: dict[Late, Insert | Update] = {}
+
+    def late_statement(self, late: Late) -> Insert | Update:
+        """The array statement with ``late``'s placeholder replaced by its value in
+        every text value it writes (built once per kind and late value)."""
+        statement = self._late_statements.get(late)
+        if statement is None:
+            statement = self._late_statements[late] = self._array_statement(late)
+        return statement
+
+    def _array_statement(self, late: Late | None) -> Insert | Update:
+        raise NotImplementedError
+
+    def _written(self, column: str, value: Any, late: Late | None) -> Any:
+        """What the array statement writes for ``column``: the given value, or, for a
+        text column in a unit with a late value, the value with its placeholder
+        replaced."""
+        kind = self._type(column)
+        if late is None or not isinstance(kind, String):
+            return value
+        if kind.length is not None and kind.length < PLACEHOLDER_LENGTH:
+            return value  # (a column too short for the placeholder cannot hold it)
+        return late.resolve(value)
 
     def _arrays(self) -> Any:
         """``unnest(:a, :b, …) AS v(a, b, …)``: one typed array parameter a column
@@ -220,11 +294,15 @@ class QueuedInsert(Queued):
     def __init__(self, table: Table, columns: Sequence[str]):
         super().__init__(table, columns)
         self.rows_statement = insert(table)
+        self.array_statement = self._array_statement(None)
+
+    def _array_statement(self, late: Late | None) -> Insert:
         arrays = self._arrays()
         given: dict[str, Any] = {
-            c: self.company if c == "company_id" else arrays.c[c] for c in self.columns
+            c: self.company if c == "company_id" else self._written(c, arrays.c[c], late)
+            for c in self.columns
         }
-        self.array_statement = insert(table).from_select(
+        return insert(self.table).from_select(
             list(self.columns), select(*(given[c] for c in self.columns))
         )
 
@@ -267,18 +345,21 @@ class QueuedUpdate(Queued):
         self.also = dict(also or {})
         self.guard = guard
         self.guarded = guard is not None
-        keys = [*tenant, *keys]
         given: dict[str, Any] = {
             c: bindparam(f"new_{c}", type_=self._type(c)) for c in self.columns
         }
-        self.rows_statement = self._build(given, [table.c[k] == given[k] for k in keys])
+        self.rows_statement = self._build(given, [table.c[k] == given[k] for k in self.keys])
+        self.array_statement = self._array_statement(None)
+
+    def _array_statement(self, late: Late | None) -> Update:
         arrays = self._arrays()
         given = {c: self.company if c == "company_id" else arrays.c[c] for c in self.columns}
-        statement = self._build(given, [table.c[k] == given[k] for k in keys])
+        matches = [self.table.c[k] == given[k] for k in self.keys]
+        # (only the values written take the late value: keys and guards are read)
+        given.update({v: self._written(v, given[v], late) for v in self.values})
+        statement = self._build(given, matches)
         # (the CTE of a guarded kind returns a row per row it changed, for counting)
-        self.array_statement = (
-            statement.returning(literal_column("1")) if self.guarded else statement
-        )
+        return statement.returning(literal_column("1")) if self.guarded else statement
 
     def _type(self, column: str) -> Any:
         return self.flags[column] if column in self.flags else self.table.c[column].type
@@ -316,6 +397,16 @@ class QueuedUpdate(Queued):
         return list(merged.values())
 
 
+def _replaced(value: Any, placeholder: str, late: str) -> Any:
+    if isinstance(value, str):
+        return value.replace(placeholder, late)
+    if isinstance(value, dict):
+        return {k: _replaced(v, placeholder, late) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_replaced(v, placeholder, late) for v in value)
+    return value
+
+
 def _at_scale(column: Any, value: Any) -> Any:
     """An increment rounded to the column's scale: a no-op on PostgreSQL's numeric,
     and on SQLite, which adds in binary floating point, it keeps 3.19 stored as 3.19."""
@@ -323,16 +414,24 @@ def _at_scale(column: Any, value: Any) -> Any:
     return func.round(value, scale) if isinstance(scale, int) else value
 
 
-_combined: dict[tuple[Queued, ...], Select[Any]] = {}
+_combined: dict[tuple[tuple[Queued, ...], Late | None], Select[Any]] = {}
 
 
-def _combine(kinds: tuple[Queued, ...]) -> Select[Any]:
+def _combine(kinds: tuple[Queued, ...], late: Late | None = None) -> Select[Any]:
     """One statement running every kind's array statement as a CTE, and counting
     the rows each guarded kind changed; built once per combination (every sale
-    queues the same kinds)."""
-    statement = _combined.get(kinds)
+    queues the same kinds).
+
+    With a late value, its source is the first CTE and its value the first column:
+    the main query's columns are evaluated in order, so the source's row (the
+    invoice counter) is locked before any guarded update takes a row lock, as it
+    was when it had a statement of its own."""
+    statement = _combined.get((kinds, late))
     if statement is None:
-        ctes = [kind.array_statement.cte(f"w{i}") for i, kind in enumerate(kinds)]
+        ctes = [
+            (kind.array_statement if late is None else kind.late_statement(late)).cte(f"w{i}")
+            for i, kind in enumerate(kinds)
+        ]
         # Data-modifying CTEs run once and to completion whether or not the main
         # query reads them; the guarded ones are read for their counts.
         counts: list[Any] = [
@@ -340,8 +439,11 @@ def _combine(kinds: tuple[Queued, ...]) -> Select[Any]:
             for i, (kind, cte) in enumerate(zip(kinds, ctes, strict=True))
             if kind.guarded
         ]
+        if late is not None:
+            counts.insert(0, late.value.label("late_value"))
+            ctes.insert(0, late.cte)
         built: Select[Any] = select(*(counts or [literal_column("1")])).add_cte(*ctes)
-        _combined[kinds] = statement = built
+        _combined[(kinds, late)] = statement = built
     return statement
 
 
@@ -489,6 +591,11 @@ class UnitOfWork:
         self._driver: Any = None
         self._begun = False
         self._gates: list[tuple[Any, asyncio.Semaphore]] = []
+        # The unit's late value: its source, the source's parameters and the
+        # placeholder; then, after the last statement, (placeholder, value).
+        self._late: tuple[Late, dict[str, Any], str] | None = None
+        self._resolved: tuple[str, str] | None = None
+        self._failures: list[Callable[[BaseException], Exception | None]] = []
 
     # -- gates
 
@@ -606,6 +713,33 @@ class UnitOfWork:
         self._begun = True
         return list((await self.session.execute(statement, list(rows))).scalars())
 
+    # -- late values
+
+    def late(self, late: Late, params: Mapping[str, Any]) -> str:
+        """A placeholder for ``late``'s value, which the unit's last statement
+        computes with ``params`` (PostgreSQL only; one late value a unit)."""
+        if not self.is_postgresql:
+            raise ValueError("a late value needs the last statement's CTEs (PostgreSQL)")
+        if self._late is not None:
+            raise ValueError("a unit has one late value")
+        placeholder = f"{PLACEHOLDER_PREFIX}{uuid.uuid4().hex}"
+        self._late = (late, {**params, late.placeholder.key: placeholder}, placeholder)
+        return placeholder
+
+    def resolve(self, value: T) -> T:
+        """``value`` (what the unit returns: strings, and dicts, lists and tuples of
+        them) with the late value in place of its placeholder."""
+        if self._resolved is None:
+            return value
+        placeholder, late = self._resolved
+        return cast(T, _replaced(value, placeholder, late))
+
+    def on_failure(self, translate: Callable[[BaseException], Exception | None]) -> None:
+        """When the last statement fails, ``translate`` may name the failure for the
+        client (a write queued there that the database refused, such as a journal
+        entry dated into a closed period): the first error it returns is raised."""
+        self._failures.append(translate)
+
     # -- the queue and the last statement
 
     def defer(self, kind: Queued, rows: Sequence[Row]) -> None:
@@ -616,22 +750,38 @@ class UnitOfWork:
     async def finish(self) -> None:
         """Send the queue as the unit's last statement before COMMIT, and raise
         ``PremiseGone`` when a guarded update changed fewer rows than it was given."""
+        try:
+            await self._finish()
+        except Exception as exc:
+            for translate in self._failures:
+                named = translate(exc)
+                if named is not None:
+                    raise named from None
+            raise
+
+    async def _finish(self) -> None:
         queue = {
             kind: kind.merge(rows) if isinstance(kind, QueuedUpdate) else rows
             for kind, rows in self._queue.items()
         }
         self._queue = {}
-        if not queue:
+        late, self._late = self._late, None
+        if not queue and late is None:
             return
         kinds = tuple(queue)
         if self.is_postgresql:
             params: dict[str, Any] = {}
             for kind in kinds:
                 params.update(kind.array_params(queue[kind]))
-            if len(kinds) == 1 and not kinds[0].guarded:
+            if late is None and len(kinds) == 1 and not kinds[0].guarded:
                 await self.run(kinds[0].array_statement, params)
                 return
-            counts = (await self.run(_combine(kinds), params))[0]
+            if late is not None:
+                params.update(late[1])
+            row = (await self.run(_combine(kinds, None if late is None else late[0]), params))[0]
+            counts = list(row)
+            if late is not None:
+                self._resolved = (late[2], str(counts.pop(0)))
             guarded = [kind for kind in kinds if kind.guarded]
             for kind, count in zip(guarded, counts, strict=False):
                 if count != len(queue[kind]):

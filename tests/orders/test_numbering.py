@@ -1,7 +1,8 @@
-"""Invoice numbers (``orders.numbering``): taken in the unit's closing step, gapless
-under concurrency, given back by a unit that rolls back, skipping numbers clients
-took by hand, growing past five digits; the number reaches every place that names
-it (the order, the journal narration, the events, the stored response)."""
+"""Invoice numbers (``orders.numbering``): taken in the unit's closing step (a sale's
+by its last statement on PostgreSQL), gapless under concurrency, given back by a
+unit that rolls back, skipping numbers clients took by hand, growing past five
+digits; the number reaches every place that names it (the order, the journal
+narration, the events, the stored response)."""
 
 from __future__ import annotations
 
@@ -149,6 +150,70 @@ async def test_refused_sale_takes_no_number(client, shop, db):
         headers=shop.headers,
     )
     assert refused.status_code == 422
+    nxt = await client.post("/sales", json=sale(shop), headers=shop.headers)
+    assert nxt.json()["invoice_number"] == "SAL-00002"
+    await check_books(db, shop.company_id)
+
+
+async def test_the_number_is_taken_by_the_last_statement_with_the_entry(client, shop, db):
+    """On PostgreSQL a sale's number is taken by its last statement (``numbering.
+    take_late``), which also writes the journal entry that names it: the counter row
+    every sale of the branch queues on is locked from that one statement to COMMIT.
+    No statement before it touches the counter or the journal."""
+    if db.is_sqlite:
+        pytest.skip("SQLite takes the number at once: one writer, nothing queues on the row")
+    from sqlalchemy import event
+
+    from tillbook.unit import statement_observers
+
+    seen: list[str] = []
+
+    def through_session(_conn, _cursor, statement, *_args):
+        seen.append(statement)
+
+    event.listen(db.engine.sync_engine, "before_cursor_execute", through_session)
+    statement_observers.append(seen.append)
+    try:
+        r = await client.post("/sales", json=sale(shop), headers=shop.headers)
+    finally:
+        statement_observers.remove(seen.append)
+        event.remove(db.engine.sync_engine, "before_cursor_execute", through_session)
+    assert r.status_code == 200, r.text
+    assert r.json()["invoice_number"] == "SAL-00001"
+    touching = [i for i, sql in enumerate(seen) if "invoice_counters" in sql]
+    journal = [i for i, sql in enumerate(seen) if "INSERT INTO journal_" in sql]
+    last = len(seen) - 1
+    assert touching == [last], seen
+    assert journal == [last], seen
+    for table in ("journal_entries", "journal_lines", "orders", "outbox_events"):
+        assert table in seen[last]
+    texts = await committed_texts(db, shop.company_id, r.json()["order_id"])
+    assert texts[1].startswith("Sale SAL-00001 to ")
+    await check_books(db, shop.company_id)
+
+
+async def test_a_sale_run_again_takes_its_number_before_it_plans(client, shop, db, monkeypatch):
+    """A unit run again holds its number from before it plans (``take_before_plan``),
+    so its last statement takes none: the numbers stay gapless and in order."""
+    from tillbook.orders import numbering
+
+    runs: list[int] = []
+    real = numbering.take_before_plan
+
+    async def first_run_loses(uow, *args):
+        runs.append(uow.attempt)
+        if uow.attempt == 0:
+            from tillbook.unit import PremiseGone
+
+            raise PremiseGone("a neighbour emptied the layer")
+        return await real(uow, *args)
+
+    monkeypatch.setattr(numbering, "take_before_plan", first_run_loses)
+    r = await client.post("/sales", json=sale(shop), headers=shop.headers)
+    assert r.status_code == 200, r.text
+    assert runs == [0, 1]
+    assert r.json()["invoice_number"] == "SAL-00001"
+    monkeypatch.setattr(numbering, "take_before_plan", real)
     nxt = await client.post("/sales", json=sale(shop), headers=shop.headers)
     assert nxt.json()["invoice_number"] == "SAL-00002"
     await check_books(db, shop.company_id)

@@ -32,7 +32,7 @@ from tillbook.kit.bounds import stored_length, text_problem
 from tillbook.kit.text import quoted
 from tillbook.models import FailedTransaction, IdempotencyRecord
 from tillbook.models.base import table_of
-from tillbook.unit import QueuedUpdate, UnitOfWork
+from tillbook.unit import QueuedUpdate, UnitOfWork, unresolved
 
 WINDOW = dt.timedelta(hours=24)
 TOKEN_LENGTH = stored_length(IdempotencyRecord.token)
@@ -312,7 +312,8 @@ async def record_failed_transaction(db: Database, key: AuthContext, exc: LedgerI
                         "entries": exc.entries,
                         "context": {
                             "user_id": key.user_id,
-                            "narration": exc.narration,
+                            # (a sale that failed took no number: it names none)
+                            "narration": unresolved(exc.narration, "(no number)"),
                         },
                     }
                 ).decode(),

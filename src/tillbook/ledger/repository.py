@@ -11,12 +11,12 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import ARRAY, BigInteger, bindparam, func, insert, literal, select
+from sqlalchemy import ARRAY, BigInteger, bindparam, func, insert, literal, literal_column, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.models import Account, JournalEntry, JournalLine, User
 from tillbook.models.base import table_of
-from tillbook.unit import QueuedUpdate, UnitOfWork
+from tillbook.unit import QueuedInsert, QueuedUpdate, UnitOfWork
 
 _entries = table_of(JournalEntry)
 _lines = table_of(JournalLine)
@@ -68,6 +68,13 @@ def _entry_with_lines() -> Any:
 
 
 _ENTRY_WITH_LINES = _entry_with_lines()
+
+# The id the next journal entry takes, reserved by a statement a write sends anyway
+# (the sale's order insert, ``orders.repository``), so that the entry itself can go
+# with the unit's last statement (``queue_entry``). PostgreSQL only.
+RESERVE_ENTRY_ID = literal_column("nextval('journal_entries_id_seq')", BigInteger).label("entry_id")
+_QUEUED_ENTRY = QueuedInsert(_entries, ["id", *_ENTRY_COLUMNS])
+_QUEUED_LINES = QueuedInsert(_lines, ["entry_id", "company_id", "warehouse_id", *_LINE_ARRAYS])
 _BALANCES = select(User.id, User.balance).where(
     User.company_id == bindparam("company_id"), User.id.in_(bindparam("ids", expanding=True))
 )
@@ -110,6 +117,31 @@ async def insert_entry(
         ],
     )
     return entry_id
+
+
+def queue_entry(
+    uow: UnitOfWork,
+    entry_id: int,
+    entry: Mapping[str, Any],
+    lines: Sequence[Mapping[str, Any]],
+) -> None:
+    """``insert_entry`` with the unit's last statement, under an id reserved earlier
+    (``RESERVE_ENTRY_ID``): nothing in the unit reads the entry back, and its
+    narration may name a number that statement takes (``unit.Late``)."""
+    values = {c: entry.get(c) for c in _ENTRY_COLUMNS}
+    uow.defer(_QUEUED_ENTRY, [{"id": entry_id, **values}])
+    uow.defer(
+        _QUEUED_LINES,
+        [
+            {
+                "entry_id": entry_id,
+                "company_id": values["company_id"],
+                "warehouse_id": values["warehouse_id"],
+                **{c: line[c] for c in _LINE_ARRAYS},
+            }
+            for line in lines
+        ],
+    )
 
 
 async def entry_lines(

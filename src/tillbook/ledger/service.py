@@ -22,6 +22,7 @@ import datetime as dt
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
 from decimal import Decimal
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -122,8 +123,13 @@ async def post(
     base_figures: Collection[str] = (),
     fixed: Mapping[str, Decimal] | None = None,
     balance_on: str | Sequence[str] | None = None,
+    entry_id: int | None = None,
 ) -> int | None:
     """Write one balanced journal entry and return its id, or raise LedgerImbalance.
+
+    ``entry_id``: an id reserved for the entry (``repository.RESERVE_ENTRY_ID``): the
+    entry and its lines then go with the unit's last statement, where its narration
+    may name the invoice number that statement takes (``unit.Late``).
 
     ``fx``: the figures are a foreign document's, in ``fx.currency``, except those
     named in ``base_figures`` (already in the base, such as FIFO cost) and those
@@ -164,6 +170,7 @@ async def post(
         created_by=created_by,
         field=field,
         date_field=date_field,
+        reserved_id=entry_id,
     )
 
 
@@ -228,6 +235,7 @@ async def _write(
     field: str,
     date_field: str,
     reverses_entry_id: int | None = None,
+    reserved_id: int | None = None,
 ) -> int:
     for line in lines:
         bounds.check(field, line.debit or line.credit, MONEY, f"the {line.account} line")
@@ -270,30 +278,24 @@ async def _write(
         }
         for line in lines
     ]
-    try:
-        entry_id = await repo.insert_entry(
-            uow,
-            {
-                "company_id": company_id,
-                "warehouse_id": warehouse_id,
-                "entry_date": entry_date,
-                "narration": narration,
-                "source_type": source_type,
-                "source_id": source_id,
-                "reverses_entry_id": reverses_entry_id,
-                "created_by": created_by,
-            },
-            rows,
-        )
-    except Exception as exc:
-        if not periods.is_closed_refusal(exc):
-            raise
-        # The transaction is lost on PostgreSQL (whose message names the day);
-        # SQLite's statement alone failed, and the day can be read.
-        closed = periods.refused_through(exc)
-        if closed is None and not uow.is_postgresql:
-            closed = await periods.closed_through(uow.session, company_id)
-        raise periods.refusal(date_field, entry_date, closed) from None
+    entry = {
+        "company_id": company_id,
+        "warehouse_id": warehouse_id,
+        "entry_date": entry_date,
+        "narration": narration,
+        "source_type": source_type,
+        "source_id": source_id,
+        "reverses_entry_id": reverses_entry_id,
+        "created_by": created_by,
+    }
+    if reserved_id is not None:
+        # (the closed-period trigger then refuses it in the last statement; a
+        # back-dated entry's month was locked above, before the insert, as before)
+        uow.on_failure(lambda exc: _closed_refusal(exc, date_field, entry_date))
+        repo.queue_entry(uow, reserved_id, entry, rows)
+        entry_id = reserved_id
+    else:
+        entry_id = await _insert(uow, entry, rows, date_field)
     if rolled is not None and entry_date <= rolled:
         await rollups.add_entry(
             uow.session,
@@ -308,6 +310,31 @@ async def _write(
         await _refuse_unbounded_balances(uow, company_id, deltas, field)
     repo.move_balances(uow, company_id, deltas)
     return entry_id
+
+
+async def _insert(
+    uow: UnitOfWork, entry: Mapping[str, Any], rows: list[dict[str, Any]], date_field: str
+) -> int:
+    """The entry and its lines now; the closed-period trigger's refusal a 422."""
+    try:
+        return await repo.insert_entry(uow, entry, rows)
+    except Exception as exc:
+        if not periods.is_closed_refusal(exc):
+            raise
+        # The transaction is lost on PostgreSQL (whose message names the day);
+        # SQLite's statement alone failed, and the day can be read.
+        closed = periods.refused_through(exc)
+        if closed is None and not uow.is_postgresql:
+            closed = await periods.closed_through(uow.session, entry["company_id"])
+        raise periods.refusal(date_field, entry["entry_date"], closed) from None
+
+
+def _closed_refusal(exc: BaseException, date_field: str, day: dt.date) -> Exception | None:
+    """The closed-period trigger's refusal of an entry queued for the last statement,
+    as the 422 ``_insert`` gives (PostgreSQL's message names the day)."""
+    if not periods.is_closed_refusal(exc):
+        return None
+    return periods.refusal(date_field, day, periods.refused_through(exc))
 
 
 async def _refuse_unbounded_balances(

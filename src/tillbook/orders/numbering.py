@@ -61,6 +61,25 @@ async def take(uow: UnitOfWork, company_id: int, warehouse_id: int, counter_type
             return number
 
 
+async def take_late(uow: UnitOfWork, company_id: int, warehouse_id: int, counter_type: str) -> str:
+    """The number as ``take`` gives it, taken by the unit's last statement
+    (PostgreSQL): a placeholder until then, replaced wherever the unit writes or
+    answers it (``unit.Late``). The counter row is then locked for that one
+    statement and COMMIT, rather than from a round trip of its own through the
+    closing step: every sale of a branch queues on that row, so the time it is held
+    caps the branch's sales per second.
+
+    Taken now, as ``take`` does, where the number must be checked before it is used
+    (after a unique race), on a unit run again (it holds the number since before
+    it planned), and on SQLite (one writer: nothing queues on the row)."""
+    if not uow.is_postgresql or uow.attempt > 0 or uow.after_unique_race:
+        return await take(uow, company_id, warehouse_id, counter_type)
+    if counter_type == "price-adjustments":
+        raise ValueError("price-adjustment batch numbers are checked before use: use take()")
+    await uow.gate(("invoice counter", warehouse_id, counter_type))
+    return repo.late_number(uow, company_id, warehouse_id, counter_type, PREFIXES[counter_type])
+
+
 async def take_before_plan(
     uow: UnitOfWork, company_id: int, warehouse_id: int, counter_type: str
 ) -> str | None:

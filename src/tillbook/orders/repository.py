@@ -12,14 +12,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import bindparam, exists, select
+from sqlalchemy import Text, bindparam, cast, exists, func, insert, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from tillbook.kit.money import ZERO
+from tillbook.ledger.repository import RESERVE_ENTRY_ID
 from tillbook.models import InvoiceCounter, Order, OrderItem, PriceAdjustmentBatch
 from tillbook.models.base import table_of, value_of
-from tillbook.unit import QueuedUpdate, UnitOfWork
+from tillbook.unit import Late, QueuedUpdate, UnitOfWork
 
 _counters = table_of(InvoiceCounter)
 _orders = table_of(Order)
@@ -43,6 +44,36 @@ def _next_value(insert: Any) -> Any:
 
 
 _NEXT = {True: _next_value(pg_insert), False: _next_value(sqlite_insert)}
+
+
+def _late_number() -> Late:
+    """The counter's next value as its number (``numbering.format_number`` in SQL:
+    the prefix, then the value zero-padded to five digits, longer when it grows),
+    taken by the unit's last statement (``numbering.take_late``)."""
+    upsert = pg_insert(_counters).values(
+        warehouse_id=bindparam("late_number_warehouse_id"),
+        counter_type=bindparam("late_number_counter_type"),
+        company_id=bindparam("late_number_company_id"),
+        last_value=1,
+    )
+    value = cast(_counters.c.last_value, Text)
+    number = bindparam("late_number_prefix", type_=Text) + func.lpad(
+        value, func.greatest(5, func.length(value)), "0"
+    )
+    return Late(
+        upsert.on_conflict_do_update(
+            index_elements=[
+                _counters.c.warehouse_id,
+                _counters.c.counter_type,
+                _counters.c.company_id,
+            ],
+            set_={"last_value": _counters.c.last_value + 1},
+        ).returning(number.label("number")),
+        "number",
+    )
+
+
+LATE_NUMBER = _late_number()
 _ORDER_TAKEN = select(
     exists().where(
         _orders.c.company_id == bindparam("company_id"),
@@ -106,9 +137,40 @@ async def client_numbered(
     return value_of(Order, **rows[0].as_dict()) if rows else None
 
 
+def late_number(
+    uow: UnitOfWork, company_id: int, warehouse_id: int, counter_type: str, prefix: str
+) -> str:
+    """The placeholder of the number the unit's last statement takes (PostgreSQL)."""
+    return uow.late(
+        LATE_NUMBER,
+        {
+            "late_number_company_id": company_id,
+            "late_number_warehouse_id": warehouse_id,
+            "late_number_counter_type": counter_type,
+            "late_number_prefix": prefix,
+        },
+    )
+
+
 async def insert_order(uow: UnitOfWork, values: Mapping[str, Any]) -> int:
     (order_id,) = await uow.insert_returning_ids(_orders, [values])
     return order_id
+
+
+# The order and, from the journal's sequence, the id its entry will have.
+_INSERT_RESERVING = insert(_orders).returning(_orders.c.id, RESERVE_ENTRY_ID)
+
+
+async def insert_order_reserving_entry(
+    uow: UnitOfWork, values: Mapping[str, Any]
+) -> tuple[int, int | None]:
+    """Insert the order and reserve its journal entry's id in the same statement, so
+    that the entry can go with the unit's last statement (``ledger.service.post``
+    with ``entry_id``). On SQLite no id is reserved: its entries are written at once."""
+    if not uow.is_postgresql:
+        return await insert_order(uow, values), None
+    order_id, entry_id = (await uow.run(_INSERT_RESERVING, values))[0]
+    return int(order_id), int(entry_id)
 
 
 # The columns only a sale's lines fill (a promotion that priced the line): every

@@ -435,7 +435,8 @@ async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> SaleRe
         "shift_id": shift_id,
         **order_currency(fx, total - paid, [t.amount for t, _mode in intake.tenders]),
     }
-    order = value_of(Order, id=await repo.insert_order(uow, values), **values)
+    order_id, entry_id = await repo.insert_order_reserving_entry(uow, values)
+    order = value_of(Order, id=order_id, **values)
     for line, alloc in zip(lines, allocations, strict=True):
         bounds.check(f"{line.field}.quantity", alloc.cost, MONEY, "the cost of this line")
     item_rows = [
@@ -470,11 +471,14 @@ async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> SaleRe
         uow, key, order, intake.tenders, payment_type="in", date=order.order_date
     )
 
-    # The closing step: the number (the counter row is locked from here to COMMIT),
-    # the journal entry that names it, and the stock changes, queued for the last
-    # statement with everything else nothing reads back.
+    # The closing step: the number, the journal entry that names it, and the stock
+    # changes, all queued for the last statement with everything else nothing reads
+    # back; on PostgreSQL that statement takes the number (``numbering.take_late``),
+    # so the counter row is locked from it to COMMIT.
     promoted = sum((line.promotion_cost for line in lines), ZERO)
-    invoice_number = taken or await numbering.take(uow, key.company_id, key.warehouse_id, "sales")
+    invoice_number = taken or await numbering.take_late(
+        uow, key.company_id, key.warehouse_id, "sales"
+    )
     order.invoice_number = invoice_number
     points = await loyalty.confirm(uow.session, key.company_id, customer, priced.loyalty)
     order.journal_entry_id = await post(
@@ -508,6 +512,7 @@ async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> SaleRe
         fx=fx,
         base_figures=("cost", "points"),
         balance_on=("subtotal", "shipping", "tax"),
+        entry_id=entry_id,
     )
     repo.number_order(uow, order, invoice_number, order.journal_entry_id)
     await giftcards.take(
