@@ -11,12 +11,12 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import ARRAY, BigInteger, bindparam, func, insert, literal, literal_column, select
+from sqlalchemy import ARRAY, BigInteger, bindparam, func, insert, literal, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.models import Account, JournalEntry, JournalLine, User
 from tillbook.models.base import table_of
-from tillbook.unit import QueuedInsert, QueuedUpdate, UnitOfWork
+from tillbook.unit import QueuedInsert, QueuedUpdate, UnitOfWork, next_id
 
 _entries = table_of(JournalEntry)
 _lines = table_of(JournalLine)
@@ -72,7 +72,7 @@ _ENTRY_WITH_LINES = _entry_with_lines()
 # The id the next journal entry takes, reserved by a statement a write sends anyway
 # (the sale's order insert, ``orders.repository``), so that the entry itself can go
 # with the unit's last statement (``queue_entry``). PostgreSQL only.
-RESERVE_ENTRY_ID = literal_column("nextval('journal_entries_id_seq')", BigInteger).label("entry_id")
+RESERVE_ENTRY_ID = next_id(_entries).label("entry_id")
 _QUEUED_ENTRY = QueuedInsert(_entries, ["id", *_ENTRY_COLUMNS])
 _QUEUED_LINES = QueuedInsert(_lines, ["entry_id", "company_id", "warehouse_id", *_LINE_ARRAYS])
 _BALANCES = select(User.id, User.balance).where(

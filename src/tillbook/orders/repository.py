@@ -10,6 +10,7 @@ the warehouse queues on, is locked for the closing step only.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Text, bindparam, cast, exists, func, insert, select
@@ -18,13 +19,14 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from tillbook.kit.money import ZERO
 from tillbook.ledger.repository import RESERVE_ENTRY_ID
-from tillbook.models import InvoiceCounter, Order, OrderItem, PriceAdjustmentBatch
+from tillbook.models import InvoiceCounter, Order, OrderItem, Payment, PriceAdjustmentBatch
 from tillbook.models.base import table_of, value_of
-from tillbook.unit import Late, QueuedUpdate, UnitOfWork
+from tillbook.unit import Late, QueuedUpdate, UnitOfWork, next_ids
 
 _counters = table_of(InvoiceCounter)
 _orders = table_of(Order)
 _items = table_of(OrderItem)
+_payments = table_of(Payment)
 _price_batches = table_of(PriceAdjustmentBatch)
 
 
@@ -157,20 +159,39 @@ async def insert_order(uow: UnitOfWork, values: Mapping[str, Any]) -> int:
     return order_id
 
 
-# The order and, from the journal's sequence, the id its entry will have.
-_INSERT_RESERVING = insert(_orders).returning(_orders.c.id, RESERVE_ENTRY_ID)
+# The order and, from the sequences, the ids its journal entry, lines and payments
+# will have.
+_INSERT_RESERVING = insert(_orders).returning(
+    _orders.c.id,
+    RESERVE_ENTRY_ID,
+    next_ids(_items, "reserve_items").label("item_ids"),
+    next_ids(_payments, "reserve_payments").label("payment_ids"),
+)
 
 
-async def insert_order_reserving_entry(
-    uow: UnitOfWork, values: Mapping[str, Any]
-) -> tuple[int, int | None]:
-    """Insert the order and reserve its journal entry's id in the same statement, so
-    that the entry can go with the unit's last statement (``ledger.service.post``
-    with ``entry_id``). On SQLite no id is reserved: its entries are written at once."""
+@dataclass(frozen=True)
+class Reserved:
+    """Ids taken from the sequences by an order's insert, for rows the unit then
+    writes with its last statement (none on SQLite: its rows are written at once)."""
+
+    entry_id: int | None = None
+    item_ids: list[int] | None = None
+    payment_ids: list[int] | None = None
+
+
+async def insert_order_reserving(
+    uow: UnitOfWork, values: Mapping[str, Any], *, items: int, payments: int
+) -> tuple[int, Reserved]:
+    """Insert the order and, in the same statement, reserve the ids of its journal
+    entry, its ``items`` lines and its ``payments`` payments, so that those go with
+    the unit's last statement (``ledger.service.post(entry_id=…)``, ``insert_items``
+    and ``tenders.record_order_tenders`` given the ids): a sale's order, lines,
+    payments and entry cost one round trip before it instead of four."""
     if not uow.is_postgresql:
-        return await insert_order(uow, values), None
-    order_id, entry_id = (await uow.run(_INSERT_RESERVING, values))[0]
-    return int(order_id), int(entry_id)
+        return await insert_order(uow, values), Reserved()
+    params = {**values, "reserve_items": items, "reserve_payments": payments}
+    row = (await uow.run(_INSERT_RESERVING, params))[0]
+    return int(row[0]), Reserved(int(row[1]), list(row[2] or []), list(row[3] or []))
 
 
 # The columns only a sale's lines fill (a promotion that priced the line): every
@@ -179,8 +200,16 @@ async def insert_order_reserving_entry(
 _NO_PROMOTION = {"promotion_id": None, "promotion_discount": ZERO, "promotion_cost": ZERO}
 
 
-async def insert_items(uow: UnitOfWork, rows: Sequence[Mapping[str, Any]]) -> list[int]:
-    return await uow.insert_returning_ids(_items, [{**_NO_PROMOTION, **row} for row in rows])
+async def insert_items(
+    uow: UnitOfWork, rows: Sequence[Mapping[str, Any]], ids: Sequence[int] | None = None
+) -> list[int]:
+    """The order's lines, now, or under ``ids`` reserved for them
+    (``insert_order_reserving``) with the unit's last statement."""
+    full = [{**_NO_PROMOTION, **row} for row in rows]
+    if ids is None:
+        return await uow.insert_returning_ids(_items, full)
+    uow.insert_later(_items, [{"id": id_, **row} for id_, row in zip(ids, full, strict=True)])
+    return list(ids)
 
 
 def number_order(uow: UnitOfWork, order: Order, number: str, entry_id: int | None) -> None:

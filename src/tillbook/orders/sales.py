@@ -406,9 +406,10 @@ async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> SaleRe
         allow_negative=allow_negative,
     )
 
-    # The order is written now, numbered in the closing step below; its lines and
-    # tenders with statements built once. The ORM objects are transient values for
-    # the response, the detail view and the events.
+    # The order is written now, numbered in the closing step below. On PostgreSQL
+    # its insert reserves the ids of its journal entry, lines and payments, which
+    # then go with the last statement; on SQLite they are written as they come. The
+    # ORM objects are transient values for the response, the detail view and events.
     values: dict[str, Any] = {
         "company_id": key.company_id,
         "warehouse_id": key.warehouse_id,
@@ -435,7 +436,9 @@ async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> SaleRe
         "shift_id": shift_id,
         **order_currency(fx, total - paid, [t.amount for t, _mode in intake.tenders]),
     }
-    order_id, entry_id = await repo.insert_order_reserving_entry(uow, values)
+    order_id, reserved = await repo.insert_order_reserving(
+        uow, values, items=len(lines), payments=len(intake.tenders)
+    )
     order = value_of(Order, id=order_id, **values)
     for line, alloc in zip(lines, allocations, strict=True):
         bounds.check(f"{line.field}.quantity", alloc.cost, MONEY, "the cost of this line")
@@ -462,13 +465,19 @@ async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> SaleRe
         }
         for line, alloc in zip(lines, allocations, strict=True)
     ]
-    item_ids = await repo.insert_items(uow, item_rows)
+    item_ids = await repo.insert_items(uow, item_rows, reserved.item_ids)
     items = [
         (value_of(OrderItem, id=item_id, **row), line.product)
         for item_id, row, line in zip(item_ids, item_rows, lines, strict=True)
     ]
     payments, tender_postings = await record_order_tenders(
-        uow, key, order, intake.tenders, payment_type="in", date=order.order_date
+        uow,
+        key,
+        order,
+        intake.tenders,
+        payment_type="in",
+        date=order.order_date,
+        ids=reserved.payment_ids,
     )
 
     # The closing step: the number, the journal entry that names it, and the stock
@@ -512,7 +521,7 @@ async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> SaleRe
         fx=fx,
         base_figures=("cost", "points"),
         balance_on=("subtotal", "shipping", "tax"),
-        entry_id=entry_id,
+        entry_id=reserved.entry_id,
     )
     repo.number_order(uow, order, invoice_number, order.journal_entry_id)
     await giftcards.take(

@@ -40,10 +40,12 @@ async def record_order_tenders(
     *,
     payment_type: str,
     date: dt.date,
+    ids: Sequence[int] | None = None,
 ) -> tuple[list[Payment], list[Pair]]:
-    """Written on the tables (the payments now, their allocations with the unit's
-    last statement); the returned ``Payment`` objects are transient values for the
-    order's detail view and events."""
+    """Written on the tables (the payments now, or with the unit's last statement
+    under ``ids`` reserved for them, ``repository.insert_order_reserving``; their
+    allocations with the last statement); the returned ``Payment`` objects are
+    transient values for the order's detail view and events."""
     cash = await _foreign_cash(uow, key, order, tenders, payment_type)
     rows: list[dict[str, Any]] = [
         {
@@ -67,7 +69,12 @@ async def record_order_tenders(
         }
         for i, (tender, mode) in enumerate(tenders)
     ]
-    ids = await uow.insert_returning_ids(_payments, rows)
+    if ids is None:
+        ids = await uow.insert_returning_ids(_payments, rows)
+    else:
+        uow.insert_later(
+            _payments, [{"id": id_, **row} for id_, row in zip(ids, rows, strict=True)]
+        )
     uow.defer(  # nothing reads them back: with the unit's last statement
         _ALLOCATIONS,
         [
