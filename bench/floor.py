@@ -96,6 +96,9 @@ def machine_share(before: tuple[float, float], done: int) -> dict[str, float]:
 
 CENT = Decimal("0.01")
 STATEMENTS_PER_SALE = 10
+# The floor's shapes: the reference every earlier figure was measured against, and
+# the service's own since its sale sends 7 statements (``--floor-shape service``).
+SHAPES = ("reference", "service")
 
 AUTH = """
 SELECT k.id AS key_id, k.secret_digest, k.status, k.require_signature, k.hmac_secret_encrypted,
@@ -212,6 +215,87 @@ SELECT value FROM late_value
 """
 
 
+# The service's shape since 2026-11-27 (``--floor-shape service``, 7 statements):
+# the products and their layers read without locks, the order's insert reserving the
+# ids of its journal entry, lines and payments, and one last statement with the
+# number, the guarded stock changes, the lines, payments, movements, allocations, the
+# entry and its lines, the order's number, the events and the stored answer.
+PRODUCTS = LOCK_PRODUCTS.replace(" FOR UPDATE OF l", "")
+ORDER_RESERVING = ORDER.replace(
+    "RETURNING id",
+    "RETURNING id, nextval('journal_entries_id_seq') AS entry_id,"
+    " (SELECT array_agg(nextval('order_items_id_seq')) FROM generate_series(1, $11)) AS items,"
+    " (SELECT array_agg(nextval('payments_id_seq')) FROM generate_series(1, 2)) AS payments",
+)
+FINISH_SERVICE = """
+WITH late_value AS (
+  INSERT INTO invoice_counters (warehouse_id, counter_type, company_id, last_value)
+  VALUES ($2, 'sales', $1, 1)
+  ON CONFLICT (warehouse_id, counter_type, company_id)
+  DO UPDATE SET last_value = invoice_counters.last_value + 1
+  RETURNING 'SAL-' || lpad(last_value::text, greatest(5, length(last_value::text)), '0') AS value
+), stock AS (
+  UPDATE listings SET current_stock = current_stock + s.delta, updated_at = now()
+  FROM unnest($24::bigint[], $25::numeric[]) AS s(id, delta)
+  WHERE listings.id = s.id AND listings.company_id = $1
+    AND listings.current_stock + s.delta >= 0
+  RETURNING 1
+), batches AS (
+  UPDATE stock_batches SET quantity_remaining = quantity_remaining - b.q,
+      value_remaining = value_remaining - b.v
+  FROM unnest($26::bigint[], $27::numeric[], $28::numeric[]) AS b(id, q, v)
+  WHERE stock_batches.id = b.id AND stock_batches.company_id = $1
+    AND stock_batches.quantity_remaining >= b.q
+  RETURNING 1
+), items AS (
+  INSERT INTO order_items (id, order_id, company_id, product_id, unit_id, quantity,
+      base_quantity, unit_price, discount_rate, tax_id, tax_rate, tax_amount, subtotal, total,
+      cost_amount, returned_quantity, promotion_id, promotion_discount, promotion_cost)
+  SELECT i, $3, $1, p, u, q, q, up, 0, $29, $30, t, n, g, c, 0, NULL, 0, 0
+  FROM unnest($31::bigint[], $32::bigint[], $33::bigint[], $34::numeric[], $35::numeric[],
+              $36::numeric[], $37::numeric[], $38::numeric[], $39::numeric[])
+       AS x(i, p, u, q, up, t, n, g, c)
+), payments AS (
+  INSERT INTO payments (id, company_id, warehouse_id, user_id, payment_type, amount,
+      unallocated_amount, payment_mode_id, date, reference, notes, order_id, created_by)
+  SELECT i, $1, $2, $40, 'in', a, 0, m, $10::date, r, '', $3, $23
+  FROM unnest($8::bigint[], $9::numeric[], $41::bigint[], $42::varchar[]) AS x(i, a, m, r)
+), entry AS (
+  INSERT INTO journal_entries (id, company_id, warehouse_id, entry_date, narration,
+      source_type, source_id, created_by)
+  SELECT $43, $1, $2, $10::date, replace($22, $21, value), 'sale', $3, $23 FROM late_value
+), movements AS (
+  INSERT INTO stock_movements (company_id, warehouse_id, product_id, batch_id, quantity,
+      cost_amount, reason, source_type, source_id)
+  SELECT $1, $2, p, b, q, c, 'sale', 'sale', $3
+  FROM unnest($4::bigint[], $5::bigint[], $6::numeric[], $7::numeric[]) AS m(p, b, q, c)
+), allocations AS (
+  INSERT INTO payment_allocations (company_id, payment_id, order_id, amount)
+  SELECT $1, p, $3, a FROM unnest($8::bigint[], $9::numeric[]) AS x(p, a)
+), lines AS (
+  INSERT INTO journal_lines (entry_id, company_id, warehouse_id, account_id, party_id, debit,
+      credit)
+  SELECT $43, $1, $2, acc, NULL, d, c
+  FROM unnest($11::bigint[], $12::numeric[], $13::numeric[]) AS l(acc, d, c)
+), numbered AS (
+  UPDATE orders SET invoice_number = replace($14, $21, (SELECT value FROM late_value)),
+      journal_entry_id = $43
+  WHERE id = $3 AND company_id = $1
+), events AS (
+  INSERT INTO outbox_events (event_id, company_id, warehouse_id, type, payload, dispatched,
+      created_at)
+  SELECT e, $1, $2, t, replace(p, $21, (SELECT value FROM late_value)), false, $15
+  FROM unnest($16::varchar[], $17::varchar[], $18::text[]) AS ev(e, t, p)
+), response AS (
+  UPDATE idempotency_records SET response_status = 200,
+      response_body = replace($19, $21, (SELECT value FROM late_value))
+  WHERE warehouse_id = $2 AND token = $20 AND company_id = $1
+)
+SELECT (SELECT value FROM late_value), (SELECT count(*) FROM stock),
+       (SELECT count(*) FROM batches)
+"""
+
+
 def money(x: Decimal) -> Decimal:
     return x.quantize(CENT, rounding=ROUND_HALF_UP)
 
@@ -228,8 +312,14 @@ class Context:
         self.tax_rate = Decimal(info["tax_rate"])
 
 
-async def one_sale(conn: asyncpg.Connection, ctx: Context, wh: dict[str, Any],
-                   catalog: list[Any], rng: random.Random) -> int:  # fmt: skip
+async def one_sale(
+    conn: asyncpg.Connection,
+    ctx: Context,
+    wh: dict[str, Any],
+    catalog: list[Any],
+    rng: random.Random,
+    shape: str = "reference",
+) -> int:
     company_id, wh_id = ctx.company_id, wh["id"]
     token = uuid.uuid4().hex
     picked = rng.sample(catalog, 3)
@@ -246,7 +336,10 @@ async def one_sale(conn: asyncpg.Connection, ctx: Context, wh: dict[str, Any],
         await conn.fetchval(CLAIM, wh_id, token, digest, now, company_id)
         customer = await conn.fetchrow(CUSTOMER, customer_id, company_id, "customer")
         ids = sorted(quantities)
-        products = {r["id"]: r for r in await conn.fetch(LOCK_PRODUCTS, wh_id, ids)}
+        service = shape == "service"
+        products = {
+            r["id"]: r for r in await conn.fetch(PRODUCTS if service else LOCK_PRODUCTS, wh_id, ids)
+        }
         lines = []
         subtotal = tax = Decimal(0)
         for pid, _, _ in picked:
@@ -256,11 +349,19 @@ async def one_sale(conn: asyncpg.Connection, ctx: Context, wh: dict[str, Any],
             subtotal += net
             tax += line_tax
         total = subtotal + tax
-        order_id = await conn.fetchval(
-            ORDER, company_id, wh_id, token, f"pending-{uuid.uuid4().hex}", today, customer_id,
-            staff_id, subtotal, tax, total,
-        )  # fmt: skip
-        batches = await conn.fetch(BATCHES, ids, today, wh_id)
+        if service:  # (the service reads the layers before it writes the order)
+            batches = await conn.fetch(BATCHES, ids, today, wh_id)
+            order = await conn.fetchrow(
+                ORDER_RESERVING, company_id, wh_id, token, None, today, customer_id,
+                staff_id, subtotal, tax, total, len(lines),
+            )  # fmt: skip
+            order_id = order["id"]
+        else:
+            order_id = await conn.fetchval(
+                ORDER, company_id, wh_id, token, f"pending-{uuid.uuid4().hex}", today,
+                customer_id, staff_id, subtotal, tax, total,
+            )  # fmt: skip
+            batches = await conn.fetch(BATCHES, ids, today, wh_id)
         remaining = {b["id"]: [b["quantity_remaining"], b["value_remaining"]] for b in batches}
         movements = []
         costs = {}
@@ -283,19 +384,25 @@ async def one_sale(conn: asyncpg.Connection, ctx: Context, wh: dict[str, Any],
                 cost += c
             costs[pid] = cost
         touched = [bid for bid in remaining if bid in {m[1] for m in movements}]
-        await conn.execute(
-            LEVELS, [products[p]["listing_id"] for p in quantities],
-            [-q for q in quantities.values()], touched,
-            [remaining[b][0] for b in touched], [remaining[b][1] for b in touched],
-        )  # fmt: skip
+        if not service:
+            await conn.execute(
+                LEVELS, [products[p]["listing_id"] for p in quantities],
+                [-q for q in quantities.values()], touched,
+                [remaining[b][0] for b in touched], [remaining[b][1] for b in touched],
+            )  # fmt: skip
         cost_total = sum(costs.values(), Decimal(0))
         pids = [pid for pid, _, _ in lines]
-        item_ids = await conn.fetch(
-            ITEMS, order_id, company_id, ctx.tax_id, ctx.tax_rate, pids,
-            [products[p]["unit_id"] for p in pids], [quantities[p] for p in pids],
+        item_columns = (
+            pids, [products[p]["unit_id"] for p in pids], [quantities[p] for p in pids],
             [prices[p] for p in pids], [t for _, _, t in lines], [n for _, n, _ in lines],
             [n + t for _, n, t in lines], [costs[p] for p in pids],
         )  # fmt: skip
+        if service:
+            item_ids = [{"id": i} for i in order["items"]]
+        else:
+            item_ids = await conn.fetch(
+                ITEMS, order_id, company_id, ctx.tax_id, ctx.tax_rate, *item_columns
+            )
         items = [  # the event payload carries about what the service's does
             {
                 "id": r["id"], "product_id": pid, "quantity": str(quantities[pid]),
@@ -310,13 +417,17 @@ async def one_sale(conn: asyncpg.Connection, ctx: Context, wh: dict[str, Any],
         ]  # fmt: skip
         cash = money(total * Decimal("0.4"))
         card = total - cash
-        payment_ids = [
-            r["id"]
-            for r in await conn.fetch(
-                PAYMENTS, company_id, wh_id, customer_id, cash, ctx.modes["cash"], today,
-                order_id, staff_id, card, ctx.modes["card"], f"T-{rng.randrange(10**9):09d}",
-            )
-        ]  # fmt: skip
+        reference = f"T-{rng.randrange(10**9):09d}"
+        if service:
+            payment_ids = list(order["payments"])
+        else:
+            payment_ids = [
+                r["id"]
+                for r in await conn.fetch(
+                    PAYMENTS, company_id, wh_id, customer_id, cash, ctx.modes["cash"], today,
+                    order_id, staff_id, card, ctx.modes["card"], reference,
+                )
+            ]  # fmt: skip
         invoice = f"late-{uuid.uuid4().hex}"  # the number's placeholder
         narration = f"Sale {invoice} to {customer['name']}"
         a = ctx.accounts
@@ -339,8 +450,8 @@ async def one_sale(conn: asyncpg.Connection, ctx: Context, wh: dict[str, Any],
             kinds.append(kind)
             payloads.append(json.dumps({"id": event_id, "type": kind, "data": data}))
         response = json.dumps({"status": "success", "order_id": order_id, "invoice": invoice})
-        number = await conn.fetchval(
-            FINISH, company_id, wh_id, order_id,
+        common = (
+            company_id, wh_id, order_id,
             [m[0] for m in movements], [m[1] for m in movements], [m[2] for m in movements],
             [m[3] for m in movements],
             payment_ids, [cash, card],
@@ -349,6 +460,19 @@ async def one_sale(conn: asyncpg.Connection, ctx: Context, wh: dict[str, Any],
             invoice, now, event_ids, kinds, payloads, response, token, invoice, narration,
             staff_id,
         )  # fmt: skip
+        if service:
+            taken = {m[1]: (-m[2], -m[3]) for m in movements}
+            number, *changed = await conn.fetchrow(
+                FINISH_SERVICE, *common,
+                [products[p]["listing_id"] for p in quantities], [-q for q in quantities.values()],
+                touched, [taken[b][0] for b in touched], [taken[b][1] for b in touched],
+                ctx.tax_id, ctx.tax_rate, list(order["items"]), *item_columns,
+                customer_id, [ctx.modes["cash"], ctx.modes["card"]], [None, reference],
+                order["entry_id"],
+            )  # fmt: skip
+            assert changed == [len(quantities), len(touched)], changed
+        else:
+            number = await conn.fetchval(FINISH, *common)
     assert number.startswith("SAL-"), number
     return int(order_id)
 
@@ -439,9 +563,16 @@ async def drive(
 
 
 async def run_floor(
-    url: str, info: dict[str, Any], *, clients: int, duration: float, warmup: float = 2
+    url: str,
+    info: dict[str, Any],
+    *,
+    clients: int,
+    duration: float,
+    warmup: float = 2,
+    shape: str = "reference",
 ) -> dict[str, Any]:
-    """``clients`` connections, each running sales back to back until time is up."""
+    """``clients`` connections, each running sales back to back until time is up, in
+    the reference shape (10 statements) or the service's (7, ``FINISH_SERVICE``)."""
     conn = await asyncpg.connect(pg_dsn(url))
     try:
         ctx = await load_context(conn, info)
@@ -451,7 +582,7 @@ async def run_floor(
 
     async def sale(conn: asyncpg.Connection, i: int, rng: random.Random) -> None:
         wh = warehouses[i % len(warehouses)]
-        await one_sale(conn, ctx, wh, info["products"][wh["id"]], rng)
+        await one_sale(conn, ctx, wh, info["products"][wh["id"]], rng, shape)
 
     return await drive(url, sale, clients=clients, duration=duration, warmup=warmup, per="sale")
 
@@ -571,6 +702,7 @@ def _main() -> None:
     parser.add_argument("--full", action="store_true", help="with --capture: whole statements")
     parser.add_argument("--clients", type=int, default=16)
     parser.add_argument("--duration", type=float, default=10)
+    parser.add_argument("--shape", choices=SHAPES, default="reference")
     args = parser.parse_args()
     os.environ.setdefault("TILLBOOK_MASTER_KEY", base64.urlsafe_b64encode(os.urandom(32)).decode())
 
@@ -590,7 +722,11 @@ def _main() -> None:
             print(f"{len(statements)} statements (plus BEGIN/COMMIT of the read and the write)")
         else:
             result = await run_floor(
-                args.database_url, info, clients=args.clients, duration=args.duration
+                args.database_url,
+                info,
+                clients=args.clients,
+                duration=args.duration,
+                shape=args.shape,
             )
             print(json.dumps(result, indent=2))
 
