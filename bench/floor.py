@@ -172,27 +172,45 @@ RETURNING id
 # place of the placeholder ($21) where the sale names it. The journal entry is
 # inserted here, its narration complete: journal entries and lines are insert-only
 # (database triggers), so no UPDATE can name the number afterwards.
-FINISH = """
-WITH late_value AS (
+# The CTEs both shapes of the floor's last statement share (their parameters by the
+# same numbers): the number taken from the counter, the stock movements, the tender
+# allocations, the events and the stored answer, each with the number in place of
+# the placeholder ($21).
+LATE_VALUE = """late_value AS (
   INSERT INTO invoice_counters (warehouse_id, counter_type, company_id, last_value)
   VALUES ($2, 'sales', $1, 1)
   ON CONFLICT (warehouse_id, counter_type, company_id)
   DO UPDATE SET last_value = invoice_counters.last_value + 1
   RETURNING 'SAL-' || lpad(last_value::text, greatest(5, length(last_value::text)), '0') AS value
-), entry AS (
-  INSERT INTO journal_entries (company_id, warehouse_id, entry_date, narration, source_type,
-      source_id, created_by)
-  SELECT $1, $2, $10::date, replace($22, $21, value), 'sale', $3, $23 FROM late_value
-  RETURNING id
-), movements AS (
+"""
+MOVEMENTS = """movements AS (
   INSERT INTO stock_movements (company_id, warehouse_id, product_id, batch_id, quantity,
       cost_amount, reason, source_type, source_id)
   SELECT $1, $2, p, b, q, c, 'sale', 'sale', $3
   FROM unnest($4::bigint[], $5::bigint[], $6::numeric[], $7::numeric[]) AS m(p, b, q, c)
-), allocations AS (
+"""
+ALLOCATIONS = """allocations AS (
   INSERT INTO payment_allocations (company_id, payment_id, order_id, amount)
   SELECT $1, p, $3, a FROM unnest($8::bigint[], $9::numeric[]) AS x(p, a)
-), lines AS (
+"""
+EVENTS = """events AS (
+  INSERT INTO outbox_events (event_id, company_id, warehouse_id, type, payload, dispatched,
+      created_at)
+  SELECT e, $1, $2, t, replace(p, $21, (SELECT value FROM late_value)), false, $15
+  FROM unnest($16::varchar[], $17::varchar[], $18::text[]) AS ev(e, t, p)
+"""
+RESPONSE = """response AS (
+  UPDATE idempotency_records SET response_status = 200,
+      response_body = replace($19, $21, (SELECT value FROM late_value))
+  WHERE warehouse_id = $2 AND token = $20
+)"""
+FINISH = f"""
+WITH {LATE_VALUE}), entry AS (
+  INSERT INTO journal_entries (company_id, warehouse_id, entry_date, narration, source_type,
+      source_id, created_by)
+  SELECT $1, $2, $10::date, replace($22, $21, value), 'sale', $3, $23 FROM late_value
+  RETURNING id
+), {MOVEMENTS}), {ALLOCATIONS}), lines AS (
   INSERT INTO journal_lines (entry_id, company_id, warehouse_id, account_id, party_id, debit,
       credit)
   SELECT (SELECT id FROM entry), $1, $2, acc, NULL, d, c
@@ -201,16 +219,7 @@ WITH late_value AS (
   UPDATE orders SET invoice_number = replace($14, $21, (SELECT value FROM late_value)),
       journal_entry_id = (SELECT id FROM entry)
   WHERE id = $3
-), events AS (
-  INSERT INTO outbox_events (event_id, company_id, warehouse_id, type, payload, dispatched,
-      created_at)
-  SELECT e, $1, $2, t, replace(p, $21, (SELECT value FROM late_value)), false, $15
-  FROM unnest($16::varchar[], $17::varchar[], $18::text[]) AS ev(e, t, p)
-), response AS (
-  UPDATE idempotency_records SET response_status = 200,
-      response_body = replace($19, $21, (SELECT value FROM late_value))
-  WHERE warehouse_id = $2 AND token = $20
-)
+), {EVENTS}), {RESPONSE}
 SELECT value FROM late_value
 """
 
@@ -227,14 +236,8 @@ ORDER_RESERVING = ORDER.replace(
     " (SELECT array_agg(nextval('order_items_id_seq')) FROM generate_series(1, $11)) AS items,"
     " (SELECT array_agg(nextval('payments_id_seq')) FROM generate_series(1, 2)) AS payments",
 )
-FINISH_SERVICE = """
-WITH late_value AS (
-  INSERT INTO invoice_counters (warehouse_id, counter_type, company_id, last_value)
-  VALUES ($2, 'sales', $1, 1)
-  ON CONFLICT (warehouse_id, counter_type, company_id)
-  DO UPDATE SET last_value = invoice_counters.last_value + 1
-  RETURNING 'SAL-' || lpad(last_value::text, greatest(5, length(last_value::text)), '0') AS value
-), stock AS (
+FINISH_SERVICE = f"""
+WITH {LATE_VALUE}), stock AS (
   UPDATE listings SET current_stock = current_stock + s.delta, updated_at = now()
   FROM unnest($24::bigint[], $25::numeric[]) AS s(id, delta)
   WHERE listings.id = s.id AND listings.company_id = $1
@@ -264,15 +267,7 @@ WITH late_value AS (
   INSERT INTO journal_entries (id, company_id, warehouse_id, entry_date, narration,
       source_type, source_id, created_by)
   SELECT $43, $1, $2, $10::date, replace($22, $21, value), 'sale', $3, $23 FROM late_value
-), movements AS (
-  INSERT INTO stock_movements (company_id, warehouse_id, product_id, batch_id, quantity,
-      cost_amount, reason, source_type, source_id)
-  SELECT $1, $2, p, b, q, c, 'sale', 'sale', $3
-  FROM unnest($4::bigint[], $5::bigint[], $6::numeric[], $7::numeric[]) AS m(p, b, q, c)
-), allocations AS (
-  INSERT INTO payment_allocations (company_id, payment_id, order_id, amount)
-  SELECT $1, p, $3, a FROM unnest($8::bigint[], $9::numeric[]) AS x(p, a)
-), lines AS (
+), {MOVEMENTS}), {ALLOCATIONS}), lines AS (
   INSERT INTO journal_lines (entry_id, company_id, warehouse_id, account_id, party_id, debit,
       credit)
   SELECT $43, $1, $2, acc, NULL, d, c
@@ -281,16 +276,7 @@ WITH late_value AS (
   UPDATE orders SET invoice_number = replace($14, $21, (SELECT value FROM late_value)),
       journal_entry_id = $43
   WHERE id = $3 AND company_id = $1
-), events AS (
-  INSERT INTO outbox_events (event_id, company_id, warehouse_id, type, payload, dispatched,
-      created_at)
-  SELECT e, $1, $2, t, replace(p, $21, (SELECT value FROM late_value)), false, $15
-  FROM unnest($16::varchar[], $17::varchar[], $18::text[]) AS ev(e, t, p)
-), response AS (
-  UPDATE idempotency_records SET response_status = 200,
-      response_body = replace($19, $21, (SELECT value FROM late_value))
-  WHERE warehouse_id = $2 AND token = $20 AND company_id = $1
-)
+), {EVENTS}), {RESPONSE}
 SELECT (SELECT value FROM late_value), (SELECT count(*) FROM stock),
        (SELECT count(*) FROM batches)
 """
