@@ -185,6 +185,7 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
                     rollups.keep_rolled_up(app.state.db, stop, settings.rollup_every_s)
                 )
             )
+            tasks.append(asyncio.create_task(app.state.db.keep_statistics(stop)))
         if settings.settle_heap:
             heap.settle()
         try:

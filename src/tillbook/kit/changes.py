@@ -292,6 +292,10 @@ class _InPage(ColumnElement[bool]):
         ("ids", InternalTraversal.dp_clauseelement),
     ]
     type = Boolean()
+    # A condition in itself, as an IN is: without it SQLite's compiler (no native
+    # booleans) writes ``… IN (…) = 1``, which no index serves (a scan of every
+    # barcode of the company on each page).
+    _is_implicitly_boolean = True
 
     def __init__(self, column: ColumnElement[Any], ids: AnySelect):
         self.column = column
