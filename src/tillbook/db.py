@@ -43,7 +43,7 @@ import sqlite3
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
-from sqlalchemy import Connection, Engine, Executable, Select, event, func, text
+from sqlalchemy import Engine, Executable, Select, event, func, text
 from sqlalchemy import create_engine as create_sync_engine
 from sqlalchemy.dialects.postgresql.asyncpg import dialect as asyncpg_dialect
 from sqlalchemy.engine import URL, Dialect, make_url
@@ -234,17 +234,14 @@ class _LoopReads(_ListsApart):
     snapshot (a deferred ``BEGIN``), and never wait for a lock (``busy_timeout`` 0:
     a busy database sends the read the threaded way)."""
 
-    def __init__(self, connection: Connection):
-        self.connection = connection
-        driver = connection.connection.dbapi_connection
-        assert driver is not None  # a connection checked out of the pool has one
+    def __init__(self, driver: sqlite3.Connection, dialect: Dialect):
         self.driver = driver
-        self.dialect = connection.dialect
+        self.dialect = dialect
 
     async def all(self, statement: Executable, params: Mapping[str, Any]) -> Sequence[Record]:
         shape = _loop_statement(statement, tuple(params), self.dialect)
-        if shape is None:  # not a plain SELECT: SQLAlchemy's own execution
-            return self.connection.execute(statement, dict(params)).mappings().all()
+        if shape is None:
+            raise TypeError("Reads take prebuilt SELECT statements without expanding IN")
         for observe in statement_observers:
             observe(shape.sql)
         cursor = self.driver.execute(shape.sql, shape.args(params))
@@ -337,10 +334,6 @@ def _loop_engine(url: str, pool_size: int) -> Engine | None:
         cursor.execute("PRAGMA busy_timeout=0")
         cursor.execute("PRAGMA query_only=ON")
         cursor.close()
-
-    @event.listens_for(engine, "begin")
-    def _begin(conn: Any) -> None:
-        conn.exec_driver_sql("BEGIN")
 
     return engine
 
@@ -643,8 +636,17 @@ class Database:
         a lock a reader must wait for) or in memory."""
         if self._loop_engine is not None:
             try:
-                with self._loop_engine.connect() as connection:
-                    return await fn(_LoopReads(connection))
+                # The pooled driver connection itself: SQLAlchemy's Connection around
+                # it (events, transaction object) cost more than a read by id. The
+                # pool's reset on return rolls the snapshot back.
+                pooled = self._loop_engine.raw_connection()
+                try:
+                    driver = pooled.dbapi_connection
+                    assert isinstance(driver, sqlite3.Connection)
+                    driver.execute("BEGIN")
+                    return await fn(_LoopReads(driver, self._loop_engine.dialect))
+                finally:
+                    pooled.close()
             except (OperationalError, sqlite3.OperationalError) as exc:
                 if not _busy(exc):
                     raise
