@@ -241,7 +241,7 @@ class _LoopReads(_ListsApart):
     async def all(self, statement: Executable, params: Mapping[str, Any]) -> Sequence[Record]:
         shape = _loop_statement(statement, tuple(params), self.dialect)
         if shape is None:
-            raise TypeError("Reads take prebuilt SELECT statements without expanding IN")
+            raise _NotForTheLoop
         for observe in statement_observers:
             observe(shape.sql)
         cursor = self.driver.execute(shape.sql, shape.args(params))
@@ -275,7 +275,7 @@ class _LoopStatement:
     def args(self, params: Mapping[str, Any]) -> list[Any]:
         values = self.compiled.args(params)
         return [
-            value if process is None or value is None else process(value)
+            value if process is None else process(value)
             for process, value in zip(self.binds, values, strict=True)
         ]
 
@@ -284,14 +284,21 @@ class _LoopStatement:
         results = self.results
         return [
             {
-                key: value if process is None or value is None else process(value)
+                key: value if process is None else process(value)
                 for key, process, value in zip(keys, results, row, strict=True)
             }
             for row in cursor.fetchall()
         ]
 
 
-_loop_statements: dict[tuple[int, tuple[str, ...]], _LoopStatement | None] = {}
+class _NotForTheLoop(Exception):
+    """A statement ``_LoopReads`` cannot send (not a SELECT, or an expanding IN):
+    the read goes the threaded way, where SQLAlchemy runs anything."""
+
+
+# By statement id and given names: the statement itself is held beside its shape, so
+# that its id is never another's.
+_loop_statements: dict[tuple[int, tuple[str, ...]], tuple[Executable, _LoopStatement | None]] = {}
 
 
 def _loop_statement(
@@ -301,14 +308,15 @@ def _loop_statement(
     names; None for one it cannot send so (not a SELECT, or an expanding IN whose SQL
     depends on its values)."""
     cache_key = (id(statement), keys)
-    if cache_key in _loop_statements:
-        return _loop_statements[cache_key]
+    found = _loop_statements.get(cache_key)
+    if found is not None:
+        return found[1]
     shape = None
     if isinstance(statement, Select):
         compiled = driver_sql(statement, keys, dialect)
         if "POSTCOMPILE" not in compiled.sql:
             shape = _LoopStatement(compiled, statement, dialect)
-    _loop_statements[cache_key] = shape
+    _loop_statements[cache_key] = (statement, shape)
     return shape
 
 
@@ -338,10 +346,16 @@ def _loop_engine(url: str, pool_size: int) -> Engine | None:
     return engine
 
 
-def _busy(exc: Exception) -> bool:
+# SQLite's primary result codes for a lock another connection holds: an extended code
+# (SQLITE_BUSY_RECOVERY, a log rebuilt after a crash) carries one in its low byte.
+_SQLITE_BUSY, _SQLITE_LOCKED = 5, 6
+
+
+def _busy(exc: BaseException) -> bool:
     """SQLite's driver error (or SQLAlchemy's around it) says a lock is held."""
     driver = getattr(exc, "orig", None) or exc
-    return getattr(driver, "sqlite_errorname", None) in ("SQLITE_BUSY", "SQLITE_LOCKED")
+    code = getattr(driver, "sqlite_errorcode", None)
+    return isinstance(code, int) and code & 0xFF in (_SQLITE_BUSY, _SQLITE_LOCKED)
 
 
 def _committed() -> None:
@@ -590,6 +604,13 @@ class Database:
             await connection.exec_driver_sql("PRAGMA analysis_limit=1000")
             await connection.exec_driver_sql("ANALYZE")
             await connection.commit()
+        # A connection loads the statistics when it first reads the schema, and
+        # ANALYZE does not change the schema's version: the pools start afresh (a
+        # connection out in a request is closed when it comes back).
+        await self.engine.dispose()
+        await self.write_engine.dispose()
+        if self._loop_engine is not None:
+            self._loop_engine.dispose()
 
     async def read(self, fn: Callable[[AsyncSession], Awaitable[T]]) -> T:
         """A read on the primary: what it sees is what a write would see."""
@@ -647,9 +668,11 @@ class Database:
                     return await fn(_LoopReads(driver, self._loop_engine.dialect))
                 finally:
                     pooled.close()
+            except _NotForTheLoop:
+                pass
             except (OperationalError, sqlite3.OperationalError) as exc:
                 if not _busy(exc):
-                    raise
+                    raise self._unavailable(exc) from exc
                 log.debug("database busy; reading through the async engine")
         return await self.read(lambda s: fn(SessionReads(s)))
 
@@ -818,7 +841,9 @@ class Database:
 
     @staticmethod
     def _unavailable(exc: Exception) -> Exception:
-        if isinstance(exc, OSError | OperationalError) or _connection_lost(exc):
+        if isinstance(exc, OSError | OperationalError | sqlite3.OperationalError) or (
+            _connection_lost(exc)
+        ):
             cause: BaseException = getattr(exc, "orig", None) or exc
             return _down(cause)
         return exc

@@ -485,7 +485,7 @@ class _Compiled:
             return [values[name] for name in self.names]
 
 
-_compiled: dict[tuple[int, tuple[str, ...], str], _Compiled] = {}
+_compiled: dict[tuple[int, tuple[str, ...], str, str], _Compiled] = {}
 
 # Key, in a pooled connection's ``info``, of its anonymous statements by SQL: set
 # (``Database``) only on connections that go through a transaction pooler.
@@ -520,8 +520,9 @@ async def driver_fetch(raw: Any, sql: str, args: Sequence[Any]) -> Any:
 
 def driver_sql(statement: Executable, keys: tuple[str, ...], dialect: Dialect) -> _Compiled:
     """``statement`` compiled for the driver, once per statement, set of names and
-    dialect (a process may hold both: the tests, which run on SQLite and PostgreSQL)."""
-    cache_key = (id(statement), keys, dialect.name)
+    dialect and driver (a process may hold several: the tests run on SQLite and
+    PostgreSQL)."""
+    cache_key = (id(statement), keys, dialect.name, dialect.driver)
     found = _compiled.get(cache_key)
     if found is None:
         found = _compiled[cache_key] = _Compiled(statement, keys, dialect)

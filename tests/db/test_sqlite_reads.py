@@ -11,14 +11,16 @@ from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import Column, Integer, MetaData, Numeric, String, Table, select
+from sqlalchemy import Column, Integer, MetaData, Numeric, String, Table, select, text
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.dialects.postgresql.asyncpg import dialect as asyncpg_dialect
 
 from tests.admin_helpers import sale_body
 from tests.factories import make_shop
+from tillbook import db as db_module
 from tillbook.catalog import changes as catalog_changes
 from tillbook.db import Database
+from tillbook.errors import ServiceUnavailable
 from tillbook.kit import changes as kit_changes
 from tillbook.unit import driver_sql
 
@@ -143,3 +145,32 @@ def test_a_statement_compiled_for_one_dialect_is_never_sent_to_the_other() -> No
     on_postgresql = driver_sql(codes, keys, asyncpg_dialect()).sql  # type: ignore[no-untyped-call]
     assert "?" in on_sqlite and "$1" not in on_sqlite
     assert "$1" in on_postgresql and "?" not in on_postgresql
+
+
+def test_a_lock_is_told_by_its_primary_code() -> None:
+    """Busy is SQLite's primary code, whatever the extended one: a reader that finds
+    another connection rebuilding the log after a crash (SQLITE_BUSY_RECOVERY) waits
+    the threaded way; a broken constraint is no lock."""
+
+    class DriverError(Exception):
+        def __init__(self, code: int):
+            self.sqlite_errorcode = code
+
+    assert db_module._busy(DriverError(5)) and db_module._busy(DriverError(6))
+    assert db_module._busy(DriverError(5 | 1 << 8))  # SQLITE_BUSY_RECOVERY
+    assert not db_module._busy(DriverError(19 | 8 << 8))  # SQLITE_CONSTRAINT_UNIQUE
+    assert not db_module._busy(ValueError("no code"))
+
+
+async def test_what_the_loop_cannot_send_goes_the_threaded_way(tmp_path: Path) -> None:
+    """A statement that is no prebuilt SELECT is read through the session, as before;
+    a database error is the 503 it always was, not a 500."""
+    database, _, _ = _table_database(tmp_path)
+    try:
+        rows = await database.reads(lambda r: r.all(text("SELECT name FROM things"), {}))
+        assert [dict(r) for r in rows] == [{"name": "tea"}]
+        missing = select(Table("nothing", MetaData(), Column("id", Integer)).c.id)
+        with pytest.raises(ServiceUnavailable):
+            await database.reads(lambda r: r.all(missing, {}))
+    finally:
+        await database.dispose()
