@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -101,6 +102,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     global _pgbouncer
+    _drop_made_databases()
     if _router is not None:
         _router.uninstall()
     if _pgbouncer is not None:
@@ -129,21 +131,59 @@ async def _drop_pg_database(base_url: str, name: str) -> None:
     await admin.dispose()
 
 
+# One migrated database per backend per test process, made on first use and kept
+# until the process ends. pytest holds one parameter of a session fixture at a time:
+# with ``--dist loadfile`` a worker runs a file's SQLite tests, then its PostgreSQL
+# ones, then the next file's SQLite ones, tearing ``database_url`` down at each
+# switch. Migrating afresh each time cost 8-10 s a switch on a slow VM (a few hundred
+# switches a run); the databases themselves are what the tests share anyway, since no
+# two tests share a company.
+_databases: dict[str, str] = {}
+_pg_made: list[str] = []
+_sqlite_template: list[Path] = []  # the SQLite database as migrated, before any test
+
+
 @pytest.fixture(scope="session", params=BACKENDS)
 async def database_url(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[str]:
-    if request.param == "sqlite":
-        path: Path = tmp_path_factory.mktemp("db") / "tillbook.db"
-        url = f"sqlite:///{path}"
-        await asyncio.to_thread(upgrade, url)
-        yield url
+    backend: str = request.param
+    if backend not in _databases:
+        if backend == "sqlite":
+            path: Path = tmp_path_factory.mktemp("db") / "tillbook.db"
+            url = f"sqlite:///{path}"
+            await asyncio.to_thread(upgrade, url)
+            _sqlite_template.append(path.with_name("migrated.db"))
+            shutil.copyfile(path, _sqlite_template[0])
+        else:
+            assert PG_URL is not None
+            url, name = await _create_pg_database(PG_URL)
+            _pg_made.append(name)
+            await asyncio.to_thread(upgrade, url)
+        _databases[backend] = url
+    yield _databases[backend]
+
+
+@pytest.fixture
+def fresh_sqlite_url(database_url: str, tmp_path: Path) -> str:
+    """A migrated SQLite database of the test's own, where what the planner sees must
+    be one shop's data, not the hundreds of companies of the shared database."""
+    if not _sqlite_template:
+        pytest.skip("SQLite's own database")
+    path = tmp_path / "fresh.db"
+    shutil.copyfile(_sqlite_template[0], path)
+    return f"sqlite:///{path}"
+
+
+def _drop_made_databases() -> None:
+    """The PostgreSQL databases this process made, dropped when its session ends."""
+    if PG_URL is None:
         return
-    assert PG_URL is not None
-    url, name = await _create_pg_database(PG_URL)
-    await asyncio.to_thread(upgrade, url)
-    yield url
-    await _drop_pg_database(PG_URL, name)
+    base = PG_URL
+    for name in _pg_made:
+        asyncio.run(_drop_pg_database(base, name))
+    _pg_made.clear()
+    _databases.clear()
 
 
 @pytest.fixture(scope="session")

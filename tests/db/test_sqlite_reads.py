@@ -111,11 +111,15 @@ def test_a_page_condition_is_a_condition_on_sqlite() -> None:
     assert "IN (SELECT" in sql and ") = 1" not in sql
 
 
-async def test_statistics_send_a_feed_pages_barcodes_by_product(db: Database) -> None:
-    """With ``Database.analyze``'s statistics, a page's barcodes are found by product
-    id, not by scanning the company's barcodes."""
-    shop = await make_shop(db)
-    await db.analyze()
+async def test_statistics_send_a_feed_pages_barcodes_by_product(fresh_sqlite_url: str) -> None:
+    """With ``Database.analyze``'s statistics of a shop's database, a page's barcodes
+    are found by product id, not by scanning the company's barcodes."""
+    db = Database(fresh_sqlite_url)
+    try:
+        shop = await make_shop(db)
+        await db.analyze()
+    finally:
+        await db.dispose()
     codes = catalog_changes._PRODUCTS.lists["codes"]
     params = {
         "company_id": shop.company_id,
