@@ -1,19 +1,19 @@
 """Running the operator command line as a separate process against the test
-database (``tests/cli/test_cli.py`` does the same for its own module)."""
+database (``tests/cli/test_cli.py`` does the same for its own module), forked from
+a process that has imported it already (``tests.cli_process``)."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-CLI = [sys.executable, "-m", "tillbook.cli"]
+from tests.cli_process import run_cli
 
 
 class Ran:
@@ -34,15 +34,7 @@ def cli_run(database_url: str, tmp_path: Path) -> Run:
     env.pop("TILLBOOK_REDIS_URL", None)
 
     def run(*args: str, code: int = 0) -> Ran:
-        result = subprocess.run(
-            [*CLI, *args],
-            env=env,
-            cwd=tmp_path,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        result = run_cli(args, env=env, cwd=tmp_path)
         assert result.returncode == code, (args, result.stdout, result.stderr)
         assert "Traceback" not in result.stderr, result.stderr
         return Ran(result)

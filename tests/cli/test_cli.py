@@ -11,7 +11,6 @@ import json
 import os
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from decimal import Decimal
@@ -24,6 +23,7 @@ from alembic import command as alembic_command
 from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
 
+from tests.cli_process import CLI, run_cli
 from tests.conftest import PG_URL, _create_pg_database, _drop_pg_database
 from tillbook.app import create_app
 from tillbook.auth.service import KEY_CACHE_S
@@ -33,7 +33,6 @@ from tillbook.migrate import alembic_config
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
 BEFORE_UNIQUE_ADMIN_EMAIL = "56059980b159"  # the revision before uq_users_admin_email
-CLI = [sys.executable, "-m", "tillbook.cli"]
 
 
 def _env(database_url: str) -> dict[str, str]:
@@ -52,15 +51,7 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def cli(database_url: str, workdir: Path) -> Run:
     def run(*args: str, code: int = 0) -> subprocess.CompletedProcess[str]:
-        result = subprocess.run(
-            [*CLI, *args],
-            env=_env(database_url),
-            cwd=workdir,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        result = run_cli(args, env=_env(database_url), cwd=workdir)
         assert result.returncode == code, (args, result.stdout, result.stderr)
         assert "Traceback" not in result.stderr, result.stderr
         return result
@@ -338,10 +329,7 @@ def test_new_database_in_another_folder_says_so(tmp_path: Path) -> None:
     del env["TILLBOOK_DATABASE_URL"]  # the default, sqlite:///./tillbook.db
 
     def run(*args: str, code: int = 0) -> subprocess.CompletedProcess[str]:
-        result = subprocess.run(
-            [*CLI, *args], env=env, cwd=folder, stdin=subprocess.DEVNULL,
-            capture_output=True, text=True, timeout=120,
-        )  # fmt: skip
+        result = run_cli(args, env=env, cwd=folder)
         assert result.returncode == code, result.stderr
         return result
 
@@ -359,10 +347,7 @@ def test_new_database_in_another_folder_says_so(tmp_path: Path) -> None:
 
 def test_database_notice_hides_the_password(workdir: Path) -> None:
     env = _env("postgresql://till:hunter2-pw@127.0.0.1:1/tillbook")
-    result = subprocess.run(
-        [*CLI, "company", "list", "--json"], env=env, cwd=workdir, stdin=subprocess.DEVNULL,
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    result = run_cli(["company", "list", "--json"], env=env, cwd=workdir)
     assert result.returncode == 1
     assert result.stdout == ""
     assert _notices(result.stderr) == [
@@ -559,10 +544,7 @@ async def test_migration_renames_duplicate_admin_emails(
                 url, "SELECT id FROM users WHERE company_id = :c AND user_type = 'admin'", c=cid
             )
             ids[email] = (cid, uid)
-        migrated = subprocess.run(
-            [*CLI, "migrate"], env=_env(url), cwd=workdir, stdin=subprocess.DEVNULL,
-            capture_output=True, text=True, timeout=120,
-        )  # fmt: skip
+        migrated = run_cli(["migrate"], env=_env(url), cwd=workdir)
         assert migrated.returncode == 0, migrated.stderr
         rows = await _sql(
             url, "SELECT id, user_type, email FROM users WHERE company_id >= :c ORDER BY id",
@@ -596,11 +578,10 @@ async def test_migration_renames_duplicate_admin_emails(
                 c=ids["owner@dup.example"][0],
                 u=ids["owner@dup.example"][1] + 1000,
             )
-        refused = subprocess.run(
-            [*CLI, "company", "create", "Dup 4", "--admin-email", "owner@DUP.example",
+        refused = run_cli(
+            ["company", "create", "Dup 4", "--admin-email", "owner@DUP.example",
              "--admin-password", "long-enough"],
-            env=_env(url), cwd=workdir, stdin=subprocess.DEVNULL, capture_output=True,
-            text=True, timeout=120,
+            env=_env(url), cwd=workdir,
         )  # fmt: skip
         assert refused.returncode == 1, refused.stderr
         assert "is already used by another company" in refused.stderr

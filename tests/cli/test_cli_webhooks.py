@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
+from tests.cli_process import run_cli
 from tests.events.test_webhook_reliability import Receiver, fast, make_sales, run_until
 from tests.factories import by_id
 from tests.invariants import check_books
@@ -26,7 +26,6 @@ from tillbook.models import Order, WebhookDelivery
 from tillbook.receiving import verify
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
-CLI = [sys.executable, "-m", "tillbook.cli"]
 
 
 @pytest.fixture(scope="module")
@@ -39,15 +38,7 @@ def cli(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Run:
     env["TILLBOOK_WEBHOOK_ALLOW_PRIVATE_NETWORKS"] = "true"  # the receiver is on 127.0.0.1
 
     def run(*args: str, code: int = 0) -> subprocess.CompletedProcess[str]:
-        result = subprocess.run(
-            [*CLI, *args],
-            env=env,
-            cwd=workdir,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        result = run_cli(args, env=env, cwd=workdir)
         assert result.returncode == code, (args, result.stdout, result.stderr)
         assert "Traceback" not in result.stderr, result.stderr
         return result

@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from tests.cli.test_cli import Run, _key_headers, as_json, cli, workdir  # noqa: F401  (fixtures)
+from tests.cli_process import run_cli
 from tests.invariants import check_books
 from tillbook.app import create_app
 from tillbook.config import Settings
@@ -115,12 +116,10 @@ def _staff(
 ) -> dict[str, Any]:
     env = {**os.environ, "TILLBOOK_DATABASE_URL": database_url, **extra_env}
     env.pop("TILLBOOK_REDIS_URL", None)
-    done = subprocess.run(
-        [sys.executable, "-m", "tillbook.cli", "staff", "create", "--company", cid,
-         "--email", email, "--name", name, "--role", role, "--warehouse", str(warehouse),
-         "--json"],
-        env=env, cwd=workdir, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-        timeout=120,
+    done = run_cli(
+        ["staff", "create", "--company", cid, "--email", email, "--name", name,
+         "--role", role, "--warehouse", str(warehouse), "--json"],
+        env=env, cwd=workdir,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     data: dict[str, Any] = as_json(done)

@@ -15,8 +15,6 @@ import ipaddress
 import os
 import socket
 import ssl
-import subprocess
-import sys
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,6 +28,7 @@ from cryptography.x509.oid import NameOID
 from sqlalchemy import func, select
 
 from tests.admin_helpers import ADMIN, login
+from tests.cli_process import run_cli
 from tests.events.test_webhook_reliability import attempts_of, fast, make_sales
 from tests.invariants import check_books
 from tests.outbox_quiet import quiet_outbox  # noqa: F401  (fixture)
@@ -41,8 +40,6 @@ from tillbook.events import webhook_service as service
 from tillbook.events.urlpolicy import UrlPolicy, UrlRefused, check_url
 from tillbook.events.worker import EXCERPT_CHARS, DeliveryWorker
 from tillbook.models import Webhook, WebhookDelivery
-
-CLI = [sys.executable, "-m", "tillbook.cli"]
 
 
 class FakeDNS:
@@ -281,20 +278,12 @@ async def test_admin_api_accepts_a_public_address_and_private_where_allowed(
 # ---------------------------------------------------------------- the CLI
 
 
-def run_cli(database_url: str, cwd: Path, *args: str, allow_private: bool) -> Any:
+def cli(database_url: str, cwd: Path, *args: str, allow_private: bool) -> Any:
     env = dict(os.environ)
     env["TILLBOOK_DATABASE_URL"] = database_url
     env.pop("TILLBOOK_REDIS_URL", None)
     env["TILLBOOK_WEBHOOK_ALLOW_PRIVATE_NETWORKS"] = "true" if allow_private else "false"
-    result = subprocess.run(
-        [*CLI, *args],
-        env=env,
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = run_cli(args, env=env, cwd=cwd)
     assert "Traceback" not in result.stderr, result.stderr
     return result
 
@@ -311,7 +300,7 @@ async def test_cli_refuses_with_exit_1(db, shop, database_url, tmp_path):
     ]  # fmt: skip
     for url, allow_private, says in cases:
         result = await asyncio.to_thread(
-            run_cli, database_url, tmp_path, "webhooks", "add", "--company", cid, "--url", url,
+            cli, database_url, tmp_path, "webhooks", "add", "--company", cid, "--url", url,
             "--json", allow_private=allow_private,
         )  # fmt: skip
         assert result.returncode == 1, (url, result.stdout, result.stderr)
@@ -320,7 +309,7 @@ async def test_cli_refuses_with_exit_1(db, shop, database_url, tmp_path):
         assert result.stdout == ""
     assert await webhook_count(db, shop.company_id) == 0
     ok = await asyncio.to_thread(
-        run_cli, database_url, tmp_path, "webhooks", "add", "--company", cid,
+        cli, database_url, tmp_path, "webhooks", "add", "--company", cid,
         "--url", "https://93.184.216.34/hook", "--events", "order.created", allow_private=False,
     )  # fmt: skip
     assert ok.returncode == 0, ok.stderr

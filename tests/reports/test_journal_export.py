@@ -6,6 +6,7 @@ from decimal import Decimal
 
 import pytest
 
+from tests.cli_process import run_cli
 from tests.invariants import check_books
 from tillbook.reports.journal import account_ledger, export_journal
 
@@ -72,15 +73,11 @@ def test_cli_export_passes_bean_check(tmp_path):
     if bean_check is None:
         pytest.skip("bean-check is not installed")
     env = {**os.environ, "TILLBOOK_DATABASE_URL": f"sqlite:///{tmp_path}/demo.db"}
-    run = [sys.executable, "-m", "tillbook.cli"]
-    subprocess.run([*run, "demo", "--json"], env=env, check=True, capture_output=True)
-    journal = subprocess.run(
-        [*run, "export", "journal", "--company", "1", "--format", "beancount"],
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
+    run_cli(["demo", "--json"], env=env, cwd=tmp_path, check=True)
+    journal = run_cli(
+        ["export", "journal", "--company", "1", "--format", "beancount"],
+        env=env, cwd=tmp_path, check=True,
+    ).stdout  # fmt: skip
     (tmp_path / "books.beancount").write_text(journal)
     checked = subprocess.run(
         [bean_check, str(tmp_path / "books.beancount")], capture_output=True, text=True
@@ -91,10 +88,10 @@ def test_cli_export_passes_bean_check(tmp_path):
     lines, cursor = [], []
     while True:  # the demo's month of trading runs to several pages
         data = json.loads(
-            subprocess.run(
-                [*run, "report", "ledger", "--company", "1", "--account", "11700", "--json",
+            run_cli(
+                ["report", "ledger", "--company", "1", "--account", "11700", "--json",
                  "--limit", "1000", *cursor],
-                env=env, check=True, capture_output=True, text=True,
+                env=env, cwd=tmp_path, check=True,
             ).stdout
         )  # fmt: skip
         lines += data["lines"]

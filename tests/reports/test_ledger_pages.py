@@ -19,6 +19,7 @@ import pytest
 from sqlalchemy import select
 
 from tests.admin_helpers import ADMIN, login
+from tests.cli_process import run_cli
 from tests.factories import make_shop
 from tests.invariants import check_books
 from tests.ledger.test_rollups import activity
@@ -352,14 +353,7 @@ async def test_streaming_export_equals_the_old_one_and_checks_clean(client, db, 
 
 
 def _run(args: list[str], env: dict[str, str], code: int = 0) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(
-        [sys.executable, "-m", "tillbook.cli", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
+    result = run_cli(args, env=env)
     assert result.returncode == code, (args, result.stdout, result.stderr)
     assert "Traceback" not in result.stderr
     return result

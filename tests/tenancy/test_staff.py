@@ -20,7 +20,8 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
-from tests.cli.test_cli import CLI, _env
+from tests.cli.test_cli import _env
+from tests.cli_process import run_cli
 from tests.factories import Shop, by_id, make_shop
 from tests.written import snapshot
 from tillbook.app import create_app
@@ -854,10 +855,7 @@ def cli(database_url: str, *args: str, code: int = 0, stdin: str | None = None,
     env.pop("TILLBOOK_STAFF_PASSWORD", None)
     if password is not None:
         env["TILLBOOK_STAFF_PASSWORD"] = password
-    result = subprocess.run(
-        [*CLI, *args], env=env, input=stdin if stdin is not None else "",
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    result = run_cli(args, env=env, input=stdin)
     assert result.returncode == code, (args, result.stdout, result.stderr)
     assert "Traceback" not in result.stderr, result.stderr
     return result
