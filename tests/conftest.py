@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -140,7 +139,6 @@ async def _drop_pg_database(base_url: str, name: str) -> None:
 # two tests share a company.
 _databases: dict[str, str] = {}
 _pg_made: list[str] = []
-_sqlite_template: list[Path] = []  # the SQLite database as migrated, before any test
 
 
 @pytest.fixture(scope="session", params=BACKENDS)
@@ -152,27 +150,13 @@ async def database_url(
         if backend == "sqlite":
             path: Path = tmp_path_factory.mktemp("db") / "tillbook.db"
             url = f"sqlite:///{path}"
-            await asyncio.to_thread(upgrade, url)
-            _sqlite_template.append(path.with_name("migrated.db"))
-            shutil.copyfile(path, _sqlite_template[0])
         else:
             assert PG_URL is not None
             url, name = await _create_pg_database(PG_URL)
             _pg_made.append(name)
-            await asyncio.to_thread(upgrade, url)
+        await asyncio.to_thread(upgrade, url)
         _databases[backend] = url
     yield _databases[backend]
-
-
-@pytest.fixture
-def fresh_sqlite_url(database_url: str, tmp_path: Path) -> str:
-    """A migrated SQLite database of the test's own, where what the planner sees must
-    be one shop's data, not the hundreds of companies of the shared database."""
-    if not _sqlite_template:
-        pytest.skip("SQLite's own database")
-    path = tmp_path / "fresh.db"
-    shutil.copyfile(_sqlite_template[0], path)
-    return f"sqlite:///{path}"
 
 
 def _drop_made_databases() -> None:

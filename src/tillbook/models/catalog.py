@@ -111,6 +111,10 @@ class ProductBarcode(Base):
     __tablename__ = "product_barcodes"
     __table_args__ = (
         UniqueConstraint("company_id", "barcode", name="uq_product_barcodes_company_barcode"),
+        # A page of products reads its barcodes by (company, product ids): with one
+        # index on both, no planner statistics of a database of many small companies
+        # can send a large company's page through all of its barcodes instead.
+        Index("ix_product_barcodes_company_product", "company_id", "product_id"),
     )
 
     id: Mapped[pk]
