@@ -5,6 +5,7 @@ planner's statistics that let a feed page find its barcodes by product (issue 27
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from tests.admin_helpers import sale_body
 from tests.factories import make_shop
 from tillbook import db as db_module
 from tillbook.catalog import changes as catalog_changes
+from tillbook.catalog import queries as catalog_queries
 from tillbook.db import Database
 from tillbook.errors import ServiceUnavailable
 from tillbook.kit import changes as kit_changes
@@ -104,11 +106,42 @@ async def test_a_busy_database_is_read_through_the_threaded_session(tmp_path: Pa
 
 
 def test_a_page_condition_is_a_condition_on_sqlite() -> None:
-    """``_InPage`` renders as a plain IN on SQLite: ``IN (…) = 1`` would keep SQLite
-    from looking the page's ids up by index."""
-    codes = catalog_changes._PRODUCTS.lists["codes"]
-    sql = str(codes.compile(dialect=sqlite.dialect()))
-    assert "IN (SELECT" in sql and ") = 1" not in sql
+    """``kit.idlists``' conditions render as a plain IN on SQLite (``IN (…) = 1``
+    would keep SQLite from looking the page's ids up by index) and as ``= ANY`` of an
+    array on PostgreSQL: a feed page's ids by a SELECT, a list page's as one bound
+    list."""
+    feed_codes = catalog_changes._PRODUCTS.lists["codes"]
+    list_codes = catalog_queries._product_list(True, False, False)[2]["codes"]
+    feed_sql = str(feed_codes.compile(dialect=sqlite.dialect()))
+    assert "IN (SELECT" in feed_sql and ") = 1" not in feed_sql
+    list_sql = str(list_codes.compile(dialect=sqlite.dialect()))
+    assert "IN (SELECT value FROM json_each(?))" in list_sql and ") = 1" not in list_sql
+    on_postgresql = driver_sql(list_codes, ("company_id", "page_ids"), asyncpg_dialect()).sql  # type: ignore[no-untyped-call]
+    assert "product_id = any($2::BIGINT[])" in on_postgresql, on_postgresql
+
+
+async def test_a_list_pages_barcodes_are_found_by_its_ids(db: Database) -> None:
+    """A list page's barcodes, by the page's ids bound as one JSON list, are looked up
+    by company and product id on SQLite's statistics, and are the page's own."""
+    shop = await make_shop(db)
+    await db.analyze()
+    codes = catalog_queries._product_list(False, False, False)[2]["codes"]
+    ids = sorted(shop.products.values())
+    compiled = codes.compile(dialect=sqlite.dialect())
+    given = {"company_id": shop.company_id, "page_ids": json.dumps(ids)}
+    values = [given[name] for name in compiled.positiontup or ()]
+    path = db.url.split("///", 1)[1]
+    with sqlite3.connect(path) as conn:
+        plan = " ".join(
+            str(row[3]) for row in conn.execute(f"EXPLAIN QUERY PLAN {compiled}", values)
+        )
+        found = {row[0] for row in conn.execute(str(compiled), values)}
+    assert "product_barcodes USING INDEX ix_product_barcodes_company_product" in plan, plan
+    assert found and found <= set(ids)
+    rows = await db.reads(
+        lambda r: r.all(codes, {"company_id": shop.company_id, "page_ids": ids[:1]})
+    )
+    assert {row["product_id"] for row in rows} == {ids[0]}
 
 
 async def test_statistics_send_a_feed_pages_barcodes_by_product(db: Database) -> None:

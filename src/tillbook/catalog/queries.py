@@ -7,21 +7,34 @@ so an id from elsewhere reads exactly like an id that does not exist.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from sqlalchemy import BindParameter, ColumnElement, Select, bindparam, func, or_, select
+from sqlalchemy import (
+    BigInteger,
+    BindParameter,
+    ColumnElement,
+    Integer,
+    Select,
+    String,
+    bindparam,
+    func,
+    or_,
+    select,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.auth.context import AuthContext
 from tillbook.catalog import views
-from tillbook.db import Reads, Record
+from tillbook.db import AnySelect, Reads, Record
 from tillbook.errors import NotFound
 from tillbook.kit import xid
+from tillbook.kit.idlists import IdList, in_ids
 from tillbook.kit.money import number
 from tillbook.kit.pagination import Page, Paged, envelope, paged
-from tillbook.kit.search import matches
+from tillbook.kit.search import contains, like_any, matches
 from tillbook.models import (
     Brand,
     Category,
@@ -130,27 +143,6 @@ _UNITS = select(
 ).join(Unit, (Unit.id == ProductUnit.unit_id) & (Unit.company_id == ProductUnit.company_id))
 
 
-async def with_codes_and_units(
-    session: AsyncSession, company_id: int, items: list[views.ProductHead]
-) -> list[views.ProductListItem]:
-    """``items`` (product heads) as list items, with every barcode (the primary first) and their
-    additional units, in two statements for the whole page: a register walking a
-    catalog of 10,000 products must not ask for each product's detail. The units'
-    statement runs only for items whose ``has_additional_units`` says they have some
-    (most products have none: one round trip fewer per page and per product read)."""
-    ids = [item["id"] for item in items]
-    with_units = [item["id"] for item in items if item["has_additional_units"]]
-    codes: Sequence[Record] = []
-    units: Sequence[Record] = []
-    if ids:
-        statement = codes_and_units_of(lambda c: c.in_(ids), company_id)["codes"]
-        codes = (await session.execute(statement)).mappings().all()
-    if with_units:
-        statement = codes_and_units_of(lambda c: c.in_(with_units), company_id)["units"]
-        units = (await session.execute(statement)).mappings().all()
-    return listed_items(items, codes, units)
-
-
 def listed_items(
     items: Sequence[views.ProductHead], codes: Sequence[Record], units: Sequence[Record]
 ) -> list[views.ProductListItem]:
@@ -250,33 +242,83 @@ def with_refs(warehouse_id: Any) -> Select[*tuple[Any, ...]]:
     )
 
 
-def _listed_here(key: AuthContext) -> list[ColumnElement[bool]]:
-    """Products listed in the key's warehouse, and still sold there."""
+# The values of a page of the product list (``products``), named for ``Reads``.
+_PATTERN: BindParameter[str] = bindparam("search_pattern", type_=String())
+_CODE: BindParameter[str] = bindparam("search_code", type_=String())
+_CATEGORY: BindParameter[int] = bindparam("category_id", type_=BigInteger())
+_BRAND: BindParameter[int] = bindparam("brand_id", type_=BigInteger())
+_LIMIT: BindParameter[int] = bindparam("list_limit", type_=Integer())
+_OFFSET: BindParameter[int] = bindparam("list_offset", type_=Integer())
+_PAGE_IDS: BindParameter[list[int]] = bindparam("page_ids", type_=IdList())
+
+
+@functools.cache
+def _product_list(
+    search: bool, category: bool, brand: bool
+) -> tuple[AnySelect, AnySelect, dict[str, AnySelect]]:
+    """The statements of a page of the product list with these filters, built once
+    each (``Reads``): the page's rows with the total of matches (``count(*) OVER ()``
+    over the matching ids alone), the count on its own (for a page past the end,
+    which has no row to carry it), and the page's barcodes and units by its ids."""
     listed = (
         select(Listing.id)
         .where(
             Listing.product_id == Product.id,
             Listing.company_id == Product.company_id,
-            Listing.warehouse_id == key.warehouse_id,
+            Listing.warehouse_id == WAREHOUSE_ID,
             Listing.active.is_(True),
         )
         .correlate(Product)
         .exists()
     )
-    return [Product.company_id == key.company_id, Product.archived_at.is_(None), listed]
-
-
-def _barcode_is(company_id: int, text: str) -> ColumnElement[bool]:
-    """Any of a product's barcodes, exactly (what a scanner sends)."""
-    return Product.id.in_(
-        select(ProductBarcode.product_id).where(
-            ProductBarcode.company_id == company_id, ProductBarcode.barcode == text.strip()
+    conds: list[ColumnElement[bool]] = [
+        Product.company_id == COMPANY_ID,
+        Product.archived_at.is_(None),
+        listed,
+    ]
+    if search:
+        # Any of its barcodes, exactly, is what a scanner sends.
+        coded = select(ProductBarcode.product_id).where(
+            ProductBarcode.company_id == COMPANY_ID, ProductBarcode.barcode == _CODE
         )
+        conds.append(
+            or_(
+                like_any(_PATTERN, Product.name, Product.item_code, Product.barcode),
+                Product.id.in_(coded),
+            )
+        )
+    if category:
+        conds.append(Product.category_id == _CATEGORY)
+    if brand:
+        conds.append(Product.brand_id == _BRAND)
+    ids: Any = select(Product.id).where(*conds)
+    if search:
+        # Materialised, so that PostgreSQL finds the matches through the trigram
+        # indexes before ordering them: inlined, the planner walks the primary key
+        # of every product for the LIMIT and filters each row (22 ms against 2).
+        ids = ids.cte("search_ids").prefix_with("MATERIALIZED", dialect="postgresql")
+    else:
+        ids = ids.subquery("listed_ids")
+    matched = (
+        select(ids.c.id, func.count().over().label("total"))
+        .order_by(ids.c.id)
+        .limit(_LIMIT)
+        .offset(_OFFSET)
+        .subquery("matched")
     )
+    rows = (
+        with_refs(WAREHOUSE_ID)
+        .add_columns(matched.c.total)
+        .join(matched, matched.c.id == Product.id)
+        .where(Product.company_id == COMPANY_ID)
+        .order_by(Product.id)
+    )
+    count = select(func.count().label("total")).select_from(Product).where(*conds)
+    return rows, count, codes_and_units_of(lambda c: in_ids(c, _PAGE_IDS), COMPANY_ID)
 
 
 async def products(
-    session: AsyncSession,
+    reads: Reads,
     key: AuthContext,
     page: Page,
     *,
@@ -284,75 +326,40 @@ async def products(
     category_id: int | None = None,
     brand_id: int | None = None,
 ) -> Paged[views.ProductListItem]:
-    """One page of the warehouse's products, in id order.
+    """One page of the warehouse's products, in id order, with its total.
 
-    A plain listing is a count and a page query (the page walks the primary key and
-    stops at its limit). A search finds its matches once, in one statement: the
-    matching ids, the page of them with their total (``count(*) OVER ()`` over the
-    ids alone), the page's rows joined to their category, brand and unit; the count
-    query is left for a page past the end."""
-    conds = _listed_here(key)
+    Prebuilt statements (``_product_list``), outside a transaction: the matching
+    page with its total, then the page's barcodes and, only when one of its products
+    has additional units, their units (most products have none). A register walking
+    a catalog must not ask for each product's detail."""
+    params: dict[str, Any] = {
+        COMPANY_ID.key: key.company_id,
+        WAREHOUSE_ID.key: key.warehouse_id,
+        _LIMIT.key: page.limit,
+        _OFFSET.key: page.offset,
+    }
     if search:
-        conds.append(
-            or_(
-                matches(search, Product.name, Product.item_code, Product.barcode),
-                _barcode_is(key.company_id, search),
-            )
-        )
+        params[_PATTERN.key] = contains(search)
+        params[_CODE.key] = search.strip()
     if category_id is not None:
-        conds.append(Product.category_id == category_id)
+        params[_CATEGORY.key] = category_id
     if brand_id is not None:
-        conds.append(Product.brand_id == brand_id)
-    if search:
-        # Materialised, so that PostgreSQL finds the matches through the trigram
-        # indexes before ordering them: inlined, the planner walks the primary key
-        # of every product for the LIMIT and filters each row (22 ms against 2).
-        ids = (
-            select(Product.id)
-            .where(*conds)
-            .cte("search_ids")
-            .prefix_with("MATERIALIZED", dialect="postgresql")
+        params[_BRAND.key] = brand_id
+    rows, count, lists = _product_list(bool(search), category_id is not None, brand_id is not None)
+    found = await reads.all(rows, params)
+    if not found:
+        total = 0 if page.offset == 0 else (await reads.all(count, params))[0]["total"]
+        return paged(page, total, [])
+    heads = [product_head(row) for row in found]
+    ids = {COMPANY_ID.key: key.company_id, _PAGE_IDS.key: [h["id"] for h in heads]}
+    codes = await reads.all(lists["codes"], ids)
+    units: Sequence[Record] = []
+    with_units = [h["id"] for h in heads if h["has_additional_units"]]
+    if with_units:
+        units = await reads.all(
+            lists["units"], {COMPANY_ID.key: key.company_id, _PAGE_IDS.key: with_units}
         )
-        matched = (
-            select(ids.c.id, func.count().over().label("total"))
-            .order_by(ids.c.id)
-            .limit(page.limit)
-            .offset(page.offset)
-            .subquery("matched")
-        )
-        found = (
-            (
-                await session.execute(
-                    products_with_refs(key)
-                    .add_columns(matched.c.total)
-                    .join(matched, matched.c.id == Product.id)
-                    .where(Product.company_id == key.company_id)
-                    .order_by(Product.id)
-                )
-            )
-            .mappings()
-            .all()
-        )
-        if found or page.offset == 0:
-            total = found[0]["total"] if found else 0
-            heads = [product_head(row) for row in found]
-            return paged(page, total, await with_codes_and_units(session, key.company_id, heads))
-    total = (
-        await session.execute(select(func.count()).select_from(Product).where(*conds))
-    ).scalar_one()
-    rows: list[views.ProductListItem] = []
-    if page.offset < total:
-        result = await session.execute(
-            products_with_refs(key)
-            .where(*conds)
-            .order_by(Product.id)
-            .limit(page.limit)
-            .offset(page.offset)
-        )
-        rows = await with_codes_and_units(
-            session, key.company_id, [product_head(row) for row in result.mappings()]
-        )
-    return paged(page, total, rows)
+    return paged(page, found[0]["total"], listed_items(heads, codes, units))
 
 
 def _utc_iso(value: dt.datetime) -> str:

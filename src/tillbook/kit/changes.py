@@ -64,7 +64,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.functions import FunctionElement
-from sqlalchemy.sql.visitors import InternalTraversal
 from sqlalchemy.types import TypeDecorator, TypeEngine
 from typing_extensions import TypedDict
 
@@ -72,6 +71,7 @@ from tillbook.errors import invalid
 from tillbook.kit import xid
 from tillbook.kit.bounds import query_value
 from tillbook.kit.cursors import Scope, peek
+from tillbook.kit.idlists import in_page
 from tillbook.kit.pagination import parse_int
 from tillbook.kit.shapes import DateTimeStr, answer
 
@@ -280,39 +280,6 @@ def _pg_replayed_until(_element: Any, _compiler: SQLCompiler, **_kw: Any) -> str
     return "pg_last_xact_replay_timestamp()"
 
 
-class _InPage(ColumnElement[bool]):
-    """``column IN (SELECT ids)``, written ``column = ANY(ARRAY(SELECT ids))`` on
-    PostgreSQL: the planner cannot tell how few ids a CTE holds and planned the
-    ``IN`` as a hash join over a scan of every barcode of the company (2.5 ms a page
-    of the bench); with an array it looks each id up by index (0.3 ms)."""
-
-    inherit_cache = True
-    _traverse_internals = [  # noqa: RUF012 (a list, as SQLAlchemy declares it)
-        ("column", InternalTraversal.dp_clauseelement),
-        ("ids", InternalTraversal.dp_clauseelement),
-    ]
-    type = Boolean()
-    # A condition in itself, as an IN is: without it SQLite's compiler (no native
-    # booleans) writes ``… IN (…) = 1``, which no index serves (a scan of every
-    # barcode of the company on each page).
-    _is_implicitly_boolean = True
-
-    def __init__(self, column: ColumnElement[Any], ids: AnySelect):
-        self.column = column
-        self.ids = ids
-
-
-@compiles(_InPage)
-def _in_page(element: _InPage, compiler: SQLCompiler, **kw: Any) -> str:
-    return compiler.process(element.column.in_(element.ids), **kw)
-
-
-@compiles(_InPage, "postgresql")
-def _pg_in_page(element: _InPage, compiler: SQLCompiler, **kw: Any) -> str:
-    ids = func.array(element.ids.scalar_subquery())
-    return compiler.process(element.column == func.any(ids), **kw)
-
-
 # The database's time and how far it holds every commit (``_horizon``), one statement
 # on either database.
 HORIZON = select(
@@ -419,9 +386,9 @@ def prebuilt(
 ) -> Prebuilt:
     """``changes``' page of ``statement`` over ``SINCE``, ``AFTER`` and ``LIMIT``;
     ``lists`` builds the extra lists given a condition that an id column names a
-    record of the page (``_InPage``)."""
+    record of the page (``kit.idlists.in_page``)."""
     rows, ids = _paged(statement, changed, row_id, alive, SINCE, AFTER, LIMIT)
-    return Prebuilt(rows, lists(lambda column: _InPage(column, ids)))
+    return Prebuilt(rows, lists(lambda column: in_page(column, ids)))
 
 
 async def read(

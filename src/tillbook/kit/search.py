@@ -18,5 +18,10 @@ def contains(text: str) -> str:
 def matches(text: str, *columns: Any) -> ColumnElement[bool]:
     """Any of ``columns`` contains ``text``, case-insensitively. PostgreSQL answers
     it through the trigram indexes on ``lower(column)`` where they exist."""
-    pattern = contains(text)
+    return like_any(contains(text), *columns)
+
+
+def like_any(pattern: Any, *columns: Any) -> ColumnElement[bool]:
+    """Any of ``columns``, lower-cased, is LIKE ``pattern`` (a ``contains`` pattern,
+    or a bound parameter of one in a statement built once)."""
     return or_(*(func.lower(col).like(pattern, escape="\\") for col in columns))

@@ -82,8 +82,8 @@ async def list_products(
     text = _search(search)
     cat = _xid_filter("category_id", category_id)
     brand = _xid_filter("brand_id", brand_id)
-    data = await db.read(
-        lambda s: queries.products(s, key, pg, search=text, category_id=cat, brand_id=brand)
+    data = await db.reads(
+        lambda r: queries.products(r, key, pg, search=text, category_id=cat, brand_id=brand)
     )
     return answer(request, envelope.ok(data))
 
