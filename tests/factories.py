@@ -85,7 +85,9 @@ async def by_id(session: AsyncSession, model: type[M], id_: int) -> M | None:
 async def make_shop(
     db: Database, *, rate_limit: str = "100000/minute", allow_negative_stock: bool = False
 ) -> Shop:
-    tag = uuid.uuid4().hex[:6]
+    # 12 hex digits: a test process keeps its database for the whole run (thousands
+    # of shops), where 6 digits repeated a shop's admin email about once a run.
+    tag = uuid.uuid4().hex[:12]
 
     async def build(uow: UnitOfWork) -> Shop:
         session = uow.session

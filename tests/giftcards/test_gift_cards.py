@@ -84,6 +84,23 @@ async def test_sell_check_and_spend_a_card_across_branches(client, shop, db):
     await check_books(db, shop.company_id)
 
 
+async def test_a_card_spent_to_the_cent_in_steps(client, shop, db):
+    """Half of 1.13, then exactly what is left: SQLite adds in binary floating
+    point, where 1.13 - 0.56 is 0.5699999999999999, and the second spend was refused
+    as if another sale had spent the card first (found by the random sequences of
+    tests/robustness/test_loyalty_books.py)."""
+    code = (await sell(client, shop, "1.13"))["code"]
+    for price in ("0.56", "0.57"):
+        tender = {"amount": price, "payment_mode_id": "gift-card", "gift_card_code": code}
+        r = await client.post("/sales", json=sale(shop, price, [tender]), headers=shop.headers)
+        assert r.status_code == 200, r.text
+    assert await balance(db, shop.company_id, code) == D("0.00")
+    refused = {"amount": "0.01", "payment_mode_id": "gift-card", "gift_card_code": code}
+    r = await client.post("/sales", json=sale(shop, "0.01", [refused]), headers=shop.headers)
+    assert r.status_code == 422, r.text
+    await check_books(db, shop.company_id)
+
+
 async def test_load_an_existing_card_and_replay_hides_the_code(client, shop, db):
     body = {"amount": "20", "all_payments": [{"amount": "20", "payment_mode_id": "card"}]}
     headers = {**shop.headers, "Idempotency-Key": "gift-1"}

@@ -18,8 +18,9 @@ import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.errors import invalid
@@ -240,6 +241,13 @@ async def _move(
     )
 
 
+def _at_cents(value: Any) -> Any:
+    """A balance computed in SQL, rounded to the cent: exact on PostgreSQL's numeric;
+    SQLite adds in binary floating point, where 10.06 - 5.03 is 5.029999999999999,
+    which then failed ``balance >= 5.03`` for a card holding exactly 5.03."""
+    return func.round(value, 2)
+
+
 async def _add(uow: UnitOfWork, company_id: int, card_id: int, amount: Decimal) -> Decimal:
     """balance += amount (a positive amount: nothing to guard); the new balance."""
     return Decimal(
@@ -247,7 +255,7 @@ async def _add(uow: UnitOfWork, company_id: int, card_id: int, amount: Decimal) 
             await uow.session.execute(
                 update(GiftCard)
                 .where(GiftCard.company_id == company_id, GiftCard.id == card_id)
-                .values(balance=GiftCard.balance + amount)
+                .values(balance=_at_cents(GiftCard.balance + amount))
                 .returning(GiftCard.balance)
             )
         ).scalar_one()
@@ -276,9 +284,9 @@ async def take(
                     GiftCard.id == draw.card_id,
                     GiftCard.company_id == company_id,
                     GiftCard.status == "active",
-                    GiftCard.balance >= draw.amount,
+                    _at_cents(GiftCard.balance) >= draw.amount,
                 )
-                .values(balance=GiftCard.balance - draw.amount)
+                .values(balance=_at_cents(GiftCard.balance - draw.amount))
                 .returning(GiftCard.balance)
             )
         ).scalar_one_or_none()
