@@ -77,10 +77,12 @@ async def list_or_feed(
     db: Database,
     walk: Walk | None,
     feed: Callable[[AsyncSession, Walk], Awaitable[Any]],
-    listing: Callable[[AsyncSession], Awaitable[Any]],
+    listing: Callable[[], Awaitable[Any]],
 ) -> Response:
-    """A reference list a till reads: the whole list, or with ``updated_since`` /
-    ``cursor`` (``walk``) its change feed (``kit.changes``), tagged for 304s."""
+    """A reference list a till reads: the whole list (``listing``: a read in a
+    session, ``db.read``, or of prebuilt statements, ``db.reads``), or with
+    ``updated_since`` / ``cursor`` (``walk``) its change feed (``kit.changes``),
+    tagged for 304s."""
     if walk is not None:
         return feed_answer(request, await db.replica_read(lambda s: feed(s, walk)))
-    return answer(request, envelope.ok(await db.read(listing)))
+    return answer(request, envelope.ok(await listing()))

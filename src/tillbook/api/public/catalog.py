@@ -119,7 +119,7 @@ async def list_categories(
         db,
         walk,
         lambda s, w: changes.categories(s, key, w),
-        lambda s: queries.categories(s, key),
+        lambda: db.reads(lambda r: queries.categories(r, key)),
     )
 
 
@@ -130,7 +130,7 @@ async def list_categories(
 )
 async def get_category(request: Request, ref: str, key: CurrentKey, db: DB) -> Response:
     return answer(
-        request, envelope.ok(await db.read(lambda s: queries.category(s, key, ref_to_id(ref))))
+        request, envelope.ok(await db.reads(lambda r: queries.category(r, key, ref_to_id(ref))))
     )
 
 
@@ -153,7 +153,7 @@ async def list_brands(
         db,
         walk,
         lambda s, w: changes.brands(s, key, w),
-        lambda s: queries.brands(s, key),
+        lambda: db.read(lambda s: queries.brands(s, key)),
     )
 
 

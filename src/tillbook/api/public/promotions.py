@@ -36,5 +36,5 @@ async def list_promotions(
         db,
         walk,
         lambda s, w: service.feed(s, key, w),
-        lambda s: service.branch_promotions(s, key),
+        lambda: db.read(lambda s: service.branch_promotions(s, key)),
     )

@@ -38,7 +38,7 @@ async def list_payment_modes(
         db,
         walk,
         lambda s, w: payments.payment_mode_changes(s, key, w),
-        lambda s: payments.payment_modes(s, key),
+        lambda: db.read(lambda s: payments.payment_modes(s, key)),
     )
 
 
@@ -62,7 +62,7 @@ async def list_taxes(
         db,
         walk,
         lambda s, w: changes.taxes(s, key, w),
-        lambda s: catalog.taxes(s, key),
+        lambda: db.read(lambda s: catalog.taxes(s, key)),
     )
 
 
