@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Awaitable
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 from sqlalchemy import event, select
@@ -50,6 +51,8 @@ LIST_FIELDS = {
 }
 DETAIL_FIELDS = LIST_FIELDS | {"description", "batches"}
 CATEGORY_FIELDS = {"id", "xid", "name", "slug", "parent_id", "image", "children"}
+
+T = TypeVar("T")
 
 
 def is_number(value: Any) -> bool:
@@ -699,6 +702,13 @@ async def test_category_tree(client: httpx.AsyncClient, db: Database) -> None:
     assert leaf["children"] == [] and leaf["parent_id"] == shop.child_category_id
     root = await get_ok(client, shop, f"/categories/{shop.category_id}")
     assert root == tree[0]
+    # A till reads the tree often: one prebuilt statement, outside any transaction.
+    seen: list[str] = []
+    threaded: list[str] = []
+    again = await observed(db, seen, threaded, get_ok(client, shop, "/categories"))
+    assert again == tree and len(seen) == 1 and not threaded, (seen, threaded)
+    one = await observed(db, seen, threaded, get_ok(client, shop, f"/categories/{ids['apple']}"))
+    assert one == leaf and len(seen) == 1 and not threaded, (seen, threaded)
 
 
 async def test_brands(client: httpx.AsyncClient, db: Database) -> None:
@@ -754,6 +764,26 @@ async def test_unknown_ids_are_404(client: httpx.AsyncClient, shop: Shop) -> Non
             assert r.json() == {"status": "error", "message": message}
 
 
+async def observed(db: Database, seen: list[str], threaded: list[str], call: Awaitable[T]) -> T:
+    """``call``'s answer; ``seen`` gets the prebuilt statements it sent on the
+    driver (``unit.statement_observers``), ``threaded`` those through the async
+    engine (an ORM session; on SQLite, aiosqlite's thread)."""
+    seen.clear()
+    threaded.clear()
+
+    def cursor(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        threaded.append(statement)
+
+    engine = db.engine.sync_engine
+    event.listen(engine, "before_cursor_execute", cursor)
+    statement_observers.append(seen.append)
+    try:
+        return await call
+    finally:
+        statement_observers.remove(seen.append)
+        event.remove(engine, "before_cursor_execute", cursor)
+
+
 async def test_a_product_list_page_is_two_prebuilt_statements(
     client: httpx.AsyncClient, db: Database
 ) -> None:
@@ -764,22 +794,10 @@ async def test_a_product_list_page_is_two_prebuilt_statements(
     (issue 27: a search cost 7 ms of CPU through the session and aiosqlite)."""
     shop = await tagged(db)
     seen: list[str] = []
-    threaded: list[str] = []  # through the async engine (and the ORM session)
-
-    def cursor(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
-        threaded.append(statement)
+    threaded: list[str] = []
 
     async def page(**params: Any) -> dict[str, Any]:
-        seen.clear()
-        threaded.clear()
-        engine = db.engine.sync_engine
-        event.listen(engine, "before_cursor_execute", cursor)
-        statement_observers.append(seen.append)
-        try:
-            return await product_page(client, shop, **params)
-        finally:
-            statement_observers.remove(seen.append)
-            event.remove(engine, "before_cursor_execute", cursor)
+        return await observed(db, seen, threaded, product_page(client, shop, **params))
 
     await product_page(client, shop)  # the key's lookup is remembered after it
     listed = await page(limit=100)
