@@ -16,12 +16,12 @@ from sqlalchemy import (
     BigInteger,
     BindParameter,
     ColumnElement,
+    CompoundSelect,
     Integer,
     Select,
     String,
     bindparam,
     func,
-    or_,
     select,
     union,
 )
@@ -35,7 +35,7 @@ from tillbook.kit import xid
 from tillbook.kit.idlists import IdList, in_ids
 from tillbook.kit.money import number
 from tillbook.kit.pagination import Page, Paged, envelope, paged
-from tillbook.kit.search import contains, like_any, matches
+from tillbook.kit.search import contains, like_any
 from tillbook.models import (
     Brand,
     Category,
@@ -243,6 +243,29 @@ def with_refs(warehouse_id: Any) -> Select[*tuple[Any, ...]]:
     )
 
 
+def searched(
+    conds: Sequence[ColumnElement[bool]],
+    pattern: Any,
+    code: Any,
+    company_id: Any,
+    *columns: Any,
+) -> CompoundSelect[Any]:
+    """The ids of the products meeting ``conds`` that a search finds: ``columns``
+    containing its text (``pattern``, a ``kit.search.contains`` pattern), or any of
+    their barcodes being exactly ``code`` (what a scanner sends). Values or bound
+    parameters. A UNION, so that PostgreSQL answers the text through the trigram
+    indexes, combined, and the barcode through its unique index: as one OR, the
+    barcodes' subquery kept it from combining the indexes and it read every product
+    (21 ms of its CPU a search of the bench's 20,000, against 3)."""
+    coded = select(ProductBarcode.product_id).where(
+        ProductBarcode.company_id == company_id, ProductBarcode.barcode == code
+    )
+    return union(
+        select(Product.id).where(*conds, like_any(pattern, *columns)),
+        select(Product.id).where(*conds, Product.id.in_(coded)),
+    )
+
+
 # The values of a page of the product list (``products``), named for ``Reads``.
 _PATTERN: BindParameter[str] = bindparam("search_pattern", type_=String())
 _CODE: BindParameter[str] = bindparam("search_code", type_=String())
@@ -283,23 +306,18 @@ def _product_list(
         conds.append(Product.brand_id == _BRAND)
     ids: Any
     if search:
-        # The text anywhere in the name, item code or primary barcode, or any of the
-        # product's barcodes exactly (what a scanner sends): a UNION, so that
-        # PostgreSQL answers the first through the trigram indexes and the second
-        # through the barcodes' unique index (as one OR, the barcodes' subquery
-        # kept it from combining the indexes: a scan of every product, 21 ms of
-        # its CPU a search of the bench's 20,000). Materialised, so that the
-        # matches are found before they are ordered: inlined, the planner walks the
-        # primary key of every product for the LIMIT and filters each row.
-        coded = select(ProductBarcode.product_id).where(
-            ProductBarcode.company_id == COMPANY_ID, ProductBarcode.barcode == _CODE
-        )
+        # Materialised, so that the matches are found (by index) before they are
+        # ordered: inlined, the planner walks the primary key of every product for
+        # the LIMIT and filters each row.
         ids = (
-            union(
-                select(Product.id).where(
-                    *conds, like_any(_PATTERN, Product.name, Product.item_code, Product.barcode)
-                ),
-                select(Product.id).where(*conds, Product.id.in_(coded)),
+            searched(
+                conds,
+                _PATTERN,
+                _CODE,
+                COMPANY_ID,
+                Product.name,
+                Product.item_code,
+                Product.barcode,
             )
             .cte("search_ids")
             .prefix_with("MATERIALIZED", dialect="postgresql")
@@ -580,17 +598,15 @@ async def stock_page(
     if not include_archived:
         conds.append(Product.archived_at.is_(None))
     if search:
-        conds.append(
-            or_(
-                matches(search, Product.name, Product.item_code),
-                Product.id.in_(
-                    select(ProductBarcode.product_id).where(
-                        ProductBarcode.company_id == company_id,
-                        ProductBarcode.barcode == search.strip(),
-                    )
-                ),
-            )
+        found = searched(
+            list(conds),
+            contains(search),
+            search.strip(),
+            company_id,
+            Product.name,
+            Product.item_code,
         )
+        conds.append(Product.id.in_(found))
     total = (
         await session.execute(select(func.count()).select_from(Product).where(*conds))
     ).scalar_one()
