@@ -160,12 +160,11 @@ async def database_url(
 
 
 def _drop_made_databases() -> None:
-    """The PostgreSQL databases this process made, dropped when its session ends."""
-    if PG_URL is None:
-        return
-    base = PG_URL
-    for name in _pg_made:
-        asyncio.run(_drop_pg_database(base, name))
+    """The PostgreSQL databases this process made, dropped when its session ends
+    (SQLite's files go with pytest's temporary folder)."""
+    if PG_URL is not None:
+        for name in _pg_made:
+            asyncio.run(_drop_pg_database(PG_URL, name))
     _pg_made.clear()
     _databases.clear()
 
