@@ -281,9 +281,9 @@ def _product_list(
     search: bool, category: bool, brand: bool
 ) -> tuple[AnySelect, AnySelect, dict[str, AnySelect]]:
     """The statements of a page of the product list with these filters, built once
-    each (``Reads``): the page's rows with the total of matches (``count(*) OVER ()``
-    over the matching ids alone), the count on its own (for a page past the end,
-    which has no row to carry it), and the page's barcodes and units by its ids."""
+    each (``Reads``): the page's rows with the total of matches beside them, the
+    count on its own (for a page past the end, which has no row to carry it), and
+    the page's barcodes and units by its ids."""
     listed = (
         select(Listing.id)
         .where(
@@ -324,21 +324,18 @@ def _product_list(
         )
     else:
         ids = select(Product.id).where(*conds).subquery("listed_ids")
-    matched = (
-        select(ids.c.id, func.count().over().label("total"))
-        .order_by(ids.c.id)
-        .limit(_LIMIT)
-        .offset(_OFFSET)
-        .subquery("matched")
-    )
+    matched = select(ids.c.id).order_by(ids.c.id).limit(_LIMIT).offset(_OFFSET).subquery("matched")
+    count = select(func.count().label("total")).select_from(ids)
+    # The total as a subquery of its own, run once: a window over every match
+    # (``count(*) OVER ()``) kept a plain list of 10,000 products from walking the
+    # primary key for its page, a third slower than the count and the page apart.
     rows = (
         with_refs(WAREHOUSE_ID)
-        .add_columns(matched.c.total)
+        .add_columns(count.scalar_subquery().label("total"))
         .join(matched, matched.c.id == Product.id)
         .where(Product.company_id == COMPANY_ID)
         .order_by(Product.id)
     )
-    count = select(func.count().label("total")).select_from(ids)
     return rows, count, codes_and_units_of(lambda c: in_ids(c, _PAGE_IDS), COMPANY_ID)
 
 
