@@ -418,8 +418,12 @@ async def test_company_warehouse_and_keys(cli: Run, database_url: str) -> None:
     shown = cli("keys", "reveal", key["public_key"], "--admin-password", "s3cret-pass")
     assert shown.stdout.strip() == key["secret_key"]
 
-    # Rotation: new secrets for the same public key, the old ones refused at once.
+    # Rotation: new secrets for the same public key, the old ones refused. A key
+    # changed by another process (the CLI) applies to this process's GETs within the
+    # key cache's life (auth.service.KEY_CACHE_S): forked CLI calls take well under
+    # it, so each GET after a rotation waits it out.
     rotated = as_json(cli("keys", "rotate", key["public_key"], "--json"))
+    await asyncio.sleep(KEY_CACHE_S)
     assert rotated["public_key"] == key["public_key"]
     assert rotated["secret_key"] != key["secret_key"]
     assert rotated["hmac_secret"] != key["hmac_secret"]
@@ -437,6 +441,7 @@ async def test_company_warehouse_and_keys(cli: Run, database_url: str) -> None:
     assert "--grace" in bad.stderr and "24h" in bad.stderr
     graced = as_json(cli("keys", "rotate", key["public_key"], "--grace", "1h", "--json"))
     assert graced["old_secrets_valid_until"]
+    await asyncio.sleep(KEY_CACHE_S)
     assert (await _get(database_url, "/warehouses", _key_headers(key))).status_code == 200
     key = {**key, "secret_key": graced["secret_key"], "hmac_secret": graced["hmac_secret"]}
     assert (await _get(database_url, "/warehouses", _key_headers(key))).status_code == 200
@@ -460,6 +465,7 @@ async def test_company_warehouse_and_keys(cli: Run, database_url: str) -> None:
     assert keys[key["public_key"]]["status"] == 0
     assert keys[key["public_key"]]["revoked_at"] == revoked["revoked_at"]
     assert keys[signed["public_key"]]["status"] == 1
+    await asyncio.sleep(KEY_CACHE_S)
     r = await _get(database_url, "/warehouses", _key_headers(key))
     assert r.status_code == 401
     assert r.json()["message"] == "invalid or inactive public key"

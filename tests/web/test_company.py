@@ -157,8 +157,13 @@ async def test_a_payment_mode_renamed_stale_refused_and_archived(
     assert await audit_count(db, shop.company_id, "payment_mode") == 2
 
     async def general(s: AsyncSession) -> ExpenseCategory:
+        # The company's first category, by id: without an order PostgreSQL answers
+        # in the heap's order, where an updated row moves to the end.
         found = await s.scalar(
-            select(ExpenseCategory).where(ExpenseCategory.company_id == shop.company_id)
+            select(ExpenseCategory)
+            .where(ExpenseCategory.company_id == shop.company_id)
+            .order_by(ExpenseCategory.id)
+            .limit(1)
         )
         assert found is not None
         return found
