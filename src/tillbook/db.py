@@ -267,11 +267,10 @@ class _LoopStatement:
             binds[name].type.dialect_impl(dialect).bind_processor(dialect)
             for name in compiled.names
         ]
-        results = [
+        self.results = [
             column.type.dialect_impl(dialect).result_processor(dialect, None)
             for column in statement.selected_columns
         ]
-        self.results = results
         self.keys: list[str] | None = None
         self.converted: list[tuple[str, Callable[[Any], Any]]] = []
 
