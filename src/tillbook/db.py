@@ -471,21 +471,46 @@ def split_pooler(url: str) -> tuple[URL, str | None]:
     return parsed.difference_update_query([POOLER_PARAM]), pooler
 
 
+# How PostgreSQL plans the statements a connection has prepared (asyncpg prepares
+# and keeps every statement it sends, per connection): once, with its values as
+# parameters. By default (``auto``) it plans a statement afresh for each execution's
+# values for five executions, then keeps its generic plan only if that looks no
+# costlier than the average of those; a statement reading by an array of ids or a
+# ``LIMIT`` never passes that test, so a sale's products, its FIFO layers, its
+# order's insert and its last statement were planned again at every sale (up to a
+# fifth of PostgreSQL's CPU per sale; bench/README.md). The hot paths' statements
+# are keyed by ids and the company, where the plan does not depend on the values.
+# Reads through a session (``Database.read``: reports and back-office pages, whose
+# best plan does depend on their dates and filters) keep the default per
+# transaction (``PLANS_BY_VALUES``).
+GENERIC_PLANS = {"plan_cache_mode": "force_generic_plan"}
+PLANS_BY_VALUES = text("SET LOCAL plan_cache_mode = auto")
+
+
 def create_engine(
-    url: str, *, server_settings: Mapping[str, str] | None = None, **kwargs: Any
+    url: str,
+    *,
+    server_settings: Mapping[str, str] | None = None,
+    generic_plans: bool = False,
+    **kwargs: Any,
 ) -> AsyncEngine:
-    """An async engine for ``url`` whose connections run with ``server_settings``.
+    """An async engine for ``url`` whose connections run with ``server_settings``,
+    and plan the statements they prepare once (``GENERIC_PLANS``) with
+    ``generic_plans``.
 
     Behind a transaction pooler, its connections keep nothing on the server
     between transactions: asyncpg's statement cache is off, so its statements are
-    anonymous (``driver_fetch`` keeps them on the client), and the settings, which
-    PgBouncer refuses as login parameters and would in any case leave on whichever
-    server connection took them, are set at the start of every transaction
-    (``SET LOCAL``, sent with its first statement: one round trip more each)."""
+    anonymous (``driver_fetch`` keeps them on the client, and PostgreSQL plans each
+    one as it runs it, so ``generic_plans`` has nothing to apply to), and the
+    settings, which PgBouncer refuses as login parameters and would in any case
+    leave on whichever server connection took them, are set at the start of every
+    transaction (``SET LOCAL``, sent with its first statement: one round trip more
+    each)."""
     parsed, pooler = split_pooler(url)
     if pooler is None:
-        if server_settings:
-            kwargs["connect_args"] = {"server_settings": dict(server_settings)}
+        on_connect = {**(server_settings or {}), **(GENERIC_PLANS if generic_plans else {})}
+        if on_connect:
+            kwargs["connect_args"] = {"server_settings": on_connect}
         return create_async_engine(parsed, **kwargs)
     engine = create_async_engine(parsed, connect_args={"statement_cache_size": 0}, **kwargs)
     settings = "; ".join(
@@ -535,6 +560,8 @@ class Database:
         self.lock_timeout_s = lock_timeout_s
         self.is_sqlite = self.url.startswith("sqlite")
         self.pooler = split_pooler(url)[1]
+        # (``GENERIC_PLANS``: PostgreSQL's prepared statements, not a pooler's)
+        self.generic_plans = not self.is_sqlite and self.pooler is None
         # hide_parameters: a failed statement's error, and any log or traceback of it,
         # shows the SQL but not the values a client sent (an email, a name).
         if self.is_sqlite:
@@ -557,6 +584,7 @@ class Database:
                 # Set once per connection instead of a SET LOCAL round trip per write
                 # (behind a pooler, per transaction: ``create_engine``).
                 server_settings={"lock_timeout": str(int(lock_timeout_s * 1000))},
+                generic_plans=True,
             )
             self.write_engine = self.engine
             self._loop_engine = None
@@ -578,6 +606,7 @@ class Database:
                 pool_recycle=1800,
                 hide_parameters=True,
                 server_settings={"lock_timeout": str(int(lock_timeout_s * 1000))},
+                generic_plans=True,
             )
             self._replica_reader = async_sessionmaker(
                 self.replica_engine, expire_on_commit=False, autoflush=False
@@ -629,7 +658,9 @@ class Database:
 
     async def read(self, fn: Callable[[AsyncSession], Awaitable[T]]) -> T:
         """A read on the primary: what it sees is what a write would see."""
-        return await self._reading(lambda: _in_transaction(self._reader, fn))
+        return await self._reading(
+            lambda: _in_transaction(self._reader, fn, by_values=self.generic_plans)
+        )
 
     async def replica_read(self, fn: Callable[[AsyncSession], Awaitable[T]]) -> T:
         """A read that may lag behind the primary (reports, back-office lists, change
@@ -639,7 +670,9 @@ class Database:
         if self.replica_engine is None:
             return await self.read(fn)
         return await self._from_replica(
-            lambda: self._reading(lambda: _in_transaction(self._replica_reader, fn)),
+            lambda: self._reading(
+                lambda: _in_transaction(self._replica_reader, fn, by_values=self.generic_plans)
+            ),
             lambda: self.read(fn),
         )
 
@@ -871,9 +904,17 @@ class _LostBeforeCommit(Exception):
 
 
 async def _in_transaction(
-    maker: async_sessionmaker[AsyncSession], fn: Callable[[AsyncSession], Awaitable[T]]
+    maker: async_sessionmaker[AsyncSession],
+    fn: Callable[[AsyncSession], Awaitable[T]],
+    *,
+    by_values: bool,
 ) -> T:
+    """``fn`` in a read transaction; ``by_values``: its statements planned for their
+    values, as PostgreSQL does by default (``PLANS_BY_VALUES``), on a connection
+    that otherwise keeps generic plans."""
     async with maker() as session, session.begin():
+        if by_values:
+            await session.execute(PLANS_BY_VALUES)
         return await fn(session)
 
 

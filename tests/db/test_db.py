@@ -9,7 +9,7 @@ import asyncio
 import datetime as dt
 
 import pytest
-from sqlalchemy import exc, insert, select, text
+from sqlalchemy import exc, func, insert, select, text
 
 from tillbook.db import Database
 from tillbook.errors import Conflict
@@ -269,3 +269,26 @@ async def test_a_unit_that_waits_too_long_at_a_gate_is_a_409(db: Database, backe
     release.set()
     await asyncio.gather(*held)
     await db.unit(late)  # the places were given back with the holders' commits
+
+
+_PLAN_MODE = select(func.current_setting("plan_cache_mode").label("mode"))
+
+
+async def test_hot_paths_keep_generic_plans_and_session_reads_plan_by_values(
+    db: Database, backend
+) -> None:
+    """The service's connections plan a prepared statement once (``db.GENERIC_PLANS``:
+    a sale's products, layers and last statement were planned again at every sale);
+    a read through a session (reports, back-office pages) plans for its values, as
+    PostgreSQL does by default. Behind a pooler statements are anonymous and
+    planned as they run: nothing is set."""
+    if backend != "postgresql":
+        pytest.skip("PostgreSQL's plan cache")
+    hot = "auto" if db.pooler else "force_generic_plan"
+
+    async def in_unit(uow: UnitOfWork) -> str:
+        return str((await uow.run(_PLAN_MODE, {}))[0]["mode"])
+
+    assert (await db.reads(lambda r: r.all(_PLAN_MODE, {})))[0]["mode"] == hot
+    assert await db.unit(in_unit) == hot
+    assert await db.read(lambda s: s.scalar(_PLAN_MODE)) == "auto"
