@@ -43,7 +43,7 @@ import sqlite3
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
-from sqlalchemy import Engine, Executable, Select, event, func, text
+from sqlalchemy import Engine, Executable, Select, event, text
 from sqlalchemy import create_engine as create_sync_engine
 from sqlalchemy.dialects.postgresql.asyncpg import dialect as asyncpg_dialect
 from sqlalchemy.engine import URL, Dialect, make_url
@@ -69,6 +69,7 @@ from tillbook.unit import (
     is_out_of_range,
     is_transient,
     is_unique_race,
+    rows_array,
     sqlstate,
     statement_observers,
 )
@@ -121,22 +122,14 @@ _nested: dict[tuple[int, tuple[tuple[str, int], ...]], tuple[Any, AnySelect]] = 
 
 
 def _nest(main: AnySelect, lists: Mapping[str, AnySelect]) -> AnySelect:
-    """``main`` with each of ``lists`` as one more column: an array of its rows as
-    anonymous records, in its order (``ARRAY(SELECT ROW(…) … ORDER BY …)``), which
-    asyncpg decodes into tuples of typed values. One statement and one round trip for
-    a row and its children: on a loopback connection each round trip's send is a
-    system call doing the TCP work of both ends, the largest cost of a read by id."""
+    """``main`` with each of ``lists`` as one more column (``unit.rows_array``). One
+    statement and one round trip for a row and its children: on a loopback
+    connection each round trip's send is a system call doing the TCP work of both
+    ends, the largest cost of a read by id."""
     key = (id(main), tuple((name, id(child)) for name, child in lists.items()))
     found = _nested.get(key)
     if found is None:
-        columns = [
-            func.array(
-                child.with_only_columns(
-                    func.row(*child.selected_columns), maintain_column_froms=True
-                ).scalar_subquery()
-            ).label(f"_list_{name}")
-            for name, child in lists.items()
-        ]
+        columns = [rows_array(child).label(f"_list_{name}") for name, child in lists.items()]
         found = _nested[key] = ((main, lists), main.add_columns(*columns))
     return found[1]
 

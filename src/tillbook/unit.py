@@ -51,6 +51,7 @@ from typing import Any, TypeVar, cast
 from sqlalchemy import (
     ARRAY,
     BigInteger,
+    BindParameter,
     ColumnElement,
     Dialect,
     Executable,
@@ -72,6 +73,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import CursorResult
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.sql.visitors import replacement_traverse
 
 from tillbook.models.base import Base
 
@@ -529,6 +531,73 @@ def driver_sql(statement: Executable, keys: tuple[str, ...], dialect: Dialect) -
     return found
 
 
+def rows_array(statement: Select[Any]) -> ColumnElement[Any]:
+    """``statement``'s rows as one value: an array of anonymous records in its order
+    (``ARRAY(SELECT ROW(…) … ORDER BY …)``), which asyncpg decodes into tuples of
+    typed values. A statement with such columns reads several statements' rows in
+    one round trip (``Reads.one``'s row and its lists, ``UnitOfWork.read_ahead``)."""
+    return func.array(
+        statement.with_only_columns(
+            func.row(*statement.selected_columns), maintain_column_froms=True
+        ).scalar_subquery()
+    )
+
+
+def _renamed(statement: Select[Any], prefix: str) -> Select[Any]:
+    """``statement`` with each named parameter renamed ``prefix`` + its name, so that
+    statements whose parameters share names can go in one statement with values of
+    their own. (Anonymous parameters carry their values and are numbered apart by
+    the compiler anyway.)"""
+
+    def rename(element: Any, **_kw: Any) -> Any:
+        if isinstance(element, BindParameter) and not element.unique:
+            return bindparam(
+                prefix + element.key,
+                element.value,
+                type_=element.type,
+                required=element.required,
+                callable_=element.callable,
+            )
+        return None
+
+    return cast(Select[Any], replacement_traverse(statement, {}, rename))
+
+
+# The statements ``UnitOfWork.run`` sends for a read and the reads sent ahead with
+# it, by the ids of the statements they are made of (held, so that their ids are
+# never another's): (parts, combined statement, each part's column names).
+_together: dict[tuple[int, ...], tuple[Any, Select[Any], list[tuple[str, ...]]]] = {}
+
+
+def _reads_together(parts: Sequence[Select[Any]]) -> tuple[Select[Any], list[tuple[str, ...]]]:
+    key = tuple(id(part) for part in parts)
+    found = _together.get(key)
+    if found is None:
+        names = []
+        for part in parts:
+            keys = tuple(part.selected_columns.keys())
+            if len(set(keys)) != len(keys):
+                raise ValueError(f"a read sent ahead needs distinct column names: {keys}")
+            names.append(keys)
+        combined = select(
+            *(
+                rows_array(_renamed(part, f"r{i}_")).label(f"_read{i}")
+                for i, part in enumerate(parts)
+            )
+        )
+        found = _together[key] = (tuple(parts), combined, names)
+    return found[1], found[2]
+
+
+def _params_key(statement: Executable, params: Mapping[str, Any]) -> tuple[Any, ...]:
+    """What identifies a read sent ahead: its statement and its values (a list of
+    ids as a tuple)."""
+    return (
+        id(statement),
+        *sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in params.items()),
+    )
+
+
 _INSERTS: dict[Table, Insert] = {}
 
 
@@ -610,6 +679,10 @@ class UnitOfWork:
         self.attempt = attempt
         self.after_unique_race = after_unique_race
         self._queue: dict[Queued, list[Row]] = {}
+        # Reads to send with the next read (``read_ahead``), and the rows of those
+        # sent, until asked for.
+        self._ahead: list[tuple[Select[Any], dict[str, Any]]] = []
+        self._read: dict[tuple[Any, ...], list[Record]] = {}
         self._driver: Any = None
         self._begun = False
         self._gates: list[tuple[Any, asyncio.Semaphore]] = []
@@ -659,10 +732,28 @@ class UnitOfWork:
 
     # -- statements
 
+    def read_ahead(self, statement: Select[Any], params: Mapping[str, Any]) -> None:
+        """Send the prebuilt read ``statement`` with the unit's next read (``run`` of
+        a ``SELECT``), in its round trip; ``run`` of the same statement and values
+        then answers with those rows, without a statement of its own.
+
+        For an unlocked read whose values the unit knows before an earlier one: a
+        sale reads its customer, its products and their FIFO layers one after the
+        other, each a round trip (on a loopback connection each costs a system call
+        doing the TCP work of both ends, and PostgreSQL a statement's overhead).
+        At READ COMMITTED each statement sees the database as of its own start, so
+        a read sent with an earlier one sees what it would have seen at its turn
+        or earlier: only a read whose premise the unit checks later may go ahead
+        (stock read unlocked is checked by the guarded updates of the last
+        statement). On SQLite nothing is sent ahead (no round trips to save)."""
+        if self.is_postgresql:
+            self._ahead.append((statement, dict(params)))
+
     async def run(self, statement: Executable, params: Mapping[str, Any]) -> list[Record]:
         """The rows a prebuilt (module-level) statement returns, in this unit's
         transaction. On PostgreSQL on the driver, the transaction begun first
-        (``_begin_on_driver``)."""
+        (``_begin_on_driver``); a ``SELECT`` takes the reads sent ahead with it
+        (``read_ahead``)."""
         if not self.is_postgresql:
             result = await self.session.execute(statement, dict(params))
             self._begun = True
@@ -671,6 +762,12 @@ class UnitOfWork:
             return _records(list(result.keys()), result.all())
         if self._driver is None:
             await self._begin_on_driver()
+        if self._read:
+            found = self._read.pop(_params_key(statement, params), None)
+            if found is not None:
+                return found
+        if self._ahead and isinstance(statement, Select):
+            return await self._run_with_reads_ahead(statement, params)
         compiled = driver_sql(statement, tuple(params), self.dialect)
         for observe in statement_observers:
             observe(compiled.sql)
@@ -678,6 +775,22 @@ class UnitOfWork:
         if not rows:
             return []
         return _records(list(rows[0].keys()), rows)
+
+    async def _run_with_reads_ahead(
+        self, statement: Select[Any], params: Mapping[str, Any]
+    ) -> list[Record]:
+        reads = [(statement, dict(params)), *self._ahead]
+        self._ahead = []
+        combined, names = _reads_together([read for read, _values in reads])
+        values = {f"r{i}_{k}": v for i, (_, given) in enumerate(reads) for k, v in given.items()}
+        compiled = driver_sql(combined, tuple(values), self.dialect)
+        for observe in statement_observers:
+            observe(compiled.sql)
+        row = (await driver_fetch(self._driver, compiled.sql, compiled.args(values)))[0]
+        answers = [_records(keys, row[i]) for i, keys in enumerate(names)]
+        for (read, given), rows in zip(reads[1:], answers[1:], strict=True):
+            self._read[_params_key(read, given)] = rows
+        return answers[0]
 
     async def _begin_on_driver(self) -> None:
         """Open the unit's transaction on its connection as SQLAlchemy would for its

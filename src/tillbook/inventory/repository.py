@@ -267,6 +267,40 @@ ALERTS = QueuedInsert(
 )
 
 
+def _by_ids(
+    company_id: int, warehouse_id: int, product_ids: Iterable[int], **more: Any
+) -> dict[str, Any] | None:
+    """The values of a read of the warehouse's products by id (``_LISTED``,
+    ``_OPEN_BATCHES``), the same for the read and for the read sent ahead; None
+    for no products."""
+    ids = sorted(set(product_ids))
+    if not ids:
+        return None
+    return {"ids": ids, "c_id": company_id, "w_id": warehouse_id, **more}
+
+
+def read_ahead(
+    uow: UnitOfWork,
+    company_id: int,
+    warehouse_id: int,
+    product_ids: Iterable[int],
+    *,
+    layers_on: dt.date | None = None,
+) -> None:
+    """Send ``products`` (unlocked) of these ids, and with ``layers_on`` their
+    ``open_layers`` on that day, with the unit's next read (``UnitOfWork.read_ahead``):
+    the layers only while nothing the unit waits for decides what its plan may read
+    (a sale on its first run; a run again reads its layers after taking its number,
+    ``orders.numbering``)."""
+    ids = list(product_ids)
+    params = _by_ids(company_id, warehouse_id, ids)
+    if params is None:
+        return
+    uow.read_ahead(_LISTED[(uow.is_postgresql, False)], params)
+    if layers_on is not None:
+        uow.read_ahead(_OPEN_BATCHES[uow.is_postgresql], {**params, "today": layers_on})
+
+
 async def products(
     uow: UnitOfWork,
     company_id: int,
@@ -279,10 +313,9 @@ async def products(
     is absent, like one that does not exist). ``lock``: ``FOR UPDATE`` of the
     listings in id order, for the cold paths that change the listing itself (a
     price change)."""
-    ids = sorted(set(product_ids))
-    if not ids:
+    params = _by_ids(company_id, warehouse_id, product_ids)
+    if params is None:
         return {}
-    params = {"ids": ids, "c_id": company_id, "w_id": warehouse_id}
     rows = await uow.run(_LISTED[(uow.is_postgresql, lock)], params)
     out: dict[int, Listed] = {}
     for row in rows:
@@ -297,14 +330,11 @@ async def open_layers(
     uow: UnitOfWork, company_id: int, warehouse_id: int, product_ids: Iterable[int], today: dt.date
 ) -> dict[int, list[Layer]]:
     """Every open FIFO layer of the products in the warehouse, by product."""
-    ids = sorted(set(product_ids))
     out: dict[int, list[Layer]] = {}
-    if not ids:
+    params = _by_ids(company_id, warehouse_id, product_ids, today=today)
+    if params is None:
         return out
-    rows = await uow.run(
-        _OPEN_BATCHES[uow.is_postgresql],
-        {"ids": ids, "c_id": company_id, "w_id": warehouse_id, "today": today},
-    )
+    rows = await uow.run(_OPEN_BATCHES[uow.is_postgresql], params)
     for b_id, product_id, unit_cost, quantity, value, expired in rows:
         out.setdefault(product_id, []).append(
             Layer(b_id, unit_cost, quantity, value, expired=bool(expired))

@@ -59,6 +59,11 @@ async def products(
     return await repo.products(uow, company_id, warehouse_id, product_ids, lock=lock)
 
 
+# (``products`` of these ids and, on a day given, the layers ``plan`` reads, sent
+# with the unit's next read)
+read_ahead = repo.read_ahead
+
+
 async def plan(
     uow: UnitOfWork,
     products: Mapping[int, Listed],

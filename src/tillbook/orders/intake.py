@@ -72,20 +72,26 @@ async def take_in(
     body: SaleIn | PurchaseIn,
     *,
     party_type: str,
+    layers_on: dt.date | None = None,
 ) -> Intake:
     """Party, products (read without a lock: stock changes are guarded updates at
     the unit's end), payment modes and priced lines. A sale's line takes tax when it
-    names one, and so does a purchase's (the input tax the supplier charged)."""
+    names one, and so does a purchase's (the input tax the supplier charged).
+
+    The products go with the party's read, one round trip, and so do their FIFO
+    layers as of ``layers_on`` when the caller will plan on them
+    (``inventory.read_ahead``)."""
     session = uow.session
     problems = Problems()
     terms = None
+    wanted = [i for i in (ref_to_id(item.xid) for item in body.product_items) if i is not None]
+    inventory.read_ahead(uow, key.company_id, key.warehouse_id, wanted, layers_on=layers_on)
     if party_type == "customer":
         party, terms = await lookup.customer(uow, key.company_id, body.user_id, "user_id", problems)
     else:
         party = await lookup.party(
             uow, key.company_id, body.user_id, party_type, "user_id", problems
         )
-    wanted = [i for i in (ref_to_id(item.xid) for item in body.product_items) if i is not None]
     products = await inventory.products(uow, key.company_id, key.warehouse_id, wanted)
     fields = [f"all_payments.{i}.payment_mode_id" for i in range(len(body.all_payments))]
     modes = await lookup.payment_modes(

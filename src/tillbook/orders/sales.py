@@ -222,12 +222,16 @@ class PricedSale:
         return amount if self.fx is None else self.fx.to_base(amount)
 
 
-async def price_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> PricedSale:
+async def price_sale(
+    uow: UnitOfWork, key: AuthContext, body: SaleIn, *, layers_on: dt.date | None = None
+) -> PricedSale:
     """Price a sale body: its lines (units, taxes, discounts, rounding per line), its
     order discount and shipping, the client's totals and the tenders checked against
-    them. Reads only: the preview runs it and writes nothing."""
+    them. Reads only: the preview runs it and writes nothing. ``layers_on``: the
+    day the sale will plan its stock on, to read its FIFO layers with its products
+    (``take_in``)."""
     check_offline(key, body)
-    intake = await take_in(uow, key, body, party_type="customer")
+    intake = await take_in(uow, key, body, party_type="customer", layers_on=layers_on)
     lines = intake.lines
     subtotal = sum((line.net for line in lines), ZERO)
     tax_amount = sum((line.tax_amount for line in lines), ZERO)
@@ -380,7 +384,10 @@ async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> SaleRe
     if earlier is not None:
         return sale_response(earlier, await loyalty.sale_answer(uow.session, earlier))
 
-    priced = await price_sale(uow, key, body)
+    # A first run plans on layers read with its products; a run again reads them
+    # after taking its number (``numbering.take_before_plan``).
+    today = dt.date.today()
+    priced = await price_sale(uow, key, body, layers_on=today if uow.attempt == 0 else None)
     intake = priced.intake
     customer, products, lines = intake.party, intake.products, intake.lines
     subtotal, tax_amount, total, paid = (
@@ -404,6 +411,7 @@ async def create_sale(uow: UnitOfWork, key: AuthContext, body: SaleIn) -> SaleRe
         products,
         [(line.product.id, line.base_quantity, f"{line.field}.quantity") for line in lines],
         allow_negative=allow_negative,
+        today=today,
     )
 
     # The order is written now, numbered in the closing step below. On PostgreSQL
