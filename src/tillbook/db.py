@@ -474,10 +474,19 @@ def split_pooler(url: str) -> tuple[URL, str | None]:
 # fifth of PostgreSQL's CPU per sale; bench/README.md). The hot paths' statements
 # are keyed by ids and the company, where the plan does not depend on the values.
 # Reads through a session (``Database.read``: reports and back-office pages, whose
-# best plan does depend on their dates and filters) keep the default per
-# transaction (``PLANS_BY_VALUES``).
+# best plan does depend on their dates and filters), and the writes that aggregate
+# over dates (a month's roll-up, a period's close), keep the default per
+# transaction (``plans_by_values``).
 GENERIC_PLANS = {"plan_cache_mode": "force_generic_plan"}
 PLANS_BY_VALUES = text("SET LOCAL plan_cache_mode = auto")
+
+
+async def plans_by_values(session: AsyncSession) -> None:
+    """Plan this transaction's statements for their values (``GENERIC_PLANS``): for a
+    write that aggregates over a range of dates. Behind a pooler, where statements
+    are planned as they run anyway, it changes nothing."""
+    if session.get_bind().dialect.name == "postgresql":
+        await session.execute(PLANS_BY_VALUES)
 
 
 def create_engine(

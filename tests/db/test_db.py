@@ -11,7 +11,7 @@ import datetime as dt
 import pytest
 from sqlalchemy import exc, func, insert, select, text
 
-from tillbook.db import Database
+from tillbook.db import Database, plans_by_values
 from tillbook.errors import Conflict
 from tillbook.models import FailedTransaction, InvoiceCounter
 from tillbook.models.base import table_of
@@ -279,9 +279,9 @@ async def test_hot_paths_keep_generic_plans_and_session_reads_plan_by_values(
 ) -> None:
     """The service's connections plan a prepared statement once (``db.GENERIC_PLANS``:
     a sale's products, layers and last statement were planned again at every sale);
-    a read through a session (reports, back-office pages) plans for its values, as
-    PostgreSQL does by default. Behind a pooler statements are anonymous and
-    planned as they run: nothing is set."""
+    a read through a session (reports, back-office pages) and a write that asks for
+    it (``plans_by_values``) plan for their values, as PostgreSQL does by default. Behind a pooler
+    statements are anonymous and planned as they run: nothing is set."""
     if backend != "postgresql":
         pytest.skip("PostgreSQL's plan cache")
     hot = "auto" if db.pooler else "force_generic_plan"
@@ -292,3 +292,11 @@ async def test_hot_paths_keep_generic_plans_and_session_reads_plan_by_values(
     assert (await db.reads(lambda r: r.all(_PLAN_MODE, {})))[0]["mode"] == hot
     assert await db.unit(in_unit) == hot
     assert await db.read(lambda s: s.scalar(_PLAN_MODE)) == "auto"
+    # a write that aggregates over dates (a month's roll-up, a period's close)
+
+    async def aggregating(uow: UnitOfWork) -> str:
+        await plans_by_values(uow.session)
+        return await in_unit(uow)
+
+    assert await db.unit(aggregating) == "auto"
+    assert await db.unit(in_unit) == hot  # (per transaction: the connection keeps its own)

@@ -61,7 +61,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tillbook.db import DATABASE, Database, cross_tenant, in_write_unit
+from tillbook.db import DATABASE, Database, cross_tenant, in_write_unit, plans_by_values
 from tillbook.errors import Conflict, ServiceUnavailable
 from tillbook.kit.money import ZERO, to_money
 from tillbook.models import (
@@ -421,6 +421,7 @@ async def build(
     row = await _locked_period(session, company_id, skip_locked)
     if row is None:
         return Step(await rolled_up_through(session, company_id))
+    await plans_by_values(session)  # (sums over a month of lines)
     closed, done = row
     target = _target(closed, dt.date.today() if today is None else today)
     if target is None or (done is not None and done >= target):

@@ -32,7 +32,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.audit.service import record
 from tillbook.currency import revaluation
-from tillbook.db import Database
+from tillbook.db import Database, plans_by_values
 from tillbook.errors import Conflict, invalid
 from tillbook.ledger import chart, periods, rollups
 from tillbook.ledger.service import account_ids, post
@@ -99,6 +99,7 @@ async def _close(
 ) -> dict[str, Any]:
     session = uow.session
     await check_scope(session, company_id)
+    await plans_by_values(session)  # (sums over years of lines)
     today = dt.date.today()
     if through > today:
         raise invalid("through", f"{through} has not ended yet; close a day up to today ({today})")
