@@ -97,7 +97,7 @@ def machine_share(before: tuple[float, float], done: int) -> dict[str, float]:
 CENT = Decimal("0.01")
 STATEMENTS_PER_SALE = 10
 # The floor's shapes: the reference every earlier figure was measured against, and
-# the service's own since its sale sends 7 statements (``--floor-shape service``).
+# the service's own since its sale sends 5 statements (``--floor-shape service``).
 SHAPES = ("reference", "service")
 
 AUTH = """
@@ -224,12 +224,36 @@ SELECT value FROM late_value
 """
 
 
-# The service's shape since 2026-11-27 (``--floor-shape service``, 7 statements):
-# the products and their layers read without locks, the order's insert reserving the
-# ids of its journal entry, lines and payments, and one last statement with the
-# number, the guarded stock changes, the lines, payments, movements, allocations, the
-# entry and its lines, the order's number, the events and the stored answer.
-PRODUCTS = LOCK_PRODUCTS.replace(" FOR UPDATE OF l", "")
+# The service's shape since 2026-11-28 (``--floor-shape service``, 5 statements):
+# the key; the claim; the customer, the products and their layers read without
+# locks in one statement (``UnitOfWork.read_ahead``: each read's rows an array of
+# records); the order's insert reserving the ids of its journal entry, lines and
+# payments; and one last statement with the number, the guarded stock changes, the
+# lines, payments, movements, allocations, the entry and its lines, the order's
+# number, the events and the stored answer.
+CUSTOMER_NAMES = ("id", "company_id", "user_type", "name", "email", "phone", "is_walk_in",
+                  "password_hash", "balance", "warehouse_id", "created_at")  # fmt: skip
+PRODUCT_NAMES = ("id", "listing_id", "company_id", "warehouse_id", "name", "slug", "item_code",
+                 "barcode", "product_type", "category_id", "brand_id", "unit_id", "tax_id",
+                 "sales_price", "purchase_price", "mrp", "current_stock", "reorder_level",
+                 "description")  # fmt: skip
+BATCH_NAMES = ("id", "product_id", "unit_cost", "quantity_remaining", "value_remaining")
+READS_SERVICE = f"""
+SELECT
+  ARRAY(SELECT ROW({", ".join(CUSTOMER_NAMES)}) FROM users
+        WHERE id = $1 AND company_id = $2 AND user_type = 'customer') AS customer,
+  ARRAY(SELECT ROW(p.id, l.id, p.company_id, l.warehouse_id, p.name, p.slug, p.item_code,
+                   p.barcode, p.product_type, p.category_id, p.brand_id, p.unit_id, p.tax_id,
+                   l.sales_price, l.purchase_price, l.mrp, l.current_stock, l.reorder_level,
+                   p.description)
+        FROM products p JOIN listings l ON l.product_id = p.id
+        WHERE p.id = ANY($4::bigint[]) AND l.warehouse_id = $3 ORDER BY p.id) AS products,
+  ARRAY(SELECT ROW({", ".join(BATCH_NAMES)}) FROM stock_batches
+        WHERE product_id = ANY($4::bigint[]) AND warehouse_id = $3 AND quantity_remaining > 0
+        ORDER BY product_id,
+                 CASE WHEN expiry_date IS NOT NULL AND expiry_date < $5 THEN 1 ELSE 0 END, id
+       ) AS batches
+"""
 ORDER_RESERVING = ORDER.replace(
     "RETURNING id",
     "RETURNING id, nextval('journal_entries_id_seq') AS entry_id,"
@@ -320,12 +344,16 @@ async def one_sale(
     async with conn.transaction():
         digest = hashlib.sha256(token.encode()).hexdigest()
         await conn.fetchval(CLAIM, wh_id, token, digest, now, company_id)
-        customer = await conn.fetchrow(CUSTOMER, customer_id, company_id, "customer")
         ids = sorted(quantities)
         service = shape == "service"
-        products = {
-            r["id"]: r for r in await conn.fetch(PRODUCTS if service else LOCK_PRODUCTS, wh_id, ids)
-        }
+        if service:
+            read = await conn.fetchrow(READS_SERVICE, customer_id, company_id, wh_id, ids, today)
+            customer = dict(zip(CUSTOMER_NAMES, read["customer"][0], strict=True))
+            products = {r[0]: dict(zip(PRODUCT_NAMES, r, strict=True)) for r in read["products"]}
+            batches = [dict(zip(BATCH_NAMES, b, strict=True)) for b in read["batches"]]
+        else:
+            customer = await conn.fetchrow(CUSTOMER, customer_id, company_id, "customer")
+            products = {r["id"]: r for r in await conn.fetch(LOCK_PRODUCTS, wh_id, ids)}
         lines = []
         subtotal = tax = Decimal(0)
         for pid, _, _ in picked:
@@ -336,7 +364,6 @@ async def one_sale(
             tax += line_tax
         total = subtotal + tax
         if service:  # (the service reads the layers before it writes the order)
-            batches = await conn.fetch(BATCHES, ids, today, wh_id)
             order = await conn.fetchrow(
                 ORDER_RESERVING, company_id, wh_id, token, None, today, customer_id,
                 staff_id, subtotal, tax, total, len(lines),
@@ -480,14 +507,25 @@ Op = Callable[[asyncpg.Connection, int, random.Random], Awaitable[Any]]
 
 
 async def drive(
-    url: str, op: Op, *, clients: int, duration: float, warmup: float, per: str
+    url: str,
+    op: Op,
+    *,
+    clients: int,
+    duration: float,
+    warmup: float,
+    per: str,
+    generic_plans: bool = False,
 ) -> dict[str, Any]:
     """``clients`` connections, each running ``op(connection, client, rng)`` back to
     back until time is up (after ``warmup`` seconds unmeasured): the latencies and
-    the CPU that PostgreSQL's backends, this process and the machine spent."""
+    the CPU that PostgreSQL's backends, this process and the machine spent.
+    ``generic_plans``: the connections plan each prepared statement once, as the
+    service's do (``tillbook.db.GENERIC_PLANS``)."""
     dsn = pg_dsn(url)
     # lock_timeout as the service sets it: once per connection, not per transaction
     settings = {"lock_timeout": "5000"}
+    if generic_plans:
+        settings["plan_cache_mode"] = "force_generic_plan"
     conns = [await asyncpg.connect(dsn, server_settings=settings) for _ in range(clients)]
     latencies: list[float] = []
     errors: dict[str, int] = {}
@@ -556,9 +594,11 @@ async def run_floor(
     duration: float,
     warmup: float = 2,
     shape: str = "reference",
+    generic_plans: bool = False,
 ) -> dict[str, Any]:
     """``clients`` connections, each running sales back to back until time is up, in
-    the reference shape (10 statements) or the service's (7, ``FINISH_SERVICE``)."""
+    the reference shape (10 statements) or the service's (5, ``READS_SERVICE``, ``FINISH_SERVICE``),
+    with PostgreSQL's default planning or ``generic_plans`` (``drive``)."""
     conn = await asyncpg.connect(pg_dsn(url))
     try:
         ctx = await load_context(conn, info)
@@ -570,7 +610,15 @@ async def run_floor(
         wh = warehouses[i % len(warehouses)]
         await one_sale(conn, ctx, wh, info["products"][wh["id"]], rng, shape)
 
-    return await drive(url, sale, clients=clients, duration=duration, warmup=warmup, per="sale")
+    return await drive(
+        url,
+        sale,
+        clients=clients,
+        duration=duration,
+        warmup=warmup,
+        per="sale",
+        generic_plans=generic_plans,
+    )
 
 
 # The reads' floors (issue 27): what a read by id or a page of the products' feed
@@ -593,6 +641,7 @@ async def run_read_floor(
     duration: float,
     warmup: float = 2,
     feed_page: int = 100,
+    generic_plans: bool = False,
 ) -> dict[str, Any]:
     """``what`` (of ``READ_FLOORS``) read back to back by ``clients`` connections,
     half on each warehouse, as ``run.Workload`` reads through the API."""
@@ -630,7 +679,15 @@ async def run_read_floor(
             cursors[i] = answer["next_cursor"]
         dumps(envelope.ok(answer))
 
-    return await drive(url, read, clients=clients, duration=duration, warmup=warmup, per=what)
+    return await drive(
+        url,
+        read,
+        clients=clients,
+        duration=duration,
+        warmup=warmup,
+        per=what,
+        generic_plans=generic_plans,
+    )
 
 
 async def capture(url: str, info: dict[str, Any]) -> list[str]:

@@ -981,6 +981,7 @@ async def more_rounds(
             duration=args.duration,
             warmup=args.warmup,
             shape=args.floor_shape,
+            generic_plans=args.floor_plans == "generic",
         )
         rounds.append({"sales": rec.summary()["per_second"], "floor": floor["per_second"]})
         print(f"  round {r + 1}: sales {rounds[-1]['sales']}/s, floor {rounds[-1]['floor']}/s")
@@ -1138,7 +1139,8 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     if not args.skip_floor:
         if not phases:
             await maintain(url)
-        print(f"floor ({args.floor_shape}): {args.clients} asyncpg clients, {args.duration:.0f} s")
+        print(f"floor ({args.floor_shape}, {args.floor_plans} plans): {args.clients} asyncpg "
+              f"clients, {args.duration:.0f} s")  # fmt: skip
         results["floor"] = await run_floor(
             url,
             info,
@@ -1146,8 +1148,10 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
             duration=args.duration,
             warmup=args.warmup,
             shape=args.floor_shape,
+            generic_plans=args.floor_plans == "generic",
         )
         results["floor"]["shape"] = args.floor_shape
+        results["floor"]["plans"] = args.floor_plans
     reads = [name for name in phases if name in READ_FLOOR_OF]
     if reads and not args.skip_floor:
         from floor import run_read_floor
@@ -1160,6 +1164,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
             results["read_floors"][name] = r = await run_read_floor(
                 url, info, what, work.sale_ids, clients=args.clients,
                 duration=args.duration, warmup=args.warmup, feed_page=FEED_PAGE,
+                generic_plans=args.floor_plans == "generic",
             )  # fmt: skip
             print(f"  {what:<9} {r['per_second']:>7}/s  p50 {r['p50_ms']} ms  cpu ms/read: pg "
                   f"{r['postgres_cpu_ms_per_ok']} client {r['client_cpu_ms_per_ok']} machine "
@@ -1222,8 +1227,17 @@ def main() -> None:
         choices=("reference", "service"),
         default="reference",
         help="the floor's statements: the reference shape every earlier figure was measured "
-        "against (10 statements), or the service's own since 2026-11-27 (7: the order's "
-        "insert reserving ids, everything else in the last statement)",
+        "against (10 statements), or the service's own since 2026-11-28 (5: the customer, "
+        "products and layers in one read, the order's insert reserving ids, everything else "
+        "in the last statement)",
+    )
+    parser.add_argument(
+        "--floor-plans",
+        choices=("auto", "generic"),
+        default="auto",
+        help="how PostgreSQL plans the floor's prepared statements: its default (auto), as "
+        "every earlier figure was measured, or one generic plan each (plan_cache_mode = "
+        "force_generic_plan), as the service's connections have since 2026-11-28",
     )
     parser.add_argument(
         "--pgbouncer",
