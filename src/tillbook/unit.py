@@ -557,6 +557,8 @@ def _renamed(statement: Select[Any], prefix: str) -> Select[Any]:
                 type_=element.type,
                 required=element.required,
                 callable_=element.callable,
+                expanding=element.expanding,
+                literal_execute=element.literal_execute,
             )
         return None
 
