@@ -483,8 +483,9 @@ PLANS_BY_VALUES = text("SET LOCAL plan_cache_mode = auto")
 
 async def plans_by_values(session: AsyncSession) -> None:
     """Plan this transaction's statements for their values (``GENERIC_PLANS``): for a
-    write that aggregates over a range of dates. Behind a pooler, where statements
-    are planned as they run anyway, it changes nothing."""
+    read through a session, and for a write that aggregates over a range of dates.
+    Behind a pooler, where statements are planned as they run anyway, it changes
+    nothing (session reads skip it there: ``Database.generic_plans``)."""
     if session.get_bind().dialect.name == "postgresql":
         await session.execute(PLANS_BY_VALUES)
 
@@ -912,11 +913,11 @@ async def _in_transaction(
     by_values: bool,
 ) -> T:
     """``fn`` in a read transaction; ``by_values``: its statements planned for their
-    values, as PostgreSQL does by default (``PLANS_BY_VALUES``), on a connection
-    that otherwise keeps generic plans."""
+    values (``plans_by_values``), on a connection that otherwise keeps generic
+    plans."""
     async with maker() as session, session.begin():
         if by_values:
-            await session.execute(PLANS_BY_VALUES)
+            await plans_by_values(session)
         return await fn(session)
 
 

@@ -292,8 +292,7 @@ def read_ahead(
     the layers only while nothing the unit waits for decides what its plan may read
     (a sale on its first run; a run again reads its layers after taking its number,
     ``orders.numbering``)."""
-    ids = list(product_ids)
-    params = _by_ids(company_id, warehouse_id, ids)
+    params = _by_ids(company_id, warehouse_id, product_ids)
     if params is None:
         return
     uow.read_ahead(_LISTED[(uow.is_postgresql, False)], params)
