@@ -144,6 +144,32 @@ async def test_a_list_pages_barcodes_are_found_by_its_ids(db: Database) -> None:
     assert {row["product_id"] for row in rows} == {ids[0]}
 
 
+def _feed_params(shop: Any, *, after: int) -> dict[str, Any]:
+    """The values of a products' feed page of ``shop``'s branch after id ``after``."""
+    return {
+        "company_id": shop.company_id,
+        "warehouse_id": shop.warehouse_id,
+        kit_changes.SINCE.key: kit_changes.EPOCH,
+        kit_changes.AFTER.key: after,
+        kit_changes.LIMIT.key: 101,
+    }
+
+
+def _feed_plan(db: Database, statement: Any, params: dict[str, Any]) -> tuple[str, list[Any]]:
+    """SQLite's plan of ``statement`` over ``params`` (its statistics checked to be
+    there), and its rows."""
+    compiled = statement.compile(dialect=sqlite.dialect())
+    given = compiled.construct_params(params)
+    values = [given[name] for name in compiled.positiontup or ()]
+    path = db.url.split("///", 1)[1]
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT count(*) FROM sqlite_stat1").fetchone()[0] > 0
+        plan = " ".join(
+            str(row[3]) for row in conn.execute(f"EXPLAIN QUERY PLAN {compiled}", values)
+        )
+        return plan, list(conn.execute(str(compiled), values))
+
+
 async def test_statistics_send_a_feed_pages_barcodes_by_product(db: Database) -> None:
     """With ``Database.analyze``'s statistics, a page's barcodes are found by company
     and product id, not by scanning the company's barcodes, on the test database
@@ -153,22 +179,7 @@ async def test_statistics_send_a_feed_pages_barcodes_by_product(db: Database) ->
     shop = await make_shop(db)
     await db.analyze()
     codes = catalog_changes._PRODUCTS.lists["codes"]
-    params = {
-        "company_id": shop.company_id,
-        "warehouse_id": shop.warehouse_id,
-        kit_changes.SINCE.key: kit_changes.EPOCH,
-        kit_changes.AFTER.key: 0,
-        kit_changes.LIMIT.key: 101,
-    }
-    compiled = codes.compile(dialect=sqlite.dialect())
-    given = compiled.construct_params(params)
-    values = [given[name] for name in compiled.positiontup or ()]
-    path = db.url.split("///", 1)[1]
-    with sqlite3.connect(path) as conn:
-        assert conn.execute("SELECT count(*) FROM sqlite_stat1").fetchone()[0] > 0
-        plan = " ".join(
-            str(row[3]) for row in conn.execute(f"EXPLAIN QUERY PLAN {compiled}", values)
-        )
+    plan, _rows = _feed_plan(db, codes, _feed_params(shop, after=0))
     assert "product_barcodes USING INDEX ix_product_barcodes_company_product" in plan, plan
     assert "(company_id=? AND product_id=?)" in plan, plan
 
@@ -211,3 +222,22 @@ async def test_what_the_loop_cannot_send_goes_the_threaded_way(tmp_path: Path) -
             await database.reads(lambda r: r.all(missing, {}))
     finally:
         await database.dispose()
+
+
+async def test_a_feed_page_starts_at_its_cursor_in_the_listings(db: Database) -> None:
+    """A products' feed page reads the branch's listings from its cursor on, by
+    (warehouse, product id), not from the branch's first listing: with only the
+    product's id bounded, PostgreSQL's merge join read every listing before the
+    cursor, so the hundredth page of a till's first sync cost a hundred times the
+    first. Both ids are bounded, and SQLite's plan shows the listing's range."""
+    shop = await make_shop(db)
+    await db.analyze()
+    page = catalog_changes._PRODUCTS.rows
+    params = _feed_params(shop, after=min(shop.products.values()))
+    plan, rows = _feed_plan(db, page, params)
+    found = [row[-2] for row in rows]
+    assert "(warehouse_id=? AND product_id>?)" in plan, plan
+    assert found == sorted(found) and min(shop.products.values()) not in found
+    on_postgresql = driver_sql(page, tuple(params), asyncpg_dialect()).sql  # type: ignore[no-untyped-call]
+    cte = on_postgresql.split(")\n SELECT", 1)[0]
+    assert "products.id > $" in cte and "listings.product_id > $" in cte, cte

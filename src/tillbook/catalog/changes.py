@@ -28,17 +28,23 @@ from tillbook.catalog.queries import (
 )
 from tillbook.db import Reads, Record
 from tillbook.kit import xid
-from tillbook.kit.changes import Changes, Walk, changes, prebuilt, read
+from tillbook.kit.changes import AFTER, Changes, Walk, changes, prebuilt, read
 from tillbook.models import Brand, Category, Listing, Product, Tax
 
 # The products' feed, built once (``kit.changes.prebuilt``): a register's first sync
 # of a 10,000-product branch is a hundred pages, each one statement on PostgreSQL
 # (the page, its barcodes and units, and the database's time), where building,
 # compiling and reading it through a session cost more than its rows.
+#
+# The page walks the listings' ids (the same value as the product's), and the
+# product's id range is given as well: with only ``products.id > after`` the
+# planner's merge join read the branch's listings from the first one every page,
+# so a page cost its position (PostgreSQL 1.7 ms of work at the 50th page of
+# 10,000, 0.75 ms with both ranges at any page).
 _PRODUCTS = prebuilt(
-    with_refs(WAREHOUSE_ID).where(Product.company_id == COMPANY_ID),
+    with_refs(WAREHOUSE_ID).where(Product.company_id == COMPANY_ID, Product.id > AFTER),
     case((Product.updated_at > Listing.updated_at, Product.updated_at), else_=Listing.updated_at),
-    Product.id,
+    Listing.product_id,
     Product.archived_at.is_(None) & Listing.active.is_(True),
     lambda ids: codes_and_units_of(ids, COMPANY_ID),
 )
