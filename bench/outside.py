@@ -18,6 +18,8 @@ on, as a shop runs it; ``--quiet`` sets ``TILLBOOK_LOG_LEVEL=warning``, as
     sale        GET /sales/{id}
     feed        GET /products?updated_since=1970-01-01T00:00:00Z&limit=100
     categories  GET /categories
+    brands      GET /brands, taxes GET /taxes, units GET /units, modes GET
+                /payment-modes (the reference lists of a till's sync)
     search      GET /products?search=product 12
     health      GET /health again (the machine's drift over the run)
 
@@ -238,6 +240,10 @@ def main() -> None:
                 ("sale", f"{base}/sales/{sale['order_id']}"),
                 ("feed", base + FEED),
                 ("categories", f"{base}/categories"),
+                ("brands", f"{base}/brands"),
+                ("taxes", f"{base}/taxes"),
+                ("units", f"{base}/units"),
+                ("modes", f"{base}/payment-modes"),
                 ("search", f"{base}/products?search=product%2012"),
                 ("health_again", f"{root}/health"),
             ]

@@ -816,6 +816,40 @@ async def test_a_product_list_page_is_two_prebuilt_statements(
     assert len(seen) == 2 and not threaded, (seen, threaded)  # no rows: the count
 
 
+async def test_a_tills_reference_lists_are_one_prebuilt_statement_each(
+    client: httpx.AsyncClient, db: Database, shop: Shop
+) -> None:
+    """The categories, brands (the list and one by id), taxes, units and payment modes
+    a till reads at each sync are one prebuilt statement each, outside any transaction and
+    through no ORM session (issue 27), and their items are the ones the change
+    feeds serve (the same item functions, from the same columns)."""
+    await get_ok(client, shop, "/warehouses")  # the key's lookup is remembered after it
+    seen: list[str] = []
+    threaded: list[str] = []
+    lists: dict[str, Any] = {}
+    for path, table in (
+        ("/categories", "categories"),
+        ("/brands", "brands"),
+        ("/taxes", "taxes"),
+        ("/units", "units"),
+        ("/payment-modes", "payment_modes"),
+    ):
+        lists[path] = await observed(db, seen, threaded, get_ok(client, shop, path))
+        assert len(seen) == 1 and table in seen[0] and not threaded, (path, seen, threaded)
+    assert all(lists[path] for path in ("/brands", "/taxes", "/units", "/payment-modes"))
+    one = lists["/brands"][0]
+    by_id = await observed(db, seen, threaded, get_ok(client, shop, f"/brands/{one['xid']}"))
+    assert by_id == one and len(seen) == 1 and not threaded, (seen, threaded)
+
+    for path in ("/brands", "/taxes", "/payment-modes"):
+        fed = await get_ok(client, shop, path, updated_since="1970-01-01T00:00:00Z", limit=100)
+        live = [{k: v for k, v in item.items() if k != "archived"} for item in fed["data"]]
+        assert sorted(live, key=lambda i: i["id"]) == sorted(lists[path], key=lambda i: i["id"])
+    stranger = await make_shop(db)  # another company: its key never sees the brand
+    other = await client.get(f"/brands/{one['xid']}", headers=stranger.headers)
+    assert other.status_code == 404, other.text
+
+
 async def test_searches_and_filters_find_what_the_list_shows(
     client: httpx.AsyncClient, db: Database
 ) -> None:

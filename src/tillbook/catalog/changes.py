@@ -20,6 +20,7 @@ from tillbook.catalog.queries import (
     COMPANY_ID,
     WAREHOUSE_ID,
     brand_item,
+    category_fields,
     codes_and_units_of,
     listed_items,
     product_head,
@@ -27,9 +28,9 @@ from tillbook.catalog.queries import (
     with_refs,
 )
 from tillbook.db import Reads, Record
-from tillbook.kit import xid
 from tillbook.kit.changes import AFTER, Changes, Walk, changes, prebuilt, read
 from tillbook.models import Brand, Category, Listing, Product, Tax
+from tillbook.models.base import table_of
 
 # The products' feed, built once (``kit.changes.prebuilt``): a register's first sync
 # of a 10,000-product branch is a hundred pages, each one statement on PostgreSQL
@@ -60,35 +61,24 @@ async def products(reads: Reads, key: AuthContext, walk: Walk) -> Changes[views.
     return await read(reads, walk, _PRODUCTS, params, render)
 
 
-def _category(c: Category) -> views.CategoryFields:
-    """Flat: a till rebuilds the tree from ``parent_id``."""
-    return {
-        "id": c.id,
-        "xid": xid.encode(c.id),
-        "name": c.name,
-        "slug": c.slug,
-        "parent_id": c.parent_id,
-        "image": c.image,
-    }
-
-
 async def _archivable(
     session: AsyncSession,
     key: AuthContext,
     walk: Walk,
     model: type[Category] | type[Brand] | type[Tax],
-    item: Callable[[Any], Mapping[str, Any]],
+    item: Callable[[Record], Mapping[str, Any]],
 ) -> Changes[Any]:
-    """The company's rows of ``model`` as ``item`` shows them: archived ones (never
-    deleted) as tombstones."""
+    """The company's rows of ``model`` as ``item`` shows them (from the table's
+    columns by name, as the lists read them): archived ones (never deleted) as
+    tombstones."""
 
     async def render(rows: Sequence[Row[Any]]) -> list[Mapping[str, Any]]:
-        return [item(row[0]) for row in rows]
+        return [item(row._mapping) for row in rows]
 
     return await changes(
         session,
         walk,
-        select(model).where(model.company_id == key.company_id),
+        select(*table_of(model).c).where(model.company_id == key.company_id),
         model.updated_at,
         model.id,
         model.archived_at.is_(None),
@@ -99,7 +89,7 @@ async def _archivable(
 async def categories(
     session: AsyncSession, key: AuthContext, walk: Walk
 ) -> Changes[views.FlatCategory]:
-    return await _archivable(session, key, walk, Category, _category)
+    return await _archivable(session, key, walk, Category, category_fields)
 
 
 async def brands(session: AsyncSession, key: AuthContext, walk: Walk) -> Changes[views.BrandChange]:

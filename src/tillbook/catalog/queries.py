@@ -10,7 +10,7 @@ import datetime as dt
 import functools
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import (
     BigInteger,
@@ -481,15 +481,8 @@ def _category_tree(
 
     def node(c: Record, seen: frozenset[int] = frozenset()) -> views.Category:
         seen = seen | {c["id"]}  # a parent loop in bad data must not recurse forever
-        return {
-            "id": c["id"],
-            "xid": xid.encode(c["id"]),
-            "name": c["name"],
-            "slug": c["slug"],
-            "parent_id": c["parent_id"],
-            "image": c["image"],
-            "children": [node(k, seen) for k in children[c["id"]] if k["id"] not in seen],
-        }
+        children_ = [node(k, seen) for k in children[c["id"]] if k["id"] not in seen]
+        return {**category_fields(c), "children": children_}
 
     return by_id, node
 
@@ -519,64 +512,72 @@ async def category(reads: Reads, key: AuthContext, category_id: int | None) -> v
     return node(by_id[category_id])
 
 
-def brand_item(b: Brand) -> views.Brand:
-    return {"id": b.id, "xid": xid.encode(b.id), "name": b.name, "slug": b.slug, "image": b.image}
+def brand_item(b: Record) -> views.Brand:
+    """A brand from a row holding its columns by name (``_BRANDS``, a feed's row)."""
+    return cast(views.Brand, xid.record(b, "name", "slug", "image"))
 
 
-async def brands(session: AsyncSession, key: AuthContext) -> list[views.Brand]:
-    rows = (
-        await session.execute(
-            select(Brand).where(Brand.company_id == key.company_id).order_by(Brand.name, Brand.id)
-        )
-    ).scalars()
+def category_fields(c: Record) -> views.CategoryFields:
+    """A category without its subtree (the feed's, flat), from its columns by name."""
+    return cast(views.CategoryFields, xid.record(c, "name", "slug", "parent_id", "image"))
+
+
+# The reference lists a till reads at each sync (brands, units, taxes), built once
+# and read as the categories are (``Database.reads``): through a session each cost
+# a transaction's two round trips and SQLAlchemy's compilation and entities, more
+# than their few rows.
+_BRANDS = select(Brand.id, Brand.name, Brand.slug, Brand.image).where(
+    Brand.company_id == COMPANY_ID
+)
+_BRAND_LIST = _BRANDS.order_by(Brand.name, Brand.id)
+_BRAND_BY_ID = _BRANDS.where(Brand.id == bindparam("brand_id"))
+
+
+async def brands(reads: Reads, key: AuthContext) -> list[views.Brand]:
+    rows = await reads.all(_BRAND_LIST, {COMPANY_ID.key: key.company_id})
     return [brand_item(b) for b in rows]
 
 
-async def brand(session: AsyncSession, key: AuthContext, brand_id: int | None) -> views.Brand:
-    found = None
+async def brand(reads: Reads, key: AuthContext, brand_id: int | None) -> views.Brand:
+    rows: Sequence[Record] = []
     if brand_id is not None:
-        found = (
-            await session.execute(
-                select(Brand).where(Brand.id == brand_id, Brand.company_id == key.company_id)
-            )
-        ).scalar_one_or_none()
-    if found is None:
+        rows = await reads.all(_BRAND_BY_ID, {COMPANY_ID.key: key.company_id, "brand_id": brand_id})
+    if not rows:
         raise NotFound("brand not found")
-    return brand_item(found)
+    return brand_item(rows[0])
 
 
 # --- units and taxes, as a till reads them (GET /units, GET /taxes) -----------------
 
 
-async def units(session: AsyncSession, key: AuthContext) -> list[views.UnitItem]:
-    rows = await session.execute(
-        select(Unit)
-        .where(Unit.company_id == key.company_id, Unit.archived_at.is_(None))
-        .order_by(Unit.name, Unit.id)
-    )
-    return [
-        {"id": u.id, "xid": xid.encode(u.id), "name": u.name, "short_name": u.short_name}
-        for u in rows.scalars()
-    ]
+_UNIT_LIST = (
+    select(Unit.id, Unit.name, Unit.short_name)
+    .where(Unit.company_id == COMPANY_ID, Unit.archived_at.is_(None))
+    .order_by(Unit.name, Unit.id)
+)
+_TAX_LIST = (
+    select(Tax.id, Tax.name, Tax.rate, Tax.inclusive)
+    .where(Tax.company_id == COMPANY_ID, Tax.archived_at.is_(None))
+    .order_by(Tax.name, Tax.id)
+)
 
 
-async def taxes(session: AsyncSession, key: AuthContext) -> list[views.TaxItem]:
-    rows = await session.execute(
-        select(Tax)
-        .where(Tax.company_id == key.company_id, Tax.archived_at.is_(None))
-        .order_by(Tax.name, Tax.id)
-    )
-    return [tax_item(t) for t in rows.scalars()]
+async def units(reads: Reads, key: AuthContext) -> list[views.UnitItem]:
+    rows = await reads.all(_UNIT_LIST, {COMPANY_ID.key: key.company_id})
+    return [cast(views.UnitItem, xid.record(u, "name", "short_name")) for u in rows]
 
 
-def tax_item(t: Tax) -> views.TaxItem:
-    return {
-        "id": t.id,
-        "xid": xid.encode(t.id),
-        "name": t.name,
-        "rate": number(t.rate),
-        "inclusive": t.inclusive,
-    }
+async def taxes(reads: Reads, key: AuthContext) -> list[views.TaxItem]:
+    rows = await reads.all(_TAX_LIST, {COMPANY_ID.key: key.company_id})
+    return [tax_item(t) for t in rows]
+
+
+def tax_item(t: Record) -> views.TaxItem:
+    """A tax from a row holding its columns by name (``_TAX_LIST``, a feed's row)."""
+    item = xid.record(t, "name")
+    item["rate"] = number(t["rate"])
+    item["inclusive"] = t["inclusive"]
+    return cast(views.TaxItem, item)
 
 
 async def stock_page(

@@ -20,7 +20,9 @@ import hashlib
 import logging
 import random
 import sys
+from collections.abc import Mapping
 from functools import lru_cache
+from typing import Any
 
 from sqids import Sqids
 from sqids.constants import DEFAULT_BLOCKLIST
@@ -219,3 +221,11 @@ def _decode(xid: str) -> int | None:
     except Exception:
         return None
     return numbers[0]
+
+
+def record(row: Mapping[str, Any], *names: str) -> dict[str, Any]:
+    """A record as the API shows it: its ``id`` and ``xid`` first, then the columns
+    ``names`` of ``row`` (a row by column name), as a till's reference lists and
+    their change feeds show brands, units, taxes, categories and payment modes."""
+    id_ = row["id"]
+    return {"id": id_, "xid": encode(id_), **{name: row[name] for name in names}}

@@ -6,13 +6,14 @@ declared here (``kit/shapes.py``); ``api/public/openapi.py`` wraps them."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import select
+from sqlalchemy import Row, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from typing_extensions import TypedDict
 
 from tillbook.auth.context import AuthContext
+from tillbook.db import Reads, Record
 from tillbook.kit import xid
 from tillbook.kit.changes import Changes, Live, Walk, changes
 from tillbook.kit.shapes import answer
@@ -41,27 +42,26 @@ class ExpenseCategoryItem(TypedDict):
     account_code: str
 
 
-async def payment_modes(session: AsyncSession, key: AuthContext) -> list[PaymentModeItem]:
-    rows = await session.execute(
-        select(PaymentMode, Account.code)
-        .join(
-            Account,
-            (Account.id == PaymentMode.account_id) & (Account.company_id == PaymentMode.company_id),
-        )
-        .where(PaymentMode.company_id == key.company_id, PaymentMode.archived_at.is_(None))
-        .order_by(PaymentMode.id)
-    )
-    return [_mode(m, code) for m, code in rows.all()]
+# A till reads its payment modes at each sync: built once and read outside any
+# transaction (``Database.reads``), as the catalog's reference lists are.
+_MODES = select(
+    PaymentMode.id, PaymentMode.code, PaymentMode.name, Account.code.label("account_code")
+).join(
+    Account,
+    (Account.id == PaymentMode.account_id) & (Account.company_id == PaymentMode.company_id),
+)
+_MODE_LIST = _MODES.where(
+    PaymentMode.company_id == bindparam("company_id"), PaymentMode.archived_at.is_(None)
+).order_by(PaymentMode.id)
 
 
-def _mode(m: PaymentMode, code: str) -> PaymentModeItem:
-    return {
-        "id": m.id,
-        "xid": xid.encode(m.id),
-        "code": m.code,
-        "name": m.name,
-        "account_code": code,
-    }
+async def payment_modes(reads: Reads, key: AuthContext) -> list[PaymentModeItem]:
+    return [_mode(row) for row in await reads.all(_MODE_LIST, {"company_id": key.company_id})]
+
+
+def _mode(m: Record) -> PaymentModeItem:
+    """A payment mode from a row of ``_MODES`` (a list's, a feed's) by column name."""
+    return cast(PaymentModeItem, xid.record(m, "code", "name", "account_code"))
 
 
 async def payment_mode_changes(
@@ -72,12 +72,7 @@ async def payment_mode_changes(
     return await changes(
         session,
         walk,
-        select(PaymentMode, Account.code)
-        .join(
-            Account,
-            (Account.id == PaymentMode.account_id) & (Account.company_id == PaymentMode.company_id),
-        )
-        .where(PaymentMode.company_id == key.company_id),
+        _MODES.where(PaymentMode.company_id == key.company_id),
         PaymentMode.updated_at,
         PaymentMode.id,
         PaymentMode.archived_at.is_(None),
@@ -85,9 +80,9 @@ async def payment_mode_changes(
     )
 
 
-async def _modes(rows: Sequence[Sequence[Any]]) -> list[PaymentModeItem]:
+async def _modes(rows: Sequence[Row[Any]]) -> list[PaymentModeItem]:
     # a feed's rows carry its two columns (id, alive) after the statement's own (kit.changes)
-    return [_mode(row[0], row[1]) for row in rows]
+    return [_mode(row._mapping) for row in rows]
 
 
 async def expense_categories(session: AsyncSession, key: AuthContext) -> list[ExpenseCategoryItem]:

@@ -153,7 +153,7 @@ async def list_brands(
         db,
         walk,
         lambda s, w: changes.brands(s, key, w),
-        lambda: db.read(lambda s: queries.brands(s, key)),
+        lambda: db.reads(lambda r: queries.brands(r, key)),
     )
 
 
@@ -164,5 +164,5 @@ async def list_brands(
 )
 async def get_brand(request: Request, ref: str, key: CurrentKey, db: DB) -> Response:
     return answer(
-        request, envelope.ok(await db.read(lambda s: queries.brand(s, key, ref_to_id(ref))))
+        request, envelope.ok(await db.reads(lambda r: queries.brand(r, key, ref_to_id(ref))))
     )

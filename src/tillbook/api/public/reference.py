@@ -38,7 +38,7 @@ async def list_payment_modes(
         db,
         walk,
         lambda s, w: payments.payment_mode_changes(s, key, w),
-        lambda: db.read(lambda s: payments.payment_modes(s, key)),
+        lambda: db.reads(lambda r: payments.payment_modes(r, key)),
     )
 
 
@@ -62,13 +62,13 @@ async def list_taxes(
         db,
         walk,
         lambda s, w: changes.taxes(s, key, w),
-        lambda: db.read(lambda s: catalog.taxes(s, key)),
+        lambda: db.reads(lambda r: catalog.taxes(r, key)),
     )
 
 
 @router.get("/units", responses=r.cached(r.UnitList, errors=()), openapi_extra=CONDITIONAL)
 async def list_units(request: Request, key: CurrentKey, db: DB) -> Response:
-    data = await db.read(lambda s: catalog.units(s, key))
+    data = await db.reads(lambda r: catalog.units(r, key))
     return answer(request, envelope.ok(data))
 
 
