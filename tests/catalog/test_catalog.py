@@ -819,11 +819,12 @@ async def test_a_product_list_page_is_two_prebuilt_statements(
 async def test_a_tills_reference_lists_are_one_prebuilt_statement_each(
     client: httpx.AsyncClient, db: Database, shop: Shop
 ) -> None:
-    """The categories, brands (the list and one by id), taxes, units and payment modes
-    a till reads at each sync are one prebuilt statement each, outside any transaction and
-    through no ORM session (issue 27), and their items are the ones the change
-    feeds serve (the same item functions, from the same columns)."""
-    await get_ok(client, shop, "/warehouses")  # the key's lookup is remembered after it
+    """The categories, brands (the list and one by id), taxes, units, payment modes,
+    expense categories and the branch a till reads at each sync are one prebuilt
+    statement each, outside any transaction and through no ORM session (issue 27),
+    and their items are the ones the change feeds serve (the same item functions,
+    from the same columns)."""
+    await get_ok(client, shop, "/units")  # the key's lookup is remembered after it
     seen: list[str] = []
     threaded: list[str] = []
     lists: dict[str, Any] = {}
@@ -833,10 +834,12 @@ async def test_a_tills_reference_lists_are_one_prebuilt_statement_each(
         ("/taxes", "taxes"),
         ("/units", "units"),
         ("/payment-modes", "payment_modes"),
+        ("/expense-categories", "expense_categories"),
+        ("/warehouses", "warehouses"),
     ):
         lists[path] = await observed(db, seen, threaded, get_ok(client, shop, path))
         assert len(seen) == 1 and table in seen[0] and not threaded, (path, seen, threaded)
-    assert all(lists[path] for path in ("/brands", "/taxes", "/units", "/payment-modes"))
+    assert all(lists[path] for path in lists), lists
     one = lists["/brands"][0]
     by_id = await observed(db, seen, threaded, get_ok(client, shop, f"/brands/{one['xid']}"))
     assert by_id == one and len(seen) == 1 and not threaded, (seen, threaded)

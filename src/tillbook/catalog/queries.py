@@ -49,24 +49,21 @@ from tillbook.models import (
     Warehouse,
 )
 
+# The values of the prebuilt reads by name: the key's company and branch.
+COMPANY_ID: BindParameter[int] = bindparam("company_id")
+WAREHOUSE_ID: BindParameter[int] = bindparam("warehouse_id")
 
-async def warehouses(session: AsyncSession, key: AuthContext) -> list[views.Warehouse]:
+_WAREHOUSE = select(Warehouse.id, Warehouse.name, Warehouse.allow_negative_stock).where(
+    Warehouse.company_id == COMPANY_ID, Warehouse.id == WAREHOUSE_ID
+)
+
+
+async def warehouses(reads: Reads, key: AuthContext) -> list[views.Warehouse]:
     """Only the key's own warehouse: a key is bound to one branch."""
-    wh = (
-        await session.execute(
-            select(Warehouse).where(
-                Warehouse.company_id == key.company_id, Warehouse.id == key.warehouse_id
-            )
-        )
-    ).scalar_one()
-    return [
-        {
-            "id": wh.id,
-            "xid": xid.encode(wh.id),
-            "name": wh.name,
-            "allow_negative_stock": wh.allow_negative_stock,
-        }
-    ]
+    rows = await reads.all(
+        _WAREHOUSE, {COMPANY_ID.key: key.company_id, WAREHOUSE_ID.key: key.warehouse_id}
+    )
+    return [cast(views.Warehouse, xid.record(w, "name", "allow_negative_stock")) for w in rows]
 
 
 # --- search -------------------------------------------------------------------------
@@ -393,8 +390,6 @@ def _utc_iso(value: dt.datetime) -> str:
 # A product read (``product``): prebuilt, so that a till's read by id costs its round
 # trips and not the building and compiling of its statements (issue 27).
 _ID: BindParameter[int] = bindparam("product_id")
-COMPANY_ID: BindParameter[int] = bindparam("company_id")
-WAREHOUSE_ID: BindParameter[int] = bindparam("warehouse_id")
 _PRODUCT = (
     with_refs(WAREHOUSE_ID)
     .add_columns(Product.description)

@@ -85,18 +85,21 @@ async def _modes(rows: Sequence[Row[Any]]) -> list[PaymentModeItem]:
     return [_mode(row._mapping) for row in rows]
 
 
-async def expense_categories(session: AsyncSession, key: AuthContext) -> list[ExpenseCategoryItem]:
-    rows = await session.execute(
-        select(ExpenseCategory, Account.code)
-        .join(
-            Account,
-            (Account.id == ExpenseCategory.account_id)
-            & (Account.company_id == ExpenseCategory.company_id),
-        )
-        .where(ExpenseCategory.company_id == key.company_id, ExpenseCategory.archived_at.is_(None))
-        .order_by(ExpenseCategory.name, ExpenseCategory.id)
+_EXPENSE_CATEGORY_LIST = (
+    select(ExpenseCategory.id, ExpenseCategory.name, Account.code.label("account_code"))
+    .join(
+        Account,
+        (Account.id == ExpenseCategory.account_id)
+        & (Account.company_id == ExpenseCategory.company_id),
     )
-    return [
-        {"id": c.id, "xid": xid.encode(c.id), "name": c.name, "account_code": code}
-        for c, code in rows.all()
-    ]
+    .where(
+        ExpenseCategory.company_id == bindparam("company_id"),
+        ExpenseCategory.archived_at.is_(None),
+    )
+    .order_by(ExpenseCategory.name, ExpenseCategory.id)
+)
+
+
+async def expense_categories(reads: Reads, key: AuthContext) -> list[ExpenseCategoryItem]:
+    rows = await reads.all(_EXPENSE_CATEGORY_LIST, {"company_id": key.company_id})
+    return [cast(ExpenseCategoryItem, xid.record(c, "name", "account_code")) for c in rows]

@@ -50,7 +50,7 @@ def _xid_filter(name: str, raw: str | None) -> int | None:
 
 @router.get("/warehouses", responses=r.ok(r.WarehouseList, *r.READ))
 async def list_warehouses(key: CurrentKey, db: DB) -> dict[str, Any]:
-    return envelope.ok(await db.read(lambda s: queries.warehouses(s, key)))
+    return envelope.ok(await db.reads(lambda r: queries.warehouses(r, key)))
 
 
 # Catalog reads answer an ETag; If-None-Match with it is a 304 (``api.conditional``).

@@ -74,4 +74,4 @@ async def list_units(request: Request, key: CurrentKey, db: DB) -> Response:
 
 @router.get("/expense-categories", responses=r.ok(r.ExpenseCategoryList, *r.READ))
 async def list_expense_categories(key: CurrentKey, db: DB) -> dict[str, Any]:
-    return envelope.ok(await db.read(lambda s: payments.expense_categories(s, key)))
+    return envelope.ok(await db.reads(lambda r: payments.expense_categories(r, key)))
