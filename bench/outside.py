@@ -19,7 +19,8 @@ on, as a shop runs it; ``--quiet`` sets ``TILLBOOK_LOG_LEVEL=warning``, as
     feed        GET /products?updated_since=1970-01-01T00:00:00Z&limit=100
     categories  GET /categories
     brands      GET /brands, taxes GET /taxes, units GET /units, modes GET
-                /payment-modes (the reference lists of a till's sync)
+                /payment-modes, expenses GET /expense-categories, branch GET
+                /warehouses (the reference lists of a till's sync)
     search      GET /products?search=product 12
     health      GET /health again (the machine's drift over the run)
 
@@ -244,6 +245,8 @@ def main() -> None:
                 ("taxes", f"{base}/taxes"),
                 ("units", f"{base}/units"),
                 ("modes", f"{base}/payment-modes"),
+                ("expenses", f"{base}/expense-categories"),
+                ("branch", f"{base}/warehouses"),
                 ("search", f"{base}/products?search=product%2012"),
                 ("health_again", f"{root}/health"),
             ]
