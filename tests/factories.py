@@ -203,3 +203,34 @@ async def _modes(session: AsyncSession, company_id: int) -> dict[str, int]:
         select(PaymentMode.code, PaymentMode.id).where(PaymentMode.company_id == company_id)
     )
     return {code: id_ for code, id_ in rows.all()}
+
+
+async def add_products(
+    db: Database,
+    shop: Shop,
+    count: int,
+    *,
+    name: str,
+    code: str,
+    opening_batches: list[tuple[Decimal, Decimal]] | None = None,
+) -> list[int]:
+    """``count`` more products listed in ``shop``'s first branch, in one unit, named
+    ``name`` and item-coded ``code`` with their number (3 digits): their ids."""
+
+    async def add(uow: UnitOfWork) -> list[int]:
+        made = []
+        for n in range(count):
+            product = await catalog.create_product(
+                uow,
+                company_id=shop.company_id,
+                warehouse_id=shop.warehouse_id,
+                name=f"{name} {n:03d}",
+                item_code=f"{code}-{n:03d}",
+                sales_price=Decimal("1"),
+                purchase_price=Decimal("0.5"),
+                opening_batches=opening_batches,
+            )
+            made.append(product.id)
+        return made
+
+    return await db.unit(add)

@@ -12,7 +12,7 @@ import httpx
 from sqlalchemy import event, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tests.factories import Key, Shop, make_shop
+from tests.factories import Key, Shop, add_products, make_shop
 from tests.invariants import check_books
 from tillbook.catalog import seeding as catalog
 from tillbook.db import Database
@@ -298,20 +298,7 @@ async def test_product_mrp_is_a_number_when_set(client: httpx.AsyncClient, db: D
 
 async def test_product_pagination(client: httpx.AsyncClient, db: Database) -> None:
     shop = await tagged(db)
-
-    async def add_many(uow: UnitOfWork) -> None:
-        for n in range(102):
-            await catalog.create_product(
-                uow,
-                company_id=shop.company_id,
-                warehouse_id=shop.warehouse_id,
-                name=f"Bulk item {n:03d}",
-                item_code=f"BULK-{shop_tag(shop)}-{n:03d}",
-                sales_price=D("1"),
-                purchase_price=D("0.5"),
-            )
-
-    await db.unit(add_many)
+    await add_products(db, shop, 102, name="Bulk item", code=f"BULK-{shop_tag(shop)}")
     total = 105
 
     first = await product_page(client, shop)

@@ -245,13 +245,9 @@ async def returnable(session: AsyncSession, company_id: int, order_id: int) -> l
     cheaper line, ``returns.parts_from_invoice``)."""
     rows = (
         await session.execute(
-            select(OrderItem, Product.name)
+            select(OrderItem, views.line_product(Product.name))
             .join(
                 Order, (Order.id == OrderItem.order_id) & (Order.company_id == OrderItem.company_id)
-            )
-            .join(
-                Product,
-                (Product.id == OrderItem.product_id) & (Product.company_id == OrderItem.company_id),
             )
             .where(Order.id == order_id, Order.company_id == company_id)
             .order_by(OrderItem.id)

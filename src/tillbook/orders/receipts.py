@@ -149,11 +149,7 @@ async def load(
     assert company is not None and branch is not None and party is not None
     items = (
         await session.execute(
-            select(OrderItem, Product.name, Promotion.name)
-            .join(
-                Product,
-                (Product.id == OrderItem.product_id) & (Product.company_id == OrderItem.company_id),
-            )
+            select(OrderItem, views.line_product(Product.name), Promotion.name)
             # The promotion that priced a line (DESIGN §18), printed under it.
             .outerjoin(
                 Promotion,

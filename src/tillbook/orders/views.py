@@ -9,9 +9,9 @@ from decimal import Decimal
 from typing import Annotated, Any, Literal, NotRequired, cast
 
 from pydantic import Field
-from sqlalchemy import BindParameter, Select, bindparam, func, select
+from sqlalchemy import BindParameter, ScalarSelect, Select, bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import aliased
+from sqlalchemy.orm import InstrumentedAttribute, aliased
 from typing_extensions import TypedDict
 
 from tillbook.db import Reads, Record, SessionReads
@@ -215,15 +215,27 @@ async def user_of(session: AsyncSession, company_id: int, user_id: int | None) -
 # ``company_id``: the public reads nest them in one statement (``read_detail``).
 _ORDER_ID: BindParameter[int] = bindparam("order_id")
 _COMPANY: BindParameter[int] = bindparam("company_id")
+
+
+def line_product(column: InstrumentedAttribute[Any]) -> ScalarSelect[Any]:
+    """A column of the line's product, looked up by its key for each line. Not a join:
+    with the generic plan of a prepared statement PostgreSQL merge-joined the lines
+    with the company's products read in id order from the first one, so a sale of
+    the last product of a 20,000-product catalog cost 10 ms of its CPU to read (the
+    first product's, 0.08 ms). A subquery in the select list is a lookup by key
+    whatever the statistics say."""
+    return (
+        select(column)
+        .where(Product.id == OrderItem.product_id, Product.company_id == OrderItem.company_id)
+        .scalar_subquery()
+    )
+
+
 DETAIL_LISTS: dict[str, Select[*tuple[Any, ...]]] = {
     "items": select(
         *OrderItem.__table__.c,
-        Product.name.label("product_name"),
-        Product.item_code.label("product_item_code"),
-    )
-    .join(
-        Product,
-        (Product.id == OrderItem.product_id) & (Product.company_id == OrderItem.company_id),
+        line_product(Product.name).label("product_name"),
+        line_product(Product.item_code).label("product_item_code"),
     )
     .where(OrderItem.order_id == _ORDER_ID, OrderItem.company_id == _COMPANY)
     .order_by(OrderItem.id),
