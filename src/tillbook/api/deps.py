@@ -25,7 +25,6 @@ async def _db_dependency(request: Request) -> Database:
 
 
 async def current_key(request: Request) -> AuthContext:
-    body = await request.body()
     h = request.headers
     ctx = await authenticate(
         get_db(request),
@@ -35,7 +34,7 @@ async def current_key(request: Request) -> AuthContext:
         timestamp=h.get("x-service-timestamp"),
         method=request.method,
         target=request_target(request.scope),
-        body=body,
+        body=request.body,  # read only to check a signature
     )
     request.state.auth = ctx
     verdict = await request.app.state.ratelimiter.hit(h["x-service-public-key"], ctx.rate_limit)
