@@ -2,7 +2,8 @@
 README starts it, ``GET /health`` as the yardstick (issue 27, item 1).
 
     .venv/bin/python bench/outside.py [--database-url URL] [--products 1000] \
-        [--duration 10] [--connections 16] [--workers 2] [--quiet] [--json out.json]
+        [--duration 10] [--connections 16] [--workers 2] [--quiet] [--json out.json] \
+        [--targets product,sale] [--profile DIR]
 
 In a fresh temporary folder: ``tillbook demo`` (the embedded SQLite default, or the
 PostgreSQL database ``--database-url`` names, dropped and created first: its name
@@ -25,9 +26,15 @@ on, as a shop runs it; ``--quiet`` sets ``TILLBOOK_LOG_LEVEL=warning``, as
     health      GET /health again (the machine's drift over the run)
 
 Each line gives requests a second, non-2xx answers, latency, and the server's CPU
-per request (its worker processes' user and system time, ``/proc``), and each read
+per request (its worker processes' user and system time, ``/proc``) and
+PostgreSQL's (every ``postgres`` process's, so nothing else may use it), and each read
 is reported as a share of the mean of the two /health runs. wrk runs on the same
 machine (Debian's ``wrk`` package); nothing else of the bench is used.
+
+``--targets`` runs only the named reads (between the two /health runs);
+``--profile DIR`` records each worker with py-spy during each read into
+``DIR/<read>.<pid>.txt`` (collapsed stacks, idle time left out). py-spy takes CPU
+of its own: a profiled run's figures are not the unprofiled ones.
 """
 
 from __future__ import annotations
@@ -110,6 +117,21 @@ def worker_pids(server: subprocess.Popen[bytes]) -> list[int]:
     return [int(p) for p in found] or [server.pid]
 
 
+def postgres_ticks() -> dict[int, int]:
+    """CPU ticks of every PostgreSQL process on the machine, by pid (backends come
+    and go with the pool: one that started during a run counts from zero)."""
+    found = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            comm, rest = stat.read_text().split(") ", 1)
+        except (FileNotFoundError, ProcessLookupError, ValueError):
+            continue
+        if comm.endswith("(postgres"):
+            fields = rest.split()
+            found[int(stat.parent.name)] = int(fields[11]) + int(fields[12])
+    return found
+
+
 def cpu_ticks(pids: list[int]) -> int:
     total = 0
     for pid in pids:
@@ -121,6 +143,23 @@ def cpu_ticks(pids: list[int]) -> int:
     return total
 
 
+def profile(args: argparse.Namespace, name: str, pids: list[int]) -> list[subprocess.Popen[bytes]]:
+    """py-spy on each worker for the length of one wrk run (``--profile``)."""
+    if not args.profile:
+        return []
+    folder = Path(args.profile)
+    folder.mkdir(parents=True, exist_ok=True)
+    spies = []
+    for pid in pids:
+        out = folder / f"{name}.{pid}.txt"
+        command = ["py-spy", "record", "--pid", str(pid), "--duration", str(args.duration)]
+        command += ["--rate", "250", "--format", "raw", "--output", str(out)]
+        spies.append(
+            subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        )
+    return spies
+
+
 def wrk(
     url: str, headers: dict[str, str], args: argparse.Namespace, pids: list[int]
 ) -> dict[str, Any]:
@@ -128,8 +167,10 @@ def wrk(
     for name, value in headers.items():
         command += ["-H", f"{name}: {value}"]
     before = cpu_ticks(pids)
+    pg_before = postgres_ticks()
     out = subprocess.run([*command, url], capture_output=True, text=True, check=True).stdout
     ticks = cpu_ticks(pids) - before
+    pg_ticks = sum(t - pg_before.get(pid, 0) for pid, t in postgres_ticks().items())
     requests = int(re.search(r"(\d+) requests in", out).group(1))  # type: ignore[union-attr]
     bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     p50 = re.search(r"^\s+50%\s+(\S+)", out, re.M)
@@ -140,6 +181,8 @@ def wrk(
         "p50": p50.group(1) if p50 else None,
         "p99": p99.group(1) if p99 else None,
         "server_cpu_ms": round(ticks * 1000 / os.sysconf("SC_CLK_TCK") / max(requests, 1), 3),
+        # Every PostgreSQL process's (nothing else should be using it; 0 on SQLite).
+        "postgres_cpu_ms": round(pg_ticks * 1000 / os.sysconf("SC_CLK_TCK") / max(requests, 1), 3),
     }
 
 
@@ -154,6 +197,8 @@ def main() -> None:
     parser.add_argument("--quiet", action="store_true", help="no access log")
     parser.add_argument("--force", action="store_true")
     parser.add_argument("--json", default=None)
+    parser.add_argument("--targets", default=None, help="comma-separated reads to run")
+    parser.add_argument("--profile", default=None, help="py-spy's stacks into this folder")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         raise SystemExit("wrk is not installed (apt-get install wrk)")
@@ -250,6 +295,12 @@ def main() -> None:
                 ("search", f"{base}/products?search=product%2012"),
                 ("health_again", f"{root}/health"),
             ]
+            if args.targets:
+                wanted = {"health", "health_again", *args.targets.split(",")}
+                unknown = wanted - {name for name, _ in targets}
+                if unknown:
+                    raise SystemExit(f"unknown --targets: {', '.join(sorted(unknown))}")
+                targets = [(name, url) for name, url in targets if name in wanted]
             pids = worker_pids(server)
             # Unmeasured: each worker's first requests (imports, caches, the key's
             # lookup) and the start's upkeep (roll-ups, ANALYZE) are not the reads'.
@@ -262,7 +313,10 @@ def main() -> None:
                 )
             results: dict[str, Any] = {}
             for name, url in targets:
+                spies = [] if name.startswith("health") else profile(args, name, pids)
                 results[name] = wrk(url, headers, args, pids)
+                for spy in spies:
+                    spy.wait(timeout=60)
                 print(f"{name:13s} {json.dumps(results[name])}", flush=True)
         finally:
             server.terminate()
