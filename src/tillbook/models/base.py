@@ -213,7 +213,14 @@ def value_of(model: type[M], **values: Any) -> M:
     unknown = [name for name in values if name not in manager]
     if unknown:
         raise TypeError(f"{unknown[0]!r} is an invalid keyword argument for {model.__name__}")
-    instance: M = manager.new_instance()
+    return columns_of(model, values)
+
+
+def columns_of(model: type[M], values: dict[str, Any]) -> M:
+    """``value_of`` for ``values`` named by the model's own columns (a row read with
+    its table's columns): the names are not checked again, which was half of the
+    cost of an order's instance in a sale read (25 µs of 37)."""
+    instance: M = manager_of_class(model).new_instance()
     instance.__dict__.update(values)
     return instance
 

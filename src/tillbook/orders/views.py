@@ -21,7 +21,7 @@ from tillbook.kit.money import ZERO, money_str, number, price_str
 from tillbook.kit.shapes import DateStr, DateTimeStr, MoneyStr, Named, PriceStr, ProductRef, answer
 from tillbook.loyalty import points as loyalty
 from tillbook.models import Order, OrderItem, Payment, PaymentAllocation, Product, User
-from tillbook.models.base import M, table_of, value_of
+from tillbook.models.base import M, columns_of, table_of, value_of
 from tillbook.orders.currency import ForeignFigures, currency_fields
 
 PaymentStatus = Literal["unpaid", "partially_paid", "paid"]
@@ -269,12 +269,12 @@ _COLUMN_KEYS: dict[type[Any], tuple[str, ...]] = {}
 
 def _row_of(model: type[M], row: Record) -> M:
     """An instance of ``model`` from a row holding its table's columns by name
-    (``value_of``: the attributes are the columns' names), read once per model: a
+    (``columns_of``: the attributes are the columns' names), read once per model: a
     table's column collection costs more to walk than the row's values to copy."""
     keys = _COLUMN_KEYS.get(model)
     if keys is None:
         keys = _COLUMN_KEYS[model] = tuple(c.key for c in table_of(model).c)
-    return value_of(model, **{k: row[k] for k in keys})
+    return columns_of(model, {k: row[k] for k in keys})
 
 
 def _detail_from(
