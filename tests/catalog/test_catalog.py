@@ -9,7 +9,8 @@ from decimal import Decimal
 from typing import Any, TypeVar
 
 import httpx
-from sqlalchemy import event, select
+from sqlalchemy import Float, Numeric, event, literal, select
+from sqlalchemy import cast as sql_cast
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tests.factories import Key, Shop, add_products, make_shop
@@ -18,7 +19,8 @@ from tillbook.catalog import seeding as catalog
 from tillbook.db import Database
 from tillbook.inventory import service as inventory
 from tillbook.kit import xid
-from tillbook.models import Product, ProductBarcode, StockBatch, User
+from tillbook.kit.money import number
+from tillbook.models import Listing, Product, ProductBarcode, StockBatch, User
 from tillbook.unit import UnitOfWork, statement_observers
 
 D = Decimal
@@ -869,3 +871,43 @@ async def test_searches_and_filters_find_what_the_list_shows(
         assert got["total"] == len(got["data"]), params
         for item in got["data"]:
             assert item == everything[item["id"]], params
+
+
+async def test_a_products_numbers_are_the_stored_decimals_as_json_numbers(
+    client: httpx.AsyncClient, db: Database
+) -> None:
+    """The product columns a till reads are converted to doubles by the database
+    (``catalog.queries._wire_number``): each must be the number ``number`` makes of
+    the stored decimal, whole ones as integers, on either database."""
+    values = ["0.1", "2.675", "0.0001", "1234567.8901", "3.5", "12", "99999999999999.9999"]
+    for text in values:
+        stored = sql_cast(sql_cast(literal(text), Numeric(18, 4)), Float())
+        got = await db.read(lambda s, e=stored: s.scalar(select(e)))
+        assert number(got) == number(Decimal(text)), text
+        if len(text.replace(".", "")) <= 15:  # a double's whole digits: beyond, the
+            # fraction is gone either way, and the same value is written whole
+            assert type(number(got)) is type(number(Decimal(text))), text
+    shop = await tagged(db)
+    [made] = await add_products(db, shop, 1, name="Odd", code=f"ODD-{shop_tag(shop)}")
+    await db.unit(lambda uow: set_listing(uow, shop, made))
+    product = await get_ok(client, shop, f"/products/{xid.encode(made)}")
+    feed = await get_ok(client, shop, "/products", updated_since="1970-01-01T00:00:00Z", limit=1000)
+    [listed] = [p for p in feed["data"] if p["id"] == made]
+    for answer in (product, listed):
+        assert (answer["sales_price"], answer["purchase_price"], answer["mrp"]) == (2.675, 0.1, 3)
+        assert (answer["current_stock"], answer["reorder_level"]) == (0, 1.5)
+        assert type(answer["mrp"]) is int
+
+
+async def set_listing(uow: UnitOfWork, shop: Shop, product_id: int) -> None:
+    listing = (
+        await uow.session.execute(
+            select(Listing).where(
+                Listing.product_id == product_id, Listing.warehouse_id == shop.warehouse_id
+            )
+        )
+    ).scalar_one()
+    listing.sales_price = Decimal("2.675")
+    listing.purchase_price = Decimal("0.1")
+    listing.mrp = Decimal("3.0000")
+    listing.reorder_level = Decimal("1.5")

@@ -17,7 +17,9 @@ from sqlalchemy import (
     BindParameter,
     ColumnElement,
     CompoundSelect,
+    Float,
     Integer,
+    Label,
     Select,
     String,
     bindparam,
@@ -25,7 +27,9 @@ from sqlalchemy import (
     select,
     union,
 )
+from sqlalchemy import cast as sql_cast
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import InstrumentedAttribute
 
 from tillbook.auth.context import AuthContext
 from tillbook.catalog import views
@@ -184,6 +188,15 @@ _has_units = (
 )
 
 
+def _wire_number(column: InstrumentedAttribute[Any]) -> Label[float]:
+    """A listing's price or stock as the JSON number the answer sends (``number``),
+    converted by the database: asyncpg's Decimal for a numeric cost 1.3 µs a value to
+    decode and ``number`` 1.7 more to make a float of it, about a sixth of a feed
+    page's CPU (five a product). The double is the one ``float`` of the decimal
+    gives (PostgreSQL converts through the decimal's text, correctly rounded)."""
+    return sql_cast(column, Float()).label(column.key)
+
+
 # What a product item shows, by name (``product_head``): columns only, no ORM
 # entities to build (a feed page of 100 products built 500 of them).
 _PRODUCT_COLUMNS = (
@@ -195,11 +208,11 @@ _PRODUCT_COLUMNS = (
     Product.product_type,
     Product.archived_at,
     Product.tax_id,
-    Listing.sales_price,
-    Listing.purchase_price,
-    Listing.mrp,
-    Listing.current_stock,
-    Listing.reorder_level,
+    _wire_number(Listing.sales_price),
+    _wire_number(Listing.purchase_price),
+    _wire_number(Listing.mrp),
+    _wire_number(Listing.current_stock),
+    _wire_number(Listing.reorder_level),
     Listing.active.label("listing_active"),
     Category.id.label("category_ref_id"),
     Category.name.label("category_name"),

@@ -46,8 +46,14 @@ def price_str(value: Decimal) -> str:
     return str(two) if two == value else str(price4(value))
 
 
-def number(value: Decimal) -> float | int:
-    """Product prices and stock on the wire are JSON numbers (spec)."""
+def number(value: Decimal | float) -> float | int:
+    """Product prices and stock on the wire are JSON numbers (spec): a whole one as
+    an integer. A float is what the database gave for a column it converted itself
+    (``catalog.queries``' product columns), the same double as ``float`` of the
+    stored decimal; one of more than 15 digits may have lost its fraction to the
+    double either way, and is then written whole (the same value)."""
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else value
     normalized = value.normalize()
     if normalized == normalized.to_integral_value():
         return int(normalized)
