@@ -18,6 +18,8 @@ on, as a shop runs it; ``--quiet`` sets ``TILLBOOK_LOG_LEVEL=warning``, as
     product     GET /products/{xid}
     sale        GET /sales/{id}
     feed        GET /products?updated_since=1970-01-01T00:00:00Z&limit=100
+    delta       GET /products?updated_since=<the time the reads start>&limit=100
+                (a till polling its delta, nothing changed since)
     categories  GET /categories
     brands      GET /brands, taxes GET /taxes, units GET /units, modes GET
                 /payment-modes, expenses GET /expense-categories, branch GET
@@ -280,11 +282,13 @@ def main() -> None:
                     "unique_id": os.urandom(8).hex(),
                 },
             )
+            polled = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
             targets = [
                 ("health", f"{root}/health"),
                 ("product", f"{base}/products/{product['xid']}"),
                 ("sale", f"{base}/sales/{sale['order_id']}"),
                 ("feed", base + FEED),
+                ("delta", f"{base}/products?updated_since={polled}&limit=100"),
                 ("categories", f"{base}/categories"),
                 ("brands", f"{base}/brands"),
                 ("taxes", f"{base}/taxes"),

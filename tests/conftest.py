@@ -28,7 +28,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from tests.factories import Shop, make_shop
+from tests.factories import Shop, make_shop, public_client
 from tests.live_server import pw, server  # noqa: F401  (fixtures of the browser tests)
 from tests.router_check import MODE as ROUTER_CHECK
 from tests.router_check import Recorder, RouterAnalyser, tenant_tables
@@ -184,13 +184,8 @@ def settings(database_url: str) -> Settings:
 
 @pytest.fixture(scope="session")
 async def client(settings: Settings, db: Database) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(settings, database=db)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(
-            transport=transport, base_url="http://testserver/api/v1/public"
-        ) as c:
-            yield c
+    async with public_client(settings, db) as c:
+        yield c
 
 
 @pytest.fixture

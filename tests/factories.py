@@ -4,15 +4,20 @@ as the operator CLI and the demo data set."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, TypeVar
 
+import httpx
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tillbook.app import create_app
 from tillbook.catalog import rows as catalog_rows
 from tillbook.catalog import seeding as catalog
+from tillbook.config import Settings
 from tillbook.db import Database
 from tillbook.kit import xid
 from tillbook.models.base import Base
@@ -234,3 +239,16 @@ async def add_products(
         return made
 
     return await db.unit(add)
+
+
+@asynccontextmanager
+async def public_client(settings: Settings, db: Database) -> AsyncIterator[httpx.AsyncClient]:
+    """The public API served in process on ``db``, as a till reaches it (its lifespan
+    started: the rate limiter, the outbox's wake-ups)."""
+    app = create_app(settings, database=db)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://testserver/api/v1/public"
+        ) as client:
+            yield client

@@ -4,6 +4,7 @@ and archives a product, comes back, posts its queue (twice) and catches up."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import datetime as dt
 import json
@@ -14,12 +15,22 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
-from tests.factories import Shop, make_shop
+from tests.conftest import PG_URL, _create_pg_database, _drop_pg_database
+from tests.factories import Shop, add_products, make_shop, public_client
 from tests.invariants import check_books
+from tests.plans import generic_plan, outline, rows_examined
+from tillbook.catalog import changes as catalog_changes
 from tillbook.catalog import products as catalog_products
+from tillbook.catalog.import_export import COLUMNS, import_products
 from tillbook.catalog.schemas import ListingPatch
+from tillbook.config import Settings
 from tillbook.db import Database
-from tillbook.models import Listing, Order
+from tillbook.db import _nest as nest
+from tillbook.kit import changes as changes_kit
+from tillbook.kit import xid
+from tillbook.kit.changes import utc
+from tillbook.migrate import upgrade
+from tillbook.models import Listing, Order, Product, StockMovement, Warehouse
 from tillbook.unit import UnitOfWork
 
 D = Decimal
@@ -330,3 +341,221 @@ async def test_an_offline_till_catches_up(client: httpx.AsyncClient, db: Databas
     )  # fmt: skip
     assert r.status_code == 422 and "product_items.0.xid" in r.json()["errors"], r.text
     await check_books(db, shop.company_id)
+
+
+async def _change_times(db: Database, shop: Shop) -> list[dt.datetime]:
+    """Every time at which something of the shop's catalog in its branch changed,
+    as stored (products, listings, stock movements)."""
+
+    async def read(s: Any) -> list[dt.datetime]:
+        times: set[dt.datetime] = set()
+        for statement in (
+            select(Product.updated_at).where(Product.company_id == shop.company_id),
+            select(Listing.updated_at).where(Listing.company_id == shop.company_id),
+            select(StockMovement.created_at).where(StockMovement.company_id == shop.company_id),
+        ):
+            times.update(utc(t) for t in (await s.scalars(statement)).all())
+        return sorted(times)
+
+    found: list[dt.datetime] = await db.read(read)
+    return found
+
+
+async def test_a_recent_delta_serves_what_the_whole_walk_serves(
+    client: httpx.AsyncClient, db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A recent delta (``kit.changes.RECENT``) finds the products that may have
+    changed through three indexes (``catalog.changes._touched``: products by change
+    time, listings by edit time, stock movements by time) instead of comparing the
+    change time of every listing of the branch. From every moment something changed,
+    for every kind of change (a sale, a void, a price, a deactivated listing, an
+    archived or renamed product, a new one, an adjustment, a transfer out and one
+    received), it serves exactly what the walk of the whole branch serves."""
+    shop = await make_shop(db)
+    other = {**shop.headers}
+    other.update(shop.other_key.headers)
+    water, apple = shop.xid("water"), shop.xid("apple")
+
+    async def post(path: str, body: dict[str, Any], headers: dict[str, str] = shop.headers) -> Any:
+        r = await client.post(path, json=body, headers=headers)
+        assert r.status_code == 200, (path, r.text)
+        return r.json()
+
+    today = dt.datetime.now(dt.UTC).date().isoformat()
+    line = {"xid": water, "quantity": 2, "unit_price": "1.00"}
+    sold = await post(
+        "/sales", {"user_id": shop.walk_in_id, "order_date": today, "product_items": [line]}
+    )
+    await set_price(db, shop, "apple", "3.75")
+    await post(
+        "/stock-adjustments",
+        {"product_id": apple, "quantity": 1, "adjustment_type": "add", "notes": "found"},
+    )
+    await post(f"/sales/{sold['order_id']}/void", {"reason": "rung twice"})
+    out = [{"product_id": water, "quantity": 1}]
+    moved = await post(
+        "/stock-transfers", {"to_warehouse_id": shop.other_warehouse_id, "items": out}
+    )
+    # stock arriving from the other branch: dispatched there, received here, where
+    # the product was not listed yet (its listing is made on receipt)
+    coffee = xid.encode(shop.other_products["coffee"])
+    inbound = await post(
+        "/stock-transfers",
+        {"to_warehouse_id": shop.warehouse_id, "items": [{"product_id": coffee, "quantity": 1}]},
+        other,
+    )
+    await post(f"/stock-transfers/{inbound['transfer_id']}/receive", {}, shop.headers)
+    await post(f"/stock-transfers/{moved['transfer_id']}/receive", {}, other)
+    await archive(db, shop, "tea")
+
+    async def deactivate(uow: UnitOfWork) -> Any:
+        version = await uow.session.scalar(
+            select(Listing.version).where(
+                Listing.product_id == shop.products["water"],
+                Listing.warehouse_id == shop.warehouse_id,
+            )
+        )
+        return await catalog_products.update_listing(
+            uow, shop.company_id, shop.products["water"], shop.warehouse_id,
+            ListingPatch(active=False), expected_version=version, actor_id=None,
+        )  # fmt: skip
+
+    await back_office(db, shop, deactivate)
+    await add_products(db, shop, 2, name="Biscuit", code=f"BIS-{shop.company_id}")
+
+    times = await _change_times(db, shop)
+    # SQLite's clock counts whole seconds: there the scenario is one moment or two
+    assert len(times) >= (1 if db.is_sqlite else 10), times
+    served_any = 0
+    for moment in times:
+        since = changes_kit.iso(moment)
+        monkeypatch.setattr(changes_kit, "RECENT", dt.timedelta(days=36500))
+        recent, _ = await walk(client, shop, "/products", since, limit=2)
+        monkeypatch.setattr(changes_kit, "RECENT", -dt.timedelta(days=1))
+        whole, _ = await walk(client, shop, "/products", since, limit=2)
+        assert recent == whole, since
+        served_any += bool(whole)
+    assert served_any >= len(times) - 1
+    await check_books(db, shop.company_id)
+
+
+async def test_a_delta_with_nothing_changed_reads_no_listing(database_url: str) -> None:
+    """A till polling its delta with nothing changed costs PostgreSQL a few index
+    probes, not a look at every listing of its branch (10 ms at 10,000 products,
+    whatever had changed). The plan is the generic one the service runs, in a
+    database of its own whose statistics describe the shop's 3,000-product branch
+    (the shared test database's thousands of tiny shops make another plan look
+    cheaper to the planner)."""
+    if not database_url.startswith("postgresql"):
+        pytest.skip("PostgreSQL's generic plans")
+    assert PG_URL is not None
+    url, name = await _create_pg_database(PG_URL)
+    db = Database(url, pool_size=5)
+    try:
+        await asyncio.to_thread(upgrade, url)
+        async with public_client(Settings(database_url=url), db) as client:
+            await _poll_a_quiet_branch(client, db, url)
+    finally:
+        await db.dispose()
+        await _drop_pg_database(PG_URL, name)
+
+
+async def _poll_a_quiet_branch(client: httpx.AsyncClient, db: Database, url: str) -> None:
+    shop = await make_shop(db)
+    branch = await db.read(lambda s: s.scalar(select(Warehouse.name).where(
+        Warehouse.id == shop.warehouse_id)))  # fmt: skip
+    # a branch of 3,000 products, as a shop imports its catalog
+    rows = [",".join(COLUMNS)] + [
+        f"BIG-{n:04d},Item {n},,,,,,1.00,0.50,,{branch},,," for n in range(3000)
+    ]
+    await db.unit(
+        lambda uow: import_products(
+            uow, shop.company_id, ("\n".join(rows) + "\n").encode(), actor_id=None
+        )
+    )
+    _, token = await walk(client, shop, "/products", EPOCH, limit=1000)
+    line = {"xid": shop.xid("water"), "quantity": 1, "unit_price": "1.00"}
+    body = {
+        "user_id": shop.walk_in_id,
+        "order_date": dt.datetime.now(dt.UTC).date().isoformat(),
+        "product_items": [line],
+    }
+    r = await client.post("/sales", json=body, headers=shop.headers)
+    assert r.status_code == 200, r.text
+    sold_at = await db.read(lambda s: s.scalar(select(func.max(StockMovement.created_at))))
+    recent = catalog_changes._PRODUCTS.recent
+    assert recent is not None
+    # the statement the service runs: the page, its barcodes and units, and the time
+    read_statement, _ = nest(changes_kit.HORIZON, {"_rows": recent.rows, **recent.lists})
+    tables = ("products", "listings", "stock_movements")
+    for since in (utc(sold_at) + dt.timedelta(microseconds=1), utc(sold_at)):
+        values = {
+            "company_id": shop.company_id,
+            "warehouse_id": shop.warehouse_id,
+            "walk_since": since,
+            # (no overlap here: the shop was made a moment ago)
+            "walk_touched_since": since,
+            "walk_touched_until": changes_kit._END_OF_TIME,
+            "walk_after": 0,
+            "walk_limit": 101,
+        }
+        plan = await generic_plan(url, read_statement, values, analyze=tables)
+        # the rows looked at are the ones touched (the sale's water) and the page's,
+        # each found by an index: none of the branch's 3,000 others
+        for table in tables:
+            assert rows_examined(plan, table) <= 10, (table, outline(plan))
+    # what the walk of the whole branch looks at for the same delta
+    whole, _ = nest(changes_kit.HORIZON, {"_rows": catalog_changes._PRODUCTS.rows})
+    values.pop("walk_touched_since")
+    values.pop("walk_touched_until")
+    plan = await generic_plan(url, whole, values)
+    assert rows_examined(plan, "listings") >= 3000, outline(plan)
+    delta, _ = await walk(client, shop, "/products", token, limit=100)
+    assert shop.products["water"] in {p["id"] for p in delta}
+
+
+async def test_a_sale_moves_a_listings_stock_not_its_edit_time(
+    client: httpx.AsyncClient, db: Database
+) -> None:
+    """Every sale updates its listings; PostgreSQL keeps that update HOT (no index
+    touched, the hot item's contention) only while no indexed column changes. The
+    listing's change time moves with its stock and is in no index; its edit time is
+    indexed (a delta finds edited listings by it) and a sale leaves it alone, while
+    a price edit moves it."""
+    indexed = {c.name for index in Listing.__table__.indexes for c in index.columns}
+    indexed |= {c.name for c in Listing.__table__.primary_key.columns}
+    for constraint in Listing.__table__.constraints:
+        indexed |= {c.name for c in getattr(constraint, "columns", ())}
+    assert "edited_at" in indexed
+    assert not indexed & {"current_stock", "updated_at"}, indexed
+
+    shop = await make_shop(db)
+
+    async def times() -> tuple[dt.datetime, dt.datetime, Decimal]:
+        row = (
+            await db.read(
+                lambda s: s.execute(
+                    select(Listing.edited_at, Listing.updated_at, Listing.current_stock).where(
+                        Listing.product_id == shop.products["water"],
+                        Listing.warehouse_id == shop.warehouse_id,
+                    )
+                )
+            )
+        ).one()
+        return utc(row[0]), utc(row[1]), row[2]
+
+    edited, changed, stock = await times()
+    body = {
+        "user_id": shop.walk_in_id,
+        "order_date": dt.datetime.now(dt.UTC).date().isoformat(),
+        "product_items": [{"xid": shop.xid("water"), "quantity": 3, "unit_price": "1.00"}],
+    }
+    r = await client.post("/sales", json=body, headers=shop.headers)
+    assert r.status_code == 200, r.text
+    after_sale = await times()
+    assert after_sale[0] == edited and after_sale[1] >= changed and after_sale[2] == stock - 3
+    await set_price(db, shop, "water", "1.05")
+    after_edit = await times()
+    assert after_edit[0] >= after_sale[1] and after_edit[1] >= after_sale[1]
+    if not db.is_sqlite:  # PostgreSQL's clock moves between transactions
+        assert after_sale[1] > changed and after_edit[0] > edited

@@ -17,8 +17,8 @@ import pytest
 
 from tests.cli.test_cli import Run, _key_headers, as_json, cli, workdir  # noqa: F401  (fixtures)
 from tests.cli_process import run_cli
+from tests.factories import public_client
 from tests.invariants import check_books
-from tillbook.app import create_app
 from tillbook.config import Settings
 from tillbook.db import Database
 
@@ -92,13 +92,8 @@ async def test_a_shop_from_nothing(
     for kind in ("customers", "suppliers"):
         as_json(cli("import", kind, str(tmp_path / f"{kind}.csv"), "--company", cid, "--json"))
 
-    app = create_app(Settings(database_url=database_url), database=db)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(
-            transport=transport, base_url="http://testserver/api/v1/public"
-        ) as client:
-            await _a_day_of_trade(client, _key_headers(key), _key_headers(other_key))
+    async with public_client(Settings(database_url=database_url), db) as client:
+        await _a_day_of_trade(client, _key_headers(key), _key_headers(other_key))
     await check_books(db, int(cid))
     _bean_check(cli, cid, tmp_path)
 

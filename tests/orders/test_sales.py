@@ -4,20 +4,17 @@ from __future__ import annotations
 
 import json
 from decimal import Decimal
-from typing import Any
 
-import asyncpg
 import pytest
 from sqlalchemy import func, select
-from sqlalchemy.dialects.postgresql.asyncpg import dialect as asyncpg_dialect
 
 from tests.factories import add_products
 from tests.invariants import check_books, gl_balance
-from tillbook.db import split_pooler
+from tests.plans import generic_plan, rows_read
 from tillbook.kit import xid
 from tillbook.models import Listing, OutboxEvent
 from tillbook.orders import views
-from tillbook.unit import driver_sql, statement_observers
+from tillbook.unit import statement_observers
 
 D = Decimal
 
@@ -412,12 +409,6 @@ async def test_a_sale_is_read_back_in_one_statement(client, shop, db):
     assert created and created[0]["items"] == by_id["items"]
 
 
-def _rows_read(plan: dict[str, Any], relation: str) -> int:
-    """The rows of ``relation`` a plan's nodes returned (``EXPLAIN ANALYZE``), in all."""
-    own = plan["Actual Rows"] * plan["Actual Loops"] if plan.get("Relation Name") == relation else 0
-    return own + sum(_rows_read(child, relation) for child in plan.get("Plans", []))
-
-
 async def test_reading_a_sale_looks_its_lines_products_up_by_key(client, shop, db, database_url):
     """A sale's detail finds each line's product by its key, wherever the product
     is in the catalog: with the generic plan every statement of the service runs
@@ -439,19 +430,11 @@ async def test_reading_a_sale_looks_its_lines_products_up_by_key(client, shop, d
     detail = (await client.get(f"/sales/{order_id}", headers=shop.headers)).json()["data"]
     assert [i["product"]["name"] for i in detail["items"]] == ["Biscuit 149"]
 
-    url, _pooler = split_pooler(database_url)
-    conn = await asyncpg.connect(url.set(drivername="postgresql").render_as_string(False))
-    try:
-        await conn.execute("ANALYZE products")  # what autovacuum keeps
-        await conn.execute("SET plan_cache_mode = force_generic_plan")
-        items = driver_sql(
-            views.DETAIL_LISTS["items"], ("order_id", "company_id"), asyncpg_dialect()
-        )  # type: ignore[no-untyped-call]
-        await conn.execute(f"PREPARE detail_items AS {items.sql}")
-        explained = await conn.fetchval(
-            f"EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE detail_items({order_id}, {shop.company_id})"
-        )
-    finally:
-        await conn.close()
+    plan = await generic_plan(
+        database_url,
+        views.DETAIL_LISTS["items"],
+        {"order_id": order_id, "company_id": shop.company_id},
+        analyze=("products",),
+    )
     # the line's product by its key for its name and for its item code, nothing more
-    assert _rows_read(json.loads(explained)[0]["Plan"], "products") == 2
+    assert rows_read(plan, "products") == 2

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Row, case, select
+from sqlalchemy import ColumnElement, CompoundSelect, Row, case, select, union
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.auth.context import AuthContext
@@ -29,7 +29,7 @@ from tillbook.catalog.queries import (
 )
 from tillbook.db import Reads, Record
 from tillbook.kit.changes import AFTER, Changes, Walk, changes, prebuilt, read
-from tillbook.models import Brand, Category, Listing, Product, Tax
+from tillbook.models import Brand, Category, Listing, Product, StockMovement, Tax
 from tillbook.models.base import table_of
 
 # The products' feed, built once (``kit.changes.prebuilt``): a register's first sync
@@ -42,12 +42,48 @@ from tillbook.models.base import table_of
 # planner's merge join read the branch's listings from the first one every page,
 # so a page cost its position (PostgreSQL 1.7 ms of work at the 50th page of
 # 10,000, 0.75 ms with both ranges at any page).
+#
+# A delta (a till polling from its last ``sync_token``) is served by the products
+# ``_touched`` names instead (``kit.changes.Prebuilt.recent``): a listing's change
+# time moves with every sale and cannot be indexed (``models.Listing``), so the walk
+# read every listing of the branch to compare it, 10 ms at 10,000 products, with
+# nothing changed as with much.
+
+
+def _touched(recent: Callable[[Any], ColumnElement[bool]], after: Any) -> CompoundSelect[Any]:
+    """The ids after ``after`` of the branch's products that may have changed
+    recently (``recent`` bounds a time column): the product edited (its change time),
+    the listing edited (its edit time: price, active flag, reorder level), or its
+    stock moved (a movement in the branch: every change of a stock level writes one,
+    in the same transaction). Each is a range of an index; together they hold every
+    product whose change time (the later of the product's and the listing's) is
+    recent."""
+    return union(
+        select(Product.id).where(
+            Product.company_id == COMPANY_ID, recent(Product.updated_at), Product.id > after
+        ),
+        select(Listing.product_id).where(
+            Listing.company_id == COMPANY_ID,
+            Listing.warehouse_id == WAREHOUSE_ID,
+            recent(Listing.edited_at),
+            Listing.product_id > after,
+        ),
+        select(StockMovement.product_id).where(
+            StockMovement.company_id == COMPANY_ID,
+            StockMovement.warehouse_id == WAREHOUSE_ID,
+            recent(StockMovement.created_at),
+            StockMovement.product_id > after,
+        ),
+    )
+
+
 _PRODUCTS = prebuilt(
     with_refs(WAREHOUSE_ID).where(Product.company_id == COMPANY_ID, Product.id > AFTER),
     case((Product.updated_at > Listing.updated_at, Product.updated_at), else_=Listing.updated_at),
     Listing.product_id,
     Product.archived_at.is_(None) & Listing.active.is_(True),
     lambda ids: codes_and_units_of(ids, COMPANY_ID),
+    touched=_touched,
 )
 
 

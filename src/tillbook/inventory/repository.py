@@ -188,12 +188,15 @@ def _money(value: Any) -> Any:
 
 
 # A listing's stock moves by a delta; unless the warehouse allows negative stock
-# (``negative_ok``) the premise is that it does not go below zero.
+# (``negative_ok``) the premise is that it does not go below zero. Its change time
+# moves (a till's feed serves it again); its edit time, which is indexed, is named
+# as it is so that the column's ``onupdate`` does not move it: the update stays HOT,
+# and the feed finds the stock that moved by the movements (``catalog.changes``).
 STOCK_LEVELS = QueuedUpdate(
     _listings,
     ["id"],
     increments=["current_stock"],
-    also={"updated_at": func.now()},
+    also={"updated_at": func.now(), "edited_at": _listings.c.edited_at},
     flags={"negative_ok": Boolean()},
     guard=lambda t, given: or_(
         given["negative_ok"], _qty(t.c.current_stock + given["current_stock"]) >= 0

@@ -9,10 +9,12 @@ sync of a 10,000-product branch reads ten ranges instead of sorting every listin
 of the branch by change time for each page (a product's change time spans two
 tables, the product and its listing, so no index can order it, and an index on
 the listing's change time would cost every sale, whose stock update moves it, its
-HOT update). A record edited while a till pages is served in the walk if the
-cursor has not passed it yet, else by the next delta: its change time is after
-the walk began, so after the ``sync_token``. Archived records come as tombstones
-``{"id", "xid", "archived": true}``; live ones carry ``"archived": false``.
+HOT update); a recent walk (a till's delta) is served from the records a feed
+says were touched instead (``Prebuilt.recent``). A record edited while a till
+pages is served in the walk if the cursor has not passed it yet, else by the next
+delta: its change time is after the walk began, so after the ``sync_token``.
+Archived records come as tombstones ``{"id", "xid", "archived": true}``; live ones
+carry ``"archived": false``.
 A feed's page is a ``Changes`` of its item type: the record's own shape with
 ``Live`` (``catalog/views.py`` ``ProductChange``...), or a ``Tombstone``.
 
@@ -49,11 +51,13 @@ from sqlalchemy import (
     BindParameter,
     Boolean,
     ColumnElement,
+    CompoundSelect,
     DateTime,
     Integer,
     Row,
     Select,
     String,
+    and_,
     bindparam,
     func,
     literal,
@@ -326,19 +330,20 @@ def _paged(
     since: Any,
     after: Any,
     limit: Any,
+    among: ColumnElement[bool] | None = None,
 ) -> tuple[AnySelect, AnySelect]:
     """A walk's page of ``statement`` (values or bound parameters for ``since``,
     ``after`` and ``limit``): its rows with ``row_id`` and ``alive`` last, in id order,
     and a select of its ids. The page is chosen on the narrow row (id, alive), a CTE,
     and only its rows are then joined for their columns (and their subqueries run),
-    whatever plan finds them."""
-    page = (
-        statement.with_only_columns(row_id.label("row_id"), alive.label("alive"))
-        .where(changed >= since, row_id > after)
-        .order_by(row_id)
-        .limit(limit)
-        .cte("page")
+    whatever plan finds them. ``among``, when given, is a further condition on the
+    page's rows (``Prebuilt.recent``)."""
+    chosen = statement.with_only_columns(row_id.label("row_id"), alive.label("alive")).where(
+        changed >= since, row_id > after
     )
+    if among is not None:
+        chosen = chosen.where(among)
+    page = chosen.order_by(row_id).limit(limit).cte("page")
     rows = (
         statement.join(page, page.c.row_id == row_id)
         .add_columns(page.c.row_id, page.c.alive)
@@ -353,6 +358,23 @@ def _paged(
 SINCE: BindParameter[dt.datetime] = bindparam("walk_since", type_=StoredTime())
 AFTER: BindParameter[int] = bindparam("walk_after", type_=Integer())
 LIMIT: BindParameter[int] = bindparam("walk_limit", type_=Integer())
+# Where a recent walk starts looking for what was touched (``Prebuilt.recent``): its
+# ``since`` less ``OVERLAP``, so that rows one write stamped with times a little
+# apart (SQLite's clock moves between a transaction's statements; PostgreSQL's does
+# not) are all found; the page still keeps only those changed at or after ``since``.
+TOUCHED_SINCE: BindParameter[dt.datetime] = bindparam("walk_touched_since", type_=StoredTime())
+# ... and where it stops, past any time a row can carry. A generic plan (every
+# prebuilt statement runs with one, ``tillbook.db``) cannot see a bound's value: it
+# takes ``time >= $1`` to keep a third of the rows, and ``$1 <= time AND time < $2``
+# half a percent, which makes each part of ``touched`` a range of its index whatever
+# the table's statistics say.
+TOUCHED_UNTIL: BindParameter[dt.datetime] = bindparam("walk_touched_until", type_=StoredTime())
+_END_OF_TIME = dt.datetime(9999, 1, 1, tzinfo=dt.UTC)
+# How recent a walk's ``since`` must be for ``Prebuilt.recent`` to serve it: a till
+# polling its deltas, or one back after a day offline. A longer gap, and the first
+# sync, walk the feed's records in id order, as the touched ones would be most of
+# them.
+RECENT = dt.timedelta(days=1)
 
 
 class ReadsOne(Protocol):
@@ -375,6 +397,10 @@ class Prebuilt:
 
     rows: AnySelect
     lists: Mapping[str, AnySelect]
+    # The same page for a recent walk (``RECENT``), chosen among the ids ``touched``
+    # gave ``prebuilt``: a till's delta with little changed looks up those records by
+    # key instead of reading every record of the feed to compare its change time.
+    recent: Prebuilt | None = None
 
 
 def prebuilt(
@@ -383,12 +409,41 @@ def prebuilt(
     row_id: Any,
     alive: ColumnElement[bool],
     lists: Callable[[Callable[[Any], ColumnElement[bool]]], Mapping[str, AnySelect]],
+    touched: Callable[[Callable[[Any], ColumnElement[bool]], Any], AnySelect | CompoundSelect[Any]]
+    | None = None,
 ) -> Prebuilt:
     """``changes``' page of ``statement`` over ``SINCE``, ``AFTER`` and ``LIMIT``;
     ``lists`` builds the extra lists given a condition that an id column names a
-    record of the page (``kit.idlists.in_page``)."""
-    rows, ids = _paged(statement, changed, row_id, alive, SINCE, AFTER, LIMIT)
-    return Prebuilt(rows, lists(lambda column: in_page(column, ids)))
+    record of the page (``kit.idlists.in_page``).
+
+    ``touched(recent, after)``, when given, selects the ids after ``after`` of every
+    record whose ``changed`` may be recent (at or after the walk's ``since``), each
+    part a range of an index, whose time column ``recent(column)`` bounds: more ids
+    are harmless (the page compares ``changed`` still), one missing is a change a
+    till never gets. With it, ``Prebuilt.recent`` serves recent walks."""
+
+    def built(among: ColumnElement[bool] | None) -> Prebuilt:
+        rows, ids = _paged(statement, changed, row_id, alive, SINCE, AFTER, LIMIT, among)
+        return Prebuilt(rows, lists(lambda column: in_page(column, ids)))
+
+    whole = built(None)
+    if touched is None:
+        return whole
+
+    def recent_time(column: Any) -> ColumnElement[bool]:
+        return and_(column >= TOUCHED_SINCE, column < TOUCHED_UNTIL)
+
+    recent = built(in_page(row_id, touched(recent_time, AFTER)))
+    return Prebuilt(whole.rows, whole.lists, recent)
+
+
+def _for(walk: Walk, feed: Prebuilt) -> tuple[Prebuilt, dict[str, Any]]:
+    """Which of ``feed``'s statements serves ``walk`` (``Prebuilt.recent`` for a
+    recent one, by the server's clock: either gives the same page), and its own
+    values."""
+    if feed.recent is None or walk.since < dt.datetime.now(dt.UTC) - RECENT:
+        return feed, {}
+    return feed.recent, {TOUCHED_SINCE.key: walk.since - OVERLAP, TOUCHED_UNTIL.key: _END_OF_TIME}
 
 
 async def read(
@@ -401,13 +456,15 @@ async def read(
     """One page of ``feed`` (``changes``, prebuilt): ``params`` are the feed's own
     values (its company, its warehouse); ``render`` turns the live rows, with the
     page's lists, into items in order."""
+    statements, own = _for(walk, feed)
     values = {
         **params,
+        **own,
         SINCE.key: walk.since,
         AFTER.key: walk.after or 0,
         LIMIT.key: walk.limit + 1,
     }
-    found = await reads.one(HORIZON, values, _rows=feed.rows, **feed.lists)
+    found = await reads.one(HORIZON, values, _rows=statements.rows, **statements.lists)
     assert found is not None  # the horizon is always one row
     horizon, lists = found
     began = _began(walk, horizon)

@@ -78,6 +78,9 @@ class Product(Editable, Base):
     __table_args__ = (
         UniqueConstraint("company_id", "item_code", name="uq_products_company_item_code"),
         Index("ix_products_company_name", "company_id", "name"),
+        # A till's delta finds the products edited since it last synced by this
+        # range (``catalog.changes``); products are not written by sales.
+        Index("ix_products_company_updated", "company_id", "updated_at"),
     )
 
     id: Mapped[pk]
@@ -128,6 +131,14 @@ class Listing(Editable, Base):
 
     ``current_stock`` lives on this row: the stock level a sale moves (a guarded
     increment in its unit's last statement, ``inventory.repository``).
+
+    ``updated_at`` moves with every change, the stock level's too; ``edited_at``
+    only with the listing's own edits (price, active flag, reorder level), and it is
+    indexed by warehouse: a till's delta finds the listings edited since it last
+    synced by that range, and the stock moved since then by the movements'
+    (``catalog.changes``). ``updated_at`` cannot be indexed: every sale moves it, and
+    an indexed column changing turns the sale's HOT update of the row into an update
+    of every index of the table.
     """
 
     __tablename__ = "listings"
@@ -135,6 +146,7 @@ class Listing(Editable, Base):
         UniqueConstraint(
             "warehouse_id", "product_id", "company_id", name="uq_listings_warehouse_product"
         ),
+        Index("ix_listings_warehouse_edited", "warehouse_id", "edited_at"),
     )
 
     id: Mapped[pk]
@@ -152,6 +164,12 @@ class Listing(Editable, Base):
     created_at: Mapped[created]
     updated_at: Mapped[dt.datetime] = mapped_column(
         DateTime(timezone=True), server_default=func.now(), onupdate=func.now()
+    )
+    edited_at: Mapped[dt.datetime] = mapped_column(
+        DateTime(timezone=True),
+        default=func.now(),
+        server_default=func.now(),
+        onupdate=func.now(),
     )
 
 

@@ -54,11 +54,17 @@ class StockMovement(Base):
     """Every change to stock on hand, signed; Σ quantity = product.current_stock."""
 
     __tablename__ = "stock_movements"
-    __table_args__ = (Index("ix_stock_movements_source", "source_type", "source_id"),)
+    __table_args__ = (
+        Index("ix_stock_movements_source", "source_type", "source_id"),
+        # By warehouse and time, not by warehouse alone: a till's delta finds the
+        # products whose stock moved since it last synced by this range
+        # (``catalog.changes``), at no more index writes per movement than before.
+        Index("ix_stock_movements_warehouse_created", "warehouse_id", "created_at"),
+    )
 
     id: Mapped[pk]
     company_id: Mapped[company_ref]
-    warehouse_id: Mapped[warehouse_ref]
+    warehouse_id: Mapped[int] = mapped_column(BigId, info=refers("warehouses"))
     product_id: Mapped[int] = mapped_column(BigId, info=refers("products"), index=True)
     batch_id: Mapped[int | None] = mapped_column(BigId, info=refers("stock_batches"), nullable=True)
     quantity: Mapped[qty]
