@@ -371,10 +371,12 @@ TOUCHED_SINCE: BindParameter[dt.datetime] = bindparam("walk_touched_since", type
 TOUCHED_UNTIL: BindParameter[dt.datetime] = bindparam("walk_touched_until", type_=StoredTime())
 _END_OF_TIME = dt.datetime(9999, 1, 1, tzinfo=dt.UTC)
 # How recent a walk's ``since`` must be for ``Prebuilt.recent`` to serve it: a till
-# polling its deltas, or one back after a day offline. A longer gap, and the first
-# sync, walk the feed's records in id order, as the touched ones would be most of
-# them.
-RECENT = dt.timedelta(days=1)
+# polling its deltas every few minutes. Each of a recent walk's pages gathers what
+# was touched since afresh, so its cost grows with the pages times the touches: a
+# day of a busy branch's sales (thousands of movements, thousands of products
+# changed) would cost more than walking the branch once. A longer gap, and the
+# first sync, walk the feed's records in id order.
+RECENT = dt.timedelta(hours=1)
 
 
 class ReadsOne(Protocol):
