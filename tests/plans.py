@@ -22,6 +22,8 @@ def _literal(value: Any) -> str:
         return str(value).lower()
     if isinstance(value, dt.datetime):
         return f"'{value.isoformat()}'"
+    if isinstance(value, list):
+        return f"ARRAY[{', '.join(_literal(v) for v in value)}]::bigint[]"
     raise TypeError(value)
 
 

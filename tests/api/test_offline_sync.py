@@ -431,9 +431,13 @@ async def test_a_recent_delta_serves_what_the_whole_walk_serves(
         since = changes_kit.iso(moment)
         monkeypatch.setattr(changes_kit, "RECENT", dt.timedelta(days=36500))
         recent, _ = await walk(client, shop, "/products", since, limit=2)
+        # more touched than a page is chosen among: the walk in id order after all
+        monkeypatch.setattr(changes_kit, "TOUCHED_MOST", 1)
+        crowded, _ = await walk(client, shop, "/products", since, limit=2)
+        monkeypatch.setattr(changes_kit, "TOUCHED_MOST", 1000)
         monkeypatch.setattr(changes_kit, "RECENT", -dt.timedelta(days=1))
         whole, _ = await walk(client, shop, "/products", since, limit=2)
-        assert recent == whole, since
+        assert recent == whole == crowded, since
         served_any += bool(whole)
     assert served_any >= len(times) - 1
     await check_books(db, shop.company_id)
@@ -483,31 +487,34 @@ async def _poll_a_quiet_branch(client: httpx.AsyncClient, db: Database, url: str
     r = await client.post("/sales", json=body, headers=shop.headers)
     assert r.status_code == 200, r.text
     sold_at = await db.read(lambda s: s.scalar(select(func.max(StockMovement.created_at))))
-    recent = catalog_changes._PRODUCTS.recent
-    assert recent is not None
-    # the statement the service runs: the page, its barcodes and units, and the time
-    read_statement, _ = nest(changes_kit.HORIZON, {"_rows": recent.rows, **recent.lists})
+    feed = catalog_changes._PRODUCTS
+    assert feed.recent is not None and feed.touched is not None
+    # the two statements the service runs: the products touched since (with the
+    # database's time), then the page among them, its barcodes and units
+    gather, _ = nest(changes_kit.HORIZON, {"ids": feed.touched})
+    page, _ = nest(changes_kit.HORIZON, {"_rows": feed.recent.rows, **feed.recent.lists})
     tables = ("products", "listings", "stock_movements")
-    for since in (utc(sold_at) + dt.timedelta(microseconds=1), utc(sold_at)):
-        values = {
+    for since, touched in (
+        (utc(sold_at) + dt.timedelta(microseconds=1), []),
+        (utc(sold_at), [shop.products["water"]]),
+    ):
+        values: dict[str, Any] = {
             "company_id": shop.company_id,
             "warehouse_id": shop.warehouse_id,
             "walk_since": since,
-            # (no overlap here: the shop was made a moment ago)
-            "walk_touched_since": since,
-            "walk_touched_until": changes_kit._END_OF_TIME,
             "walk_after": 0,
             "walk_limit": 101,
         }
-        plan = await generic_plan(url, read_statement, values, analyze=tables)
-        # the rows looked at are the ones touched (the sale's water) and the page's,
-        # each found by an index: none of the branch's 3,000 others
-        for table in tables:
-            assert rows_examined(plan, table) <= 10, (table, outline(plan))
+        # (no overlap here: the shop was made a moment ago)
+        window = {"walk_touched_since": since, "walk_touched_until": changes_kit._END_OF_TIME}
+        for statement, more in ((gather, window), (page, {"walk_touched": touched})):
+            plan = await generic_plan(url, statement, {**values, **more}, analyze=tables)
+            # the rows looked at are the ones touched (the sale's water) and the
+            # page's, each found by an index: none of the branch's 3,000 others
+            for table in tables:
+                assert rows_examined(plan, table) <= 10, (table, outline(plan))
     # what the walk of the whole branch looks at for the same delta
-    whole, _ = nest(changes_kit.HORIZON, {"_rows": catalog_changes._PRODUCTS.rows})
-    values.pop("walk_touched_since")
-    values.pop("walk_touched_until")
+    whole, _ = nest(changes_kit.HORIZON, {"_rows": feed.rows})
     plan = await generic_plan(url, whole, values)
     assert rows_examined(plan, "listings") >= 3000, outline(plan)
     delta, _ = await walk(client, shop, "/products", token, limit=100)

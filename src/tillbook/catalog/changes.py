@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import ColumnElement, CompoundSelect, Row, case, select, union
+from sqlalchemy import ColumnElement, CompoundSelect, Row, case, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.auth.context import AuthContext
@@ -57,8 +57,10 @@ def _touched(recent: Callable[[Any], ColumnElement[bool]], after: Any) -> Compou
     stock moved (a movement in the branch: every change of a stock level writes one,
     in the same transaction). Each is a range of an index; together they hold every
     product whose change time (the later of the product's and the listing's) is
-    recent."""
-    return union(
+    recent. A product may come more than once (``UNION ALL``: the read stops at
+    ``kit.changes.TOUCHED_MOST`` of them instead of gathering them all to remove
+    the repeats)."""
+    return union_all(
         select(Product.id).where(
             Product.company_id == COMPANY_ID, recent(Product.updated_at), Product.id > after
         ),

@@ -75,7 +75,7 @@ from tillbook.errors import invalid
 from tillbook.kit import xid
 from tillbook.kit.bounds import query_value
 from tillbook.kit.cursors import Scope, peek
-from tillbook.kit.idlists import in_page
+from tillbook.kit.idlists import IdList, in_ids, in_page
 from tillbook.kit.pagination import parse_int
 from tillbook.kit.shapes import DateTimeStr, answer
 
@@ -371,12 +371,18 @@ TOUCHED_SINCE: BindParameter[dt.datetime] = bindparam("walk_touched_since", type
 TOUCHED_UNTIL: BindParameter[dt.datetime] = bindparam("walk_touched_until", type_=StoredTime())
 _END_OF_TIME = dt.datetime(9999, 1, 1, tzinfo=dt.UTC)
 # How recent a walk's ``since`` must be for ``Prebuilt.recent`` to serve it: a till
-# polling its deltas every few minutes. Each of a recent walk's pages gathers what
-# was touched since afresh, so its cost grows with the pages times the touches: a
-# day of a busy branch's sales (thousands of movements, thousands of products
-# changed) would cost more than walking the branch once. A longer gap, and the
-# first sync, walk the feed's records in id order.
+# polling its deltas every few minutes. A longer gap, and the first sync, walk the
+# feed's records in id order.
 RECENT = dt.timedelta(hours=1)
+# How many touches (a record may be touched more than once) a recent walk's page is
+# chosen among, at most. Each page gathers them afresh (those after its cursor), so
+# a walk's cost is its pages times its touches: after an import or a price change of
+# the whole catalog, more than this many, the page walks the records in id order
+# instead (a page of that walk reads its limit's worth of records when nearly all
+# of them changed). The gathering stops at this many and one.
+TOUCHED_MOST = 1000
+# The touched records' ids, bound to the page (``Prebuilt.recent``).
+TOUCHED: BindParameter[list[int]] = bindparam("walk_touched", type_=IdList())
 
 
 class ReadsOne(Protocol):
@@ -399,10 +405,12 @@ class Prebuilt:
 
     rows: AnySelect
     lists: Mapping[str, AnySelect]
-    # The same page for a recent walk (``RECENT``), chosen among the ids ``touched``
-    # gave ``prebuilt``: a till's delta with little changed looks up those records by
-    # key instead of reading every record of the feed to compare its change time.
+    # The same page for a recent walk (``RECENT``), chosen among the ids bound as
+    # ``TOUCHED``, which ``touched`` selects (``TOUCHED_MOST`` and one at most): a
+    # till's delta with little changed looks up those records by key instead of
+    # reading every record of the feed to compare its change time.
     recent: Prebuilt | None = None
+    touched: AnySelect | None = None
 
 
 def prebuilt(
@@ -422,7 +430,8 @@ def prebuilt(
     record whose ``changed`` may be recent (at or after the walk's ``since``), each
     part a range of an index, whose time column ``recent(column)`` bounds: more ids
     are harmless (the page compares ``changed`` still), one missing is a change a
-    till never gets. With it, ``Prebuilt.recent`` serves recent walks."""
+    till never gets. With it, ``Prebuilt.recent`` serves recent walks with few
+    changes."""
 
     def built(among: ColumnElement[bool] | None) -> Prebuilt:
         rows, ids = _paged(statement, changed, row_id, alive, SINCE, AFTER, LIMIT, among)
@@ -435,17 +444,32 @@ def prebuilt(
     def recent_time(column: Any) -> ColumnElement[bool]:
         return and_(column >= TOUCHED_SINCE, column < TOUCHED_UNTIL)
 
-    recent = built(in_page(row_id, touched(recent_time, AFTER)))
-    return Prebuilt(whole.rows, whole.lists, recent)
+    ids = touched(recent_time, AFTER).subquery("touched")
+    gathered = select(next(iter(ids.c)).label("touched_id")).limit(TOUCHED_MOST + 1)
+    return Prebuilt(whole.rows, whole.lists, built(in_ids(row_id, TOUCHED)), gathered)
 
 
-def _for(walk: Walk, feed: Prebuilt) -> tuple[Prebuilt, dict[str, Any]]:
-    """Which of ``feed``'s statements serves ``walk`` (``Prebuilt.recent`` for a
-    recent one, by the server's clock: either gives the same page), and its own
-    values."""
-    if feed.recent is None or walk.since < dt.datetime.now(dt.UTC) - RECENT:
+def is_recent(walk: Walk) -> bool:
+    """Whether ``walk`` may be served among what was touched (``RECENT``, by the
+    server's clock: either way gives the same page)."""
+    return walk.since >= dt.datetime.now(dt.UTC) - RECENT
+
+
+async def _for(
+    reads: ReadsOne, walk: Walk, feed: Prebuilt, values: Mapping[str, Any]
+) -> tuple[Prebuilt, dict[str, Any]]:
+    """Which of ``feed``'s statements serves ``walk``'s page, and the values it adds:
+    for a recent walk, the records touched since (one round trip, a few index
+    ranges) when there are few enough; otherwise the walk in id order."""
+    if feed.recent is None or feed.touched is None or not is_recent(walk):
         return feed, {}
-    return feed.recent, {TOUCHED_SINCE.key: walk.since - OVERLAP, TOUCHED_UNTIL.key: _END_OF_TIME}
+    window = {TOUCHED_SINCE.key: walk.since - OVERLAP, TOUCHED_UNTIL.key: _END_OF_TIME}
+    found = await reads.one(HORIZON, {**values, **window}, ids=feed.touched)
+    assert found is not None  # the horizon is always one row
+    touches = found[1]["ids"]
+    if len(touches) > TOUCHED_MOST:
+        return feed, {}
+    return feed.recent, {TOUCHED.key: sorted({row["touched_id"] for row in touches})}
 
 
 async def read(
@@ -458,15 +482,14 @@ async def read(
     """One page of ``feed`` (``changes``, prebuilt): ``params`` are the feed's own
     values (its company, its warehouse); ``render`` turns the live rows, with the
     page's lists, into items in order."""
-    statements, own = _for(walk, feed)
     values = {
         **params,
-        **own,
         SINCE.key: walk.since,
         AFTER.key: walk.after or 0,
         LIMIT.key: walk.limit + 1,
     }
-    found = await reads.one(HORIZON, values, _rows=statements.rows, **statements.lists)
+    statements, own = await _for(reads, walk, feed, values)
+    found = await reads.one(HORIZON, {**values, **own}, _rows=statements.rows, **statements.lists)
     assert found is not None  # the horizon is always one row
     horizon, lists = found
     began = _began(walk, horizon)
