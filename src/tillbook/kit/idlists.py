@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sqlalchemy import BigInteger, Boolean, ColumnElement, CompoundSelect, Select, String, func
+from sqlalchemy import BigInteger, Boolean, ColumnElement, Select, String, func
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.compiler import compiles
@@ -63,10 +63,8 @@ class _InIds(ColumnElement[bool]):
         self.ids = ids
 
 
-def in_page(
-    column: ColumnElement[Any], ids: Select[Any] | CompoundSelect[Any]
-) -> ColumnElement[bool]:
-    """``column`` is one of the ids ``ids`` selects (a UNION too)."""
+def in_page(column: ColumnElement[Any], ids: Select[Any]) -> ColumnElement[bool]:
+    """``column`` is one of the ids ``ids`` selects."""
     return _InIds(column, ids)
 
 
@@ -77,7 +75,7 @@ def in_ids(column: ColumnElement[Any], ids: ColumnElement[Any]) -> ColumnElement
 
 @compiles(_InIds)
 def _in_ids(element: _InIds, compiler: SQLCompiler, **kw: Any) -> str:
-    if isinstance(element.ids, Select | CompoundSelect):
+    if isinstance(element.ids, Select):
         return compiler.process(element.column.in_(element.ids), **kw)
     column = compiler.process(element.column, **kw)
     return f"{column} IN (SELECT value FROM json_each({compiler.process(element.ids, **kw)}))"
@@ -86,6 +84,6 @@ def _in_ids(element: _InIds, compiler: SQLCompiler, **kw: Any) -> str:
 @compiles(_InIds, "postgresql")
 def _pg_in_ids(element: _InIds, compiler: SQLCompiler, **kw: Any) -> str:
     ids = element.ids
-    if isinstance(ids, Select | CompoundSelect):
+    if isinstance(ids, Select):
         ids = func.array(ids.scalar_subquery())
     return compiler.process(element.column == func.any(ids), **kw)
