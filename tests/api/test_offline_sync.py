@@ -446,10 +446,10 @@ async def test_a_recent_delta_serves_what_the_whole_walk_serves(
 async def test_a_delta_with_nothing_changed_reads_no_listing(database_url: str) -> None:
     """A till polling its delta with nothing changed costs PostgreSQL a few index
     probes, not a look at every listing of its branch (4 ms of PostgreSQL's CPU at
-    10,000 products, whatever had changed). The plan is the generic one the service runs, in a
-    database of its own whose statistics describe the shop's 3,000-product branch
-    (the shared test database's thousands of tiny shops make another plan look
-    cheaper to the planner)."""
+    10,000 products, whatever had changed). The plan is the generic one the service
+    runs, in a database of its own whose statistics describe the shop's
+    3,000-product branch (the shared test database's thousands of tiny shops make
+    another plan look cheaper to the planner)."""
     if not database_url.startswith("postgresql"):
         pytest.skip("PostgreSQL's generic plans")
     assert PG_URL is not None
