@@ -457,19 +457,28 @@ def is_recent(walk: Walk) -> bool:
 
 async def _for(
     reads: ReadsOne, walk: Walk, feed: Prebuilt, values: Mapping[str, Any]
-) -> tuple[Prebuilt, dict[str, Any]]:
-    """Which of ``feed``'s statements serves ``walk``'s page, and the values it adds:
-    for a recent walk, the records touched since (one round trip, a few index
-    ranges) when there are few enough; otherwise the walk in id order."""
+) -> tuple[Prebuilt, dict[str, Any], Record | None]:
+    """Which of ``feed``'s statements serves ``walk``'s page, the values it adds, and
+    the horizon the touched records were read at: for a recent walk, the records
+    touched since (one round trip, a few index ranges) when there are few enough;
+    otherwise the walk in id order.
+
+    The page is read after the touched records, by a statement of its own (outside
+    a transaction on PostgreSQL): a change that becomes visible in between is not
+    among them, so the walk began when they were read, not when the page was (on a
+    replica, whose replay may jump far ahead between two reads, that is what keeps
+    the next delta from starting after it)."""
     if feed.recent is None or feed.touched is None or not is_recent(walk):
-        return feed, {}
+        return feed, {}, None
     window = {TOUCHED_SINCE.key: walk.since - OVERLAP, TOUCHED_UNTIL.key: _END_OF_TIME}
     found = await reads.one(HORIZON, {**values, **window}, ids=feed.touched)
     assert found is not None  # the horizon is always one row
-    touches = found[1]["ids"]
+    horizon, lists = found
+    touches = lists["ids"]
     if len(touches) > TOUCHED_MOST:
-        return feed, {}
-    return feed.recent, {TOUCHED.key: sorted({row["touched_id"] for row in touches})}
+        return feed, {}, horizon
+    ids = sorted({row["touched_id"] for row in touches})
+    return feed.recent, {TOUCHED.key: ids}, horizon
 
 
 async def read(
@@ -488,11 +497,11 @@ async def read(
         AFTER.key: walk.after or 0,
         LIMIT.key: walk.limit + 1,
     }
-    statements, own = await _for(reads, walk, feed, values)
+    statements, own, touched_at = await _for(reads, walk, feed, values)
     found = await reads.one(HORIZON, {**values, **own}, _rows=statements.rows, **statements.lists)
     assert found is not None  # the horizon is always one row
     horizon, lists = found
-    began = _began(walk, horizon)
+    began = _began(walk, horizon if touched_at is None else touched_at)
     rows = lists.pop("_rows")
 
     async def rendered(live: Sequence[Record]) -> Sequence[Mapping[str, Any]]:
