@@ -22,6 +22,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tillbook import web
 from tillbook.api import admin, public, routing, security
+from tillbook.api.answers import Answers
 from tillbook.api.body import BODY_SCHEMAS, errors_of_request
 from tillbook.api.docs import add_components, document
 from tillbook.api.health import router as health_router
@@ -33,7 +34,7 @@ from tillbook.config import Settings, get_settings
 from tillbook.db import Database
 from tillbook.errors import TillbookError, ValidationFailed
 from tillbook.events.worker import DeliveryWorker
-from tillbook.kit import heap
+from tillbook.kit import generations, heap
 from tillbook.kit.text import shorten
 from tillbook.ledger import rollups
 
@@ -80,7 +81,8 @@ class ContextHeaders:
             await send(message)
 
         try:
-            await self.app(scope, receive, send_with_headers)
+            with generations.request_writes():
+                await self.app(scope, receive, send_with_headers)
         except Exception as exc:
             if not answered:
                 raise
@@ -173,6 +175,7 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
             pool_size=settings.db_pool_size,
         )
         app.state.ratelimiter = RateLimiter(settings.redis_url)
+        app.state.answers = Answers(settings.answer_cache_s, app.state.db.generations)
         app.state.settings = settings
         stop = asyncio.Event()
         tasks = []

@@ -39,6 +39,7 @@ import asyncio
 import contextlib
 import contextvars
 import logging
+import os
 import sqlite3
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
@@ -57,6 +58,7 @@ from sqlalchemy.ext.asyncio import (
 from sqlalchemy.util import greenlet_spawn
 
 from tillbook.errors import Conflict, ServiceUnavailable, Unprocessable
+from tillbook.kit import generations
 from tillbook.unit import (
     ANONYMOUS,
     GateTimeout,
@@ -377,7 +379,8 @@ def _busy(exc: BaseException) -> bool:
     return isinstance(code, int) and code & 0xFF in (_SQLITE_BUSY, _SQLITE_LOCKED)
 
 
-def _committed() -> None:
+def _committed(page: generations.Generations) -> None:
+    generations.committed(page)  # before the write answers: ``kit.generations``
     for observe in commit_observers:
         observe()
 
@@ -454,6 +457,22 @@ def async_url(url: str) -> str:
     else:
         raise ValueError(f"unsupported database {backend!r}: use sqlite or postgresql")
     return parsed.render_as_string(hide_password=False)
+
+
+def identity(url: str) -> str | None:
+    """The database ``url`` reaches, as every process of the host that reaches it by
+    the same address names it (``kit.generations``): a SQLite file by its real path,
+    a PostgreSQL database by server and name, without user, password or options.
+    None for a database in memory. Two addresses of one database (a pooler's and
+    the server's, ``localhost`` and ``127.0.0.1``) name two."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        path = (parsed.database or "").removeprefix("file:").split("?", 1)[0]
+        in_memory = parsed.query.get("mode") == "memory" or "mode=memory" in (parsed.database or "")
+        if path in ("", ":memory:") or in_memory:
+            return None
+        return "sqlite:" + os.path.realpath(path)
+    return f"postgresql://{parsed.host or ''}:{parsed.port or 5432}/{parsed.database or ''}"
 
 
 # The query parameter of a PostgreSQL URL that names the pooler in front of it
@@ -572,6 +591,8 @@ class Database:
     ):
         self.url = async_url(url)
         self.lock_timeout_s = lock_timeout_s
+        # What this host's processes have written to it (``kit.generations``).
+        self.generations = generations.of_database(identity(url))
         self.is_sqlite = self.url.startswith("sqlite")
         self.pooler = split_pooler(url)[1]
         # (``GENERIC_PLANS``: PostgreSQL's prepared statements, not a pooler's)
@@ -876,7 +897,7 @@ class Database:
                         _IN_UNIT.reset(token)
                     await uow.finish()
                     in_unit = False
-                _committed()
+                _committed(self.generations)
                 return uow.resolve(result)
             except Exception as exc:
                 if in_unit and _connection_lost(exc):
@@ -894,7 +915,7 @@ class Database:
         async with self._writer() as session:
             async with session.begin():
                 result = await fn(session)
-            _committed()
+            _committed(self.generations)
             return result
 
     @staticmethod

@@ -7,7 +7,8 @@ from pathlib import Path
 from alembic import command
 from alembic.config import Config
 
-from tillbook.db import async_url
+from tillbook.db import async_url, identity
+from tillbook.kit import generations
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 
@@ -25,3 +26,5 @@ def upgrade(database_url: str) -> None:
     """Blocking; runs its own event loop, so call it outside a running loop
     (or from a worker thread)."""
     command.upgrade(alembic_config(database_url), "head")
+    # A data migration may change any answer a worker of this host keeps.
+    generations.of_database(identity(database_url)).written(None)

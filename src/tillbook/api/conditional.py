@@ -40,17 +40,27 @@ def _opaque(tag: str) -> str:
     return tag[2:] if tag.startswith("W/") else tag
 
 
-def answer(request: Request, payload: dict[str, Any], basis: Any = None) -> Response:
-    """``payload`` as JSON with its ETag: a hash of ``basis`` when given (what the
+def tagged(payload: dict[str, Any], basis: Any = None) -> tuple[bytes, str]:
+    """``payload`` as JSON and its ETag: a hash of ``basis`` when given (what the
     answer depends on), else of the body."""
     body = dumps(payload)
     tag = f'W/"{hashlib.sha256(body if basis is None else dumps(basis)).hexdigest()[:32]}"'
+    return body, tag
+
+
+def respond(request: Request, body: bytes, tag: str) -> Response:
+    """``body`` with its ETag, or a 304 when the request already holds that tag."""
     wanted = request.headers.get("if-none-match")
     if wanted is not None:
         tags = {_opaque(t) for t in wanted.split(",")}
         if "*" in tags or _opaque(tag) in tags:
             return Response(status_code=304, headers={"ETag": tag})
     return Response(body, media_type="application/json", headers={"ETag": tag})
+
+
+def answer(request: Request, payload: dict[str, Any], basis: Any = None) -> Response:
+    """``payload`` as JSON with its ETag (``tagged``), or a 304 (``respond``)."""
+    return respond(request, *tagged(payload, basis))
 
 
 def feed_walk(

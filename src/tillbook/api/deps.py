@@ -10,6 +10,7 @@ from tillbook.auth.context import AuthContext
 from tillbook.auth.service import authenticate, request_target
 from tillbook.db import Database
 from tillbook.errors import RateLimited, UnsupportedMediaType
+from tillbook.kit import generations
 from tillbook.kit.text import quoted
 
 
@@ -41,6 +42,7 @@ async def current_key(request: Request) -> AuthContext:
         body=body,
     )
     request.state.auth = ctx
+    generations.writing_for(ctx.company_id)
     verdict = await request.app.state.ratelimiter.hit(h["x-service-public-key"], ctx.rate_limit)
     request.state.extra_headers = verdict.headers()
     if not verdict.allowed:

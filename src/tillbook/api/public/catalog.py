@@ -10,7 +10,7 @@ from typing import Any
 
 from fastapi import Request, Response
 
-from tillbook.api import conditional, envelope, routing
+from tillbook.api import answers, conditional, envelope, routing
 from tillbook.api.conditional import CONDITIONAL, answer, list_or_feed
 from tillbook.api.deps import DB, CurrentKey
 from tillbook.api.public import openapi as r
@@ -94,8 +94,11 @@ async def list_products(
     openapi_extra=CONDITIONAL,
 )
 async def get_product(request: Request, ref: str, key: CurrentKey, db: DB) -> Response:
-    return answer(
-        request, envelope.ok(await db.reads(lambda r: queries.product(r, key, ref_to_id(ref))))
+    """A product, kept by the worker until the company next writes (``api.answers``)."""
+    return await answers.of(request).serve(
+        request,
+        key,
+        lambda: db.reads(lambda r: queries.product(r, key, ref_to_id(ref))),
     )
 
 

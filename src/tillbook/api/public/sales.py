@@ -6,8 +6,9 @@ from typing import Any
 
 from fastapi import Request, Response
 
-from tillbook.api import envelope, routing
+from tillbook.api import answers, envelope, routing
 from tillbook.api.body import parse_body
+from tillbook.api.conditional import CONDITIONAL
 from tillbook.api.deps import DB, CurrentKey, OrderRef
 from tillbook.api.idempotent import run_write
 from tillbook.api.public import openapi as r
@@ -105,6 +106,15 @@ async def list_sales(
     )
 
 
-@router.get("/sales/{order_id}", responses=r.ok(r.OrderResponse, *r.ONE))
-async def get_sale(order_id: OrderRef, key: CurrentKey, db: DB) -> dict[str, Any]:
-    return envelope.ok(await db.reads(lambda r: queries.order_detail(r, key, "sales", order_id)))
+@router.get(
+    "/sales/{order_id}",
+    responses=r.cached(r.OrderResponse, errors=r.ONE),
+    openapi_extra=CONDITIONAL,
+)
+async def get_sale(request: Request, order_id: OrderRef, key: CurrentKey, db: DB) -> Response:
+    """A sale, kept by the worker until the company next writes (``api.answers``)."""
+    return await answers.of(request).serve(
+        request,
+        key,
+        lambda: db.reads(lambda r: queries.order_detail(r, key, "sales", order_id)),
+    )

@@ -1,0 +1,104 @@
+"""Answers a worker serves again from its memory: a product or a sale by id.
+
+A read by id costs a database round trip, and on a loopback connection the round
+trip's system calls, the driver and the database's own work are most of its CPU
+(issue 27: a product read cost 3.6 times a ``/health``). A till or a web store
+reads the same product again and again between the writes that change it, so the
+answer's bytes and ETag are kept, by what the request asked (path and query) and
+for whom (the key's company and branch: the answer holds that branch's stock), and
+served again while nothing the answer may depend on has been written.
+
+"Nothing written" is ``kit.generations``: a number for the company, and one for
+the host, that every committed write on this host changes before it answers. The
+two are read before the database is, and an answer is served again only while both
+are what they were then: so a read that begins after any write of this host has
+answered sees that write, in every worker. The cost is that a company's writes,
+any of them, forget all its answers: a shop selling once a second has its products
+read from the database about once a second each, no more.
+
+An answer is also read again once ``answer_cache_s`` old (the settings), which
+bounds what the numbers cannot see (another host's writes, ``psql``). Only a whole
+answer is kept (an error raises before it is stored), and only ``MAX_KEPT_BYTES``
+of them per worker, the oldest dropped first.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import Request, Response
+
+from tillbook.api import envelope
+from tillbook.api.conditional import respond, tagged
+from tillbook.auth.context import AuthContext
+from tillbook.kit import generations
+
+MAX_BYTES = 64 * 1024  # a larger answer (a sale of hundreds of lines) is not kept
+MAX_KEPT_BYTES = 32 * 1024 * 1024  # a worker's answers in all, the oldest dropped first
+
+
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    stamp: tuple[int, int]
+    at: float
+    body: bytes
+    tag: str
+
+
+class Answers:
+    """One worker's answers (``app.state.answers``)."""
+
+    def __init__(self, max_age_s: float, page: generations.Generations):
+        self.max_age_s = max_age_s
+        self._page = page  # the app's database's (``Database.generations``)
+        self._kept: dict[tuple[str, str, int, int], _Answer] = {}
+        self._bytes = 0
+
+    async def serve(
+        self,
+        request: Request,
+        key: AuthContext,
+        read: Callable[[], Awaitable[Any]],
+    ) -> Response:
+        """What ``read`` finds, in the envelope, as JSON with its ETag, kept for the
+        next request that asks the same for the same company and branch."""
+        if self.max_age_s <= 0:
+            body, tag = tagged(envelope.ok(await read()))
+            return respond(request, body, tag)
+        stamp = self._page.stamp(key.company_id)  # before the database: see the module
+        now = time.monotonic()
+        scope = request.scope
+        query = scope["query_string"]
+        kept_as = (
+            scope["path"],
+            query.decode("latin-1") if query else "",
+            key.company_id,
+            key.warehouse_id,
+        )
+        kept = self._kept.get(kept_as)
+        if kept is not None and kept.stamp == stamp and now - kept.at < self.max_age_s:
+            return respond(request, kept.body, kept.tag)
+        body, tag = tagged(envelope.ok(await read()))
+        if len(body) <= MAX_BYTES:
+            self._keep(kept_as, _Answer(stamp, now, body, tag))
+        return respond(request, body, tag)
+
+    def _keep(self, kept_as: tuple[str, str, int, int], answer: _Answer) -> None:
+        """``answer`` as the newest kept, the oldest dropped past ``MAX_KEPT_BYTES``."""
+        kept = self._kept.pop(kept_as, None)
+        if kept is not None:
+            self._bytes -= len(kept.body)
+        while self._kept and self._bytes + len(answer.body) > MAX_KEPT_BYTES:
+            oldest = next(iter(self._kept))
+            self._bytes -= len(self._kept.pop(oldest).body)
+        self._kept[kept_as] = answer
+        self._bytes += len(answer.body)
+
+
+def of(request: Request) -> Answers:
+    """The worker's answers (made with the app, ``app.create_app``)."""
+    kept: Answers = request.app.state.answers
+    return kept

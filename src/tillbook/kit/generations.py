@@ -1,0 +1,146 @@
+"""What this host's processes have written, as numbers every one of them can read
+without asking the database: the basis of answers served from a process's memory
+(``api.answers``).
+
+A page of shared memory per database (``/dev/shm``, else the temporary folder)
+holds one number for the whole database and one per company (``SLOTS`` of them, by company id: two
+companies that share a slot only forget each other's answers more often). Every
+committed write of a process of this host (``db._committed``: the workers of
+``tillbook serve``, the CLI, the webhook worker) stores a fresh random number in
+its company's slot when it knows the company (a request with a key, ``writing_for``)
+and in the host's slot otherwise, after COMMIT and before its answer is sent.
+
+A reader takes the two numbers (``stamp``) *before* it reads the database, and
+keeps its answer under them. The answer may be served again while both numbers are
+unchanged: a write the read did not see committed after the stamp was taken, so
+its number is stored after it too, and the stamp no longer matches. A write that
+the read did see only costs one answer read again. Random numbers, rather than a
+count, so that two processes storing at once (each reading, adding one, writing
+back) can never leave a slot at a value a reader stamped.
+
+What this does not see: a write from another host (set ``TILLBOOK_ANSWER_CACHE_S``
+to 0 on a service of several hosts, docs/operators/scaling.md), a statement typed
+into ``psql``, a process killed between its COMMIT and its store, or a user whose
+processes cannot open the page (another owner's): those show within
+``answer_cache_s`` seconds, the age after which an answer is read again anyway.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import hashlib
+import logging
+import mmap
+import os
+import secrets
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+log = logging.getLogger("tillbook.generations")
+
+SLOTS = 4096
+_HOST = 0  # the slot of writes whose company is not known
+
+
+class _Writes:
+    """The company a request's writes belong to, once its key is known."""
+
+    __slots__ = ("company_id",)
+
+    def __init__(self) -> None:
+        self.company_id: int | None = None
+
+
+_request: contextvars.ContextVar[_Writes | None] = contextvars.ContextVar(
+    "tillbook_request_writes", default=None
+)
+
+
+@contextlib.contextmanager
+def request_writes() -> Iterator[None]:
+    """Around one request (``app.ContextHeaders``): its writes belong to no company
+    until ``writing_for`` names one, and never to the next request's."""
+    token = _request.set(_Writes())
+    try:
+        yield
+    finally:
+        _request.reset(token)
+
+
+def writing_for(company_id: int) -> None:
+    """The current request acts for ``company_id`` (its key's company): every row it
+    can write is that company's, so its commits forget that company's answers only.
+    Outside a request (a worker's loop, the CLI) writes forget every company's."""
+    writes = _request.get()
+    if writes is not None:
+        writes.company_id = company_id
+
+
+def _folder() -> Path:
+    shm = Path("/dev/shm")
+    return shm if shm.is_dir() and os.access(shm, os.W_OK) else Path(tempfile.gettempdir())
+
+
+class Generations:
+    """A database's page of numbers on this host, mapped into this process."""
+
+    def __init__(self, path: Path | None):
+        """The page at ``path``, made if missing; None, or a page this process may
+        not open (another user's): a page of this process's own. Its answers then
+        see this process's writes at once and others' within ``answer_cache_s``."""
+        self.path = path
+        size = (SLOTS + 1) * 8
+        self._map = mmap.mmap(-1, size)
+        self.shared = False
+        if path is not None:
+            try:
+                fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+                try:
+                    if os.fstat(fd).st_size < size:
+                        os.ftruncate(fd, size)
+                    self._map = mmap.mmap(fd, size)
+                    self.shared = True
+                finally:
+                    os.close(fd)
+            except OSError as exc:
+                log.warning("answers are not shared with this host's processes: %s", exc)
+        # Aligned eight-byte items: each store and load is one machine word.
+        self._slots = memoryview(self._map).cast("Q")
+
+    def stamp(self, company_id: int) -> tuple[int, int]:
+        """The database's number and ``company_id``'s, to be taken before a read."""
+        slots = self._slots
+        return slots[_HOST], slots[1 + company_id % SLOTS]
+
+    def written(self, company_id: int | None) -> None:
+        """A write of ``company_id`` (None: of any) has committed."""
+        slot = _HOST if company_id is None else 1 + company_id % SLOTS
+        self._slots[slot] = secrets.randbits(64)
+
+
+_pages: dict[str | None, Generations] = {}
+
+
+def of_database(identity: str | None) -> Generations:
+    """The host's page for the database ``identity`` names (``db.identity``: the
+    same for every process of the host that reaches it by the same address), mapped
+    on first use; None (a database in memory, one process's own): a page of this
+    process alone."""
+    page = _pages.get(identity)
+    if page is None:
+        if identity is None:
+            page = Generations(None)
+        else:
+            digest = hashlib.sha256(identity.encode()).hexdigest()[:20]
+            page = Generations(_folder() / f"tillbook-{os.getuid()}-{digest}.generations")
+        _pages[identity] = page
+    return page
+
+
+def committed(page: Generations) -> None:
+    """Called after every committed write of this process to ``page``'s database
+    (``db._committed``)."""
+    writes = _request.get()
+    page.written(None if writes is None else writes.company_id)
