@@ -9,11 +9,12 @@ from decimal import Decimal
 from typing import Any, TypeVar
 
 import httpx
+import pytest
 from sqlalchemy import Float, Numeric, event, literal, select
 from sqlalchemy import cast as sql_cast
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tests.factories import Key, Shop, add_products, make_shop
+from tests.factories import Key, Shop, add_products, make_shop, reading_the_database
 from tests.invariants import check_books
 from tillbook.catalog import seeding as catalog
 from tillbook.db import Database
@@ -434,13 +435,16 @@ async def test_product_detail_fields_units_and_batches(
     assert tea["unit"] is None
 
 
-async def test_product_read_is_one_statement(client: httpx.AsyncClient, db: Database) -> None:
+async def test_product_read_is_one_statement(
+    client: httpx.AsyncClient, db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A read by id is one round trip on PostgreSQL: the product with its barcodes,
     units and batches nested (``Reads.one``), outside any transaction (no BEGIN or
     COMMIT); SQLite reads the lists one statement each, in the event loop's thread,
     none through the async engine's (issue 27)."""
     shop = await tagged(db)
     path = f"/products/{shop.xid('water')}"
+    reading_the_database(client, monkeypatch)
     first = await get_ok(client, shop, path)  # the key's lookup is remembered after it
     seen: list[str] = []
 

@@ -8,7 +8,7 @@ from decimal import Decimal
 import pytest
 from sqlalchemy import func, select
 
-from tests.factories import add_products
+from tests.factories import add_products, reading_the_database
 from tests.invariants import check_books, gl_balance
 from tests.plans import generic_plan, rows_read
 from tillbook.kit import xid
@@ -366,7 +366,7 @@ async def test_references_that_name_nothing(client, shop, db):
     await check_books(db, shop.company_id)
 
 
-async def test_a_sale_is_read_back_in_one_statement(client, shop, db):
+async def test_a_sale_is_read_back_in_one_statement(client, shop, db, monkeypatch):
     """GET /sales/{id}: the sale, its party and staff member, lines, payments and
     points nested in one statement on PostgreSQL (``Reads.one``), no transaction;
     by invoice number one statement more to find it. The answer is the one the
@@ -382,6 +382,7 @@ async def test_a_sale_is_read_back_in_one_statement(client, shop, db):
     r = await client.post("/sales", json=body, headers=shop.headers)
     assert r.status_code == 200, r.text
     order_id, number = r.json()["order_id"], r.json()["invoice_number"]
+    reading_the_database(client, monkeypatch)
     await client.get(f"/sales/{order_id}", headers=shop.headers)  # the key is remembered
     seen: list[str] = []
     statement_observers.append(seen.append)
