@@ -175,7 +175,8 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
             pool_size=settings.db_pool_size,
         )
         app.state.ratelimiter = RateLimiter(settings.redis_url)
-        app.state.answers = Answers(settings.answer_cache_s, app.state.db.generations)
+        app.state.answers = answers = Answers(settings.answer_cache_s, app.state.db.generations)
+        await answers.look(app.state.db)
         app.state.settings = settings
         stop = asyncio.Event()
         tasks = []
@@ -189,6 +190,7 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
                 )
             )
             tasks.append(asyncio.create_task(app.state.db.keep_statistics(stop)))
+        tasks.append(asyncio.create_task(answers.watch(app.state.db, stop)))
         if settings.settle_heap:
             heap.settle()
         try:

@@ -44,7 +44,7 @@ import sqlite3
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
-from sqlalchemy import Engine, Executable, Select, event, text
+from sqlalchemy import Engine, Executable, Select, String, bindparam, event, text
 from sqlalchemy import create_engine as create_sync_engine
 from sqlalchemy.dialects.postgresql.asyncpg import dialect as asyncpg_dialect
 from sqlalchemy.engine import URL, Dialect, make_url
@@ -414,6 +414,9 @@ CROSS_TENANT: dict[str, str] = {
     "outbox worker": "the webhook worker fans out new events and claims due deliveries of "
     "every company at once (FOR UPDATE SKIP LOCKED), so one company's backlog never "
     "waits behind another's",
+    "other writers": "a worker asks which processes of the service are connected to the "
+    "database (pg_stat_activity), whatever company they serve, to know whether it sees "
+    "all of their writes",
 }
 _CROSSING: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "tillbook_cross_tenant", default=None
@@ -457,6 +460,15 @@ def async_url(url: str) -> str:
     else:
         raise ValueError(f"unsupported database {backend!r}: use sqlite or postgresql")
     return parsed.render_as_string(hide_password=False)
+
+
+# What every connection of a ``Database`` is named in ``pg_stat_activity``, followed by
+# its page's signature (``Database.shares_writes``).
+APPLICATION = "tillbook"
+_OTHER_WRITERS = text(
+    "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() "
+    f"AND application_name LIKE '{APPLICATION} %' AND application_name <> :mine LIMIT 1"
+).bindparams(bindparam("mine", type_=String))
 
 
 def identity(url: str) -> str | None:
@@ -525,11 +537,13 @@ def create_engine(
     *,
     server_settings: Mapping[str, str] | None = None,
     generic_plans: bool = False,
+    application_name: str | None = None,
     **kwargs: Any,
 ) -> AsyncEngine:
     """An async engine for ``url`` whose connections run with ``server_settings``,
     and plan the statements they prepare once (``GENERIC_PLANS``) with
-    ``generic_plans``.
+    ``generic_plans``, named ``application_name`` in ``pg_stat_activity`` (a login
+    parameter PgBouncer passes on).
 
     Behind a transaction pooler, its connections keep nothing on the server
     between transactions: asyncpg's statement cache is off, so its statements are
@@ -540,12 +554,19 @@ def create_engine(
     transaction (``SET LOCAL``, sent with its first statement: one round trip more
     each)."""
     parsed, pooler = split_pooler(url)
+    named = {} if application_name is None else {"application_name": application_name}
     if pooler is None:
-        on_connect = {**(server_settings or {}), **(GENERIC_PLANS if generic_plans else {})}
+        on_connect = {
+            **(server_settings or {}),
+            **(GENERIC_PLANS if generic_plans else {}),
+            **named,
+        }
         if on_connect:
             kwargs["connect_args"] = {"server_settings": on_connect}
         return create_async_engine(parsed, **kwargs)
-    engine = create_async_engine(parsed, connect_args={"statement_cache_size": 0}, **kwargs)
+    engine = create_async_engine(
+        parsed, connect_args={"statement_cache_size": 0, "server_settings": named}, **kwargs
+    )
     settings = "; ".join(
         f"SET LOCAL {name} = '{value}'" for name, value in (server_settings or {}).items()
     )
@@ -591,8 +612,10 @@ class Database:
     ):
         self.url = async_url(url)
         self.lock_timeout_s = lock_timeout_s
-        # What this host's processes have written to it (``kit.generations``).
+        # What this host's processes have written to it (``kit.generations``), and
+        # the name its connections show (``shares_writes``).
         self.generations = generations.of_database(identity(url))
+        self.application_name = f"{APPLICATION} {self.generations.signature}"
         self.is_sqlite = self.url.startswith("sqlite")
         self.pooler = split_pooler(url)[1]
         # (``GENERIC_PLANS``: PostgreSQL's prepared statements, not a pooler's)
@@ -620,6 +643,7 @@ class Database:
                 # (behind a pooler, per transaction: ``create_engine``).
                 server_settings={"lock_timeout": str(int(lock_timeout_s * 1000))},
                 generic_plans=True,
+                application_name=self.application_name,
             )
             self.write_engine = self.engine
             self._loop_engine = None
@@ -646,6 +670,21 @@ class Database:
             self._replica_reader = async_sessionmaker(
                 self.replica_engine, expire_on_commit=False, autoflush=False
             )
+
+    async def shares_writes(self) -> bool:
+        """Whether every process of the service connected to this database writes to
+        this process's page of ``kit.generations`` (so that its answers see their
+        writes at once): on PostgreSQL, none of the connections named
+        ``tillbook …`` (``application_name``, set on every connection of a
+        ``Database``) bears another page's signature: another host's, or this host's
+        reaching the database by another address. SQLite's file is this host's."""
+        if self.is_sqlite:
+            return True
+        with cross_tenant("other writers"):
+            rows = await self.reads(
+                lambda r: r.all(_OTHER_WRITERS, {"mine": self.application_name})
+            )
+        return not rows
 
     async def dispose(self) -> None:
         await self.engine.dispose()

@@ -17,13 +17,14 @@ from contextlib import asynccontextmanager
 from decimal import Decimal
 from typing import Any
 
+import asyncpg
 import httpx
-from sqlalchemy import update
+from sqlalchemy import text, update
 
 from tests.factories import Shop, make_shop, public_client
 from tests.invariants import check_books
 from tillbook.config import Settings
-from tillbook.db import Database
+from tillbook.db import APPLICATION, Database, split_pooler
 from tillbook.models import Listing
 
 D = Decimal
@@ -181,3 +182,54 @@ async def test_a_worker_keeps_no_more_than_its_budget(
     paths = [path for path, *_ in app_answers._kept]
     assert [p.rsplit("/", 1)[1] for p in paths] == [shop.xid("water"), shop.xid("tea")]
     assert app_answers._bytes == sizes["water"] + sizes["tea"]
+
+
+def answers_of(client: httpx.AsyncClient) -> Any:
+    return client._transport.app.state.answers  # type: ignore[attr-defined]
+
+
+async def test_nothing_is_kept_while_another_host_writes(
+    shop: Shop, db: Database, database_url: str, backend: str
+) -> None:
+    if backend == "sqlite":
+        assert await db.shares_writes()  # a file of this host's
+        return
+    async with worker(database_url) as mine:
+        kept = answers_of(mine)
+        before = await stock(mine, shop)
+        await unseen_stock(db, shop, before + 3)
+        assert await stock(mine, shop) == before  # alone: kept
+        # Another host's process of the service connects (its page's signature).
+        other = await asyncpg.connect(
+            split_pooler(db.url)[0]
+            .set(drivername="postgresql")
+            .render_as_string(hide_password=False),
+            server_settings={"application_name": f"{APPLICATION} 0123456789abcdef"},
+            statement_cache_size=0,
+        )
+        # In a transaction: behind PgBouncer, a client holds a server connection (which
+        # then bears its name) only while it is in one.
+        await other.execute("BEGIN")
+        try:
+            await kept.look(db)
+            assert not await db.shares_writes()
+            assert await stock(mine, shop) == before + 3
+            await unseen_stock(db, shop, before + 4)
+            assert await stock(mine, shop) == before + 4  # neither kept nor served
+        finally:
+            await other.close()
+        await kept.look(db)
+        assert await db.shares_writes()
+        assert await stock(mine, shop) == before + 4
+        await unseen_stock(db, shop, before)
+        assert await stock(mine, shop) == before + 4  # kept again
+        await unseen_stock(db, shop, before)
+
+
+async def test_every_connection_of_the_service_names_its_page(db: Database, backend: str) -> None:
+    if backend == "sqlite":
+        return
+    rows = await db.read(
+        lambda s: s.execute(text("SELECT current_setting('application_name') AS name"))
+    )
+    assert rows.scalar_one() == db.application_name == f"{APPLICATION} {db.generations.signature}"

@@ -9,21 +9,31 @@ for whom (the key's company and branch: the answer holds that branch's stock), a
 served again while nothing the answer may depend on has been written.
 
 "Nothing written" is ``kit.generations``: a number for the company, and one for
-the host, that every committed write on this host changes before it answers. The
-two are read before the database is, and an answer is served again only while both
-are what they were then: so a read that begins after any write of this host has
-answered sees that write, in every worker. The cost is that a company's writes,
-any of them, forget all its answers: a shop selling once a second has its products
-read from the database about once a second each, no more.
+the database, that every committed write of a process of this host changes before
+it answers. The two are read before the database is, and an answer is served again
+only while both are what they were then: so a read that begins after any write of
+this host has answered sees that write, in every worker. The cost is that a
+company's writes, any of them, forget all its answers: a shop selling once a
+second has its products read from the database about once a second each, no more.
 
-An answer is also read again once ``answer_cache_s`` old (the settings), which
-bounds what the numbers cannot see (another host's writes, ``psql``). Only a whole
-answer is kept (an error raises before it is stored), and only ``MAX_KEPT_BYTES``
-of them per worker, the oldest dropped first.
+A write of another host does not change this host's numbers. So a worker looks,
+at its start and every ``LOOK_EVERY_S`` seconds, at who is connected to the
+database (``Database.shares_writes``: every connection of the service names its
+page); while another page's process is connected, nothing is kept or served, and
+what was kept is dropped. The window left is a host's first writes before the
+next look (two seconds at most); ``answer_cache_s`` 0 closes it. An answer is also
+read again once ``answer_cache_s`` old, which bounds what no look can see (a
+statement typed into ``psql``, a process killed between COMMIT and its store).
+Only a whole answer is kept (an error raises before it is stored), and only
+``MAX_KEPT_BYTES`` of them per worker, the oldest dropped first.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
+import math
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -34,8 +44,13 @@ from fastapi import Request, Response
 from tillbook.api import envelope
 from tillbook.api.conditional import respond, tagged
 from tillbook.auth.context import AuthContext
+from tillbook.db import Database
 from tillbook.kit import generations
 
+log = logging.getLogger("tillbook.answers")
+
+# How often a worker looks for writers its page does not see (``Answers.watch``).
+LOOK_EVERY_S = 2.0
 MAX_BYTES = 64 * 1024  # a larger answer (a sale of hundreds of lines) is not kept
 MAX_KEPT_BYTES = 32 * 1024 * 1024  # a worker's answers in all, the oldest dropped first
 
@@ -54,6 +69,9 @@ class Answers:
     def __init__(self, max_age_s: float, page: generations.Generations):
         self.max_age_s = max_age_s
         self._page = page  # the app's database's (``Database.generations``)
+        # Until when (``time.monotonic``) the last look found every writer of the
+        # database on this page (``watch``); past it, nothing is served or kept.
+        self.shared_until = 0.0
         self._kept: dict[tuple[str, str, int, int], _Answer] = {}
         self._bytes = 0
 
@@ -65,11 +83,11 @@ class Answers:
     ) -> Response:
         """What ``read`` finds, in the envelope, as JSON with its ETag, kept for the
         next request that asks the same for the same company and branch."""
-        if self.max_age_s <= 0:
+        now = time.monotonic()
+        if self.max_age_s <= 0 or now >= self.shared_until:
             body, tag = tagged(envelope.ok(await read()))
             return respond(request, body, tag)
         stamp = self._page.stamp(key.company_id)  # before the database: see the module
-        now = time.monotonic()
         scope = request.scope
         query = scope["query_string"]
         kept_as = (
@@ -85,6 +103,39 @@ class Answers:
         if len(body) <= MAX_BYTES:
             self._keep(kept_as, _Answer(stamp, now, body, tag))
         return respond(request, body, tag)
+
+    async def look(self, db: Database) -> None:
+        """Whether every writer of ``db`` is on this worker's page
+        (``Database.shares_writes``): until the next look is due, answers are kept
+        and served if so; if not (another host has connected), every kept answer is
+        dropped, and none is kept or served until a look finds it alone again. A
+        look that fails (the database away) counts as not alone."""
+        try:
+            alone = await db.shares_writes()
+        except Exception as exc:
+            log.debug("could not look for other writers: %s", exc)
+            alone = False
+        if alone and db.is_sqlite:
+            self.shared_until = math.inf  # a file of this host: no one else to look for
+        elif alone:
+            self.shared_until = time.monotonic() + LOOK_EVERY_S * 2
+        else:
+            if self._kept:
+                log.info("another host writes to the database: answers read afresh")
+            self.shared_until = 0.0
+            self._kept.clear()
+            self._bytes = 0
+
+    async def watch(self, db: Database, stop: asyncio.Event) -> None:
+        """``look`` every ``LOOK_EVERY_S`` until ``stop`` (the app's lifespan, which
+        looks once itself before the first request)."""
+        if self.max_age_s <= 0 or db.is_sqlite:
+            return
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), LOOK_EVERY_S)
+            if not stop.is_set():
+                await self.look(db)
 
     def _keep(self, kept_as: tuple[str, str, int, int], answer: _Answer) -> None:
         """``answer`` as the newest kept, the oldest dropped past ``MAX_KEPT_BYTES``."""

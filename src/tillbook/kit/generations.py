@@ -18,11 +18,14 @@ the read did see only costs one answer read again. Random numbers, rather than a
 count, so that two processes storing at once (each reading, adding one, writing
 back) can never leave a slot at a value a reader stamped.
 
-What this does not see: a write from another host (set ``TILLBOOK_ANSWER_CACHE_S``
-to 0 on a service of several hosts, docs/operators/scaling.md), a statement typed
-into ``psql``, a process killed between its COMMIT and its store, or a user whose
-processes cannot open the page (another owner's): those show within
-``answer_cache_s`` seconds, the age after which an answer is read again anyway.
+What this does not see: a write from another host, or from this host through
+another address of the database (another page): each page has a ``signature``,
+which the service's connections carry as their name, so that a worker can tell
+when such a process is connected (``Database.shares_writes``) and stop serving
+from memory (``api.answers``). Nor a statement typed into ``psql``, a process
+killed between its COMMIT and its store, or a user whose processes cannot open
+the page (another owner's): those show within ``answer_cache_s`` seconds, the age
+after which an answer is read again anyway.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ import logging
 import mmap
 import os
 import secrets
+import socket
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -83,6 +87,16 @@ def _folder() -> Path:
     return shm if shm.is_dir() and os.access(shm, os.W_OK) else Path(tempfile.gettempdir())
 
 
+def _host_id() -> str:
+    """This machine (its name and its boot: a container of another name, or the same
+    host after a restart, holds another page)."""
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        boot = ""
+    return f"{socket.gethostname()}|{boot}"
+
+
 class Generations:
     """A database's page of numbers on this host, mapped into this process."""
 
@@ -106,6 +120,10 @@ class Generations:
                     os.close(fd)
             except OSError as exc:
                 log.warning("answers are not shared with this host's processes: %s", exc)
+        # Who else may write here: this host, through this page; a page of this
+        # process's own is this process alone.
+        seed = f"{_host_id()}|{path}" if self.shared else f"{os.getpid()}|{secrets.token_hex(8)}"
+        self.signature = hashlib.sha256(seed.encode()).hexdigest()[:16]
         # Aligned eight-byte items: each store and load is one machine word.
         self._slots = memoryview(self._map).cast("Q")
 
