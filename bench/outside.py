@@ -3,7 +3,7 @@ README starts it, ``GET /health`` as the yardstick (issue 27, item 1).
 
     .venv/bin/python bench/outside.py [--database-url URL] [--products 1000] \
         [--duration 10] [--connections 16] [--workers 2] [--quiet] [--json out.json] \
-        [--targets product,sale] [--profile DIR]
+        [--targets product,sale] [--profile DIR] [--answers-off]
 
 In a fresh temporary folder: ``tillbook demo`` (the embedded SQLite default, or the
 PostgreSQL database ``--database-url`` names, dropped and created first: its name
@@ -33,6 +33,10 @@ per request (its worker processes' user and system time, ``/proc``) and
 PostgreSQL's (every ``postgres`` process's, so nothing else may use it), and each read
 is reported as a share of the mean of the two /health runs. wrk runs on the same
 machine (Debian's ``wrk`` package); nothing else of the bench is used.
+
+Each read repeats one request, so with the service's defaults a worker serves all
+but its first from memory (``api.answers``: kept until the company next writes);
+``--answers-off`` (``TILLBOOK_ANSWER_CACHE_S=0``) measures the database's path.
 
 ``--targets`` runs only the named reads (between the two /health runs);
 ``--profile DIR`` records each worker with py-spy during each read into
@@ -198,6 +202,11 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--port", type=int, default=8731)
     parser.add_argument("--quiet", action="store_true", help="no access log")
+    parser.add_argument(
+        "--answers-off",
+        action="store_true",
+        help="every read from the database (TILLBOOK_ANSWER_CACHE_S=0)",
+    )
     parser.add_argument("--force", action="store_true")
     parser.add_argument("--json", default=None)
     parser.add_argument("--targets", default=None, help="comma-separated reads to run")
@@ -217,6 +226,8 @@ def main() -> None:
             env["TILLBOOK_DATABASE_URL"] = args.database_url
         if args.quiet:
             env["TILLBOOK_LOG_LEVEL"] = "warning"
+        if args.answers_off:
+            env["TILLBOOK_ANSWER_CACHE_S"] = "0"
         demo = json.loads(run_cli(env, folder, "demo", "--json"))
         company = demo["companies"][0]
         warehouse = company["warehouses"][0]

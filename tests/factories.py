@@ -242,8 +242,8 @@ async def add_products(
 
 
 def reading_the_database(client: httpx.AsyncClient, monkeypatch: Any) -> None:
-    """The app behind ``client`` (``public_client``) reads every product and sale by
-    id from the database for the rest of the test, none from its worker's memory
+    """The app behind ``client`` (``public_client``) reads every catalog read from the
+    database for the rest of the test, none from its worker's memory
     (``api.answers``): what a test counting a read's statements counts."""
     app = client._transport.app  # type: ignore[attr-defined]
     monkeypatch.setattr(app.state.answers, "max_age_s", 0)

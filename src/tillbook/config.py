@@ -66,11 +66,11 @@ class Settings(BaseSettings):
     # start one (``/start``: company, base currency, first branch, owner). A hosted
     # service that creates companies itself turns it off.
     first_run_setup: bool = True
-    # The oldest answer a worker serves from its memory (``api.answers``: a product
-    # or a sale by id) without reading the database again. Writes made through this
+    # The oldest answer a worker serves from its memory (``api.answers``: the public
+    # API's catalog reads) without reading the database again. Writes made through this
     # host's processes are seen at once whatever it says; it bounds how long a write
-    # they cannot see (another host's, one by hand in psql) goes unseen. 0 turns the
-    # answers off: a service of several hosts behind one address sets it so.
+    # they cannot see (one typed into psql) goes unseen; while another host's process
+    # is connected, nothing is served from memory. 0 turns the answers off.
     answer_cache_s: float = Field(default=10.0, ge=0)
 
 

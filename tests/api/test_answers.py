@@ -233,3 +233,35 @@ async def test_every_connection_of_the_service_names_its_page(db: Database, back
         lambda s: s.execute(text("SELECT current_setting('application_name') AS name"))
     )
     assert rows.scalar_one() == db.application_name == f"{APPLICATION} {db.generations.signature}"
+
+
+async def test_lists_and_feed_pages_see_what_another_worker_wrote(
+    client: httpx.AsyncClient, shop: Shop, db: Database, database_url: str
+) -> None:
+    """A page of the list, a search, the change feed's first page and a reference
+    list are kept like a read by id, and forgotten by the same writes."""
+    apple = shop.products["apple"]
+
+    async def stocks(path: str) -> Decimal:
+        r = await client.get(path, headers=shop.headers)
+        assert r.status_code == 200, r.text
+        rows = r.json()["data"]["data"]  # a page of the list and of the feed alike
+        return next(D(str(p["current_stock"])) for p in rows if p["id"] == apple)
+
+    pages = [
+        "/products?limit=100",
+        "/products?search=apple",
+        "/products?updated_since=1970-01-01T00:00:00Z&limit=100",
+    ]
+    before = {path: await stocks(path) for path in pages}
+    await unseen_stock(db, shop, before[pages[0]] + 50)
+    assert {path: await stocks(path) for path in pages} == before  # kept
+    await unseen_stock(db, shop, before[pages[0]])
+    taxes = (await client.get("/taxes", headers=shop.headers)).json()["data"]
+    async with worker(database_url) as other:
+        await sell(other, shop, 3)
+        assert {path: await stocks(path) for path in pages} == {
+            path: value - 3 for path, value in before.items()
+        }
+    assert (await client.get("/taxes", headers=shop.headers)).json()["data"] == taxes
+    await check_books(db, shop.company_id)

@@ -471,7 +471,7 @@ async def test_product_read_is_one_statement(
 
 
 async def test_a_products_feed_page_is_the_list_in_one_statement(
-    client: httpx.AsyncClient, db: Database
+    client: httpx.AsyncClient, db: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The products' change feed (prebuilt, ``kit.changes.read``) serves each product
     as the list shows it, barcodes and additional units included, page after page;
@@ -498,6 +498,7 @@ async def test_a_products_feed_page_is_the_list_in_one_statement(
         (threaded if db.is_sqlite else seen).append(statement)
 
     engine = db.engine.sync_engine
+    reading_the_database(client, monkeypatch)
     await get_ok(client, shop, "/products", **params)  # the key's lookup is remembered after it
     while True:
         seen.clear()
@@ -628,7 +629,9 @@ async def test_cross_company_isolation(client: httpx.AsyncClient, db: Database) 
 # --- categories and brands ------------------------------------------------------------
 
 
-async def test_category_tree(client: httpx.AsyncClient, db: Database) -> None:
+async def test_category_tree(
+    client: httpx.AsyncClient, db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
     shop = await make_shop(db)
 
     async def more(session: AsyncSession) -> dict[str, int]:
@@ -696,6 +699,7 @@ async def test_category_tree(client: httpx.AsyncClient, db: Database) -> None:
     root = await get_ok(client, shop, f"/categories/{shop.category_id}")
     assert root == tree[0]
     # A till reads the tree often: one prebuilt statement, outside any transaction.
+    reading_the_database(client, monkeypatch)
     seen: list[str] = []
     threaded: list[str] = []
     again = await observed(db, seen, threaded, get_ok(client, shop, "/categories"))
@@ -810,13 +814,14 @@ async def test_a_product_list_page_is_two_prebuilt_statements(
 
 
 async def test_a_tills_reference_lists_are_one_prebuilt_statement_each(
-    client: httpx.AsyncClient, db: Database, shop: Shop
+    client: httpx.AsyncClient, db: Database, shop: Shop, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The categories, brands (the list and one by id), taxes, units, payment modes,
     expense categories and the branch a till reads at each sync are one prebuilt
     statement each, outside any transaction and through no ORM session (issue 27),
     and their items are the ones the change feeds serve (the same item functions,
     from the same columns)."""
+    reading_the_database(client, monkeypatch)
     await get_ok(client, shop, "/units")  # the key's lookup is remembered after it
     seen: list[str] = []
     threaded: list[str] = []

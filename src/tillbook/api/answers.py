@@ -1,12 +1,17 @@
-"""Answers a worker serves again from its memory: a product or a sale by id.
+"""Answers a worker serves again from its memory: the public API's catalog reads
+(a product or a sale by id, a page of the products' or customers' list, a search,
+a page of a change feed, a reference list).
 
 A read by id costs a database round trip, and on a loopback connection the round
 trip's system calls, the driver and the database's own work are most of its CPU
-(issue 27: a product read cost 3.6 times a ``/health``). A till or a web store
-reads the same product again and again between the writes that change it, so the
-answer's bytes and ETag are kept, by what the request asked (path and query) and
-for whom (the key's company and branch: the answer holds that branch's stock), and
-served again while nothing the answer may depend on has been written.
+(issue 27: a product read cost 3.6 times a ``/health``); a page of 100 costs its
+rows' decoding and encoding on top. A till, a register or a web store reads the
+same product, the same first page, the same search again and again between the
+writes that change them, so the answer's bytes and ETag are kept, by what the
+request asked (path and query) and for whom (the key's company and branch: the
+answer holds that branch's stock), and served again while nothing the answer may
+depend on has been written. A feed page served again carries the ``sync_token``
+of when it was read: older, so the next delta reads a little more, never less.
 
 "Nothing written" is ``kit.generations``: a number for the company, and one for
 the database, that every committed write of a process of this host changes before
@@ -32,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 import math
 import time
@@ -42,7 +48,7 @@ from typing import Any
 from fastapi import Request, Response
 
 from tillbook.api import envelope
-from tillbook.api.conditional import respond, tagged
+from tillbook.api.responses import dumps
 from tillbook.auth.context import AuthContext
 from tillbook.db import Database
 from tillbook.kit import generations
@@ -51,8 +57,31 @@ log = logging.getLogger("tillbook.answers")
 
 # How often a worker looks for writers its page does not see (``Answers.watch``).
 LOOK_EVERY_S = 2.0
-MAX_BYTES = 64 * 1024  # a larger answer (a sale of hundreds of lines) is not kept
+MAX_BYTES = 256 * 1024  # a larger answer is not kept
 MAX_KEPT_BYTES = 32 * 1024 * 1024  # a worker's answers in all, the oldest dropped first
+
+
+def _opaque(tag: str) -> str:
+    tag = tag.strip()
+    return tag[2:] if tag.startswith("W/") else tag
+
+
+def tagged(payload: dict[str, Any], basis: Any = None) -> tuple[bytes, str]:
+    """``payload`` as JSON and its ETag: a hash of ``basis`` when given (what the
+    answer depends on), else of the body."""
+    body = dumps(payload)
+    tag = f'W/"{hashlib.sha256(body if basis is None else dumps(basis)).hexdigest()[:32]}"'
+    return body, tag
+
+
+def respond(request: Request, body: bytes, tag: str) -> Response:
+    """``body`` with its ETag, or a 304 when the request already holds that tag."""
+    wanted = request.headers.get("if-none-match")
+    if wanted is not None:
+        tags = {_opaque(t) for t in wanted.split(",")}
+        if "*" in tags or _opaque(tag) in tags:
+            return Response(status_code=304, headers={"ETag": tag})
+    return Response(body, media_type="application/json", headers={"ETag": tag})
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,13 +109,14 @@ class Answers:
         request: Request,
         key: AuthContext,
         read: Callable[[], Awaitable[Any]],
+        basis: Callable[[Any], Any] | None = None,
     ) -> Response:
-        """What ``read`` finds, in the envelope, as JSON with its ETag, kept for the
-        next request that asks the same for the same company and branch."""
+        """What ``read`` finds, in the envelope, as JSON with its ETag (over
+        ``basis`` of it when given: ``tagged``), kept for the next request that asks
+        the same for the same company and branch."""
         now = time.monotonic()
         if self.max_age_s <= 0 or now >= self.shared_until:
-            body, tag = tagged(envelope.ok(await read()))
-            return respond(request, body, tag)
+            return respond(request, *_tagged(await read(), basis))
         stamp = self._page.stamp(key.company_id)  # before the database: see the module
         scope = request.scope
         query = scope["query_string"]
@@ -99,7 +129,7 @@ class Answers:
         kept = self._kept.get(kept_as)
         if kept is not None and kept.stamp == stamp and now - kept.at < self.max_age_s:
             return respond(request, kept.body, kept.tag)
-        body, tag = tagged(envelope.ok(await read()))
+        body, tag = _tagged(await read(), basis)
         if len(body) <= MAX_BYTES:
             self._keep(kept_as, _Answer(stamp, now, body, tag))
         return respond(request, body, tag)
@@ -147,6 +177,10 @@ class Answers:
             self._bytes -= len(self._kept.pop(oldest).body)
         self._kept[kept_as] = answer
         self._bytes += len(answer.body)
+
+
+def _tagged(data: Any, basis: Callable[[Any], Any] | None) -> tuple[bytes, str]:
+    return tagged(envelope.ok(data), None if basis is None else envelope.ok(basis(data)))
 
 
 def of(request: Request) -> Answers:

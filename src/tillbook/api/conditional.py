@@ -3,20 +3,20 @@
 The tag is a hash of the answer's bytes (a weak tag: equal JSON, equal tag), so a
 till polling an unchanged catalog page gets a 304 with no body. A change-feed page
 is tagged over its records and position but not its ``sync_token``, which moves
-with the clock (``kit.changes.tag_basis``): an unchanged delta is a 304 too. The
-query still runs; what is saved is the transfer and the till's work."""
+with the clock (``kit.changes.tag_basis``): an unchanged delta is a 304 too. What
+is saved is the transfer and the till's work; the database's work is saved by the
+answers the worker keeps (``api.answers``), which every read here goes through."""
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fastapi import Request, Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tillbook.api import envelope
-from tillbook.api.responses import dumps
+from tillbook.api import answers
+from tillbook.api.answers import respond, tagged
 from tillbook.auth.context import AuthContext
 from tillbook.config import cursor_key
 from tillbook.db import Database
@@ -35,31 +35,9 @@ IF_NONE_MATCH = {
 CONDITIONAL = {"parameters": [IF_NONE_MATCH]}
 
 
-def _opaque(tag: str) -> str:
-    tag = tag.strip()
-    return tag[2:] if tag.startswith("W/") else tag
-
-
-def tagged(payload: dict[str, Any], basis: Any = None) -> tuple[bytes, str]:
-    """``payload`` as JSON and its ETag: a hash of ``basis`` when given (what the
-    answer depends on), else of the body."""
-    body = dumps(payload)
-    tag = f'W/"{hashlib.sha256(body if basis is None else dumps(basis)).hexdigest()[:32]}"'
-    return body, tag
-
-
-def respond(request: Request, body: bytes, tag: str) -> Response:
-    """``body`` with its ETag, or a 304 when the request already holds that tag."""
-    wanted = request.headers.get("if-none-match")
-    if wanted is not None:
-        tags = {_opaque(t) for t in wanted.split(",")}
-        if "*" in tags or _opaque(tag) in tags:
-            return Response(status_code=304, headers={"ETag": tag})
-    return Response(body, media_type="application/json", headers={"ETag": tag})
-
-
 def answer(request: Request, payload: dict[str, Any], basis: Any = None) -> Response:
-    """``payload`` as JSON with its ETag (``tagged``), or a 304 (``respond``)."""
+    """``payload`` as JSON with its ETag (``answers.tagged``), or a 304
+    (``answers.respond``): an answer read afresh every time."""
     return respond(request, *tagged(payload, basis))
 
 
@@ -77,14 +55,20 @@ def feed_walk(
     return changes.parse(updated_since, cursor, limit, scope)
 
 
-def feed_answer(request: Request, page: changes.Changes[Any]) -> Response:
-    """A page of a change feed in the envelope, tagged over what changes it."""
-    return answer(request, envelope.ok(page), envelope.ok(changes.tag_basis(page)))
+async def feed_answer(
+    request: Request, key: AuthContext, page: Callable[[], Awaitable[changes.Changes[Any]]]
+) -> Response:
+    """A page of a change feed in the envelope, tagged over what changes it, kept
+    by the worker (``api.answers``). One served from memory carries the
+    ``sync_token`` of when it was read: older, so the next delta reads a little
+    more, never less."""
+    return await answers.of(request).serve(request, key, page, basis=changes.tag_basis)
 
 
 async def list_or_feed(
     request: Request,
     db: Database,
+    key: AuthContext,
     walk: Walk | None,
     feed: Callable[[AsyncSession, Walk], Awaitable[Any]],
     listing: Callable[[], Awaitable[Any]],
@@ -92,7 +76,7 @@ async def list_or_feed(
     """A reference list a till reads: the whole list (``listing``: a read in a
     session, ``db.read``, or of prebuilt statements, ``db.reads``), or with
     ``updated_since`` / ``cursor`` (``walk``) its change feed (``kit.changes``),
-    tagged for 304s."""
+    tagged for 304s and kept by the worker (``api.answers``)."""
     if walk is not None:
-        return feed_answer(request, await db.replica_read(lambda s: feed(s, walk)))
-    return answer(request, envelope.ok(await listing()))
+        return await feed_answer(request, key, lambda: db.replica_read(lambda s: feed(s, walk)))
+    return await answers.of(request).serve(request, key, listing)

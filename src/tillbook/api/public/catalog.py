@@ -75,17 +75,20 @@ async def list_products(
     products (``kit.changes``; archived or deactivated ones as tombstones)."""
     walk = conditional.feed_walk(key, "products", updated_since, cursor, limit)
     if walk is not None:
-        return conditional.feed_answer(
-            request, await db.replica_reads(lambda r: changes.products(r, key, walk))
+        return await conditional.feed_answer(
+            request, key, lambda: db.replica_reads(lambda r: changes.products(r, key, walk))
         )
     pg = parse_page(page, limit)
     text = _search(search)
     cat = _xid_filter("category_id", category_id)
     brand = _xid_filter("brand_id", brand_id)
-    data = await db.reads(
-        lambda r: queries.products(r, key, pg, search=text, category_id=cat, brand_id=brand)
+    return await answers.of(request).serve(
+        request,
+        key,
+        lambda: db.reads(
+            lambda r: queries.products(r, key, pg, search=text, category_id=cat, brand_id=brand)
+        ),
     )
-    return answer(request, envelope.ok(data))
 
 
 @router.get(
@@ -120,6 +123,7 @@ async def list_categories(
     return await list_or_feed(
         request,
         db,
+        key,
         walk,
         lambda s, w: changes.categories(s, key, w),
         lambda: db.reads(lambda r: queries.categories(r, key)),
@@ -154,6 +158,7 @@ async def list_brands(
     return await list_or_feed(
         request,
         db,
+        key,
         walk,
         lambda s, w: changes.brands(s, key, w),
         lambda: db.reads(lambda r: queries.brands(r, key)),

@@ -7,9 +7,9 @@ from typing import Any
 
 from fastapi import Request, Response
 
-from tillbook.api import conditional, envelope, routing
+from tillbook.api import answers, conditional, envelope, routing
 from tillbook.api.body import parse_body
-from tillbook.api.conditional import CONDITIONAL, answer
+from tillbook.api.conditional import CONDITIONAL
 from tillbook.api.deps import DB, CurrentKey
 from tillbook.api.idempotent import run_write
 from tillbook.api.public import openapi as r
@@ -29,10 +29,10 @@ MAX_SEARCH = stored_length(User.name)
 
 async def _list(
     key: CurrentKey, db: DB, kind: str, page: str | None, limit: str | None, search: str | None
-) -> dict[str, Any]:
+) -> Any:
     pg = parse_page(page, limit)
     text = query_text("search", search, MAX_SEARCH)
-    return envelope.ok(await db.read(lambda s: queries.public_page(s, key, kind, pg, search=text)))
+    return await db.read(lambda s: queries.public_page(s, key, kind, pg, search=text))
 
 
 @router.get(
@@ -54,9 +54,12 @@ async def list_customers(
     balance moving is a change, archived customers are tombstones)."""
     walk = conditional.feed_walk(key, "customers", updated_since, cursor, limit)
     if walk is not None:
-        data = await db.replica_read(lambda s: queries.customer_changes(s, key, walk))
-        return conditional.feed_answer(request, data)
-    return answer(request, await _list(key, db, "customer", page, limit, search))
+        return await conditional.feed_answer(
+            request, key, lambda: db.replica_read(lambda s: queries.customer_changes(s, key, walk))
+        )
+    return await answers.of(request).serve(
+        request, key, lambda: _list(key, db, "customer", page, limit, search)
+    )
 
 
 @router.get("/suppliers", responses=r.ok(r.SupplierList, *r.QUERY))
@@ -67,7 +70,7 @@ async def list_suppliers(
     limit: str | None = None,
     search: str | None = None,
 ) -> dict[str, Any]:
-    return await _list(key, db, "supplier", page, limit, search)
+    return envelope.ok(await _list(key, db, "supplier", page, limit, search))
 
 
 @router.post(

@@ -34,6 +34,7 @@ async def list_promotions(
     return await list_or_feed(
         request,
         db,
+        key,
         walk,
         lambda s, w: service.feed(s, key, w),
         lambda: db.read(lambda s: service.branch_promotions(s, key)),

@@ -7,8 +7,8 @@ from typing import Any
 
 from fastapi import Request, Response
 
-from tillbook.api import conditional, envelope, routing
-from tillbook.api.conditional import CONDITIONAL, answer, list_or_feed
+from tillbook.api import answers, conditional, envelope, routing
+from tillbook.api.conditional import CONDITIONAL, list_or_feed
 from tillbook.api.deps import DB, CurrentKey
 from tillbook.api.public import openapi as r
 from tillbook.catalog import changes
@@ -36,6 +36,7 @@ async def list_payment_modes(
     return await list_or_feed(
         request,
         db,
+        key,
         walk,
         lambda s, w: payments.payment_mode_changes(s, key, w),
         lambda: db.reads(lambda r: payments.payment_modes(r, key)),
@@ -60,6 +61,7 @@ async def list_taxes(
     return await list_or_feed(
         request,
         db,
+        key,
         walk,
         lambda s, w: changes.taxes(s, key, w),
         lambda: db.reads(lambda r: catalog.taxes(r, key)),
@@ -68,8 +70,8 @@ async def list_taxes(
 
 @router.get("/units", responses=r.cached(r.UnitList, errors=()), openapi_extra=CONDITIONAL)
 async def list_units(request: Request, key: CurrentKey, db: DB) -> Response:
-    data = await db.reads(lambda r: catalog.units(r, key))
-    return answer(request, envelope.ok(data))
+    kept = answers.of(request)
+    return await kept.serve(request, key, lambda: db.reads(lambda r: catalog.units(r, key)))
 
 
 @router.get("/expense-categories", responses=r.ok(r.ExpenseCategoryList, *r.READ))
