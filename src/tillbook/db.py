@@ -677,9 +677,10 @@ class Database:
         writes at once): on PostgreSQL, none of the connections named
         ``tillbook …`` (``application_name``, set on every connection of a
         ``Database``) bears another page's signature: another host's, or this host's
-        reaching the database by another address. SQLite's file is this host's."""
+        reaching the database by another address. SQLite's file is this host's: its
+        writers share the page, unless this process could not map it."""
         if self.is_sqlite:
-            return True
+            return self.generations.trusted
         with cross_tenant("other writers"):
             rows = await self.reads(
                 lambda r: r.all(_OTHER_WRITERS, {"mine": self.application_name})
@@ -939,6 +940,10 @@ class Database:
                 _committed(self.generations)
                 return uow.resolve(result)
             except Exception as exc:
+                if uow is not None and not in_unit:
+                    # Failed in COMMIT itself: it may have been written, so every
+                    # answer that could show it is forgotten (``kit.generations``).
+                    generations.committed(self.generations)
                 if in_unit and _connection_lost(exc):
                     # The connection died before COMMIT was sent: nothing was written.
                     with contextlib.suppress(Exception):  # already dead: best effort

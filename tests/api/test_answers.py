@@ -15,6 +15,7 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import asyncpg
@@ -172,7 +173,7 @@ async def test_a_worker_keeps_no_more_than_its_budget(
     sizes = {}
     for item in items:
         await stock(client, shop, item)
-        sizes[item] = len(next(reversed(app_answers._kept.values())).body)
+        sizes[item] = next(reversed(app_answers._kept.values())).size
     app_answers._kept.clear()
     app_answers._bytes = 0
     # Room for the two newest answers, not for the third.
@@ -265,3 +266,85 @@ async def test_lists_and_feed_pages_see_what_another_worker_wrote(
         }
     assert (await client.get("/taxes", headers=shop.headers)).json()["data"] == taxes
     await check_books(db, shop.company_id)
+
+
+async def test_an_idle_webhook_worker_forgets_no_answer(
+    client: httpx.AsyncClient, shop: Shop, db: Database, settings: Settings
+) -> None:
+    from tillbook.events.worker import DeliveryWorker
+
+    before = await stock(client, shop)
+    await unseen_stock(db, shop, before + 2)
+    stamp = db.generations.stamp(shop.company_id)
+    await DeliveryWorker(db, settings).run_once()  # two commits, outbox and deliveries
+    assert db.generations.stamp(shop.company_id) == stamp
+    assert await stock(client, shop) == before  # still kept
+    await unseen_stock(db, shop, before)
+
+
+async def test_a_feed_page_read_from_a_replica_is_not_kept(
+    shop: Shop, db: Database, database_url: str, backend: str, monkeypatch: Any
+) -> None:
+    if backend == "sqlite":
+        return  # a replica is PostgreSQL's
+    async with worker(database_url) as mine:
+        app_db = mine._transport.app.state.db  # type: ignore[attr-defined]
+        # The primary standing in for a replica: what matters is that one is named.
+        monkeypatch.setattr(app_db, "replica_engine", app_db.engine)
+        feed = "/products?updated_since=1970-01-01T00:00:00Z&limit=100"
+        apple = shop.products["apple"]
+
+        async def fed() -> Decimal:
+            r = await mine.get(feed, headers=shop.headers)
+            assert r.status_code == 200, r.text
+            rows = r.json()["data"]["data"]
+            return next(D(str(p["current_stock"])) for p in rows if p["id"] == apple)
+
+        before = await fed()
+        await unseen_stock(db, shop, before + 8)
+        assert await fed() == before + 8  # read again: nothing was kept
+        await unseen_stock(db, shop, before)
+
+
+class _Writers:
+    """A database for ``Answers.look`` whose other writers the test moves."""
+
+    is_sqlite = False
+
+    def __init__(self) -> None:
+        self.alone = True
+
+    async def shares_writes(self) -> bool:
+        return self.alone
+
+
+async def test_a_read_in_flight_when_another_host_came_keeps_nothing(tmp_path: Path) -> None:
+    from starlette.requests import Request
+
+    from tillbook.api.answers import Answers
+    from tillbook.auth.actor import Actor
+    from tillbook.auth.context import AuthContext
+    from tillbook.kit.generations import Generations
+
+    answers = Answers(10.0, Generations(tmp_path / "page"))
+    writers = _Writers()
+    await answers.look(writers)  # type: ignore[arg-type]
+    key = AuthContext(Actor.system(), 1, 1, "", False)
+    scope = {"type": "http", "path": "/p/1", "query_string": b"", "headers": []}
+    reading = asyncio.Event()
+    release = asyncio.Event()
+
+    async def read() -> dict[str, str]:
+        reading.set()
+        await release.wait()
+        return {"stock": "old"}
+
+    served = asyncio.create_task(answers.serve(Request(scope), key, read))
+    await reading.wait()
+    writers.alone = False
+    await answers.look(writers)  # type: ignore[arg-type]  another host connects
+    writers.alone = True
+    await answers.look(writers)  # type: ignore[arg-type]  ... and leaves
+    release.set()
+    assert (await served).status_code == 200
+    assert not answers._kept  # read before the other host's writes: not kept

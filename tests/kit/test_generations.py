@@ -69,3 +69,31 @@ async def test_a_requests_writes_are_its_companys_and_no_later_ones(tmp_path: Pa
     other = page.stamp(6)
     generations.committed(page)
     assert page.stamp(6)[0] != other[0]
+
+
+def test_every_mapping_of_a_page_bears_its_signature_and_no_other(tmp_path: Path) -> None:
+    one, again = Generations(tmp_path / "page"), Generations(tmp_path / "page")
+    other = Generations(tmp_path / "other")
+    assert one.signature == again.signature != other.signature
+    assert one.trusted and not Generations(tmp_path / "missing" / "page").trusted
+    assert Generations(None).trusted  # a database in memory: this process is all
+
+
+def test_a_page_that_is_a_link_or_open_to_others_is_refused(tmp_path: Path) -> None:
+    Generations(tmp_path / "real")
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    assert not Generations(tmp_path / "link").shared
+    loose = tmp_path / "loose"
+    loose.write_bytes(b"")
+    loose.chmod(0o644)
+    assert not Generations(loose).shared
+
+
+def test_writes_no_answer_shows_leave_the_numbers_alone(tmp_path: Path) -> None:
+    page = Generations(tmp_path / "page")
+    before = page.stamp(4)
+    with generations.unseen_writes():
+        generations.committed(page)
+    assert page.stamp(4) == before
+    generations.committed(page)
+    assert page.stamp(4) != before

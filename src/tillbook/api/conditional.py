@@ -56,13 +56,18 @@ def feed_walk(
 
 
 async def feed_answer(
-    request: Request, key: AuthContext, page: Callable[[], Awaitable[changes.Changes[Any]]]
+    request: Request,
+    db: Database,
+    key: AuthContext,
+    page: Callable[[], Awaitable[changes.Changes[Any]]],
 ) -> Response:
-    """A page of a change feed in the envelope, tagged over what changes it, kept
-    by the worker (``api.answers``). One served from memory carries the
-    ``sync_token`` of when it was read: older, so the next delta reads a little
-    more, never less."""
-    return await answers.of(request).serve(request, key, page, basis=changes.tag_basis)
+    """A page of a change feed (read from the replica when there is one) in the
+    envelope, tagged over what changes it, kept by the worker when read from the
+    primary (``api.answers``). One served from memory carries the ``sync_token`` of
+    when it was read: older, so the next delta reads a little more, never less."""
+    return await answers.of(request).serve(
+        request, key, page, basis=changes.tag_basis, keep=db.replica_engine is None
+    )
 
 
 async def list_or_feed(
@@ -78,5 +83,5 @@ async def list_or_feed(
     ``updated_since`` / ``cursor`` (``walk``) its change feed (``kit.changes``),
     tagged for 304s and kept by the worker (``api.answers``)."""
     if walk is not None:
-        return await feed_answer(request, key, lambda: db.replica_read(lambda s: feed(s, walk)))
+        return await feed_answer(request, db, key, lambda: db.replica_read(lambda s: feed(s, walk)))
     return await answers.of(request).serve(request, key, listing)

@@ -38,6 +38,7 @@ from tillbook.config import Settings
 from tillbook.db import Database, cross_tenant
 from tillbook.events.urlpolicy import IPAddress, Resolver, Target, UrlPolicy, UrlRefused, check_url
 from tillbook.events.webhook_service import subscribed, webhook_secret
+from tillbook.kit import generations
 from tillbook.kit.crypto import hmac_hex
 from tillbook.models import DeliveryAttempt, OutboxEvent, Webhook, WebhookDelivery
 
@@ -151,11 +152,14 @@ class DeliveryWorker:
 
         Returns the number of delivery attempts made.
         """
-        await self.db.write(self._fan_out)
-        claimed = await self.db.write(self._claim)
-        if not claimed:
-            return 0
-        await asyncio.gather(*(self._deliver(c) for c in claimed))
+        # Outbox rows and deliveries are in no answer a worker keeps: its commits,
+        # two a second when idle, would otherwise forget them all (``api.answers``).
+        with generations.unseen_writes():
+            await self.db.write(self._fan_out)
+            claimed = await self.db.write(self._claim)
+            if not claimed:
+                return 0
+            await asyncio.gather(*(self._deliver(c) for c in claimed))
         return len(claimed)
 
     async def run_forever(self, stop: asyncio.Event) -> None:

@@ -3,12 +3,15 @@ without asking the database: the basis of answers served from a process's memory
 (``api.answers``).
 
 A page of shared memory per database (``/dev/shm``, else the temporary folder)
-holds one number for the whole database and one per company (``SLOTS`` of them, by company id: two
-companies that share a slot only forget each other's answers more often). Every
+holds one number for the whole database and one per company (``SLOTS`` of them,
+by company id: two companies that share a slot only forget each other's answers
+more often). Every
 committed write of a process of this host (``db._committed``: the workers of
-``tillbook serve``, the CLI, the webhook worker) stores a fresh random number in
-its company's slot when it knows the company (a request with a key, ``writing_for``)
-and in the host's slot otherwise, after COMMIT and before its answer is sent.
+``tillbook serve``, the CLI) stores a fresh random number in its company's slot
+when it knows the company (a request with a key, ``writing_for``) and in the
+database's slot otherwise, after COMMIT and before its answer is sent. Work whose
+writes no answer shows (the webhook worker's, the roll-ups') leaves them alone
+(``unseen_writes``).
 
 A reader takes the two numbers (``stamp``) *before* it reads the database, and
 keeps its answer under them. The answer may be served again while both numbers are
@@ -31,12 +34,12 @@ after which an answer is read again anyway.
 from __future__ import annotations
 
 import contextvars
+import fcntl
 import hashlib
 import logging
 import mmap
 import os
 import secrets
-import socket
 import tempfile
 from pathlib import Path
 
@@ -44,15 +47,19 @@ log = logging.getLogger("tillbook.generations")
 
 SLOTS = 4096
 _HOST = 0  # the slot of writes whose company is not known
+_ID = SLOTS + 1  # the page's own random id, set once
+_SIZE = (SLOTS + 2) * 8
 
 
 class _Writes:
-    """The company a request's writes belong to, once its key is known."""
+    """The company a request's writes belong to, once its key is known; or that
+    the writes change nothing an answer shows (``unseen``)."""
 
-    __slots__ = ("company_id",)
+    __slots__ = ("company_id", "unseen")
 
-    def __init__(self) -> None:
+    def __init__(self, *, unseen: bool = False) -> None:
         self.company_id: int | None = None
+        self.unseen = unseen
 
 
 _request: contextvars.ContextVar[_Writes | None] = contextvars.ContextVar(
@@ -75,6 +82,21 @@ class request_writes:
         _request.reset(self._token)
 
 
+class unseen_writes:
+    """Around work whose writes change nothing a kept answer shows (the webhook
+    worker's outbox and deliveries, the ledger's roll-ups): its commits leave the
+    numbers alone. Without it, an idle webhook worker's two commits a second would
+    forget every company's answers as fast as they are kept."""
+
+    __slots__ = ("_token",)
+
+    def __enter__(self) -> None:
+        self._token = _request.set(_Writes(unseen=True))
+
+    def __exit__(self, *_exc: object) -> None:
+        _request.reset(self._token)
+
+
 def writing_for(company_id: int) -> None:
     """The current request acts for ``company_id`` (its key's company): every row it
     can write is that company's, so its commits forget that company's answers only.
@@ -89,43 +111,32 @@ def _folder() -> Path:
     return shm if shm.is_dir() and os.access(shm, os.W_OK) else Path(tempfile.gettempdir())
 
 
-def _host_id() -> str:
-    """This machine (its name and its boot: a container of another name, or the same
-    host after a restart, holds another page)."""
-    try:
-        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
-    except OSError:
-        boot = ""
-    return f"{socket.gethostname()}|{boot}"
-
-
 class Generations:
     """A database's page of numbers on this host, mapped into this process."""
 
     def __init__(self, path: Path | None):
         """The page at ``path``, made if missing; None, or a page this process may
-        not open (another user's): a page of this process's own. Its answers then
-        see this process's writes at once and others' within ``answer_cache_s``."""
+        not open (another user's, a folder that is full): a page of this process's
+        own, whose answers see this process's writes at once and others' within
+        ``answer_cache_s`` (``trusted`` says whether other processes may write
+        unseen)."""
         self.path = path
-        size = (SLOTS + 1) * 8
-        self._map = mmap.mmap(-1, size)
+        self._map = mmap.mmap(-1, _SIZE)
         self.shared = False
+        page_id = secrets.randbits(64)  # this process's own page, unless shared
         if path is not None:
             try:
-                fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-                try:
-                    if os.fstat(fd).st_size < size:
-                        os.ftruncate(fd, size)
-                    self._map = mmap.mmap(fd, size)
-                    self.shared = True
-                finally:
-                    os.close(fd)
+                self._map, page_id = _open(path)
+                self.shared = True
             except OSError as exc:
                 log.warning("answers are not shared with this host's processes: %s", exc)
-        # Who else may write here: this host, through this page; a page of this
-        # process's own is this process alone.
-        seed = f"{_host_id()}|{path}" if self.shared else f"{os.getpid()}|{secrets.token_hex(8)}"
-        self.signature = hashlib.sha256(seed.encode()).hexdigest()[:16]
+        # A page of the host's shared memory, or a database in memory (one process's):
+        # every writer of the database writes here.
+        self.trusted = self.shared or path is None
+        # The page's own random id, written once by whoever made it: the name this
+        # process's connections carry (``db.Database.shares_writes``), the same for
+        # every process that maps this page and no other.
+        self.signature = f"{page_id:016x}"
         # Aligned eight-byte items: each store and load is one machine word.
         self._slots = memoryview(self._map).cast("Q")
 
@@ -138,6 +149,34 @@ class Generations:
         """A write of ``company_id`` (None: of any) has committed."""
         slot = _HOST if company_id is None else 1 + company_id % SLOTS
         self._slots[slot] = secrets.randbits(64)
+
+
+def _open(path: Path) -> tuple[mmap.mmap, int]:
+    """The page at ``path`` mapped, and its id: made if missing, its blocks
+    allocated (a store into a page the folder had no room for would kill the
+    process), refused if it is a link or not this user's alone."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        found = os.fstat(fd)
+        if found.st_uid != os.getuid() or found.st_mode & 0o077:
+            raise OSError(f"{path} is not this user's alone")
+        # One maker of the id. Unlocked by hand: the map keeps a duplicate of the
+        # descriptor, which would hold the lock for as long as the map lives.
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            if found.st_size < _SIZE:
+                os.posix_fallocate(fd, 0, _SIZE)
+            mapped = mmap.mmap(fd, _SIZE)
+            slots = memoryview(mapped).cast("Q")
+            if slots[_ID] == 0:
+                slots[_ID] = secrets.randbits(64) or 1
+            page_id = int(slots[_ID])
+            slots.release()
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        return mapped, page_id
+    finally:
+        os.close(fd)
 
 
 _pages: dict[str | None, Generations] = {}
@@ -163,4 +202,7 @@ def committed(page: Generations) -> None:
     """Called after every committed write of this process to ``page``'s database
     (``db._committed``)."""
     writes = _request.get()
-    page.written(None if writes is None else writes.company_id)
+    if writes is None:
+        page.written(None)
+    elif not writes.unseen:
+        page.written(writes.company_id)

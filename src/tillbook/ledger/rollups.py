@@ -63,6 +63,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tillbook.db import DATABASE, Database, cross_tenant, in_write_unit, plans_by_values
 from tillbook.errors import Conflict, ServiceUnavailable
+from tillbook.kit import generations
 from tillbook.kit.money import ZERO, to_money
 from tillbook.models import (
     Company,
@@ -611,7 +612,8 @@ async def keep_rolled_up(db: Database, stop: asyncio.Event, every_s: float) -> N
                 for company_id in behind:
                     if stop.is_set():
                         break
-                    await roll_up(db, company_id)
+                    with generations.unseen_writes():  # in no answer a worker keeps
+                        await roll_up(db, company_id)
         except Exception:
             log.exception("roll-up pass failed")
         with contextlib.suppress(TimeoutError):

@@ -76,7 +76,7 @@ async def list_products(
     walk = conditional.feed_walk(key, "products", updated_since, cursor, limit)
     if walk is not None:
         return await conditional.feed_answer(
-            request, key, lambda: db.replica_reads(lambda r: changes.products(r, key, walk))
+            request, db, key, lambda: db.replica_reads(lambda r: changes.products(r, key, walk))
         )
     pg = parse_page(page, limit)
     text = _search(search)

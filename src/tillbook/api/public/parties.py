@@ -55,7 +55,10 @@ async def list_customers(
     walk = conditional.feed_walk(key, "customers", updated_since, cursor, limit)
     if walk is not None:
         return await conditional.feed_answer(
-            request, key, lambda: db.replica_read(lambda s: queries.customer_changes(s, key, walk))
+            request,
+            db,
+            key,
+            lambda: db.replica_read(lambda s: queries.customer_changes(s, key, walk)),
         )
     return await answers.of(request).serve(
         request, key, lambda: _list(key, db, "customer", page, limit, search)
