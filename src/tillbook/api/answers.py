@@ -26,7 +26,9 @@ at its start and every ``LOOK_EVERY_S`` seconds, at who is connected to the
 database (``Database.shares_writes``: every connection of the service names its
 page); while another page's process is connected, nothing is kept or served, and
 what was kept is dropped. The window left is a host's first writes before the
-next look (two seconds at most); ``answer_cache_s`` 0 closes it. An answer is also
+next look (two seconds at most on a direct connection; behind PgBouncer a host is
+seen only while it works, docs/operators/postgresql.md); ``answer_cache_s`` 0
+closes it. An answer is also
 read again once ``answer_cache_s`` old, which bounds what no look can see (a
 statement typed into ``psql``, a process killed between COMMIT and its store).
 Only a whole answer is kept (an error raises before it is stored), and only
