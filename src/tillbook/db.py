@@ -380,7 +380,10 @@ def _busy(exc: BaseException) -> bool:
 
 
 def _committed(page: generations.Generations) -> None:
-    generations.committed(page)  # before the write answers: ``kit.generations``
+    """After a write's COMMIT (or one whose outcome is unknown), before it answers:
+    the answers and key lookups this host's processes keep forget what it may have
+    changed."""
+    generations.committed(page)  # ``kit.generations``
     for observe in commit_observers:
         observe()
 
@@ -941,9 +944,9 @@ class Database:
                 return uow.resolve(result)
             except Exception as exc:
                 if uow is not None and not in_unit:
-                    # Failed in COMMIT itself: it may have been written, so every
-                    # answer that could show it is forgotten (``kit.generations``).
-                    generations.committed(self.generations)
+                    # Failed in COMMIT itself: it may have been written, so what this
+                    # process remembers of the rows is forgotten as after a commit.
+                    _committed(self.generations)
                 if in_unit and _connection_lost(exc):
                     # The connection died before COMMIT was sent: nothing was written.
                     with contextlib.suppress(Exception):  # already dead: best effort
